@@ -1,0 +1,1 @@
+//! anvil: structured AI debates inside Claude Code, every phase recorded in git.

@@ -1,0 +1,2 @@
+//! One integration-test binary: every suite is a module, so the crate links once.
+mod support;
