@@ -1,0 +1,187 @@
+//! The two markers a phase may carry: `<anvil-complete/>` (go to synthesis now) and
+//! `<anvil-steering>…</anvil-steering>` (the human's answer at an interactive pause).
+//!
+//! Debaters quote markup all the time, so a marker only counts in prose: never inside a fenced
+//! or indented code block, nor inside inline code. Tags are matched without regard to case or
+//! to whitespace inside the angle brackets, and the steering text may span lines.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+
+const COMPLETE: &str = "anvil-complete";
+const STEERING: &str = "anvil-steering";
+
+/// What a phase's text says to the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Markers {
+    pub complete: bool,
+    /// The text of the last steering marker, trimmed; `None` when there is none.
+    pub steering: Option<String>,
+}
+
+pub fn scan(text: &str) -> Markers {
+    // Cheap exit for the common case: most phases carry no marker at all.
+    if !text.contains('<') {
+        return Markers::default();
+    }
+    let lower = text.to_ascii_lowercase();
+    if !lower.contains(COMPLETE) && !lower.contains(STEERING) {
+        return Markers::default();
+    }
+    let code = code_ranges(text);
+    let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
+
+    let tags: Vec<TagAt> = find_tags(&lower)
+        .into_iter()
+        .filter(|t| !in_code(t.start))
+        .collect();
+    let complete = tags
+        .iter()
+        .any(|t| t.name == COMPLETE && (t.self_closing || !t.closing));
+    let mut steering = None;
+    for (i, open) in tags.iter().enumerate() {
+        if open.name != STEERING || open.closing || open.self_closing {
+            continue;
+        }
+        if let Some(close) = tags[i + 1..]
+            .iter()
+            .find(|t| t.name == STEERING && t.closing)
+        {
+            steering = Some(text[open.end..close.start].trim().to_owned());
+        }
+    }
+    Markers { complete, steering }
+}
+
+/// Byte ranges of code blocks and inline code spans.
+fn code_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut block_start = None;
+    for (event, range) in Parser::new(text).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => block_start = Some(range.start),
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some(start) = block_start.take() {
+                    ranges.push(start..range.end);
+                }
+            }
+            Event::Code(_) => ranges.push(range),
+            _ => {}
+        }
+    }
+    ranges
+}
+
+struct TagAt {
+    name: &'static str,
+    start: usize,
+    end: usize,
+    closing: bool,
+    self_closing: bool,
+}
+
+/// Finds `<name>`, `</name>` and `<name/>` for the two marker names in ASCII-lowercased text.
+fn find_tags(lower: &str) -> Vec<TagAt> {
+    let bytes = lower.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = lower[at..].find('<') {
+        let start = at + offset;
+        at = start + 1;
+        let mut i = skip_ws(bytes, start + 1);
+        let closing = bytes.get(i) == Some(&b'/');
+        if closing {
+            i = skip_ws(bytes, i + 1);
+        }
+        let Some(name) = [COMPLETE, STEERING]
+            .into_iter()
+            .find(|n| lower[i..].starts_with(n))
+        else {
+            continue;
+        };
+        i = skip_ws(bytes, i + name.len());
+        let self_closing = bytes.get(i) == Some(&b'/');
+        if self_closing {
+            i = skip_ws(bytes, i + 1);
+        }
+        if bytes.get(i) != Some(&b'>') {
+            continue;
+        }
+        out.push(TagAt {
+            name,
+            start,
+            end: i + 1,
+            closing,
+            self_closing,
+        });
+        at = i + 1;
+    }
+    out
+}
+
+fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
+}
+
+/// Is this steering an order to stop debating and conclude?
+pub fn ends_debate(steering: &str) -> bool {
+    let word = steering
+        .trim()
+        .trim_end_matches(['.', '!'])
+        .to_ascii_lowercase();
+    matches!(word.as_str(), "synthesize" | "synthesise" | "skip")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_completion_in_prose() {
+        assert!(scan("We agree.\n\n<anvil-complete/>").complete);
+        assert!(scan("done < ANVIL-Complete / >").complete);
+        assert!(!scan("no marker here").complete);
+    }
+
+    #[test]
+    fn ignores_markers_in_code() {
+        let fenced =
+            "Example:\n\n```xml\n<anvil-complete/>\n<anvil-steering>x</anvil-steering>\n```\n";
+        assert_eq!(scan(fenced), Markers::default());
+        assert!(!scan("Write `<anvil-complete/>` to finish.").complete);
+        assert!(!scan("Indented:\n\n    <anvil-complete/>\n").complete);
+    }
+
+    #[test]
+    fn reads_multiline_steering_case_insensitively() {
+        let text =
+            "Summary.\n\n< Anvil-Steering >\n  Focus on cost\n  and risk.\n</ANVIL-STEERING >";
+        assert_eq!(
+            scan(text).steering.as_deref(),
+            Some("Focus on cost\n  and risk.")
+        );
+    }
+
+    #[test]
+    fn last_steering_wins_and_code_copies_do_not_count() {
+        let text = "```\n<anvil-steering>fake</anvil-steering>\n```\n<anvil-steering>one</anvil-steering> then <anvil-steering>two</anvil-steering>";
+        assert_eq!(scan(text).steering.as_deref(), Some("two"));
+    }
+
+    #[test]
+    fn unclosed_steering_is_no_steering() {
+        assert_eq!(scan("<anvil-steering>dangling").steering, None);
+    }
+
+    #[test]
+    fn synthesize_and_skip_end_the_debate() {
+        for word in ["synthesize", "Skip", " SYNTHESIZE. ", "synthesise"] {
+            assert!(ends_debate(word), "{word}");
+        }
+        assert!(!ends_debate("synthesize the cost angle first"));
+    }
+}

@@ -1,0 +1,441 @@
+//! The state file of one line: `state.md`, YAML frontmatter for the machine and a short body
+//! for people.
+//!
+//! The frontmatter is the single source of truth for where a line stands; the body is derived
+//! from it on every write and ignored on read, so a person may scribble there without harm.
+//! A damaged file is reported with its path and the field that is wrong, never replaced.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the frontmatter layout written by this build.
+pub const FORMAT: u32 = 1;
+
+/// Everything decided when the debate was created; never changes along a line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setup {
+    pub question: String,
+    pub mode: Mode,
+    /// Advocate/critic rounds, or the number of voices in a rotation.
+    pub rounds: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
+    /// Stakeholder or persona voices, in speaking order; empty for advocate/critic debates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub voices: Vec<String>,
+    #[serde(default)]
+    pub rotation: Rotation,
+    #[serde(default)]
+    pub interactive: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    #[serde(default)]
+    pub research: bool,
+    #[serde(default)]
+    pub autonomy: u8,
+    /// Where the final report goes, relative to the project root unless absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Analyst,
+    Philosopher,
+    DevilsAdvocate,
+    Stakeholders,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [
+        Mode::Analyst,
+        Mode::Philosopher,
+        Mode::DevilsAdvocate,
+        Mode::Stakeholders,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Analyst => "analyst",
+            Mode::Philosopher => "philosopher",
+            Mode::DevilsAdvocate => "devils-advocate",
+            Mode::Stakeholders => "stakeholders",
+        }
+    }
+}
+
+/// Who speaks in a round: the advocate/critic pair, or one voice of a rotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rotation {
+    #[default]
+    Pair,
+    Stakeholders,
+    Personas,
+}
+
+/// A phase is one turn of one role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    Advocate,
+    Critic,
+    Stakeholder,
+    Persona,
+    InteractivePause,
+    Synthesizer,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Advocate => "advocate",
+            Role::Critic => "critic",
+            Role::Stakeholder => "stakeholder",
+            Role::Persona => "persona",
+            Role::InteractivePause => "interactive-pause",
+            Role::Synthesizer => "synthesizer",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Role::Advocate => "Advocate",
+            Role::Critic => "Critic",
+            Role::Stakeholder => "Stakeholder",
+            Role::Persona => "Persona",
+            Role::InteractivePause => "Interactive pause",
+            Role::Synthesizer => "Synthesis",
+        }
+    }
+
+    /// Debating phases are the ones that argue; they may end the debate early.
+    pub fn is_debating(self) -> bool {
+        matches!(
+            self,
+            Role::Advocate | Role::Critic | Role::Stakeholder | Role::Persona
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A phase prompt is out; the next stop records its answer.
+    Active,
+    /// A debater asked the human something; nothing moves until it is answered.
+    WaitingForInput,
+    Done,
+    Cancelled,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::WaitingForInput => "waiting_for_input",
+            Status::Done => "done",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn is_over(self) -> bool {
+        matches!(self, Status::Done | Status::Cancelled)
+    }
+}
+
+/// Where a line stands: the machine's part of the state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Progress {
+    pub status: Status,
+    /// The phase whose prompt is out (or was last, once the line is over).
+    pub phase: Role,
+    pub round: u32,
+    /// Phases recorded so far on this line; numbers the phase folders of the record.
+    pub step: u32,
+    /// Steering that the next prompt carries (from a pause or `anvil steer`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steering: Vec<String>,
+    /// Set when a debater or a steering ended the debate before its last round.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended_early: bool,
+}
+
+/// The whole state file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct State {
+    pub format: u32,
+    pub debate: String,
+    pub line: String,
+    /// The Claude Code session driving this line, once one has claimed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The session that holds the debate so far in its context; any other gets it in full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub informed_session: Option<String>,
+    /// Blob id of the last recorded response: a stop that brings it again is a repeat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_response: Option<String>,
+    /// The line this one was branched from, as `LINE@COMMIT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branched_from: Option<String>,
+    pub created: String,
+    pub updated: String,
+    pub setup: Setup,
+    pub progress: Progress,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} has no YAML frontmatter (expected it between two '---' lines at the top)")]
+    NoFrontmatter { path: PathBuf },
+    #[error("{path}: {detail}")]
+    Invalid { path: PathBuf, detail: String },
+    #[error("{path}: written by a newer anvil (format {found}, this build reads {FORMAT})")]
+    TooNew { path: PathBuf, found: u32 },
+}
+
+impl State {
+    /// Renders the whole file: frontmatter, then a body for people.
+    pub fn to_markdown(&self) -> String {
+        let yaml = serde_saphyr::to_string(self).expect("the state always serialises");
+        let mut out = String::with_capacity(yaml.len() + 256);
+        out.push_str("---\n");
+        out.push_str(&yaml);
+        if !yaml.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("---\n");
+        out.push_str(&self.body());
+        out
+    }
+
+    fn body(&self) -> String {
+        let p = &self.progress;
+        let mut body = format!(
+            "\n# {}\n\nDebate `{}`, line `{}`: {} mode, {} round{}.\n\n",
+            first_line(&self.setup.question),
+            self.debate,
+            self.line,
+            self.setup.mode.name(),
+            self.setup.rounds,
+            if self.setup.rounds == 1 { "" } else { "s" }
+        );
+        let now = match p.status {
+            Status::Active => format!(
+                "Now: round {}, {} ({} phases recorded).",
+                p.round,
+                p.phase.name(),
+                p.step
+            ),
+            Status::WaitingForInput => {
+                "Now: waiting for the human's answer (`anvil answer`).".to_owned()
+            }
+            Status::Done => format!("Done after {} phases.", p.step),
+            Status::Cancelled => format!("Cancelled after {} phases.", p.step),
+        };
+        body.push_str(&now);
+        body.push_str("\n\nThe machine reads only the frontmatter above; edit it with care.\n");
+        body
+    }
+
+    /// Parses a state file's text; `path` only names the file in errors.
+    pub fn from_markdown(text: &str, path: &Path) -> Result<State, StateError> {
+        let yaml = frontmatter(text).ok_or_else(|| StateError::NoFrontmatter {
+            path: path.to_owned(),
+        })?;
+        let state: State = serde_saphyr::from_str(yaml).map_err(|err| StateError::Invalid {
+            path: path.to_owned(),
+            detail: err.to_string(),
+        })?;
+        if state.format > FORMAT {
+            return Err(StateError::TooNew {
+                path: path.to_owned(),
+                found: state.format,
+            });
+        }
+        Ok(state)
+    }
+
+    pub fn load(path: &Path) -> Result<State, StateError> {
+        let text = std::fs::read_to_string(path).map_err(|source| StateError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        State::from_markdown(&text, path)
+    }
+
+    /// Writes atomically: a reader sees the old file or the new one, never half of one.
+    pub fn save(&self, path: &Path) -> Result<(), StateError> {
+        crate::fsutil::write_atomic(path, self.to_markdown().as_bytes()).map_err(|source| {
+            StateError::Write {
+                path: path.to_owned(),
+                source,
+            }
+        })
+    }
+}
+
+/// The YAML between the opening `---` line and the next line that is exactly `---`.
+fn frontmatter(text: &str) -> Option<&str> {
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end_matches(['\n', '\r']) == "---" {
+            return Some(&rest[..offset]);
+        }
+        offset += line.len();
+    }
+    None
+}
+
+pub fn first_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub(crate) fn sample(question: &str) -> State {
+        State {
+            format: FORMAT,
+            debate: "20261122-q-0000".into(),
+            line: "main".into(),
+            session: None,
+            informed_session: None,
+            last_response: None,
+            branched_from: None,
+            created: "2026-11-22T10:00:00Z".into(),
+            updated: "2026-11-22T10:00:00Z".into(),
+            setup: Setup {
+                question: question.into(),
+                mode: Mode::Analyst,
+                rounds: 3,
+                position: Some(question.into()),
+                voices: vec![question.into(), "B".into()],
+                rotation: Rotation::Pair,
+                interactive: true,
+                framework: None,
+                focus: None,
+                research: false,
+                autonomy: 0,
+                output: None,
+            },
+            progress: Progress {
+                status: Status::Active,
+                phase: Role::Advocate,
+                round: 1,
+                step: 0,
+                steering: vec![question.into()],
+                ended_early: false,
+            },
+        }
+    }
+
+    fn round_trip(question: &str) {
+        let state = sample(question);
+        let text = state.to_markdown();
+        let back = State::from_markdown(&text, Path::new("state.md"))
+            .unwrap_or_else(|e| panic!("{e}\n--- file ---\n{text}"));
+        assert_eq!(back, state, "--- file ---\n{text}");
+    }
+
+    #[test]
+    fn awkward_questions_round_trip() {
+        for q in [
+            "Should we \"rewrite\" billing in Rust?",
+            "back\\slash \\n and 'single' quotes",
+            "line one\nline two\n\n---\nafter a rule",
+            "---",
+            "# not a heading",
+            "no",
+            "null",
+            "~",
+            "yes",
+            "3.14",
+            "  leading and trailing spaces  ",
+            "ünïcødé — 日本語 — 🚀",
+            "key: value",
+            "- a list?",
+            "&anchor *alias !tag %directive @at `tick`",
+            "\ttab",
+            "",
+            "trailing newline\n",
+        ] {
+            round_trip(q);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_question_round_trips(q in any::<String>()) {
+            // Control characters other than tab/newline cannot be stored in YAML text as-is.
+            prop_assume!(!q.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+            round_trip(&q);
+        }
+    }
+
+    #[test]
+    fn missing_frontmatter_is_named() {
+        let err = State::from_markdown("# just text\n", Path::new("x/state.md")).unwrap_err();
+        assert!(err.to_string().contains("x/state.md"), "{err}");
+        assert!(err.to_string().contains("frontmatter"), "{err}");
+    }
+
+    #[test]
+    fn damaged_field_names_file_and_field() {
+        let text = sample("Q")
+            .to_markdown()
+            .replace("rounds: 3", "rounds: many");
+        let err = State::from_markdown(&text, Path::new("d/state.md"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("d/state.md"), "{err}");
+        assert!(err.contains("rounds"), "{err}");
+    }
+
+    #[test]
+    fn unknown_field_is_an_error_not_ignored() {
+        let text = sample("Q")
+            .to_markdown()
+            .replace("line: main", "line: main\nlnie: typo");
+        let err = State::from_markdown(&text, Path::new("state.md"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("lnie"), "{err}");
+    }
+
+    #[test]
+    fn body_edits_are_harmless() {
+        let mut text = sample("Q").to_markdown();
+        text.push_str("\nmy own notes\n---\nmore\n");
+        assert_eq!(
+            State::from_markdown(&text, Path::new("s")).unwrap(),
+            sample("Q")
+        );
+    }
+}
