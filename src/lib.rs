@@ -1,10 +1,20 @@
 //! anvil: structured AI debates inside Claude Code, every phase recorded in git.
 //!
 //! The core is a pure state machine ([`machine`]) over a line's state ([`state`]); files, git
-//! and Claude Code's hook protocol are adapters around it. The binary in `src/main.rs` and
-//! `src/cli/` is a thin shell over this library.
+//! and Claude Code's hook protocol are adapters around it ([`home`], [`record`], [`hook`]).
+//! [`debate`] carries out what the machine decides. The binary in `src/main.rs` and `src/cli/`
+//! is a thin shell over this library.
 
+pub mod debate;
 pub mod fsutil;
+pub mod home;
+pub mod hook;
+pub mod install;
 pub mod machine;
 pub mod markers;
+pub mod options;
+pub mod prompt;
+pub mod record;
+pub mod report;
 pub mod state;
+pub mod transcript;

@@ -110,7 +110,7 @@ impl Role {
             Role::Stakeholder => "Stakeholder",
             Role::Persona => "Persona",
             Role::InteractivePause => "Interactive pause",
-            Role::Synthesizer => "Synthesis",
+            Role::Synthesizer => "Synthesizer",
         }
     }
 

@@ -1,2 +1,3 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
+mod model_server_selftest;
 mod support;

@@ -1,1 +1,5 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
 
+pub mod claude;
+pub mod model_server;

@@ -1,0 +1,49 @@
+//! `anvil install` / `anvil uninstall`: merge anvil into Claude Code's settings, or take it out.
+
+use super::{CliError, Ctx, say};
+
+/// Add anvil's Stop hook, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
+/// permissions and environment to Claude Code.
+///
+/// Writes `.claude/settings.json` and `.claude/commands/` of the project (or of your user with
+/// `--user`), keeping every entry of your own. Running it again changes nothing.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Install into ~/.claude for every project instead of this one.
+    #[arg(long)]
+    user: bool,
+}
+
+/// Remove what `anvil install` added, leaving your own settings as they are.
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    /// Uninstall from ~/.claude instead of this project.
+    #[arg(long)]
+    user: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let dir = anvil::install::claude_dir(&ctx.cwd, args.user);
+    let changes = anvil::install::install(&dir, &anvil::install::program())?;
+    report(&dir, changes, "already installed")
+}
+
+pub fn run_uninstall(ctx: &Ctx, args: UninstallArgs) -> Result<(), CliError> {
+    let dir = anvil::install::claude_dir(&ctx.cwd, args.user);
+    let changes = anvil::install::uninstall(&dir)?;
+    report(&dir, changes, "nothing of anvil's was installed")
+}
+
+fn report(
+    dir: &std::path::Path,
+    changes: anvil::install::Changes,
+    nothing: &str,
+) -> Result<(), CliError> {
+    if changes.lines.is_empty() {
+        say(&format!("anvil: {nothing} in {}", dir.display()));
+    }
+    for line in changes.lines {
+        say(&format!("anvil: {line} ({})", dir.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! The command line: one file per subcommand, each with an `Args` struct whose doc comments are
+//! its `--help`, and a `run(ctx, args)` function. This module parses and dispatches.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use anvil::home::{Home, LineRef};
+
+mod cancel;
+mod hook;
+mod init;
+mod install;
+mod start;
+mod status;
+mod steer;
+
+/// Structured AI debates inside Claude Code, every step recorded in git.
+#[derive(Debug, Parser)]
+#[command(name = "anvil", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Init(init::Args),
+    Install(install::Args),
+    Uninstall(install::UninstallArgs),
+    Start(start::Args),
+    Status(status::Args),
+    Cancel(cancel::Args),
+    Steer(steer::Args),
+    #[command(subcommand)]
+    Hook(hook::Command),
+}
+
+/// What every command gets: where it runs, and anvil's home if there is one.
+pub struct Ctx {
+    pub cwd: PathBuf,
+}
+
+impl Ctx {
+    /// The `.anvil` of this project, or an error that says how to make one.
+    pub fn home(&self) -> Result<Home, CliError> {
+        Home::find(&self.cwd).ok_or_else(|| {
+            CliError::new("no .anvil here or in any parent directory")
+                .hint("run `anvil init` in your project first")
+        })
+    }
+
+    /// The Claude Code session this command runs in, if it runs inside one.
+    pub fn session(&self) -> Option<String> {
+        std::env::var("CLAUDE_CODE_SESSION_ID")
+            .ok()
+            .filter(|s| anvil::home::valid_session(s))
+    }
+
+    /// The line a command is about: the one named, else this session's, else the only
+    /// active one.
+    pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
+        let lines = anvil::debate::live_lines(home).map_err(CliError::from_display)?;
+        if let Some(name) = name {
+            let (debate, line) = name.split_once('@').unwrap_or((name, "main"));
+            let matches: Vec<&LineRef> = lines
+                .iter()
+                .filter(|l| l.line == line && (l.debate == debate || l.debate.starts_with(debate)))
+                .collect();
+            return match matches.as_slice() {
+                [one] => Ok((*one).clone()),
+                [] => {
+                    Err(CliError::new(format!("no debate line '{name}'")).hint(list_hint(&lines)))
+                }
+                many => Err(
+                    CliError::new(format!("'{name}' is ambiguous")).hint(format!(
+                        "it matches {}",
+                        join(many.iter().map(|l| l.to_string()))
+                    )),
+                ),
+            };
+        }
+        if let Some(session) = self.session()
+            && let Some(line) = home.bound_line(&session).map_err(CliError::from_display)?
+        {
+            return Ok(line);
+        }
+        let active: Vec<&LineRef> = lines
+            .iter()
+            .filter(|l| {
+                anvil::state::State::load(&home.state_path(l))
+                    .is_ok_and(|s| !s.progress.status.is_over())
+            })
+            .collect();
+        match active.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => {
+                Err(CliError::new("no active debate")
+                    .hint("start one with `anvil start \"QUESTION\"`"))
+            }
+            many => Err(CliError::new("several debates are active; name one")
+                .hint(join(many.iter().map(|l| l.to_string())))),
+        }
+    }
+}
+
+fn join(items: impl Iterator<Item = String>) -> String {
+    items.collect::<Vec<_>>().join(", ")
+}
+
+fn list_hint(lines: &[LineRef]) -> String {
+    if lines.is_empty() {
+        "there are no debates yet".into()
+    } else {
+        format!(
+            "debates here: {}",
+            join(lines.iter().map(|l| l.to_string()))
+        )
+    }
+}
+
+/// An error for the user: what went wrong, what to do, and the exit code.
+#[derive(Debug)]
+pub struct CliError {
+    message: String,
+    hint: Option<String>,
+    code: u8,
+}
+
+impl CliError {
+    pub fn new(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            hint: None,
+            code: 1,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> CliError {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn usage(mut self) -> CliError {
+        self.code = 2;
+        self
+    }
+
+    pub fn from_display(e: impl std::fmt::Display) -> CliError {
+        CliError::new(e.to_string())
+    }
+
+    /// The error as `!` lines of slash commands show it: they must always exit 0, or Claude
+    /// Code drops the whole command without a word.
+    pub fn to_text(&self) -> String {
+        match &self.hint {
+            Some(h) => format!("error: {}\nhint: {h}\n", self.message),
+            None => format!("error: {}\n", self.message),
+        }
+    }
+}
+
+impl<E: std::error::Error> From<E> for CliError {
+    fn from(e: E) -> CliError {
+        CliError::new(e.to_string())
+    }
+}
+
+/// Writes to stdout; a closed pipe (`anvil status | head`) is not an error.
+pub fn out(text: &str) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::from_display(e)),
+        _ => Ok(()),
+    }
+}
+
+/// Progress and chatter go to stderr.
+pub fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// Runs a slash-command-facing body: with `slash`, errors go to stdout and the exit is 0.
+pub fn slash_safe(
+    slash: bool,
+    body: impl FnOnce() -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    match body() {
+        Err(e) if slash => out(&e.to_text()),
+        other => other,
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let ctx = Ctx { cwd };
+    let result = match cli.command {
+        Command::Init(args) => init::run(&ctx, args),
+        Command::Install(args) => install::run(&ctx, args),
+        Command::Uninstall(args) => install::run_uninstall(&ctx, args),
+        Command::Start(args) => start::run(&ctx, args),
+        Command::Status(args) => status::run(&ctx, args),
+        Command::Cancel(args) => cancel::run(&ctx, args),
+        Command::Steer(args) => steer::run(&ctx, args),
+        Command::Hook(command) => hook::run(&ctx, command),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = std::io::stderr().write_all(e.to_text().as_bytes());
+            ExitCode::from(e.code)
+        }
+    }
+}

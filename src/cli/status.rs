@@ -1,0 +1,93 @@
+//! `anvil status`: where the debates of this project stand.
+
+use anvil::state::State;
+
+use super::{CliError, Ctx, out, slash_safe};
+
+/// Show where the debates of this project stand: phase, round, session, and what to do next.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// One line, as DEBATE[@LINE] (a prefix of the debate id is enough).
+    line: Option<String>,
+
+    /// Include finished and cancelled debates.
+    #[arg(long)]
+    all: bool,
+
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+
+    #[arg(long, hide = true)]
+    slash: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    slash_safe(args.slash, || {
+        let home = ctx.home()?;
+        let lines = match &args.line {
+            Some(name) => vec![ctx.resolve_line(&home, Some(name))?],
+            None => anvil::debate::live_lines(&home)?,
+        };
+        let mut states = Vec::new();
+        for line in lines {
+            let state = State::load(&home.state_path(&line))?;
+            if args.all || args.line.is_some() || !state.progress.status.is_over() {
+                states.push(state);
+            }
+        }
+        if args.json {
+            let list: Vec<serde_json::Value> = states.iter().map(to_json).collect();
+            return out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&list).expect("JSON")
+            ));
+        }
+        if states.is_empty() {
+            return out(if args.all {
+                "no debates yet; start one with `anvil start \"QUESTION\"`\n"
+            } else {
+                "no active debates (`anvil status --all` lists finished ones)\n"
+            });
+        }
+        let mut text = String::new();
+        for s in &states {
+            let p = &s.progress;
+            let now = match p.status {
+                anvil::state::Status::Active => {
+                    format!("round {}/{} · {}", p.round, s.setup.rounds, p.phase.name())
+                }
+                other => other.name().to_owned(),
+            };
+            text.push_str(&format!(
+                "{}@{}  {}  [{}]  {}\n    {}\n",
+                s.debate,
+                s.line,
+                now,
+                s.setup.mode.name(),
+                match &s.session {
+                    Some(sid) => format!("session {sid}"),
+                    None => "waiting for a Claude session".to_owned(),
+                },
+                anvil::state::first_line(&s.setup.question)
+            ));
+        }
+        out(&text)
+    })
+}
+
+fn to_json(s: &State) -> serde_json::Value {
+    serde_json::json!({
+        "debate": s.debate,
+        "line": s.line,
+        "question": s.setup.question,
+        "mode": s.setup.mode.name(),
+        "status": s.progress.status.name(),
+        "phase": s.progress.phase.name(),
+        "round": s.progress.round,
+        "rounds": s.setup.rounds,
+        "step": s.progress.step,
+        "session": s.session,
+        "updated": s.updated,
+    })
+}

@@ -1,0 +1,239 @@
+//! `anvil hook stop`: Claude Code's Stop hook.
+//!
+//! It runs at the end of every turn of every Claude session where anvil is installed, so the
+//! path for "nothing to do here" is a JSON parse and a few `stat` calls. When this session
+//! drives a line, the phase text goes to disk first, then the machine decides, then the record
+//! and the live files follow. Whatever goes wrong, the hook answers with valid JSON that lets
+//! Claude stop and says how to resume: a broken hook must never wedge a session.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::debate::{self, Reply};
+use crate::home::{Home, LineRef};
+use crate::state::{State, Status};
+
+/// The fields of Claude Code's Stop hook input that anvil reads.
+#[derive(Debug, Default, Deserialize)]
+pub struct StopInput {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub transcript_path: Option<PathBuf>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub stop_hook_active: bool,
+    #[serde(default)]
+    pub last_assistant_message: Option<String>,
+}
+
+/// The hook's answer, printed as the only line on stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// Nothing to say: Claude stops as it would without anvil.
+    Silent,
+    /// Let Claude stop and show this message.
+    Message(String),
+    /// Keep Claude going with this prompt.
+    Block { reason: String, notice: String },
+}
+
+impl Answer {
+    pub fn to_json(&self) -> Option<String> {
+        let value = match self {
+            Answer::Silent => return None,
+            Answer::Message(m) => serde_json::json!({ "systemMessage": m }),
+            Answer::Block { reason, notice } => serde_json::json!({
+                "decision": "block",
+                "reason": reason,
+                "systemMessage": notice,
+            }),
+        };
+        Some(value.to_string())
+    }
+}
+
+/// Handles one Stop event. `stdin` is the raw hook input; `cwd` is the process's directory,
+/// used when the input names none.
+pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
+    let input: StopInput = match serde_json::from_slice(stdin) {
+        Ok(input) => input,
+        Err(e) => {
+            // Without a session id nothing can be recorded; speak only where anvil lives.
+            return match Home::find(cwd) {
+                Some(_) => Answer::Message(format!(
+                    "anvil: the Stop hook could not read its input ({e}); no phase was recorded. \
+                     Run `anvil status` to see where the debate stands."
+                )),
+                None => Answer::Silent,
+            };
+        }
+    };
+    let dir = input.cwd.as_deref().unwrap_or(cwd);
+    let Some(home) = Home::find(dir) else {
+        return Answer::Silent;
+    };
+    let Some(session) = input
+        .session_id
+        .as_deref()
+        .filter(|s| crate::home::valid_session(s))
+    else {
+        return Answer::Silent;
+    };
+    match drive(&home, session, &input) {
+        Ok(answer) => answer,
+        Err(failure) => Answer::Message(failure.message()),
+    }
+}
+
+struct Failure {
+    line: Option<LineRef>,
+    saved: Option<PathBuf>,
+    error: String,
+}
+
+impl Failure {
+    fn message(&self) -> String {
+        let mut m = format!("anvil: {}", self.error);
+        if let Some(path) = &self.saved {
+            m.push_str(&format!(
+                ". This phase's text is saved in {}",
+                path.display()
+            ));
+        }
+        match &self.line {
+            Some(line) => m.push_str(&format!(
+                ". The debate is paused; see `anvil status {line}`, fix the problem and continue it with `anvil resume {line}`."
+            )),
+            None => m.push('.'),
+        }
+        m
+    }
+}
+
+fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failure> {
+    let fail = |line: Option<&LineRef>, saved: Option<PathBuf>| {
+        let line = line.cloned();
+        move |e: &dyn std::fmt::Display| Failure {
+            line,
+            saved,
+            error: e.to_string(),
+        }
+    };
+    let (line, claimed) = match home.bound_line(session).map_err(|e| fail(None, None)(&e))? {
+        Some(line) => (line, false),
+        None => match home
+            .claim_pending(session)
+            .map_err(|e| fail(None, None)(&e))?
+        {
+            Some(line) => (line, true),
+            None => return Ok(Answer::Silent),
+        },
+    };
+
+    let text = input
+        .last_assistant_message
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| {
+            input
+                .transcript_path
+                .as_deref()
+                .and_then(last_assistant_text)
+        });
+
+    // The phase text is on disk before anything else happens to it.
+    let saved = match &text {
+        Some(text) => {
+            let path = home.incoming_path(&line);
+            crate::fsutil::write_atomic(&path, text.as_bytes())
+                .map_err(|e| fail(Some(&line), None)(&e))?;
+            Some(path)
+        }
+        None => None,
+    };
+    let state =
+        State::load(&home.state_path(&line)).map_err(|e| fail(Some(&line), saved.clone())(&e))?;
+    match state.progress.status {
+        Status::Active => {}
+        Status::WaitingForInput => return Ok(Answer::Silent),
+        Status::Done | Status::Cancelled => {
+            home.unbind(session)
+                .map_err(|e| fail(Some(&line), None)(&e))?;
+            return Ok(Answer::Silent);
+        }
+    }
+
+    let seen = !claimed
+        || input
+            .transcript_path
+            .as_deref()
+            .is_some_and(|p| mentions(p, &crate::prompt::tag(&line.debate, &line.line)));
+    let reply = match text {
+        // A session that never saw the debate, or a turn with no text: hand out the prompt.
+        None => debate::reissue(home, &line, state, session),
+        Some(_) if !seen => debate::reissue(home, &line, state, session),
+        Some(text) => debate::record_turn(home, &line, state, session, &text),
+    }
+    .map_err(|e| fail(Some(&line), saved)(&e))?;
+    Ok(match reply {
+        Reply::Block { prompt, notice } => Answer::Block {
+            reason: prompt,
+            notice,
+        },
+        Reply::Finish { notice } => Answer::Message(notice),
+    })
+}
+
+/// Does the session's transcript contain `needle`? Used once, when a session claims a line.
+fn mentions(transcript: &Path, needle: &str) -> bool {
+    std::fs::read(transcript)
+        .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        .unwrap_or(false)
+}
+
+/// The text of the last assistant message in a Claude Code transcript (JSONL, one line per
+/// content block). Tool calls and thinking are skipped; several text blocks of one message are
+/// joined. A line that is not JSON (a write in progress) is ignored.
+pub fn last_assistant_text(transcript: &Path) -> Option<String> {
+    let file = std::fs::File::open(transcript).ok()?;
+    let mut message_id: Option<String> = None;
+    let mut texts: Vec<String> = Vec::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let Ok(line) = line else { break };
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if entry.get("type").and_then(|t| t.as_str()) != Some("assistant") {
+            continue;
+        }
+        let Some(message) = entry.get("message") else {
+            continue;
+        };
+        let block_texts: Vec<String> = message
+            .get("content")
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+            .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(|t| t.as_str()).map(str::to_owned))
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        if block_texts.is_empty() {
+            continue;
+        }
+        let id = message
+            .get("id")
+            .and_then(|i| i.as_str())
+            .map(str::to_owned);
+        if id.is_none() || id != message_id {
+            texts.clear();
+            message_id = id;
+        }
+        texts.extend(block_texts);
+    }
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
+}

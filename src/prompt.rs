@@ -1,0 +1,191 @@
+//! Prompts are files: `prompts/` in the crate is embedded in the binary and rendered with
+//! minijinja; a file of the same relative path under `.anvil/prompts/` overrides it.
+//!
+//! The frame (`phase.md`) decides how much to send: a session that already holds the debate
+//! in its context gets only the next role and a pointer to the live transcript; a session that
+//! lacks it (the first phase, a resumed or newly claimed line) gets everything.
+
+use std::path::{Path, PathBuf};
+
+use include_dir::{Dir, include_dir};
+use serde::Serialize;
+
+use crate::machine::Cue;
+use crate::state::State;
+
+static BUILTIN: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/prompts");
+
+/// The template every phase prompt is rendered from.
+pub const FRAME: &str = "phase.md";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("prompt template {name}{}: {message}", line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    Template {
+        name: String,
+        line: Option<usize>,
+        message: String,
+    },
+}
+
+/// Where a prompt file comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Builtin,
+    Override(PathBuf),
+}
+
+pub struct Prompts {
+    env: minijinja::Environment<'static>,
+    overrides: Option<PathBuf>,
+}
+
+/// What a phase prompt can say. Every field is available to every template.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseContext {
+    pub tag: String,
+    pub question: String,
+    pub mode: &'static str,
+    pub position: Option<String>,
+    pub role: &'static str,
+    pub role_title: String,
+    pub debating: bool,
+    pub round: u32,
+    pub rounds: u32,
+    pub voice: Option<String>,
+    pub steering: Vec<String>,
+    pub interactive: bool,
+    pub framework: Option<String>,
+    pub focus: Option<String>,
+    pub research: bool,
+    pub autonomy: u8,
+    /// Send the whole debate (rules, and the transcript so far)?
+    pub full: bool,
+    pub transcript: String,
+    pub transcript_path: String,
+}
+
+impl PhaseContext {
+    /// The context for `cue` on the line `state` describes. `transcript` is read only when
+    /// `full` is set, by the caller.
+    pub fn new(
+        state: &State,
+        cue: &Cue,
+        full: bool,
+        transcript: String,
+        transcript_path: &Path,
+    ) -> PhaseContext {
+        let setup = &state.setup;
+        PhaseContext {
+            tag: tag(&state.debate, &state.line),
+            question: setup.question.clone(),
+            mode: setup.mode.name(),
+            position: setup.position.clone(),
+            role: cue.role.name(),
+            role_title: cue.role.title().to_owned(),
+            debating: cue.role.is_debating(),
+            round: cue.round,
+            rounds: setup.rounds,
+            voice: cue.voice.clone(),
+            steering: cue.steering.clone(),
+            interactive: setup.interactive,
+            framework: setup.framework.clone(),
+            focus: setup.focus.clone(),
+            research: setup.research,
+            autonomy: setup.autonomy,
+            full,
+            transcript,
+            transcript_path: transcript_path.display().to_string(),
+        }
+    }
+}
+
+/// The tag that opens every prompt; finding it in a session's transcript shows the session has
+/// seen the debate.
+pub fn tag(debate: &str, line: &str) -> String {
+    format!("anvil {debate}@{line}")
+}
+
+impl Prompts {
+    /// Prompts with overrides from `overrides` (normally `.anvil/prompts`), if given.
+    pub fn new(overrides: Option<PathBuf>) -> Prompts {
+        let mut env = minijinja::Environment::new();
+        // Prompts are plain text: nothing is HTML-escaped.
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        let dir = overrides.clone();
+        env.set_loader(move |name| {
+            load(dir.as_deref(), name).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+            })
+        });
+        Prompts { env, overrides }
+    }
+
+    pub fn render_phase(&self, ctx: &PhaseContext) -> Result<String, PromptError> {
+        self.render(FRAME, ctx)
+    }
+
+    pub fn render(&self, name: &str, ctx: &impl Serialize) -> Result<String, PromptError> {
+        let template = self.env.get_template(name).map_err(template_error)?;
+        let mut text = template
+            .render(minijinja::Value::from(minijinja::value::Serde(ctx)))
+            .map_err(template_error)?;
+        text.truncate(text.trim_end().len());
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Where `name` is read from, or `None` if there is no such prompt.
+    pub fn source(&self, name: &str) -> Option<Source> {
+        if let Some(dir) = &self.overrides {
+            let path = dir.join(name);
+            if path.is_file() {
+                return Some(Source::Override(path));
+            }
+        }
+        BUILTIN.get_file(name).map(|_| Source::Builtin)
+    }
+}
+
+/// Every built-in prompt's relative path, sorted.
+pub fn builtin_names() -> Vec<String> {
+    fn walk(dir: &Dir<'_>, out: &mut Vec<String>) {
+        for file in dir.files() {
+            out.push(file.path().to_string_lossy().replace('\\', "/"));
+        }
+        for sub in dir.dirs() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&BUILTIN, &mut out);
+    out.sort();
+    out
+}
+
+pub fn builtin_text(name: &str) -> Option<&'static str> {
+    BUILTIN.get_file(name).and_then(|f| f.contents_utf8())
+}
+
+fn load(overrides: Option<&Path>, name: &str) -> std::io::Result<Option<String>> {
+    if name.split('/').any(|part| part == ".." || part.is_empty()) {
+        return Ok(None);
+    }
+    if let Some(dir) = overrides
+        && let Some(text) = crate::fsutil::read_optional(&dir.join(name))?
+    {
+        return Ok(Some(text));
+    }
+    Ok(builtin_text(name).map(str::to_owned))
+}
+
+fn template_error(e: minijinja::Error) -> PromptError {
+    PromptError::Template {
+        name: e.name().unwrap_or("?").to_owned(),
+        line: e.line(),
+        message: e
+            .detail()
+            .map(str::to_owned)
+            .unwrap_or_else(|| e.kind().to_string()),
+    }
+}

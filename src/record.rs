@@ -1,0 +1,275 @@
+//! The record: a bare git repository under `.anvil/record` holding every line's history, one
+//! commit per phase transition, written with gix (no `git` binary needed).
+//!
+//! Refs live under `refs/anvil/<debate>/<line>` so that pushing them to a team's code remote
+//! adds no branch. A commit's tree holds `state.md` and, per phase, a folder with the prompt
+//! that was injected and the response, so storage grows with the debate, not with its square.
+//! Ref updates are compare-and-swap: a writer that loses a race rebuilds its commit on the new
+//! tip, so two sessions committing at once lose nothing.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::objs::tree::EntryKind;
+use gix::refs::Target;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("the record at {path} cannot be opened: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error("the record at {path}: {message}")]
+    Git { path: PathBuf, message: String },
+    #[error("'{0}' is not a valid debate or line name for a git ref")]
+    BadName(String),
+}
+
+pub struct Record {
+    repo: gix::Repository,
+    path: PathBuf,
+}
+
+/// A commit to add on top of a line.
+#[derive(Debug, Clone)]
+pub struct NewCommit {
+    pub debate: String,
+    pub line: String,
+    /// Who speaks in this commit, shown as the author (`Advocate`, `anvil`, …).
+    pub author: String,
+    pub subject: String,
+    pub body: String,
+    /// `Anvil-*` trailers, in order.
+    pub trailers: Vec<(String, String)>,
+    /// Files to add or replace, by path inside the tree.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Seconds since the epoch.
+    pub time: i64,
+    /// The commit the line is expected to stand at; `None` for a new line. On a mismatch the
+    /// files are applied on the actual tip instead.
+    pub parent: Option<ObjectId>,
+}
+
+const COMMITTER: &str = "anvil";
+const EMAIL: &str = "anvil@localhost";
+const ATTEMPTS: u32 = 20;
+
+impl Record {
+    /// Opens the record, creating an empty bare repository first if there is none.
+    pub fn open_or_init(path: &Path) -> Result<Record, RecordError> {
+        if path.join("HEAD").is_file() {
+            return Record::open(path);
+        }
+        std::fs::create_dir_all(path).map_err(|e| open_error(path, e))?;
+        gix::init_bare(path).map_err(|e| open_error(path, e))?;
+        Record::open(path)
+    }
+
+    pub fn open(path: &Path) -> Result<Record, RecordError> {
+        // Isolated: the user's global git configuration has no say over the record, and not
+        // reading it keeps the Stop hook fast.
+        let repo = gix::open_opts(path, gix::open::Options::isolated())
+            .map_err(|e| open_error(path, e))?;
+        Ok(Record {
+            repo,
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    pub fn ref_name(debate: &str, line: &str) -> String {
+        format!("refs/anvil/{debate}/{line}")
+    }
+
+    /// The commit a line stands at, if the line exists.
+    pub fn tip(&self, debate: &str, line: &str) -> Result<Option<ObjectId>, RecordError> {
+        let name = Record::ref_name(debate, line);
+        let reference = self
+            .repo
+            .try_find_reference(name.as_str())
+            .map_err(|e| self.git(e))?;
+        Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+    }
+
+    /// Adds a commit to a line with compare-and-swap on its ref, retrying on the actual tip
+    /// when another writer got there first. Returns the new commit id.
+    pub fn commit(&self, new: &NewCommit) -> Result<ObjectId, RecordError> {
+        let name = Record::ref_name(&new.debate, &new.line);
+        let full_name: gix::refs::FullName = name
+            .as_str()
+            .try_into()
+            .map_err(|_| RecordError::BadName(name.clone()))?;
+        let mut blobs = Vec::with_capacity(new.files.len());
+        for (path, bytes) in &new.files {
+            let id = self
+                .repo
+                .write_blob(bytes)
+                .map_err(|e| self.git(e))?
+                .detach();
+            blobs.push((path.as_str(), id));
+        }
+        let message = commit_message(new);
+        let mut parent = new.parent;
+        let mut last_error = None;
+        for attempt in 0..ATTEMPTS {
+            if attempt > 0 {
+                // Somebody else moved the line, or holds its lock: build on what is there now.
+                std::thread::sleep(std::time::Duration::from_millis(5 * u64::from(attempt)));
+                parent = self.tip(&new.debate, &new.line)?;
+            }
+            let base_tree = match parent {
+                Some(id) => self.tree_of(id)?,
+                None => ObjectId::empty_tree(self.repo.object_hash()),
+            };
+            let mut editor = self.repo.edit_tree(base_tree).map_err(|e| self.git(e))?;
+            for (path, id) in &blobs {
+                editor
+                    .upsert(*path, EntryKind::Blob, *id)
+                    .map_err(|e| self.git(e))?;
+            }
+            let tree = editor.write().map_err(|e| self.git(e))?.detach();
+            let signature = |name: &str| gix::actor::Signature {
+                name: name.into(),
+                email: EMAIL.into(),
+                time: gix::date::Time::new(new.time, 0),
+            };
+            let commit = gix::objs::Commit {
+                tree,
+                parents: parent.into_iter().collect(),
+                author: signature(&new.author),
+                committer: signature(COMMITTER),
+                encoding: None,
+                message: message.as_str().into(),
+                extra_headers: Vec::new(),
+            };
+            let id = self
+                .repo
+                .write_object(&commit)
+                .map_err(|e| self.git(e))?
+                .detach();
+            let expected = match parent {
+                Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
+                None => PreviousValue::MustNotExist,
+            };
+            let edit = RefEdit {
+                change: Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: format!("anvil: {}", new.subject).into(),
+                    },
+                    expected,
+                    new: Target::Object(id),
+                },
+                name: full_name.clone(),
+                deref: false,
+            };
+            match self.repo.edit_reference(edit) {
+                Ok(_) => return Ok(id),
+                Err(e) => last_error = Some(e.to_string()),
+            }
+        }
+        Err(RecordError::Git {
+            path: self.path.clone(),
+            message: format!(
+                "could not update {name} after {ATTEMPTS} attempts: {}",
+                last_error.unwrap_or_default()
+            ),
+        })
+    }
+
+    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, RecordError> {
+        let commit = self.repo.find_commit(commit).map_err(|e| self.git(e))?;
+        commit
+            .tree_id()
+            .map(|id| id.detach())
+            .map_err(|e| self.git(e))
+    }
+
+    /// The bytes of `path` in `commit`'s tree, if it is there.
+    pub fn read(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, RecordError> {
+        let tree = self
+            .repo
+            .find_tree(self.tree_of(commit)?)
+            .map_err(|e| self.git(e))?;
+        let Some(entry) = tree.lookup_entry_by_path(path).map_err(|e| self.git(e))? else {
+            return Ok(None);
+        };
+        let blob = entry.object().map_err(|e| self.git(e))?;
+        Ok(Some(blob.data.clone()))
+    }
+
+    /// Lists `(debate, line, tip)` for every line in the record.
+    pub fn lines(&self) -> Result<Vec<(String, String, ObjectId)>, RecordError> {
+        let platform = self.repo.references().map_err(|e| self.git(e))?;
+        let iter = platform.prefixed("refs/anvil/").map_err(|e| self.git(e))?;
+        let mut out = Vec::new();
+        for reference in iter {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name().as_bstr().to_str_lossy().into_owned();
+            let Some(rest) = name.strip_prefix("refs/anvil/") else {
+                continue;
+            };
+            let Some((debate, line)) = rest.split_once('/') else {
+                continue;
+            };
+            if let Some(id) = reference.target().try_id() {
+                out.push((debate.to_owned(), line.to_owned(), id.to_owned()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn git(&self, e: impl std::fmt::Display) -> RecordError {
+        RecordError::Git {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+}
+
+fn open_error(path: &Path, e: impl std::fmt::Display) -> RecordError {
+    RecordError::Open {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// Subject, optional body, then the trailers block, as `git interpret-trailers` reads it.
+fn commit_message(new: &NewCommit) -> String {
+    let mut message = String::new();
+    message.push_str(new.subject.lines().next().unwrap_or("").trim());
+    message.push_str("\n\n");
+    if !new.body.trim().is_empty() {
+        message.push_str(new.body.trim());
+        message.push_str("\n\n");
+    }
+    for (key, value) in &new.trailers {
+        // A trailer is one line: fold any newline in the value.
+        let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+        message.push_str(&format!("{key}: {value}\n"));
+    }
+    message
+}
+
+/// Is `name` usable as one component of `refs/anvil/<debate>/<line>`?
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && !name.ends_with(['.', '/'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && !name.contains("@{")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}

@@ -1,0 +1,604 @@
+//! A scripted stand-in for the Anthropic Messages API, for end-to-end tests that run the real
+//! Claude Code CLI with `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT`.
+//!
+//! The server listens on `127.0.0.1:0` in background threads and stops when dropped. Every
+//! `POST /v1/messages` is parsed into a [`Turn`] and recorded; main conversation turns are
+//! answered by the test's script (`Fn(&Turn) -> Reply`), side requests by a harmless default.
+//!
+//! What Claude Code 2.1.197 sends (observed, `-p` mode, `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`):
+//! - `HEAD /` once at startup (a connectivity probe, answered 404 here without harm);
+//! - `POST /v1/messages?beta=true`, always `"stream": true`, with ~25 `tools`, `max_tokens` 64000,
+//!   one request per model turn. No title/topic/quota side requests were seen in `-p` mode, but
+//!   anything without tools, with `max_tokens <= 1`, or answered for `count_tokens` is flagged as
+//!   a side request ([`Turn::is_main`] is false) and never reaches the script.
+//! - `messages` may contain `{"role": "system", ...}` entries mid-conversation (agent/skill
+//!   listings), so the "latest user message" is the last entry whose role is `user`.
+//! - A Stop hook's `{"decision":"block","reason":"X"}` reaches the model as a user message whose
+//!   only content block is the text `"Stop hook feedback:\nX"` (no `<system-reminder>` wrapper).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+/// The prefix Claude Code puts before a Stop hook's `reason` in the next user message.
+pub const STOP_HOOK_FEEDBACK_PREFIX: &str = "Stop hook feedback:\n";
+
+/// One parsed `POST /v1/messages` request.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    /// Index among every `/v1/messages` request this server received (0-based).
+    pub seq: usize,
+    /// Index among main turns (0-based); `None` for side requests.
+    pub main_index: Option<usize>,
+    /// Index among main turns of the same Claude session (by `X-Claude-Code-Session-Id`).
+    pub session_index: Option<usize>,
+    /// Value of the `X-Claude-Code-Session-Id` header, when present.
+    pub session_id: Option<String>,
+    pub model: String,
+    pub stream: bool,
+    pub max_tokens: u64,
+    pub has_tools: bool,
+    /// Text of the last `user` message: its text blocks and tool_result contents, joined with
+    /// `"\n"`, leaving out blocks that are wholly a `<system-reminder>…</system-reminder>`.
+    pub latest_user_text: String,
+    /// The whole request body.
+    pub body: Value,
+}
+
+impl Turn {
+    fn parse(seq: usize, session_id: Option<String>, body: Value) -> Turn {
+        let model = body["model"].as_str().unwrap_or_default().to_owned();
+        let stream = body["stream"].as_bool().unwrap_or(false);
+        let max_tokens = body["max_tokens"].as_u64().unwrap_or(0);
+        let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+        let latest_user_text = last_user_message(&body)
+            .map(|m| content_text(&m["content"], false))
+            .unwrap_or_default();
+        Turn {
+            seq,
+            main_index: None,
+            session_index: None,
+            session_id,
+            model,
+            stream,
+            max_tokens,
+            has_tools,
+            latest_user_text,
+            body,
+        }
+    }
+
+    /// Whether this is a main conversation turn (the kind the script answers).
+    pub fn is_main(&self) -> bool {
+        self.main_index.is_some()
+    }
+
+    fn looks_main(&self) -> bool {
+        self.has_tools && self.max_tokens > 1 && self.body["messages"].is_array()
+    }
+
+    /// The main-turn counter (0-based). Panics on a side request.
+    pub fn index(&self) -> usize {
+        self.main_index.expect("side request has no main index")
+    }
+
+    /// `Some(reason)` when the latest user message is a Stop hook's feedback.
+    pub fn stop_hook_feedback(&self) -> Option<&str> {
+        self.latest_user_text
+            .strip_prefix(STOP_HOOK_FEEDBACK_PREFIX)
+            .or_else(|| self.latest_user_text.strip_prefix("Stop hook feedback:"))
+    }
+
+    /// The latest user message, raw.
+    pub fn latest_user_message(&self) -> Option<&Value> {
+        last_user_message(&self.body)
+    }
+
+    /// Like `latest_user_text` but keeping `<system-reminder>` blocks.
+    pub fn latest_user_text_raw(&self) -> String {
+        self.latest_user_message()
+            .map(|m| content_text(&m["content"], true))
+            .unwrap_or_default()
+    }
+
+    /// `tool_result` blocks of the latest user message: `(tool_use_id, content text, is_error)`.
+    pub fn tool_results(&self) -> Vec<(String, String, bool)> {
+        let Some(Value::Array(blocks)) = self.latest_user_message().map(|m| &m["content"]) else {
+            return Vec::new();
+        };
+        blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| {
+                (
+                    b["tool_use_id"].as_str().unwrap_or_default().to_owned(),
+                    content_text(&b["content"], true),
+                    b["is_error"].as_bool().unwrap_or(false),
+                )
+            })
+            .collect()
+    }
+
+    /// All text of all `user` messages (system reminders included), for "did X reach the
+    /// prompt" assertions.
+    pub fn all_user_text(&self) -> String {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| content_text(&m["content"], true))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The system prompt's text.
+    pub fn system_text(&self) -> String {
+        content_text(&self.body["system"], true)
+    }
+
+    /// Names of the tools offered to the model.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The definition of the tool `name`, if offered.
+    pub fn tool(&self, name: &str) -> Option<&Value> {
+        self.body["tools"]
+            .as_array()?
+            .iter()
+            .find(|t| t["name"] == name)
+    }
+
+    /// The request's `messages`.
+    pub fn messages(&self) -> &[Value] {
+        self.body["messages"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+}
+
+fn last_user_message(body: &Value) -> Option<&Value> {
+    body["messages"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+}
+
+fn is_system_reminder(text: &str) -> bool {
+    let t = text.trim();
+    t.starts_with("<system-reminder>") && t.ends_with("</system-reminder>")
+}
+
+/// Text of a message `content` (a string or an array of blocks); tool_result contents included.
+fn content_text(content: &Value, keep_reminders: bool) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b["type"].as_str() {
+                Some("text") => b["text"].as_str().map(str::to_owned),
+                Some("tool_result") => Some(content_text(&b["content"], keep_reminders)),
+                _ => None,
+            })
+            .filter(|t| keep_reminders || !is_system_reminder(t))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// One block of a scripted answer.
+#[derive(Debug, Clone)]
+pub enum Block {
+    Text(String),
+    ToolUse { name: String, input: Value },
+}
+
+/// A scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub blocks: Vec<Block>,
+    /// Wait this long before answering (to let a test kill Claude mid-request).
+    pub delay: Duration,
+    /// Answer with this HTTP error status and an Anthropic error body instead.
+    pub error: Option<(u16, String)>,
+}
+
+impl Reply {
+    pub fn text(text: impl Into<String>) -> Reply {
+        Reply {
+            blocks: vec![Block::Text(text.into())],
+            delay: Duration::ZERO,
+            error: None,
+        }
+    }
+
+    /// A `tool_use` block (stop_reason `tool_use`; the id is generated).
+    pub fn tool_use(name: impl Into<String>, input: Value) -> Reply {
+        Reply {
+            blocks: vec![Block::ToolUse {
+                name: name.into(),
+                input,
+            }],
+            delay: Duration::ZERO,
+            error: None,
+        }
+    }
+
+    /// Text, then a `tool_use` block.
+    pub fn text_and_tool_use(
+        text: impl Into<String>,
+        name: impl Into<String>,
+        input: Value,
+    ) -> Reply {
+        Reply::text(text).and_tool_use(name, input)
+    }
+
+    /// A `Bash` tool_use running `command`.
+    pub fn bash(command: impl Into<String>) -> Reply {
+        Reply::tool_use(
+            "Bash",
+            json!({"command": command.into(), "description": "scripted command"}),
+        )
+    }
+
+    /// An API error (e.g. 529 overloaded, 500); Claude Code may retry it.
+    pub fn error(status: u16, message: impl Into<String>) -> Reply {
+        Reply {
+            blocks: Vec::new(),
+            delay: Duration::ZERO,
+            error: Some((status, message.into())),
+        }
+    }
+
+    pub fn and_text(mut self, text: impl Into<String>) -> Reply {
+        self.blocks.push(Block::Text(text.into()));
+        self
+    }
+
+    pub fn and_tool_use(mut self, name: impl Into<String>, input: Value) -> Reply {
+        self.blocks.push(Block::ToolUse {
+            name: name.into(),
+            input,
+        });
+        self
+    }
+
+    pub fn delayed(mut self, delay: Duration) -> Reply {
+        self.delay = delay;
+        self
+    }
+
+    fn stop_reason(&self) -> &'static str {
+        if self
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Block::ToolUse { .. }))
+        {
+            "tool_use"
+        } else {
+            "end_turn"
+        }
+    }
+}
+
+type Script = dyn Fn(&Turn) -> Reply + Send + Sync + 'static;
+
+#[derive(Default)]
+struct Shared {
+    turns: Vec<Turn>,
+    other: Vec<(String, String)>,
+    main_count: usize,
+    per_session: std::collections::HashMap<String, usize>,
+    script_panics: Vec<String>,
+}
+
+/// The running server; stops when dropped.
+pub struct ModelServer {
+    server: Arc<tiny_http::Server>,
+    port: u16,
+    shared: Arc<Mutex<Shared>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ModelServer {
+    /// Starts a server whose main turns are answered by `script`.
+    pub fn start(script: impl Fn(&Turn) -> Reply + Send + Sync + 'static) -> ModelServer {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1:0"));
+        let port = server
+            .server_addr()
+            .to_ip()
+            .expect("server has an IP address")
+            .port();
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let script: Arc<Script> = Arc::new(script);
+        let ids = Arc::new(AtomicUsize::new(0));
+        let thread = {
+            let server = Arc::clone(&server);
+            let shared = Arc::clone(&shared);
+            std::thread::spawn(move || {
+                for request in server.incoming_requests() {
+                    let shared = Arc::clone(&shared);
+                    let script = Arc::clone(&script);
+                    let ids = Arc::clone(&ids);
+                    std::thread::spawn(move || handle(request, &shared, &*script, &ids));
+                }
+            })
+        };
+        ModelServer {
+            server,
+            port,
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// Starts a server answering every main turn with the replies in order, then repeating the
+    /// last one.
+    pub fn scripted(replies: Vec<Reply>) -> ModelServer {
+        assert!(!replies.is_empty(), "scripted() needs at least one reply");
+        ModelServer::start(move |turn| replies[turn.index().min(replies.len() - 1)].clone())
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The value for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every `/v1/messages` request received so far (side requests included), in arrival order.
+    pub fn requests(&self) -> Vec<Turn> {
+        self.shared.lock().unwrap().turns.clone()
+    }
+
+    /// Only the main conversation turns.
+    pub fn main_turns(&self) -> Vec<Turn> {
+        self.requests().into_iter().filter(Turn::is_main).collect()
+    }
+
+    /// Other requests (method, path), e.g. the startup `HEAD /` and `count_tokens`.
+    pub fn other_requests(&self) -> Vec<(String, String)> {
+        self.shared.lock().unwrap().other.clone()
+    }
+
+    /// Messages of script panics (each answered with HTTP 400, which makes Claude fail).
+    pub fn script_panics(&self) -> Vec<String> {
+        self.shared.lock().unwrap().script_panics.clone()
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn header(request: &tiny_http::Request, name: &'static str) -> Option<String> {
+    request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv(name))
+        .map(|h| h.value.as_str().to_owned())
+}
+
+fn respond(request: tiny_http::Request, status: u16, content_type: &str, body: String) {
+    let response = tiny_http::Response::from_string(body)
+        .with_status_code(status)
+        .with_header(
+            tiny_http::Header::from_bytes(&b"Content-Type"[..], content_type.as_bytes())
+                .expect("valid header"),
+        );
+    let _ = request.respond(response);
+}
+
+fn error_body(kind: &str, message: &str) -> String {
+    json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
+}
+
+fn handle(
+    mut request: tiny_http::Request,
+    shared: &Mutex<Shared>,
+    script: &Script,
+    ids: &AtomicUsize,
+) {
+    let method = request.method().as_str().to_owned();
+    let url = request.url().to_owned();
+    let path = url.split('?').next().unwrap_or_default().to_owned();
+    let mut raw = String::new();
+    let _ = request.as_reader().read_to_string(&mut raw);
+
+    if method != "POST" || (path != "/v1/messages" && path != "/v1/messages/count_tokens") {
+        shared.lock().unwrap().other.push((method, url));
+        return respond(
+            request,
+            404,
+            "application/json",
+            error_body("not_found_error", "not found"),
+        );
+    }
+    let body: Value = match serde_json::from_str(&raw) {
+        Ok(body) => body,
+        Err(e) => {
+            return respond(
+                request,
+                400,
+                "application/json",
+                error_body("invalid_request_error", &format!("bad JSON: {e}")),
+            );
+        }
+    };
+    if path == "/v1/messages/count_tokens" {
+        shared.lock().unwrap().other.push((method, url));
+        let tokens = (raw.len() / 4).max(1);
+        return respond(
+            request,
+            200,
+            "application/json",
+            json!({"input_tokens": tokens}).to_string(),
+        );
+    }
+
+    let session_id = header(&request, "X-Claude-Code-Session-Id");
+    let turn = {
+        let mut s = shared.lock().unwrap();
+        let mut turn = Turn::parse(s.turns.len(), session_id, body);
+        if turn.looks_main() {
+            turn.main_index = Some(s.main_count);
+            s.main_count += 1;
+            let key = turn.session_id.clone().unwrap_or_default();
+            let n = s.per_session.entry(key).or_default();
+            turn.session_index = Some(*n);
+            *n += 1;
+        }
+        s.turns.push(turn.clone());
+        turn
+    };
+
+    let reply = if turn.is_main() {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| script(&turn))) {
+            Ok(reply) => reply,
+            Err(panic) => {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "non-string panic".to_owned());
+                shared.lock().unwrap().script_panics.push(msg.clone());
+                Reply::error(400, format!("model script panicked: {msg}"))
+            }
+        }
+    } else {
+        Reply::text("ok")
+    };
+
+    if !reply.delay.is_zero() {
+        std::thread::sleep(reply.delay);
+    }
+    if let Some((status, message)) = &reply.error {
+        let kind = match status {
+            429 => "rate_limit_error",
+            529 => "overloaded_error",
+            400..=499 => "invalid_request_error",
+            _ => "api_error",
+        };
+        return respond(
+            request,
+            *status,
+            "application/json",
+            error_body(kind, message),
+        );
+    }
+
+    let message = build_message(&turn, &reply, ids);
+    if turn.stream {
+        respond(request, 200, "text/event-stream", sse(&message))
+    } else {
+        respond(request, 200, "application/json", message.to_string())
+    }
+}
+
+fn build_message(turn: &Turn, reply: &Reply, ids: &AtomicUsize) -> Value {
+    let content: Vec<Value> = reply
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text(text) => json!({"type": "text", "text": text}),
+            Block::ToolUse { name, input } => json!({
+                "type": "tool_use",
+                "id": format!("toolu_{:020}", ids.fetch_add(1, Ordering::Relaxed)),
+                "name": name,
+                "input": input,
+            }),
+        })
+        .collect();
+    let output_tokens: usize = content.iter().map(|c| c.to_string().len() / 4 + 1).sum();
+    let input_tokens = turn.body["messages"].to_string().len() / 4 + 1;
+    json!({
+        "id": format!("msg_{:020}", ids.fetch_add(1, Ordering::Relaxed)),
+        "type": "message",
+        "role": "assistant",
+        "model": if turn.model.is_empty() { "claude-test" } else { &turn.model },
+        "content": content,
+        "stop_reason": reply.stop_reason(),
+        "stop_sequence": null,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+    })
+}
+
+/// The message as a server-sent event stream, the way the real API streams it.
+fn sse(message: &Value) -> String {
+    let mut out = String::new();
+    let mut event = |name: &str, data: Value| {
+        out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    };
+    let mut start = message.clone();
+    start["content"] = json!([]);
+    start["stop_reason"] = Value::Null;
+    start["usage"]["output_tokens"] = json!(1);
+    event(
+        "message_start",
+        json!({"type": "message_start", "message": start}),
+    );
+    for (index, block) in message["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if block["type"] == "text" {
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": index,
+                       "content_block": {"type": "text", "text": ""}}),
+            );
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "text_delta", "text": block["text"]}}),
+            );
+        } else {
+            event(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": index,
+                       "content_block": {"type": "tool_use", "id": block["id"],
+                                         "name": block["name"], "input": {}}}),
+            );
+            event(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index,
+                       "delta": {"type": "input_json_delta",
+                                 "partial_json": block["input"].to_string()}}),
+            );
+        }
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        );
+    }
+    event(
+        "message_delta",
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": message["stop_reason"], "stop_sequence": null},
+               "usage": {"output_tokens": message["usage"]["output_tokens"]}}),
+    );
+    event("message_stop", json!({"type": "message_stop"}));
+    out
+}
