@@ -78,11 +78,36 @@ pub struct Started {
     pub commit: ObjectId,
 }
 
+/// What a debate may start with besides its setup.
+#[derive(Debug, Clone, Default)]
+pub struct StartInputs {
+    /// The material of `setup.inputs`, gathered by [`crate::context::gather`].
+    pub material: crate::context::Material,
+    /// Where the report goes when `setup.output` is not set: `<dir>/<debate>.md`.
+    pub output_dir: Option<PathBuf>,
+}
+
 /// Creates a debate's main line: live files, the first commit, the first prompt. With a
 /// session it is bound at once; otherwise the next Claude session that stops here claims it.
 pub fn start(home: &Home, setup: Setup, session: Option<&str>) -> Result<Started, DebateError> {
+    start_with(home, setup, session, StartInputs::default())
+}
+
+/// [`start`], with the debate's material (recorded under `context/` in the first commit) and
+/// a default report directory.
+pub fn start_with(
+    home: &Home,
+    mut setup: Setup,
+    session: Option<&str>,
+    inputs: StartInputs,
+) -> Result<Started, DebateError> {
     let now = now();
     let debate = new_id(&setup.question, now);
+    if setup.output.is_none()
+        && let Some(dir) = inputs.output_dir
+    {
+        setup.output = Some(dir.join(format!("{debate}.md")));
+    }
     let line = LineRef::new(&debate, "main");
     let (progress, cue) = machine::start(&setup);
     let stamp = now.to_string();
@@ -107,6 +132,11 @@ pub fn start(home: &Home, setup: Setup, session: Option<&str>) -> Result<Started
         )));
     }
     std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
+    if !state.setup.inputs.is_empty() {
+        let bundle = crate::context::bundle_path(home, &state.debate);
+        fsutil::write_atomic(&bundle, inputs.material.bundle.as_bytes())
+            .map_err(io("cannot write", &bundle))?;
+    }
     let header = transcript::header(&state);
     let prompt = render(home, &state, &cue, true, "")?;
 
@@ -120,13 +150,16 @@ pub fn start(home: &Home, setup: Setup, session: Option<&str>) -> Result<Started
         subject: format!("start: {}", crate::state::first_line(&state.setup.question)),
         body: String::new(),
         trailers,
-        files: vec![
+        files: [
             ("state.md".into(), state.to_markdown().into_bytes()),
             (
                 phase_path(1, &cue, "prompt.md"),
                 prompt.clone().into_bytes(),
             ),
-        ],
+        ]
+        .into_iter()
+        .chain(inputs.material.files)
+        .collect(),
         time: now.as_second(),
         parent: None,
     })?;
@@ -397,13 +430,23 @@ fn render(
 ) -> Result<String, DebateError> {
     let prompts = Prompts::new(Some(home.prompts_dir()));
     let line = LineRef::new(&state.debate, &state.line);
-    let ctx = PhaseContext::new(
+    let mut ctx = PhaseContext::new(
         state,
         cue,
         full,
         transcript.to_owned(),
         &home.transcript_path(&line),
     );
+    if !state.setup.inputs.is_empty() {
+        // The material travels in full prompts only; later ones point to the file.
+        let path = crate::context::bundle_path(home, &state.debate);
+        let text = if full {
+            fsutil::read_optional(&path).map_err(io("cannot read", &path))?
+        } else {
+            None
+        };
+        ctx = ctx.with_context(&path, text);
+    }
     Ok(prompts.render_phase(&ctx)?)
 }
 

@@ -5,6 +5,8 @@
 //! [`debate`] carries out what the machine decides. The binary in `src/main.rs` and `src/cli/`
 //! is a thin shell over this library.
 
+pub mod config;
+pub mod context;
 pub mod debate;
 pub mod fsutil;
 pub mod home;

@@ -255,6 +255,7 @@ mod tests {
             research: false,
             autonomy: 0,
             output: None,
+            inputs: Default::default(),
         }
     }
 

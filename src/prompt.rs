@@ -59,6 +59,16 @@ pub struct PhaseContext {
     pub focus: Option<String>,
     pub research: bool,
     pub autonomy: u8,
+    /// `--follow-up`: the earlier result this debate builds on.
+    pub follow_up: Option<String>,
+    /// `--versus A B`: the two results pitted against each other (empty otherwise).
+    pub versus: Vec<String>,
+    /// Where the debate's material (code context, earlier reports) is kept; empty when the
+    /// debate has none.
+    pub context_path: String,
+    /// The material itself, only in a full prompt: a session that has seen it is pointed at
+    /// `context_path` instead, so it is not sent with every phase.
+    pub context: String,
     /// Send the whole debate (rules, and the transcript so far)?
     pub full: bool,
     pub transcript: String,
@@ -93,10 +103,23 @@ impl PhaseContext {
             focus: setup.focus.clone(),
             research: setup.research,
             autonomy: setup.autonomy,
+            follow_up: setup.inputs.follow_up.clone(),
+            versus: setup.inputs.versus.clone(),
+            context_path: String::new(),
+            context: String::new(),
             full,
             transcript,
             transcript_path: transcript_path.display().to_string(),
         }
+    }
+}
+
+impl PhaseContext {
+    /// Adds the debate's material: its path always, its text when given (full prompts).
+    pub fn with_context(mut self, path: &Path, text: Option<String>) -> PhaseContext {
+        self.context_path = path.display().to_string();
+        self.context = text.unwrap_or_default();
+        self
     }
 }
 
@@ -144,6 +167,55 @@ impl Prompts {
             }
         }
         BUILTIN.get_file(name).map(|_| Source::Builtin)
+    }
+}
+
+impl Prompts {
+    /// Every prompt file, built-in or only in the overrides directory, sorted, with its source.
+    pub fn list(&self) -> Vec<(String, Source)> {
+        let mut names = builtin_names();
+        if let Some(dir) = &self.overrides {
+            collect_overrides(dir, dir, &mut names);
+        }
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(|n| self.source(&n).map(|s| (n, s)))
+            .collect()
+    }
+
+    /// The text anvil renders for `name`: the override if there is one, else the built-in.
+    pub fn text(&self, name: &str) -> Result<Option<String>, PromptError> {
+        load(self.overrides.as_deref(), name).map_err(|e| PromptError::Template {
+            name: name.to_owned(),
+            line: None,
+            message: e.to_string(),
+        })
+    }
+
+    /// Compiles `name` (not its includes), so a syntax error is reported with file and line.
+    pub fn check(&self, name: &str) -> Result<(), PromptError> {
+        self.env
+            .get_template(name)
+            .map(drop)
+            .map_err(template_error)
+    }
+}
+
+fn collect_overrides(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_overrides(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "md")
+            && let Ok(rel) = path.strip_prefix(root)
+        {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
     }
 }
 

@@ -40,6 +40,35 @@ pub struct Setup {
     /// Where the final report goes, relative to the project root unless absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<PathBuf>,
+    /// Material the debate is about (code context, earlier reports), recorded in the first
+    /// commit under `context/`.
+    #[serde(default, skip_serializing_if = "Inputs::is_empty")]
+    pub inputs: Inputs,
+}
+
+/// What was given to the debaters besides the question, by name; the material itself is in
+/// the record's first commit and in the debate's `context.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inputs {
+    /// `--context` paths as the user gave them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<String>,
+    /// `--diff`: the project's uncommitted changes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub diff: bool,
+    /// `--follow-up`: the earlier report (a file, or `DEBATE@LINE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow_up: Option<String>,
+    /// `--versus A B`: the two results pitted against each other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versus: Vec<String>,
+}
+
+impl Inputs {
+    pub fn is_empty(&self) -> bool {
+        self.context.is_empty() && !self.diff && self.follow_up.is_none() && self.versus.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -344,6 +373,7 @@ mod tests {
                 research: false,
                 autonomy: 0,
                 output: None,
+                inputs: Inputs::default(),
             },
             progress: Progress {
                 status: Status::Active,

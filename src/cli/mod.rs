@@ -10,9 +10,11 @@ use clap::{Parser, Subcommand};
 use anvil::home::{Home, LineRef};
 
 mod cancel;
+mod completions;
 mod hook;
 mod init;
 mod install;
+mod prompts;
 mod start;
 mod status;
 mod steer;
@@ -26,6 +28,7 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 enum Command {
     Init(init::Args),
     Install(install::Args),
@@ -34,6 +37,10 @@ enum Command {
     Status(status::Args),
     Cancel(cancel::Args),
     Steer(steer::Args),
+    /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
+    #[command(subcommand)]
+    Prompts(prompts::Command),
+    Completions(completions::Args),
     #[command(subcommand)]
     Hook(hook::Command),
 }
@@ -208,6 +215,8 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&ctx, args),
         Command::Cancel(args) => cancel::run(&ctx, args),
         Command::Steer(args) => steer::run(&ctx, args),
+        Command::Prompts(command) => prompts::run(&ctx, command),
+        Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),
     };
     match result {

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use anvil::config::Config;
+use anvil::debate::StartInputs;
 use anvil::options::Options;
 use anvil::state::Mode;
 
@@ -14,38 +16,111 @@ use super::{CliError, Ctx, out, say, slash_safe};
 ///
 ///   claude "$(anvil start "Should we adopt GraphQL?" --rounds 2)"
 ///
-/// The Stop hook then drives every phase to the synthesis.
+/// The Stop hook then drives every phase to the synthesis. Defaults for every option can be
+/// set in .anvil/config.toml (keys: mode, rounds, position, stakeholders, personas,
+/// interactive, framework, focus, research, autonomy, output, output_dir, context, diff);
+/// flags override them.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct Args {
-    /// The question to stress-test, e.g. "Should we rewrite billing in Rust?".
+    /// The question to stress-test, e.g. "Should we rewrite billing in Rust?". May be left out
+    /// with --versus, which then asks which result is stronger and why.
     question: Vec<String>,
 
     /// Tone and rules of the debate [default: analyst].
+    ///
+    /// Example: --mode devils-advocate --position "We should keep the monolith"
     #[arg(long, value_parser = parse_mode)]
     mode: Option<Mode>,
 
     /// Advocate/critic rounds (1-10) [default: 3]; in a rotation, rounds = voices.
+    ///
+    /// Example: --rounds 2
     #[arg(long)]
     rounds: Option<u32>,
 
     /// Your own stance; required by --mode devils-advocate, which attacks it.
+    ///
+    /// Example: --position "Postgres is enough for our queue"
     #[arg(long)]
     position: Option<String>,
 
     /// Stakeholder rotation, e.g. "Engineering Team,Product/UX,Business/Management" (the
     /// default when given without a value). Implies --mode stakeholders.
+    ///
+    /// Example: --stakeholders "Ops,Legal,Finance"
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     stakeholders: Option<String>,
 
-    /// A persona of a persona rotation (repeat, at least twice), e.g. --persona startup-cfo.
-    #[arg(long = "persona")]
+    /// A persona of a persona rotation (repeat, at least twice): a preset
+    /// (security-engineer, startup-cfo, junior-developer, end-user) or free text.
+    ///
+    /// Example: --persona startup-cfo --persona "a burned-out SRE"
+    #[arg(long = "persona", value_name = "NAME")]
     personas: Vec<String>,
 
     /// Pause after every round so the human can steer the next one.
+    ///
+    /// Example: --interactive
     #[arg(long)]
     interactive: bool,
 
+    /// Shape of the synthesis: adr, pre-mortem, red-team, rfc or risks.
+    ///
+    /// Example: --framework adr
+    #[arg(long, value_name = "NAME")]
+    framework: Option<String>,
+
+    /// One lens for every phase: a preset (security, performance, developer-experience,
+    /// operational-cost, maintainability) or free text.
+    ///
+    /// Example: --focus security, or --focus "GDPR compliance"
+    #[arg(long, value_name = "LENS")]
+    focus: Option<String>,
+
+    /// Code the debate is about: a file or a directory (repeatable). Directories respect
+    /// .gitignore; binary files are skipped; the total is capped at 128 KiB, and what was cut
+    /// is listed.
+    ///
+    /// Example: --context src/ --context Cargo.toml
+    #[arg(long, value_name = "PATH")]
+    context: Vec<String>,
+
+    /// Add the project's uncommitted changes (staged, unstaged, untracked) as a diff.
+    ///
+    /// Example: --diff "Is this change safe to ship?"
+    #[arg(long)]
+    diff: bool,
+
+    /// Build on an earlier result: a report file, or a recorded debate DEBATE[@LINE].
+    ///
+    /// Example: --follow-up .anvil/reports/20261122-graphql-3f2a.md
+    #[arg(long, value_name = "FILE|DEBATE")]
+    follow_up: Option<String>,
+
+    /// Pit two earlier results against each other (files, or recorded debates DEBATE[@LINE]).
+    /// Without a question, the debate asks which is stronger and why.
+    ///
+    /// Example: --versus plan-a.md plan-b.md
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    versus: Vec<String>,
+
+    /// Ask the debaters to ground claims in web research; the synthesis lists its sources.
+    ///
+    /// Example: --research
+    #[arg(long)]
+    research: bool,
+
+    /// How readily debaters ask you questions with `anvil ask`: 0 never (default) … 5 whenever
+    /// anything is ambiguous.
+    ///
+    /// Example: --autonomy 2
+    #[arg(long, value_name = "0-5")]
+    autonomy: Option<u8>,
+
     /// Where the final report goes (.md, or a self-contained .html).
+    ///
+    /// Example: --output docs/decisions/graphql.html
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
 
@@ -58,6 +133,14 @@ pub struct Args {
     #[arg(long, hide = true)]
     slash: bool,
 }
+
+const EXAMPLES: &str = "Examples:
+  anvil start \"Should we adopt GraphQL?\" --rounds 2
+  anvil start \"Rewrite billing in Rust?\" --framework adr --focus security --context src/
+  anvil start \"Is this change safe to ship?\" --diff --framework red-team
+  anvil start \"Which plan?\" --persona startup-cfo --persona junior-developer
+  anvil start --versus plan-a.md plan-b.md
+  anvil start \"What next?\" --follow-up 20261122-graphql-3f2a@main --research";
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::ALL
@@ -84,6 +167,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             Some(s) => Some(s),
             None => ctx.session(),
         };
+        let mut config = Config::load(home.root())?;
+        // Context paths in the config are relative to the project, flags' to the cwd.
+        if let Some(paths) = &mut config.context {
+            for p in paths.iter_mut() {
+                *p = home.project().join(&*p).display().to_string();
+            }
+        }
         let setup = Options {
             question: args.question.join(" "),
             mode: args.mode,
@@ -92,15 +182,28 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             stakeholders: args.stakeholders,
             personas: args.personas,
             interactive: args.interactive,
-            framework: None,
-            focus: None,
-            research: false,
-            autonomy: None,
+            framework: args.framework,
+            focus: args.focus,
+            research: args.research,
+            autonomy: args.autonomy,
             output: args.output,
+            context: args.context,
+            diff: args.diff,
+            follow_up: args.follow_up,
+            versus: args.versus,
+            cwd: ctx.cwd.clone(),
+            from_config: Default::default(),
         }
+        .with_config(&config)
         .into_setup()
         .map_err(|e| CliError::from_display(e).usage())?;
-        let started = anvil::debate::start(&home, setup, session.as_deref())?;
+        let material =
+            anvil::context::gather(&home, &ctx.cwd, &setup.inputs, anvil::context::MAX_BYTES)?;
+        let inputs = StartInputs {
+            material,
+            output_dir: config.output_dir.clone(),
+        };
+        let started = anvil::debate::start_with(&home, setup, session.as_deref(), inputs)?;
         out(&started.prompt)?;
         if !slash {
             let how = match session {

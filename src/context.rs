@@ -1,0 +1,518 @@
+//! The material a debate is about: code (`--context`, `--diff`) and earlier results
+//! (`--follow-up`, `--versus`), gathered once by `anvil start`, never by the Stop hook.
+//!
+//! It is kept twice: file by file under `context/` in the debate's first commit, so a replay
+//! or a branch sees exactly what the debaters saw, and as one bundle (`context.md` in the
+//! debate's folder) that full prompts carry and later prompts point to. The bundle is bounded:
+//! what does not fit is cut or left out, and its index says so.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::home::{Home, LineRef};
+use crate::record::Record;
+use crate::state::{Inputs, Role, State};
+
+/// The most material a debate carries, in bytes (about 30k tokens).
+pub const MAX_BYTES: usize = 128 * 1024;
+/// A file cut to fit keeps at least this much; below it the file is left out instead.
+const MIN_PIECE: usize = 2 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--{option} {name}: {message}")]
+    Source {
+        option: &'static str,
+        name: String,
+        message: String,
+    },
+    #[error("--diff: {0}")]
+    Diff(String),
+    #[error("--context {path}: {message}")]
+    Walk { path: String, message: String },
+}
+
+/// The debate's material, ready to record and to show.
+#[derive(Debug, Clone, Default)]
+pub struct Material {
+    /// Files for the first commit, by path in its tree (all under `context/`).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// The bundle that prompts carry.
+    pub bundle: String,
+}
+
+/// Where the bundle of `debate` lives: next to its lines, shared by all of them.
+pub fn bundle_path(home: &Home, debate: &str) -> PathBuf {
+    home.debates_dir().join(debate).join("context.md")
+}
+
+/// One piece of material before the budget is applied.
+struct Piece {
+    /// Path under `context/` in the record.
+    record_path: String,
+    /// Heading in the bundle.
+    title: String,
+    /// Fence language hint.
+    lang: String,
+    text: String,
+}
+
+/// Gathers everything `inputs` names. Relative paths are found from `cwd`; file names in the
+/// record are relative to the project when the file is inside it.
+pub fn gather(
+    home: &Home,
+    cwd: &Path,
+    inputs: &Inputs,
+    budget: usize,
+) -> Result<Material, ContextError> {
+    if inputs.is_empty() {
+        return Ok(Material::default());
+    }
+    let mut pieces = Vec::new();
+    let mut skipped = Vec::new();
+    if let Some(source) = &inputs.follow_up {
+        let text = read_result(home, cwd, "follow-up", source)?;
+        pieces.push(Piece {
+            record_path: "follow-up.md".into(),
+            title: format!("Previous report ({source})"),
+            lang: "markdown".into(),
+            text,
+        });
+    }
+    for (label, source) in ["a", "b"].iter().zip(&inputs.versus) {
+        let text = read_result(home, cwd, "versus", source)?;
+        pieces.push(Piece {
+            record_path: format!("versus-{label}.md"),
+            title: format!("Result {} ({source})", label.to_uppercase()),
+            lang: "markdown".into(),
+            text,
+        });
+    }
+    if inputs.diff {
+        let patch = uncommitted_diff(home.project())?;
+        pieces.push(Piece {
+            record_path: "diff.patch".into(),
+            title: "Uncommitted changes (git diff against HEAD)".into(),
+            lang: "diff".into(),
+            text: if patch.is_empty() {
+                "(no uncommitted changes)\n".into()
+            } else {
+                patch
+            },
+        });
+    }
+    for given in &inputs.context {
+        for path in walk(cwd, given)? {
+            let bytes = std::fs::read(&path).map_err(|source| ContextError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let name = display_name(home.project(), cwd, &path);
+            match text_of(bytes) {
+                Some(text) => pieces.push(Piece {
+                    record_path: format!("files/{name}"),
+                    lang: lang_of(&name),
+                    title: name,
+                    text,
+                }),
+                None => skipped.push(format!("{name} (binary)")),
+            }
+        }
+    }
+    Ok(assemble(pieces, skipped, budget))
+}
+
+/// Applies the budget in order (earlier results first, then the diff, then files), and writes
+/// the index that says what was cut.
+fn assemble(pieces: Vec<Piece>, mut skipped: Vec<String>, budget: usize) -> Material {
+    let mut left = budget;
+    let mut included = Vec::new();
+    let mut cut = Vec::new();
+    for mut piece in pieces {
+        let size = piece.text.len();
+        if size <= left {
+            left -= size;
+        } else if left >= MIN_PIECE {
+            let keep = floor_line(&piece.text, left);
+            piece.text.truncate(keep);
+            piece.text.push_str(&format!(
+                "\n[… cut by anvil: {keep} of {size} bytes kept]\n"
+            ));
+            cut.push(format!("{} (cut to {keep} of {size} bytes)", piece.title));
+            left = 0;
+        } else {
+            skipped.push(format!(
+                "{} ({size} bytes, over the size limit)",
+                piece.title
+            ));
+            continue;
+        }
+        included.push(piece);
+    }
+    let mut index = String::from("# Material given to the debaters\n\n");
+    for p in &included {
+        index.push_str(&format!("- {} — `context/{}`\n", p.title, p.record_path));
+    }
+    if !cut.is_empty() || !skipped.is_empty() {
+        index.push_str(&format!(
+            "\nThe material is limited to {budget} bytes; anvil cut or left out:\n"
+        ));
+        for c in cut.iter().chain(&skipped) {
+            index.push_str(&format!("- {c}\n"));
+        }
+    }
+    let mut bundle = index.clone();
+    let mut files = vec![("context/README.md".to_owned(), index.into_bytes())];
+    for p in included {
+        let fence = fence_for(&p.text);
+        bundle.push_str(&format!(
+            "\n## {}\n\n{fence}{}\n{}{}{fence}\n",
+            p.title,
+            p.lang,
+            p.text,
+            if p.text.ends_with('\n') { "" } else { "\n" }
+        ));
+        files.push((format!("context/{}", p.record_path), p.text.into_bytes()));
+    }
+    Material { files, bundle }
+}
+
+/// The largest prefix of `text` of at most `max` bytes that ends at a line break (or a char
+/// boundary, for a text without one).
+fn floor_line(text: &str, max: usize) -> usize {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind('\n') {
+        Some(i) if i > 0 => i + 1,
+        _ => end,
+    }
+}
+
+/// A backtick fence longer than any run of backticks in `text`.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+fn lang_of(name: &str) -> String {
+    Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Text, or `None` for a binary file (a NUL byte, or not UTF-8).
+fn text_of(bytes: Vec<u8>) -> Option<String> {
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
+/// The files of one `--context` argument, sorted: a file as it is (even if ignored, since it
+/// was named), a directory walked with `.gitignore`, `.ignore` and hidden files respected.
+fn walk(cwd: &Path, given: &str) -> Result<Vec<PathBuf>, ContextError> {
+    let root = cwd.join(given);
+    if root.is_file() {
+        return Ok(vec![root]);
+    }
+    if !root.is_dir() {
+        return Err(ContextError::Walk {
+            path: given.to_owned(),
+            message: "no such file or directory".into(),
+        });
+    }
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(&root)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".anvil" && e.file_name() != ".git")
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| ContextError::Walk {
+            path: given.to_owned(),
+            message: e.to_string(),
+        })?;
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            out.push(entry.into_path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// `src/lib.rs` for a file in the project; otherwise its path with only normal components.
+fn display_name(project: &Path, cwd: &Path, path: &Path) -> String {
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_owned());
+    let path = canonical(path);
+    let rel = path
+        .strip_prefix(canonical(project))
+        .or_else(|_| path.strip_prefix(canonical(cwd)))
+        .unwrap_or(&path);
+    rel.components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// An earlier result: a file, or the synthesis of a recorded debate `DEBATE[@LINE]` (from its
+/// live files, else from the record); a line without a synthesis gives its whole transcript.
+pub fn read_result(
+    home: &Home,
+    cwd: &Path,
+    option: &'static str,
+    source: &str,
+) -> Result<String, ContextError> {
+    let path = cwd.join(source);
+    if path.is_file() {
+        return std::fs::read_to_string(&path)
+            .map_err(|source| ContextError::Read { path, source });
+    }
+    let fail = |message: String| ContextError::Source {
+        option,
+        name: source.to_owned(),
+        message,
+    };
+    let Some(wanted) = LineRef::parse(source) else {
+        return Err(fail(
+            "no such file, and not a debate name (DEBATE or DEBATE@LINE)".into(),
+        ));
+    };
+    let lines = crate::debate::live_lines(home).map_err(|e| fail(e.to_string()))?;
+    let matches: Vec<&LineRef> = lines
+        .iter()
+        .filter(|l| l.line == wanted.line && l.debate.starts_with(&wanted.debate))
+        .collect();
+    match matches.as_slice() {
+        [one] => {
+            let transcript = crate::fsutil::read_optional(&home.transcript_path(one))
+                .map_err(|e| fail(e.to_string()))?
+                .unwrap_or_default();
+            return Ok(synthesis_of(&transcript).unwrap_or(transcript));
+        }
+        [] => {}
+        many => {
+            return Err(fail(format!(
+                "ambiguous: it matches {}",
+                many.iter()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    from_record(home, &wanted).map_err(fail)?.ok_or_else(|| {
+        fail(
+            "no such file, and no recorded debate of that name; `anvil status` lists debates"
+                .into(),
+        )
+    })
+}
+
+fn synthesis_of(transcript: &str) -> Option<String> {
+    transcript
+        .rsplit_once("\n## Synthesis\n")
+        .map(|(_, s)| format!("## Synthesis\n{}", s.trim_start()))
+}
+
+/// The synthesis a line's record holds, if the line is in the record and finished.
+fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> {
+    if !home.record_dir().join("HEAD").is_file() {
+        return Ok(None);
+    }
+    let record = Record::open(&home.record_dir()).map_err(|e| e.to_string())?;
+    let lines = record.lines().map_err(|e| e.to_string())?;
+    let Some((debate, _, tip)) = lines
+        .into_iter()
+        .find(|(d, l, _)| *l == wanted.line && d.starts_with(&wanted.debate))
+    else {
+        return Ok(None);
+    };
+    let read = |path: &str| -> Result<Option<String>, String> {
+        Ok(record
+            .read(tip, path)
+            .map_err(|e| e.to_string())?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    };
+    let Some(state_text) = read("state.md")? else {
+        return Ok(None);
+    };
+    let state =
+        State::from_markdown(&state_text, Path::new("state.md")).map_err(|e| e.to_string())?;
+    let path = format!(
+        "{}/response.md",
+        crate::debate::phase_dir(state.progress.step, Role::Synthesizer)
+    );
+    match read(&path)? {
+        Some(text) => Ok(Some(format!("## Synthesis\n\n{text}"))),
+        None => Err(format!(
+            "debate {debate}@{} has no synthesis yet; wait until it is done",
+            wanted.line
+        )),
+    }
+}
+
+/// The project's uncommitted changes (staged, unstaged and untracked) against `HEAD`, as a
+/// unified diff; binary files are named, not shown. Read with gix, no `git` binary needed.
+pub fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
+    use gix::bstr::ByteSlice;
+    use gix::diff::blob::unified_diff::{ConsumeBinaryHunk, ContextSize};
+    use gix::diff::blob::{Algorithm, InternedInput, UnifiedDiff};
+
+    let err = |e: &dyn std::fmt::Display| ContextError::Diff(e.to_string());
+    let repo = gix::discover(project).map_err(|e| {
+        ContextError::Diff(format!(
+            "{} is not in a git repository ({e}); drop --diff or run it inside one",
+            project.display()
+        ))
+    })?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| ContextError::Diff("the repository has no working tree".into()))?
+        .to_owned();
+    let tree = repo
+        .head_tree_id_or_empty()
+        .map_err(|e| err(&e))?
+        .object()
+        .map_err(|e| err(&e))?
+        .into_tree();
+    let mut paths: Vec<String> = Vec::new();
+    let iter = repo
+        .status(gix::progress::Discard)
+        .map_err(|e| err(&e))?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .into_iter(None)
+        .map_err(|e| err(&e))?;
+    for item in iter {
+        let item = item.map_err(|e| err(&e))?;
+        let path = item.location().to_str_lossy().into_owned();
+        if !path.starts_with(".anvil/") {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    let mut out = String::new();
+    for path in paths {
+        let old = match tree.lookup_entry_by_path(&path).map_err(|e| err(&e))? {
+            Some(entry) if entry.mode().is_blob() => {
+                entry.object().map_err(|e| err(&e))?.detach().data
+            }
+            _ => Vec::new(),
+        };
+        let new = match std::fs::read(workdir.join(&path)) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(err(&e)),
+        };
+        if old == new {
+            continue;
+        }
+        let (Some(old), Some(new)) = (text_of(old), text_of(new)) else {
+            out.push_str(&format!("Binary file {path} changed\n"));
+            continue;
+        };
+        let input = InternedInput::new(old.as_str(), new.as_str());
+        let diff = gix::diff::blob::diff_with_slider_heuristics(Algorithm::Histogram, &input);
+        let hunks = UnifiedDiff::new(
+            &diff,
+            &input,
+            ConsumeBinaryHunk::new(String::new(), "\n"),
+            ContextSize::symmetrical(3),
+        )
+        .consume()
+        .map_err(|e| err(&e))?;
+        let from = if old.is_empty() {
+            "/dev/null".to_owned()
+        } else {
+            format!("a/{path}")
+        };
+        let to = if new.is_empty() {
+            "/dev/null".to_owned()
+        } else {
+            format!("b/{path}")
+        };
+        out.push_str(&format!(
+            "diff --git a/{path} b/{path}\n--- {from}\n+++ {to}\n{hunks}"
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(name: &str, text: &str) -> Piece {
+        Piece {
+            record_path: format!("files/{name}"),
+            title: name.into(),
+            lang: String::new(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn budget_cuts_at_a_line_and_says_what_was_cut() {
+        let big = "line of text\n".repeat(400); // 5200 bytes
+        let m = assemble(
+            vec![
+                piece("a.rs", "fn a() {}\n"),
+                piece("b.rs", &big),
+                piece("c.rs", "c\n"),
+            ],
+            vec!["logo.png (binary)".into()],
+            4096,
+        );
+        let paths: Vec<&str> = m.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "context/README.md",
+                "context/files/a.rs",
+                "context/files/b.rs"
+            ]
+        );
+        let b = String::from_utf8(m.files[2].1.clone()).unwrap();
+        assert!(b.contains("[… cut by anvil"), "{b}");
+        assert!(b.lines().rev().nth(1).unwrap().is_empty() || b.contains("line of text\n\n["));
+        assert!(m.bundle.contains("b.rs (cut to"), "{}", m.bundle);
+        assert!(
+            m.bundle.contains("c.rs (2 bytes, over the size limit)"),
+            "{}",
+            m.bundle
+        );
+        assert!(m.bundle.contains("logo.png (binary)"), "{}", m.bundle);
+    }
+
+    #[test]
+    fn fences_outgrow_backticks_in_the_text() {
+        assert_eq!(fence_for("plain"), "```");
+        assert_eq!(fence_for("a ```rust\n``` b"), "````");
+    }
+
+    #[test]
+    fn binary_files_are_not_text() {
+        assert!(text_of(b"a\0b".to_vec()).is_none());
+        assert!(text_of(vec![0xff, 0xfe]).is_none());
+        assert_eq!(text_of(b"ok".to_vec()).as_deref(), Some("ok"));
+    }
+}
