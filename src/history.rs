@@ -1,0 +1,404 @@
+//! A line's recorded history, read back from the record.
+//!
+//! The record is the append-only log of a debate: one commit per phase transition, each with
+//! `Anvil-*` trailers and a tree holding `state.md` and `phases/NNN-role/{prompt,response}.md`.
+//! Everything that looks back — log, show, diff, branch, resume, replay, report — is a fold over
+//! the entries this module reads, so they all agree on what happened.
+//!
+//! A line's history is its tip's first-parent chain down to the debate's start, so a branched
+//! line includes the phases it inherited from the line it was branched from.
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+use crate::home::LineRef;
+use crate::machine::Finished;
+use crate::record::{Record, RecordError};
+use crate::state::{Role, State, StateError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("there is no line {0} in the record")]
+    NoLine(LineRef),
+    #[error("commit {0} in the record is damaged: {1}")]
+    Damaged(ObjectId, String),
+}
+
+/// One recorded commit of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub commit: ObjectId,
+    pub parent: Option<ObjectId>,
+    /// The line that wrote this commit (`Anvil-Line`); an inherited entry names its own line.
+    pub line: String,
+    /// `Anvil-Phase`: a role's name, or `start`, `branch`, `cancel`, …
+    pub phase: String,
+    /// The role whose turn this commit records; `None` for bookkeeping commits.
+    pub role: Option<Role>,
+    pub round: u32,
+    /// Phases recorded on the line up to and including this commit; numbers `phases/NNN-…`.
+    pub step: u32,
+    pub voice: Option<String>,
+    /// Steering that arrived with this commit (or, on a branch, the steering it starts with).
+    pub steering: Vec<String>,
+    /// The debater wrote the completion marker.
+    pub complete: bool,
+    pub session: Option<String>,
+    pub author: String,
+    pub subject: String,
+    /// Seconds since the epoch.
+    pub time: i64,
+    pub trailers: Vec<(String, String)>,
+}
+
+impl Entry {
+    /// Where this phase's response sits in the commit's tree.
+    pub fn response_path(&self) -> Option<String> {
+        self.role
+            .map(|role| format!("{}/response.md", crate::debate::phase_dir(self.step, role)))
+    }
+
+    /// Where the prompt that asked for this phase sits.
+    pub fn prompt_path(&self) -> Option<String> {
+        self.role
+            .map(|role| format!("{}/prompt.md", crate::debate::phase_dir(self.step, role)))
+    }
+
+    pub fn trailer(&self, key: &str) -> Option<&str> {
+        self.trailers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// How the transcript titles this entry: `Round 2 · Critic`, `Synthesis`, `Start`, …
+    pub fn heading(&self) -> String {
+        match self.role {
+            Some(role) => crate::transcript::heading(role, self.round, self.voice.as_deref()),
+            None => {
+                let mut name = self.phase.clone();
+                if let Some(first) = name.get_mut(0..1) {
+                    first.make_ascii_uppercase();
+                }
+                name
+            }
+        }
+    }
+
+    /// The subject without its `round N role:` prefix: the gist of the text.
+    pub fn gist(&self) -> &str {
+        match self.subject.split_once(": ") {
+            Some((_, gist)) => gist,
+            None => &self.subject,
+        }
+    }
+
+    /// Did this debating phase close its round (the last debating phase with its number)?
+    pub fn is_debating(&self) -> bool {
+        self.role.is_some_and(Role::is_debating)
+    }
+}
+
+/// A line's history, oldest entry first.
+#[derive(Debug, Clone)]
+pub struct LineHistory {
+    pub line: LineRef,
+    pub tip: ObjectId,
+    pub entries: Vec<Entry>,
+}
+
+impl LineHistory {
+    /// Reads `debate@line` from the record.
+    pub fn load(record: &Record, line: &LineRef) -> Result<LineHistory, HistoryError> {
+        let tip = record
+            .tip(&line.debate, &line.line)?
+            .ok_or_else(|| HistoryError::NoLine(line.clone()))?;
+        Ok(LineHistory {
+            line: line.clone(),
+            tip,
+            entries: chain(record, tip)?,
+        })
+    }
+
+    /// The commit that ends round `n`: the last debating phase of that round; round 0 is the
+    /// start of the debate.
+    pub fn round_end(&self, n: u32) -> Option<usize> {
+        if n == 0 {
+            return (!self.entries.is_empty()).then_some(0);
+        }
+        self.entries
+            .iter()
+            .rposition(|e| e.is_debating() && e.round == n)
+    }
+
+    /// The phase of `role` in round `n`.
+    pub fn phase_in_round(&self, n: u32, role: Role) -> Option<usize> {
+        self.entries
+            .iter()
+            .rposition(|e| e.role == Some(role) && e.round == n)
+    }
+
+    pub fn synthesis(&self) -> Option<usize> {
+        self.entries
+            .iter()
+            .rposition(|e| e.role == Some(Role::Synthesizer))
+    }
+
+    /// Rounds with at least one recorded debating phase.
+    pub fn rounds(&self) -> Vec<u32> {
+        let mut rounds: Vec<u32> = self
+            .entries
+            .iter()
+            .filter(|e| e.is_debating())
+            .map(|e| e.round)
+            .collect();
+        rounds.dedup();
+        rounds
+    }
+
+    /// The index of the first entry this line wrote itself; entries before it are inherited
+    /// from the line it was branched from. `None` when the line wrote nothing of its own.
+    pub fn own_start(&self) -> Option<usize> {
+        self.entries.iter().position(|e| e.line == self.line.line)
+    }
+
+    /// The entries that close a round or finish the line, as `(name, index)`: what a revision
+    /// can name on this line.
+    pub fn names(&self) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        if !self.entries.is_empty() {
+            out.push(("round-0".to_owned(), 0));
+        }
+        for round in self.rounds() {
+            if let Some(i) = self.round_end(round) {
+                out.push((format!("round-{round}"), i));
+            }
+        }
+        if let Some(i) = self.synthesis() {
+            out.push(("synthesis".to_owned(), i));
+        }
+        out
+    }
+
+    /// The entries of the round that `index` belongs to, up to and including it: for a round's
+    /// end, its debating phases; for a synthesis or a single phase, just that one.
+    pub fn round_of(&self, index: usize) -> Vec<usize> {
+        let entry = &self.entries[index];
+        if !entry.is_debating() {
+            return vec![index];
+        }
+        (0..=index)
+            .filter(|&i| self.entries[i].is_debating() && self.entries[i].round == entry.round)
+            .collect()
+    }
+}
+
+/// The state file as it was at `commit`.
+pub fn state_at(record: &Record, commit: ObjectId) -> Result<State, HistoryError> {
+    let bytes = record
+        .read(commit, "state.md")?
+        .ok_or_else(|| HistoryError::Damaged(commit, "no state.md in its tree".into()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(State::from_markdown(
+        &text,
+        std::path::Path::new(&format!("{commit}:state.md")),
+    )?)
+}
+
+/// A file of `commit`'s tree as text.
+pub fn read_text(
+    record: &Record,
+    commit: ObjectId,
+    path: &str,
+) -> Result<Option<String>, HistoryError> {
+    Ok(record
+        .read(commit, path)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// The response recorded by `entry`, if it records a phase.
+pub fn response(record: &Record, entry: &Entry) -> Result<Option<String>, HistoryError> {
+    match entry.response_path() {
+        Some(path) => read_text(record, entry.commit, &path),
+        None => Ok(None),
+    }
+}
+
+/// The prompt that asked for `entry`'s phase (it was written by the commit before).
+pub fn prompt(record: &Record, entry: &Entry) -> Result<Option<String>, HistoryError> {
+    match entry.prompt_path() {
+        Some(path) => read_text(record, entry.commit, &path),
+        None => Ok(None),
+    }
+}
+
+/// The transcript of `history` up to and including entry `upto`, as `transcript.md` would
+/// read, headed for the line `state` describes.
+pub fn transcript(
+    record: &Record,
+    history: &LineHistory,
+    upto: usize,
+    state: &State,
+) -> Result<String, HistoryError> {
+    let mut out = crate::transcript::header(state);
+    for entry in &history.entries[..=upto] {
+        let Some(role) = entry.role else { continue };
+        let text = response(record, entry)?.unwrap_or_default();
+        let finished = Finished {
+            role,
+            round: entry.round,
+            voice: entry.voice.clone(),
+            markers: Default::default(),
+            steering: entry.steering.clone(),
+        };
+        out.push_str(&crate::transcript::section(&finished, &text));
+    }
+    Ok(out)
+}
+
+/// The first-parent chain ending at `tip`, oldest first, with steps counted along it.
+pub fn chain(record: &Record, tip: ObjectId) -> Result<Vec<Entry>, HistoryError> {
+    let mut entries = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        let entry = read_entry(record, id)?;
+        next = entry.parent;
+        entries.push(entry);
+    }
+    entries.reverse();
+    let mut step = 0;
+    for entry in &mut entries {
+        if entry.role.is_some() {
+            step += 1;
+        }
+        entry.step = step;
+    }
+    Ok(entries)
+}
+
+/// Reads one commit: its parent, author, time and trailers. `step` is left at 0; [`chain`]
+/// fills it in.
+pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> {
+    let damaged = |e: &dyn std::fmt::Display| HistoryError::Damaged(id, e.to_string());
+    let commit = record.repo().find_commit(id).map_err(|e| damaged(&e))?;
+    let decoded = commit.decode().map_err(|e| damaged(&e))?;
+    let parent = decoded.parents().next();
+    let author = decoded.author().map_err(|e| damaged(&e))?;
+    let time = author.seconds();
+    let author_name = author.name.to_str_lossy().into_owned();
+    let message = decoded.message.to_str_lossy();
+    let (subject, trailers) = parse_message(&message);
+    let get = |key: &str| {
+        trailers
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let phase = get("Anvil-Phase").unwrap_or_default();
+    Ok(Entry {
+        commit: id,
+        parent,
+        line: get("Anvil-Line").unwrap_or_default(),
+        role: role_named(&phase),
+        phase,
+        round: get("Anvil-Round")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(0),
+        step: 0,
+        voice: get("Anvil-Voice"),
+        steering: trailers
+            .iter()
+            .filter(|(k, _)| k == "Anvil-Steering")
+            .map(|(_, v)| v.clone())
+            .collect(),
+        complete: get("Anvil-Complete").is_some(),
+        session: get("Anvil-Session"),
+        author: author_name,
+        subject,
+        time,
+        trailers,
+    })
+}
+
+/// The subject line and the trailers of the last paragraph (`Key: value` lines).
+fn parse_message(message: &str) -> (String, Vec<(String, String)>) {
+    let subject = message.lines().next().unwrap_or("").trim().to_owned();
+    let last = message
+        .trim_end()
+        .rsplit("\n\n")
+        .next()
+        .unwrap_or_default();
+    let trailers: Vec<(String, String)> = last
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(": ")?;
+            (!k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+                .then(|| (k.to_owned(), v.trim().to_owned()))
+        })
+        .collect();
+    if trailers.len() == last.lines().count() && message.contains("\n\n") {
+        (subject, trailers)
+    } else {
+        (subject, Vec::new())
+    }
+}
+
+/// The role a phase name stands for.
+pub fn role_named(name: &str) -> Option<Role> {
+    [
+        Role::Advocate,
+        Role::Critic,
+        Role::Stakeholder,
+        Role::Persona,
+        Role::InteractivePause,
+        Role::Synthesizer,
+    ]
+    .into_iter()
+    .find(|r| r.name() == name)
+}
+
+/// The lines of one debate in the record, `main` first.
+pub fn lines_of(record: &Record, debate: &str) -> Result<Vec<(String, ObjectId)>, HistoryError> {
+    let mut lines: Vec<(String, ObjectId)> = record
+        .lines()?
+        .into_iter()
+        .filter(|(d, _, _)| d == debate)
+        .map(|(_, l, id)| (l, id))
+        .collect();
+    lines.sort_by_key(|(l, _)| (l != "main", l.clone()));
+    Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_come_from_the_last_paragraph_only() {
+        let (subject, trailers) = parse_message(
+            "round 1 advocate: yes\n\nNote: not a trailer\nbecause prose\n\nAnvil-Phase: advocate\nAnvil-Round: 1\n",
+        );
+        assert_eq!(subject, "round 1 advocate: yes");
+        assert_eq!(
+            trailers,
+            [
+                ("Anvil-Phase".to_owned(), "advocate".to_owned()),
+                ("Anvil-Round".to_owned(), "1".to_owned())
+            ]
+        );
+        let (_, none) = parse_message("just a subject\n");
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn role_names_round_trip() {
+        for role in [Role::Advocate, Role::InteractivePause, Role::Synthesizer] {
+            assert_eq!(role_named(role.name()), Some(role));
+        }
+        assert_eq!(role_named("start"), None);
+    }
+}
