@@ -305,9 +305,7 @@ pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> 
         line: get("Anvil-Line").unwrap_or_default(),
         role: role_named(&phase),
         phase,
-        round: get("Anvil-Round")
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(0),
+        round: get("Anvil-Round").and_then(|r| r.parse().ok()).unwrap_or(0),
         step: 0,
         voice: get("Anvil-Voice"),
         steering: trailers
@@ -327,11 +325,7 @@ pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> 
 /// The subject line and the trailers of the last paragraph (`Key: value` lines).
 fn parse_message(message: &str) -> (String, Vec<(String, String)>) {
     let subject = message.lines().next().unwrap_or("").trim().to_owned();
-    let last = message
-        .trim_end()
-        .rsplit("\n\n")
-        .next()
-        .unwrap_or_default();
+    let last = message.trim_end().rsplit("\n\n").next().unwrap_or_default();
     let trailers: Vec<(String, String)> = last
         .lines()
         .filter_map(|l| {
@@ -371,6 +365,27 @@ pub fn lines_of(record: &Record, debate: &str) -> Result<Vec<(String, ObjectId)>
         .collect();
     lines.sort_by_key(|(l, _)| (l != "main", l.clone()));
     Ok(lines)
+}
+
+/// Every debate in the record with the time of its newest commit, newest first.
+pub fn debates_newest_first(record: &Record) -> Result<Vec<(String, i64)>, HistoryError> {
+    let mut newest: std::collections::BTreeMap<String, i64> = Default::default();
+    for (debate, _, tip) in record.lines()? {
+        let time = read_entry(record, tip)?.time;
+        let slot = newest.entry(debate).or_insert(time);
+        *slot = (*slot).max(time);
+    }
+    let mut out: Vec<(String, i64)> = newest.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+    Ok(out)
+}
+
+/// Every line of `debate`, `main` first.
+pub fn load_debate(record: &Record, debate: &str) -> Result<Vec<LineHistory>, HistoryError> {
+    lines_of(record, debate)?
+        .into_iter()
+        .map(|(line, _)| LineHistory::load(record, &LineRef::new(debate, line)))
+        .collect()
 }
 
 #[cfg(test)]

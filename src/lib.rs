@@ -5,10 +5,12 @@
 //! [`debate`] carries out what the machine decides. The binary in `src/main.rs` and `src/cli/`
 //! is a thin shell over this library.
 
+pub mod compare;
 pub mod config;
 pub mod context;
 pub mod debate;
 pub mod fsutil;
+pub mod graph;
 pub mod history;
 pub mod home;
 pub mod hook;

@@ -238,7 +238,9 @@ fn match_debate(all: &[(String, String, gix::ObjectId)], prefix: &str) -> Result
     }
     match debates.as_slice() {
         [one] => Ok((*one).to_owned()),
-        [] => Err(Found::Missing(format!("no debate '{prefix}' in the record"))),
+        [] => Err(Found::Missing(format!(
+            "no debate '{prefix}' in the record"
+        ))),
         many => Err(Found::Missing(format!(
             "'{prefix}' matches several debates: {}",
             many.join(", ")

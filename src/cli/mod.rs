@@ -11,13 +11,17 @@ use anvil::home::{Home, LineRef};
 
 mod cancel;
 mod completions;
+mod diff;
 mod hook;
 mod init;
 mod install;
+mod log;
 mod prompts;
+mod show;
 mod start;
 mod status;
 mod steer;
+mod view;
 
 /// Structured AI debates inside Claude Code, every step recorded in git.
 #[derive(Debug, Parser)]
@@ -37,6 +41,9 @@ enum Command {
     Status(status::Args),
     Cancel(cancel::Args),
     Steer(steer::Args),
+    Log(log::Args),
+    Show(show::Args),
+    Diff(diff::Args),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
@@ -215,6 +222,9 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&ctx, args),
         Command::Cancel(args) => cancel::run(&ctx, args),
         Command::Steer(args) => steer::run(&ctx, args),
+        Command::Log(args) => log::run(&ctx, args),
+        Command::Show(args) => show::run(&ctx, args),
+        Command::Diff(args) => diff::run(&ctx, args),
         Command::Prompts(command) => prompts::run(&ctx, command),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),

@@ -1,0 +1,226 @@
+//! `anvil log`: the debates of this project and their lines, drawn as a graph.
+
+use anvil::history::{self, Entry, LineHistory};
+use anvil::record::Record;
+
+use super::view::{self, Paint};
+use super::{CliError, Ctx, out};
+
+/// Show every debate, newest first, with its lines drawn as a graph (where each line branched
+/// off and with which steering), phase by phase: round, role, first line of text, time.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this debate (a prefix of its id is enough; `@LINE` is ignored).
+    debate: Option<String>,
+
+    /// Show every debate, not only the most recent ones.
+    #[arg(long)]
+    all: bool,
+
+    /// How many debates to show (newest first).
+    #[arg(short = 'n', long, default_value_t = 10)]
+    limit: usize,
+
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let home = ctx.home()?;
+    let record = view::record(&home)?;
+    let all = history::debates_newest_first(&record)?;
+    let (shown, more): (Vec<String>, usize) = match &args.debate {
+        Some(name) => {
+            let line = view::line(ctx, &home, &record, Some(name))?;
+            (vec![line.debate], 0)
+        }
+        None => {
+            let take = if args.all { all.len() } else { args.limit };
+            let shown = all.iter().take(take).map(|(d, _)| d.clone()).collect();
+            (shown, all.len().saturating_sub(take))
+        }
+    };
+    let mut debates = Vec::new();
+    for debate in &shown {
+        debates.push(history::load_debate(&record, debate)?);
+    }
+    if args.json {
+        let list: Vec<serde_json::Value> = debates
+            .iter()
+            .map(|lines| to_json(&record, lines))
+            .collect::<Result<_, _>>()?;
+        return out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({ "debates": list })).expect("JSON")
+        ));
+    }
+    let paint = Paint::stdout();
+    let mut text = String::new();
+    for (i, lines) in debates.iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(&render(&record, lines, paint)?);
+    }
+    if debates.is_empty() {
+        text.push_str("no debates yet; start one with `anvil start \"QUESTION\"`\n");
+    }
+    if more > 0 {
+        text.push_str(&paint.dim(&format!(
+            "\n… {more} older debate{} (`anvil log --all`)\n",
+            if more == 1 { "" } else { "s" }
+        )));
+    }
+    out(&text)
+}
+
+/// One debate: a title, its setup, and the graph of its lines.
+pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<String, CliError> {
+    let Some(main) = lines.first() else {
+        return Ok(String::new());
+    };
+    let state = history::state_at(record, main.tip)?;
+    let mut text = format!(
+        "{}  {}\n",
+        paint.bold(&paint.yellow(&main.line.debate)),
+        paint.bold(anvil::state::first_line(&state.setup.question))
+    );
+    text.push_str(&paint.dim(&format!(
+        "{} · {} round{} · lines: {}\n",
+        state.setup.mode.name(),
+        state.setup.rounds,
+        if state.setup.rounds == 1 { "" } else { "s" },
+        lines
+            .iter()
+            .map(|h| h.line.line.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )));
+    let rows = anvil::graph::draw(lines);
+    let entries = anvil::graph::entries(lines);
+    let width = rows.iter().map(|r| r.graph.len()).max().unwrap_or(0);
+    for row in rows {
+        let graph = format!("{:<width$}", row.graph);
+        let Some(commit) = row.commit else {
+            text.push_str(graph.trim_end());
+            text.push('\n');
+            continue;
+        };
+        let entry = entries[&commit];
+        let tips: Vec<&str> = lines
+            .iter()
+            .filter(|h| h.tip == commit)
+            .map(|h| h.line.line.as_str())
+            .collect();
+        let tips = if tips.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", tips.join(", "))
+        };
+        let gist = gist(entry);
+        let pad = 50usize.saturating_sub(gist.chars().count());
+        text.push_str(&format!(
+            "{graph}{} {:<18} {gist}{:pad$}  {}{}\n",
+            paint.yellow(&view::short(&commit)),
+            what(entry),
+            "",
+            paint.dim(&view::time(entry.time)),
+            paint.cyan(&tips),
+        ));
+    }
+    Ok(text)
+}
+
+/// `round 2 critic`, `synthesis`, `start`, `branch cost`.
+fn what(entry: &Entry) -> String {
+    match entry.role {
+        Some(anvil::state::Role::Synthesizer) => "synthesis".to_owned(),
+        Some(anvil::state::Role::InteractivePause) => format!("pause {}", entry.round),
+        Some(role) => match &entry.voice {
+            Some(v) => format!("round {} {}", entry.round, short_text(v, 10)),
+            None => format!("round {} {}", entry.round, role.name()),
+        },
+        None if entry.phase == "branch" => format!("branch {}", entry.line),
+        None => entry.phase.clone(),
+    }
+}
+
+fn gist(entry: &Entry) -> String {
+    if entry.phase == "branch" {
+        return format!(
+            "from {} · steering: {}",
+            entry.trailer("Anvil-Branched-From").unwrap_or("?"),
+            short_text(&entry.steering.join(" / "), 48)
+        );
+    }
+    let mut gist = short_text(entry.gist(), 50);
+    if !entry.steering.is_empty() && entry.role.is_some() {
+        gist.push_str(&format!(
+            " [steering: {}]",
+            short_text(&entry.steering.join(" / "), 30)
+        ));
+    }
+    gist
+}
+
+fn short_text(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let cut: String = text.chars().take(max - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, CliError> {
+    let Some(main) = lines.first() else {
+        return Ok(serde_json::Value::Null);
+    };
+    let state = history::state_at(record, main.tip)?;
+    let segments = anvil::graph::segments(lines);
+    let line_list: Vec<serde_json::Value> = lines
+        .iter()
+        .zip(&segments)
+        .map(|(h, seg)| {
+            let first = h.own_start().map(|i| &h.entries[i]);
+            serde_json::json!({
+                "line": h.line.line,
+                "tip": h.tip.to_string(),
+                "fork": seg.fork.map(|f| f.to_string()),
+                "branched_from": first.and_then(|e| e.trailer("Anvil-Branched-From")),
+                "steering": first.filter(|e| e.phase == "branch").map(|e| e.steering.clone()),
+                "synthesis": h.synthesis().map(|i| h.entries[i].commit.to_string()),
+            })
+        })
+        .collect();
+    let entries = anvil::graph::entries(lines);
+    let commits: Vec<serde_json::Value> = anvil::graph::draw(lines)
+        .iter()
+        .filter_map(|r| r.commit)
+        .map(|c| {
+            let e = entries[&c];
+            serde_json::json!({
+                "commit": c.to_string(),
+                "parent": e.parent.map(|p| p.to_string()),
+                "line": e.line,
+                "phase": e.phase,
+                "round": e.round,
+                "step": e.step,
+                "voice": e.voice,
+                "steering": e.steering,
+                "subject": e.subject,
+                "author": e.author,
+                "time": e.time,
+            })
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "debate": main.line.debate,
+        "question": state.setup.question,
+        "mode": state.setup.mode.name(),
+        "rounds": state.setup.rounds,
+        "lines": line_list,
+        "commits": commits,
+    }))
+}

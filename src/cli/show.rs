@@ -1,0 +1,73 @@
+//! `anvil show REV`: one recorded phase, or the state of the line at that point.
+
+use anvil::history;
+
+use super::view::{self, Paint};
+use super::{CliError, Ctx, out};
+
+/// Show one recorded phase as markdown: round, role, when, steering, and the text.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The revision: round-N, round-N/ROLE, synthesis, LINE, LINE:round-N,
+    /// DEBATE@LINE:round-N, LINE~K, or a commit id prefix. Default: the current line's tip.
+    #[arg(default_value = "tip")]
+    rev: String,
+
+    /// Show the prompt that was injected for this phase instead of the response.
+    #[arg(long, conflicts_with = "state")]
+    prompt: bool,
+
+    /// Show the line's state file as it was at this point.
+    #[arg(long)]
+    state: bool,
+
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let home = ctx.home()?;
+    let record = view::record(&home)?;
+    let resolved = view::resolve(ctx, &home, &record, &args.rev)?;
+    let entry = resolved.entry();
+    if args.json {
+        let json = serde_json::json!({
+            "rev": resolved.canonical(),
+            "debate": resolved.history.line.debate,
+            "line": resolved.history.line.line,
+            "commit": entry.commit.to_string(),
+            "parent": entry.parent.map(|p| p.to_string()),
+            "phase": entry.phase,
+            "round": entry.round,
+            "step": entry.step,
+            "voice": entry.voice,
+            "steering": entry.steering,
+            "complete": entry.complete,
+            "session": entry.session,
+            "author": entry.author,
+            "subject": entry.subject,
+            "time": entry.time,
+            "trailers": entry.trailers.iter().map(|(k, v)| serde_json::json!([k, v])).collect::<Vec<_>>(),
+            "response": history::response(&record, entry)?,
+            "prompt": history::prompt(&record, entry)?,
+            "state": history::read_text(&record, entry.commit, "state.md")?,
+        });
+        return out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json).expect("JSON")
+        ));
+    }
+    let paint = Paint::stdout();
+    if args.state {
+        let state = history::read_text(&record, entry.commit, "state.md")?.unwrap_or_default();
+        return out(&state);
+    }
+    out(&view::render_entry(
+        &record,
+        &resolved.history,
+        entry,
+        args.prompt,
+        paint,
+    )?)
+}

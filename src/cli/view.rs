@@ -1,0 +1,274 @@
+//! What the commands that look back (log, show, diff, replay, report, branch, resume) share:
+//! opening the record, the current line, resolving revisions with helpful errors, colour, and
+//! markdown for the terminal.
+
+use std::io::IsTerminal;
+
+use anvil::history::{Entry, LineHistory};
+use anvil::home::{Home, LineRef};
+use anvil::record::Record;
+use anvil::revision::Resolved;
+
+use super::{CliError, Ctx};
+
+/// The record of this project, or an error saying there is nothing recorded yet.
+pub fn record(home: &Home) -> Result<Record, CliError> {
+    let dir = home.record_dir();
+    if !dir.join("HEAD").is_file() {
+        return Err(CliError::new("no debates recorded yet")
+            .hint("start one with `anvil start \"QUESTION\"`"));
+    }
+    Ok(Record::open(&dir)?)
+}
+
+/// The line bare revision names refer to: this session's line, else the only active one,
+/// else the line recorded most recently.
+pub fn current_line(ctx: &Ctx, home: &Home, record: &Record) -> Option<LineRef> {
+    if let Ok(line) = ctx.resolve_line(home, None)
+        && record
+            .tip(&line.debate, &line.line)
+            .ok()
+            .flatten()
+            .is_some()
+    {
+        return Some(line);
+    }
+    newest_line(record)
+}
+
+/// The line whose tip was committed last.
+pub fn newest_line(record: &Record) -> Option<LineRef> {
+    let lines = record.lines().ok()?;
+    lines
+        .into_iter()
+        .filter_map(|(d, l, tip)| {
+            let entry = anvil::history::read_entry(record, tip).ok()?;
+            Some((entry.time, d, l))
+        })
+        .max()
+        .map(|(_, d, l)| LineRef::new(d, l))
+}
+
+/// Resolves a revision name against the current line.
+pub fn resolve(ctx: &Ctx, home: &Home, record: &Record, name: &str) -> Result<Resolved, CliError> {
+    let current = current_line(ctx, home, record);
+    anvil::revision::resolve(record, name, current.as_ref()).map_err(|e| {
+        CliError::new(e.to_string()).hint(
+            "revisions: round-N, round-N/ROLE, synthesis, LINE, LINE:round-N, DEBATE@LINE:round-N, \
+             LINE~K, or a commit id prefix",
+        )
+    })
+}
+
+/// A line of the record, by `DEBATE[@LINE]` (a prefix of the debate id is enough), or the
+/// current line when none is named.
+pub fn line(
+    ctx: &Ctx,
+    home: &Home,
+    record: &Record,
+    name: Option<&str>,
+) -> Result<LineRef, CliError> {
+    let Some(name) = name else {
+        return current_line(ctx, home, record).ok_or_else(|| {
+            CliError::new("no debates recorded yet")
+                .hint("start one with `anvil start \"QUESTION\"`")
+        });
+    };
+    let (debate, line) = name.split_once('@').unwrap_or((name, "main"));
+    let all = record.lines()?;
+    let mut matches: Vec<LineRef> = all
+        .iter()
+        .filter(|(d, l, _)| l == line && (d == debate || d.starts_with(debate)))
+        .map(|(d, l, _)| LineRef::new(d, l))
+        .collect();
+    if let Some(exact) = matches.iter().find(|l| l.debate == debate) {
+        return Ok(exact.clone());
+    }
+    match matches.len() {
+        1 => Ok(matches.remove(0)),
+        0 => Err(
+            CliError::new(format!("no line '{name}' in the record")).hint(if all.is_empty() {
+                "there are no debates yet".to_owned()
+            } else {
+                format!(
+                    "lines: {}",
+                    all.iter()
+                        .map(|(d, l, _)| format!("{d}@{l}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }),
+        ),
+        _ => Err(
+            CliError::new(format!("'{name}' is ambiguous")).hint(format!(
+                "it matches {}",
+                matches
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        ),
+    }
+}
+
+/// Colour for stdout: only on a terminal, never with `NO_COLOR`; `CLICOLOR_FORCE` forces it.
+#[derive(Debug, Clone, Copy)]
+pub struct Paint {
+    pub on: bool,
+}
+
+impl Paint {
+    pub fn stdout() -> Paint {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let forced = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
+        Paint {
+            on: !no_color && (forced || std::io::stdout().is_terminal()),
+        }
+    }
+
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    pub fn red(self, t: &str) -> String {
+        self.wrap("31", t)
+    }
+    pub fn green(self, t: &str) -> String {
+        self.wrap("32", t)
+    }
+    pub fn yellow(self, t: &str) -> String {
+        self.wrap("33", t)
+    }
+    pub fn cyan(self, t: &str) -> String {
+        self.wrap("36", t)
+    }
+    pub fn bold(self, t: &str) -> String {
+        self.wrap("1", t)
+    }
+    pub fn dim(self, t: &str) -> String {
+        self.wrap("2", t)
+    }
+}
+
+/// UTC `YYYY-MM-DD HH:MM` for a commit time.
+pub fn time(seconds: i64) -> String {
+    jiff::Timestamp::from_second(seconds)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_default()
+}
+
+pub fn short(id: &gix::ObjectId) -> String {
+    id.to_string()[..7].to_owned()
+}
+
+/// Markdown for the terminal: headings and emphasis in bold, code dimmed, quotes marked.
+/// Without colour the markdown is printed as it is, which already reads well.
+pub fn markdown(text: &str, paint: Paint) -> String {
+    if !paint.on {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_code = !in_code;
+            out.push_str(&paint.dim(line));
+        } else if in_code {
+            out.push_str(&paint.dim(line));
+        } else if trimmed.starts_with('#') {
+            out.push_str(&paint.bold(&paint.cyan(trimmed.trim_start_matches('#').trim())));
+        } else if trimmed.starts_with('>') {
+            out.push_str(&paint.yellow(line));
+        } else {
+            out.push_str(&inline(line, paint));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `**bold**` in bold and `` `code` `` dimmed, markers removed.
+fn inline(line: &str, paint: Paint) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("**")
+            && let Some(end) = after.find("**")
+        {
+            out.push_str(&paint.bold(&after[..end]));
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('`')
+            && let Some(end) = after.find('`')
+        {
+            out.push_str(&paint.dim(&after[..end]));
+            rest = &after[end + 1..];
+        } else {
+            let c = rest.chars().next().expect("not empty");
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// One phase as `show` and `replay` print it: a heading with who, when and which commit, the
+/// steering that came with it, and the text (or the prompt).
+pub fn render_entry(
+    record: &Record,
+    history: &LineHistory,
+    entry: &Entry,
+    prompt: bool,
+    paint: Paint,
+) -> Result<String, CliError> {
+    let mut out = String::new();
+    let title = format!("## {}", entry.heading());
+    out.push_str(&paint.bold(&title));
+    out.push('\n');
+    out.push_str(&paint.dim(&format!(
+        "{} · {} · commit {} · {}",
+        history.line,
+        anvil::compare::entry_label(entry),
+        short(&entry.commit),
+        time(entry.time)
+    )));
+    out.push_str("\n\n");
+    let body = if prompt {
+        anvil::history::prompt(record, entry)?
+            .or_else(|| entry.role.is_none().then(|| entry.subject.clone()))
+            .unwrap_or_else(|| "(no prompt recorded)".to_owned())
+    } else {
+        match entry.role {
+            Some(_) => anvil::history::response(record, entry)?.unwrap_or_default(),
+            None => describe(entry),
+        }
+    };
+    out.push_str(&markdown(body.trim_end(), paint));
+    if !body.ends_with('\n') && !paint.on {
+        out.push('\n');
+    }
+    for s in &entry.steering {
+        out.push_str(&paint.yellow(&format!("\n> **Steering:** {s}\n")));
+    }
+    Ok(out)
+}
+
+/// A bookkeeping commit (start, branch, cancel, …) in words.
+fn describe(entry: &Entry) -> String {
+    let mut text = entry.subject.clone();
+    for (k, v) in &entry.trailers {
+        if matches!(
+            k.as_str(),
+            "Anvil-Reason" | "Anvil-Branched-From" | "Anvil-Next"
+        ) {
+            text.push_str(&format!("\n{k}: {v}"));
+        }
+    }
+    text.push('\n');
+    text
+}
