@@ -105,8 +105,12 @@ pub fn gather(
             },
         });
     }
+    let mut seen = std::collections::HashSet::new();
     for given in &inputs.context {
         for path in walk(cwd, given)? {
+            if !seen.insert(path.canonicalize().unwrap_or_else(|_| path.clone())) {
+                continue;
+            }
             let bytes = std::fs::read(&path).map_err(|source| ContextError::Read {
                 path: path.clone(),
                 source,

@@ -1,3 +1,4 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
 mod model_server_selftest;
+mod options_cli;
 mod support;
