@@ -171,7 +171,7 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
         || input
             .transcript_path
             .as_deref()
-            .is_some_and(|p| mentions(p, &crate::prompt::tag(&line.debate, &line.line)));
+            .is_some_and(|p| saw_prompt(p, &crate::prompt::tag(&line.debate, &line.line)));
     let reply = match text {
         // A session that never saw the debate, or a turn with no text: hand out the prompt.
         None => debate::reissue(home, &line, state, session),
@@ -188,7 +188,24 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
     })
 }
 
-/// Does the session's transcript contain `needle`? Used once, when a session claims a line.
+/// Did the session that claims a line see its prompt (`needle`, the line's tag)? Claude Code
+/// writes its transcript a moment after the turn ends (observed: absent at the first stop of a
+/// `claude -p` run), so give it until the transcript holds an assistant text before deciding
+/// that the session never saw the prompt. This runs once per claimed line, never per stop.
+fn saw_prompt(transcript: &Path, needle: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+    loop {
+        if mentions(transcript, needle) {
+            return true;
+        }
+        if last_assistant_text(transcript).is_some() || std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Does the session's transcript contain `needle`?
 fn mentions(transcript: &Path, needle: &str) -> bool {
     std::fs::read(transcript)
         .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))

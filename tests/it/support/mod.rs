@@ -1,5 +1,6 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod anvil;
 pub mod claude;
 pub mod model_server;

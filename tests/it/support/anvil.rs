@@ -1,0 +1,434 @@
+//! Running the built `anvil` binary in a temporary project, and reading what it recorded with
+//! plain `git`, the way a user would.
+//!
+//! Also the scripted debater for end-to-end tests: every anvil prompt starts with a tag line
+//! `[anvil DEBATE@LINE · round R of N · Role…]`, so the model server can answer each phase with
+//! a distinct, recognisable text ([`phase_text`]).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+use super::model_server::Turn;
+
+/// The `anvil` binary cargo built for these tests.
+pub fn anvil_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_anvil"))
+}
+
+/// The directory of the `anvil` binary, for `PATH`.
+pub fn anvil_dir() -> PathBuf {
+    anvil_bin()
+        .parent()
+        .expect("the binary has a directory")
+        .to_owned()
+}
+
+/// A temporary project directory.
+pub struct Project {
+    dir: tempfile::TempDir,
+}
+
+/// The outcome of one `anvil` run.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "exit {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code,
+            truncate(&self.stdout),
+            truncate(&self.stderr)
+        )
+    }
+
+    /// Panics with the output unless the run exited 0.
+    pub fn ok(self) -> Run {
+        assert_eq!(self.code, Some(0), "anvil failed: {}", self.describe());
+        self
+    }
+
+    /// stdout parsed as one JSON value (the hook's answer); `None` when stdout is empty.
+    pub fn json(&self) -> Option<Value> {
+        if self.stdout.is_empty() {
+            return None;
+        }
+        Some(
+            serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+                panic!("stdout is not one JSON value ({e}): {}", self.describe())
+            }),
+        )
+    }
+}
+
+fn truncate(s: &str) -> String {
+    if s.len() <= 4000 {
+        return s.to_owned();
+    }
+    let mut end = 4000;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
+}
+
+/// One commit of the record, as `git log` shows it.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub id: String,
+    pub author: String,
+    pub subject: String,
+    pub message: String,
+    /// `Anvil-*` trailers in order.
+    pub trailers: Vec<(String, String)>,
+}
+
+impl Commit {
+    /// The first value of trailer `key`.
+    pub fn trailer(&self, key: &str) -> Option<&str> {
+        self.trailers
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn trailers_named(&self, key: &str) -> Vec<&str> {
+        self.trailers
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    pub fn phase(&self) -> &str {
+        self.trailer("Anvil-Phase").unwrap_or("")
+    }
+}
+
+/// A debate `anvil start` created.
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub debate: String,
+    /// `DEBATE@main`.
+    pub line: String,
+    /// stdout of `anvil start`: the first prompt.
+    pub prompt: String,
+}
+
+impl Project {
+    /// An empty temporary directory (no `.anvil`).
+    pub fn empty() -> Project {
+        let dir = tempfile::Builder::new()
+            .prefix("anvil-project-")
+            .tempdir()
+            .expect("create a temporary project");
+        Project { dir }
+    }
+
+    /// A temporary project after `anvil init`.
+    pub fn new() -> Project {
+        let project = Project::empty();
+        project.anvil(&["init"]).ok();
+        project
+    }
+
+    /// A temporary project after `anvil init && anvil install`.
+    pub fn installed() -> Project {
+        let project = Project::new();
+        project.anvil(&["install"]).ok();
+        project
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The `anvil` command, run in the project, with no Claude session in its environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(anvil_bin());
+        cmd.args(args)
+            .current_dir(self.path())
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .env_remove("ANVIL_NOW")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn anvil(&self, args: &[&str]) -> Run {
+        Run::from(self.command(args).output().expect("run anvil"))
+    }
+
+    /// `anvil ARGS` with `stdin` fed in.
+    pub fn anvil_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run anvil");
+        let mut pipe = child.stdin.take().expect("stdin");
+        let input = stdin.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+        let out = child.wait_with_output().expect("wait for anvil");
+        writer.join().unwrap();
+        Run::from(out)
+    }
+
+    /// `anvil hook stop` with `input` as its JSON on stdin.
+    pub fn hook(&self, input: &Value) -> Run {
+        self.anvil_stdin(&["hook", "stop"], input.to_string().as_bytes())
+    }
+
+    /// `anvil start ARGS`, which must succeed.
+    pub fn start(&self, args: &[&str]) -> Started {
+        let mut all = vec!["start"];
+        all.extend_from_slice(args);
+        let run = self.anvil(&all).ok();
+        let tag = find_tag(&run.stdout)
+            .unwrap_or_else(|| panic!("no tag in the first prompt: {}", run.describe()));
+        Started {
+            debate: tag.debate().to_owned(),
+            line: tag.line.clone(),
+            prompt: run.stdout,
+        }
+    }
+
+    pub fn anvil_home(&self) -> PathBuf {
+        self.path().join(".anvil")
+    }
+
+    pub fn record_dir(&self) -> PathBuf {
+        self.anvil_home().join("record")
+    }
+
+    /// `.anvil/debates/<debate>/<line>/`.
+    pub fn line_dir(&self, debate: &str, line: &str) -> PathBuf {
+        self.anvil_home().join("debates").join(debate).join(line)
+    }
+
+    pub fn read(&self, path: impl AsRef<Path>) -> String {
+        let path = self.path().join(path);
+        std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+    }
+
+    pub fn state_md(&self, debate: &str) -> String {
+        self.read(self.line_dir(debate, "main").join("state.md"))
+    }
+
+    pub fn transcript_md(&self, debate: &str) -> String {
+        self.read(self.line_dir(debate, "main").join("transcript.md"))
+    }
+
+    /// `git --git-dir .anvil/record ARGS` (plain git, isolated from the user's configuration);
+    /// panics unless it succeeds.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self.git_output(args);
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("git output is UTF-8")
+    }
+
+    pub fn git_output(&self, args: &[&str]) -> Output {
+        Command::new("git")
+            .arg("--git-dir")
+            .arg(self.record_dir())
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .output()
+            .expect("run git (the tests read the record with plain git)")
+    }
+
+    /// The bytes of `path` in the tip of `refs/anvil/<debate>/main`.
+    pub fn git_show_bytes(&self, debate: &str, path: &str) -> Vec<u8> {
+        let out = self.git_output(&["show", &format!("refs/anvil/{debate}/main:{path}")]);
+        assert!(
+            out.status.success(),
+            "git show {path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    /// The files in the tip of `refs/anvil/<debate>/main`.
+    pub fn tree_files(&self, debate: &str) -> Vec<String> {
+        self.git(&[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            &format!("refs/anvil/{debate}/main"),
+        ])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+    }
+
+    /// The commits of `refs/anvil/<debate>/main`, oldest first, read with `git log`.
+    pub fn commits(&self, debate: &str) -> Vec<Commit> {
+        let text = self.git(&[
+            "log",
+            "--reverse",
+            "--format=%H%x00%an%x00%s%x00%B%x1e",
+            &format!("refs/anvil/{debate}/main"),
+        ]);
+        text.split('\u{1e}')
+            .map(|c| c.trim_start_matches('\n'))
+            .filter(|c| !c.is_empty())
+            .map(|c| {
+                let mut parts = c.splitn(4, '\0');
+                let id = parts.next().unwrap_or_default().to_owned();
+                let author = parts.next().unwrap_or_default().to_owned();
+                let subject = parts.next().unwrap_or_default().to_owned();
+                let message = parts.next().unwrap_or_default().to_owned();
+                let trailers = message
+                    .lines()
+                    .filter(|l| l.starts_with("Anvil-"))
+                    .filter_map(|l| l.split_once(": "))
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect();
+                Commit {
+                    id,
+                    author,
+                    subject,
+                    message,
+                    trailers,
+                }
+            })
+            .collect()
+    }
+
+    /// Asserts that `git fsck --strict` finds nothing wrong with the record.
+    pub fn assert_fsck_clean(&self) {
+        let out = self.git_output(&["fsck", "--strict", "--no-dangling"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "git fsck failed:\n{stdout}\n{stderr}");
+        let problems: Vec<&str> = stdout
+            .lines()
+            .chain(stderr.lines())
+            .filter(|l| !l.starts_with("notice:") && !l.starts_with("Checking"))
+            .collect();
+        assert!(problems.is_empty(), "git fsck reports: {problems:#?}");
+    }
+}
+
+/// The tag line that starts every anvil prompt: `[anvil DEBATE@LINE · round R of N · Role]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag {
+    /// `DEBATE@LINE`.
+    pub line: String,
+    /// `None` for the synthesis.
+    pub round: Option<u32>,
+    pub rounds: Option<u32>,
+    /// `Advocate`, `Critic`, `Stakeholder`, `Persona`, `Interactive pause`, `Synthesizer`.
+    pub role: String,
+    /// The stakeholder or persona speaking.
+    pub voice: Option<String>,
+}
+
+impl Tag {
+    pub fn debate(&self) -> &str {
+        self.line.split('@').next().unwrap_or_default()
+    }
+
+    pub fn is_pause(&self) -> bool {
+        self.role.eq_ignore_ascii_case("Interactive pause")
+    }
+
+    pub fn is_synthesis(&self) -> bool {
+        self.round.is_none()
+    }
+
+    /// `ADVOCATE r2`, `STAKEHOLDER:Product/UX r1`, `PAUSE r1`, `SYNTHESIS`: one key per phase.
+    pub fn key(&self) -> String {
+        let role = if self.is_pause() {
+            "PAUSE".to_owned()
+        } else {
+            self.role.to_uppercase()
+        };
+        match (self.round, &self.voice) {
+            (None, _) => "SYNTHESIS".to_owned(),
+            (Some(r), Some(v)) => format!("{role}:{v} r{r}"),
+            (Some(r), None) => format!("{role} r{r}"),
+        }
+    }
+}
+
+/// The first anvil tag in `text`, if any.
+pub fn find_tag(text: &str) -> Option<Tag> {
+    let start = text.find("[anvil ")?;
+    let rest = &text[start + "[anvil ".len()..];
+    let inner = &rest[..rest.find(']')?];
+    let mut parts = inner.split(" · ").map(str::trim);
+    let line = parts.next()?.to_owned();
+    let when = parts.next()?;
+    let who = parts.collect::<Vec<_>>().join(" · ");
+    let (round, rounds) = match when.strip_prefix("round ") {
+        Some(r) => {
+            let (r, n) = r.split_once(" of ")?;
+            (Some(r.trim().parse().ok()?), Some(n.trim().parse().ok()?))
+        }
+        None => (None, None),
+    };
+    let (role, voice) = match who.split_once(": ") {
+        Some((role, voice)) => (role.to_owned(), Some(voice.to_owned())),
+        None => (who, None),
+    };
+    Some(Tag {
+        line,
+        round,
+        rounds,
+        role,
+        voice,
+    })
+}
+
+/// The tag of the prompt this turn answers: the Stop hook's feedback, else the user's message
+/// (a prompt given on the command line, or the output of `/anvil`).
+pub fn turn_tag(turn: &Turn) -> Option<Tag> {
+    match turn.stop_hook_feedback() {
+        Some(feedback) => find_tag(feedback),
+        None => find_tag(&turn.latest_user_text_raw()),
+    }
+}
+
+/// The scripted text of one phase: names the phase and the line, so a test can tell who wrote
+/// what and for which debate. Pauses answer `continue`.
+pub fn phase_text(tag: &Tag) -> String {
+    if tag.is_pause() {
+        return format!(
+            "{} of {}: the debate is balanced so far.\n\n<anvil-steering>continue</anvil-steering>",
+            tag.key(),
+            tag.line
+        );
+    }
+    format!(
+        "{} of {}: a considered argument, with evidence.",
+        tag.key(),
+        tag.line
+    )
+}
