@@ -1,5 +1,6 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
 mod e2e_core;
+mod e2e_options;
 mod model_server_selftest;
 mod options_cli;
 mod support;
