@@ -421,6 +421,18 @@ pub fn live_lines(home: &Home) -> std::io::Result<Vec<LineRef>> {
     Ok(out)
 }
 
+/// The prompt for `cue` on the line `state` describes, rendered as the hook renders it;
+/// `transcript` is the debate so far when `full` is set. For commands that rebuild a line.
+pub fn render_prompt(
+    home: &Home,
+    state: &State,
+    cue: &Cue,
+    full: bool,
+    transcript: &str,
+) -> Result<String, DebateError> {
+    render(home, state, cue, full, transcript)
+}
+
 fn render(
     home: &Home,
     state: &State,

@@ -21,6 +21,7 @@ pub mod options;
 pub mod prompt;
 pub mod record;
 pub mod report;
+pub mod restore;
 pub mod revision;
 pub mod state;
 pub mod transcript;

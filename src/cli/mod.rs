@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use anvil::home::{Home, LineRef};
 
 mod cancel;
+mod branch;
 mod completions;
 mod diff;
 mod hook;
@@ -17,6 +18,7 @@ mod init;
 mod install;
 mod log;
 mod prompts;
+mod resume;
 mod show;
 mod start;
 mod status;
@@ -44,6 +46,8 @@ enum Command {
     Log(log::Args),
     Show(show::Args),
     Diff(diff::Args),
+    Branch(branch::Args),
+    Resume(resume::Args),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
@@ -225,6 +229,8 @@ pub fn main() -> ExitCode {
         Command::Log(args) => log::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),
+        Command::Branch(args) => branch::run(&ctx, args),
+        Command::Resume(args) => resume::run(&ctx, args),
         Command::Prompts(command) => prompts::run(&ctx, command),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),

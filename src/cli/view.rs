@@ -272,3 +272,34 @@ fn describe(entry: &Entry) -> String {
     text.push('\n');
     text
 }
+
+/// What to do next with a line that `branch` or `resume` put on disk.
+pub fn how_to_continue(restored: &anvil::restore::Restored) -> String {
+    match &restored.session {
+        Some(s) => format!(
+            "bound to Claude Code session {s}; give it the prompt below (stdout), e.g. \
+             `claude -p --resume {s} \"$(anvil resume {} --session {s})\"`",
+            restored.line
+        ),
+        None => format!(
+            "the next Claude Code session that stops in this project picks it up; give it the \
+             prompt below (stdout), e.g. `claude -p \"$(cat {})\"`, or run `anvil resume {}` \
+             inside the session",
+            ".anvil/debates/…/prompt.md", restored.line
+        ),
+    }
+}
+
+pub fn restored_json(restored: &anvil::restore::Restored) -> serde_json::Value {
+    serde_json::json!({
+        "debate": restored.line.debate,
+        "line": restored.line.line,
+        "commit": restored.commit.to_string(),
+        "session": restored.session,
+        "phase": restored.state.progress.phase.name(),
+        "round": restored.state.progress.round,
+        "steering": restored.state.progress.steering,
+        "branched_from": restored.state.branched_from,
+        "prompt": restored.prompt,
+    })
+}
