@@ -1,0 +1,223 @@
+//! Whole-process timings of `anvil hook stop`, the command Claude Code runs at every turn.
+//!
+//! `cargo bench --bench hook` prints medians for:
+//! 1. a stop in a project with anvil installed but no debate for this session, next to the
+//!    start-up of the same binary doing nothing (`anvil --version`): the ratio is the cost of
+//!    the no-debate path in process starts;
+//! 2. a mid-debate phase of a 3-round debate whose transcript is about 30 KB, commit included;
+//! 3. the bytes of prompt injected over a whole 3-round debate.
+//!
+//! Every sample is a fresh process; mid-debate samples each run on their own copy of the same
+//! prepared project, so every sample records the same phase.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
+const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
+const SAMPLES: usize = 101;
+
+fn main() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let project = work.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    anvil(&project, &["init"]);
+
+    let version = sample(|| run_timed(&project, &["--version"], b""));
+    let idle_input = hook_input(&project, "Nothing to do with anvil.");
+    let idle = sample(|| run_timed(&project, &["hook", "stop"], idle_input.as_bytes()));
+
+    // A 3-round debate advanced to round 3's advocate with ~7.5 KB phases: ~30 KB of transcript.
+    let (template, injected_so_far) = prepare_debate(work.path());
+    let transcript_bytes = std::fs::metadata(live_file(&template, "transcript.md"))
+        .unwrap()
+        .len();
+    let copies: Vec<PathBuf> = (0..SAMPLES)
+        .map(|i| {
+            let dest = work.path().join(format!("copy-{i}"));
+            copy_dir(&template, &dest);
+            dest
+        })
+        .collect();
+    let phase_text = phase("ADVOCATE round 3", 7_500);
+    let mut copies_iter = copies.iter();
+    let mid = sample(|| {
+        let dir = copies_iter.next().expect("one copy per sample");
+        run_timed(
+            dir,
+            &["hook", "stop"],
+            hook_input(dir, &phase_text).as_bytes(),
+        )
+    });
+
+    let injected = injected_so_far + finish_debate(&template);
+
+    println!("anvil hook stop, whole process, median of {SAMPLES} runs (release build)");
+    println!(
+        "  anvil --version (process start)     {:>8.3} ms",
+        ms(version)
+    );
+    println!(
+        "  no debate for this session          {:>8.3} ms  ({:.2}x a process start)",
+        ms(idle),
+        idle.as_secs_f64() / version.as_secs_f64()
+    );
+    println!(
+        "  mid-debate phase, {:>2} KB transcript  {:>8.3} ms  (commit included)",
+        transcript_bytes / 1024,
+        ms(mid)
+    );
+    println!(
+        "  prompt bytes injected, 3-round debate: {injected} bytes (first prompt + every block)"
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn sample(mut f: impl FnMut() -> Duration) -> Duration {
+    let mut times: Vec<Duration> = (0..SAMPLES).map(|_| f()).collect();
+    times.sort();
+    times[SAMPLES / 2]
+}
+
+fn run_timed(dir: &Path, args: &[&str], stdin: &[u8]) -> Duration {
+    let start = Instant::now();
+    let mut child = Command::new(ANVIL)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn anvil");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let elapsed = start.elapsed();
+    assert!(output.status.success(), "anvil {args:?} failed");
+    elapsed
+}
+
+fn anvil(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new(ANVIL)
+        .args(args)
+        .current_dir(dir)
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
+        .output()
+        .expect("run anvil");
+    assert!(
+        output.status.success(),
+        "anvil {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn hook(dir: &Path, text: &str) -> String {
+    let mut child = Command::new(ANVIL)
+        .args(["hook", "stop"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(hook_input(dir, text).as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn hook_input(dir: &Path, text: &str) -> String {
+    serde_json::json!({
+        "session_id": SESSION,
+        "cwd": dir,
+        "hook_event_name": "Stop",
+        "stop_hook_active": true,
+        "last_assistant_message": text,
+    })
+    .to_string()
+}
+
+fn phase(label: &str, bytes: usize) -> String {
+    let sentence =
+        "The argument turns on migration cost, operational risk and the team's experience. ";
+    let mut text = format!("## {label}\n\n");
+    while text.len() < bytes {
+        text.push_str(sentence);
+    }
+    text
+}
+
+/// Bytes of the reason in a block answer (0 when the hook let Claude stop).
+fn reason_len(answer: &str) -> usize {
+    serde_json::from_str::<serde_json::Value>(answer)
+        .ok()
+        .and_then(|v| v.get("reason").and_then(|r| r.as_str()).map(str::len))
+        .unwrap_or(0)
+}
+
+/// A project whose debate waits for round 3's advocate; returns it and the prompt bytes so far.
+fn prepare_debate(work: &Path) -> (PathBuf, usize) {
+    let dir = work.join("template");
+    std::fs::create_dir_all(&dir).unwrap();
+    anvil(&dir, &["init"]);
+    let first = anvil(
+        &dir,
+        &[
+            "start",
+            "Should we rewrite billing in Rust?",
+            "--rounds",
+            "3",
+        ],
+    );
+    let mut injected = first.len();
+    for label in [
+        "ADVOCATE round 1",
+        "CRITIC round 1",
+        "ADVOCATE round 2",
+        "CRITIC round 2",
+    ] {
+        injected += reason_len(&hook(&dir, &phase(label, 7_500)));
+    }
+    // Round 3's advocate text: the measured phase records it (on a copy).
+    (dir, injected)
+}
+
+/// Runs the template's debate to the end; returns the prompt bytes injected on the way.
+fn finish_debate(dir: &Path) -> usize {
+    ["ADVOCATE round 3", "CRITIC round 3", "SYNTHESIS"]
+        .iter()
+        .map(|label| reason_len(&hook(dir, &phase(label, 5_000))))
+        .sum()
+}
+
+fn live_file(project: &Path, name: &str) -> PathBuf {
+    let debates = project.join(".anvil/debates");
+    let debate = std::fs::read_dir(&debates)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    debate.join("main").join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
