@@ -637,6 +637,28 @@ fn prompts_list_show_and_eject() {
     let prompts = p.run(&["Adopt it?", "--rounds", "1", "--framework", "adr"]);
     assert!(synthesis(&prompts).contains("OUR_ADR_TEMPLATE for Adopt it?"));
 
+    // A new preset is just a new file.
+    p.write(".anvil/prompts/focus/gdpr.md", b"OUR_GDPR_LENS\n");
+    p.write(".anvil/prompts/personas/our-cto.md", b"OUR_CTO_VOICE\n");
+    let first = p.start(&[
+        "Log IPs?",
+        "--focus",
+        "gdpr",
+        "--persona",
+        "our-cto",
+        "--persona",
+        "end-user",
+    ]);
+    assert!(
+        first.contains("OUR_GDPR_LENS") && first.contains("OUR_CTO_VOICE"),
+        "{first}"
+    );
+    let list = text(&p.anvil(&["prompts", "list"]).stdout);
+    assert!(
+        list.contains("focus/gdpr.md") && list.contains("added:"),
+        "{list}"
+    );
+
     let unknown = p.anvil(&["prompts", "show", "roles/nobody.md"]);
     assert!(text(&unknown.stderr).contains("anvil prompts list"));
 }
