@@ -442,6 +442,12 @@ fn follow_up_builds_on_a_report_file_or_a_recorded_debate() {
         !first.contains("Reply"),
         "only the synthesis, not the debate: {first}"
     );
+
+    // Without live files, the synthesis is read from the record.
+    std::fs::remove_dir_all(p.path().join(".anvil/debates").join(&debate)).unwrap();
+    let out = p.anvil(&["start", "Again", "--follow-up", &debate[..12]]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("SYNTHESIS_MARKER"));
 }
 
 #[test]
