@@ -1,6 +1,7 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
 mod e2e_core;
 mod e2e_options;
+mod hook_cli;
 mod model_server_selftest;
 mod options_cli;
 mod support;
