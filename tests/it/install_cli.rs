@@ -1,0 +1,326 @@
+//! `anvil install` / `anvil uninstall` on real files: the user's own settings and commands are
+//! kept, installing twice changes nothing, and uninstalling takes out exactly what was added.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::anvil::{Project, Run, anvil_bin};
+
+const COMMANDS: [&str; 4] = [
+    "anvil.md",
+    "anvil-status.md",
+    "anvil-cancel.md",
+    "anvil-steer.md",
+];
+
+/// Settings a user might already have: a Stop hook of their own, another hook, env, permissions.
+fn users_settings() -> Value {
+    json!({
+        "model": "opus",
+        "hooks": {
+            "Stop": [
+                {"hooks": [{"type": "command", "command": "/usr/local/bin/notify-done"}]}
+            ],
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]}
+            ]
+        },
+        "env": {"MY_VAR": "1"},
+        "permissions": {
+            "allow": ["Bash(npm test:*)"],
+            "deny": ["Read(./.env)"]
+        }
+    })
+}
+
+fn write_settings(dir: &Path, settings: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("settings.json"), settings).unwrap();
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// Every file under `dir`, by relative path, with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn hook_command() -> String {
+    format!("{} hook stop", anvil_bin().display())
+}
+
+/// Every hook command under `hooks.Stop`.
+fn stop_commands(settings: &Value) -> Vec<String> {
+    settings["hooks"]["Stop"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().cloned().unwrap_or_default())
+        .filter_map(|h| h["command"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn allowed(settings: &Value) -> Vec<String> {
+    settings["permissions"]["allow"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Asserts what `anvil install` adds to `claude` (a `.claude` directory).
+fn assert_installed(claude: &Path) -> Value {
+    let settings = read_json(&claude.join("settings.json"));
+    let ours: Vec<String> = stop_commands(&settings)
+        .into_iter()
+        .filter(|c| *c == hook_command())
+        .collect();
+    assert_eq!(ours.len(), 1, "{settings:#}");
+    assert_eq!(
+        settings["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"], "200",
+        "{settings:#}"
+    );
+    let allow = allowed(&settings);
+    assert!(
+        allow.contains(&"Bash(anvil start:*)".to_owned()),
+        "{allow:?}"
+    );
+    assert!(
+        allow.contains(&format!("Bash({} start:*)", anvil_bin().display())),
+        "{allow:?}"
+    );
+    for name in COMMANDS {
+        let text = std::fs::read_to_string(claude.join("commands").join(name))
+            .unwrap_or_else(|e| panic!("no {name}: {e}"));
+        assert!(text.starts_with("---\n"), "{text}");
+        assert!(text.contains("anvil-managed: true"), "{text}");
+        assert!(
+            text.contains(&format!("!`{} ", anvil_bin().display())),
+            "{name} does not run this anvil: {text}"
+        );
+    }
+    let slash = std::fs::read_to_string(claude.join("commands/anvil.md")).unwrap();
+    assert!(slash.contains("start --slash $ARGUMENTS"), "{slash}");
+    settings
+}
+
+fn install(project: &Project) -> Run {
+    project.anvil(&["install"]).ok()
+}
+
+#[test]
+fn install_keeps_the_users_settings_and_adds_anvils() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    write_settings(
+        &claude,
+        &serde_json::to_string_pretty(&users_settings()).unwrap(),
+    );
+    install(&project);
+    let settings = assert_installed(&claude);
+
+    assert_eq!(settings["model"], "opus");
+    assert_eq!(
+        settings["hooks"]["PreToolUse"],
+        users_settings()["hooks"]["PreToolUse"]
+    );
+    let stops = stop_commands(&settings);
+    assert_eq!(
+        stops,
+        ["/usr/local/bin/notify-done".to_owned(), hook_command()]
+    );
+    assert_eq!(settings["env"]["MY_VAR"], "1");
+    assert_eq!(allowed(&settings)[0], "Bash(npm test:*)");
+    assert_eq!(settings["permissions"]["deny"], json!(["Read(./.env)"]));
+}
+
+#[test]
+fn installing_twice_changes_nothing() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    write_settings(
+        &claude,
+        &serde_json::to_string_pretty(&users_settings()).unwrap(),
+    );
+    install(&project);
+    let first = snapshot(&claude);
+    let again = install(&project);
+    assert_eq!(snapshot(&claude), first, "a second install changed files");
+    assert!(
+        again.stderr.contains("already installed"),
+        "{}",
+        again.describe()
+    );
+}
+
+#[test]
+fn an_older_anvil_hook_is_replaced_not_duplicated() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    let mut settings = users_settings();
+    settings["hooks"]["Stop"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [{"type": "command", "command": "/old/bin/anvil hook stop"}]}));
+    write_settings(&claude, &settings.to_string());
+    install(&project);
+    let settings = assert_installed(&claude);
+    assert_eq!(
+        stop_commands(&settings),
+        ["/usr/local/bin/notify-done".to_owned(), hook_command()]
+    );
+}
+
+#[test]
+fn uninstall_removes_exactly_what_install_added() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    write_settings(
+        &claude,
+        &serde_json::to_string_pretty(&users_settings()).unwrap(),
+    );
+    std::fs::create_dir_all(claude.join("commands")).unwrap();
+    std::fs::write(claude.join("commands/deploy.md"), "Deploy the app.\n").unwrap();
+    install(&project);
+    project.anvil(&["uninstall"]).ok();
+
+    assert_eq!(read_json(&claude.join("settings.json")), users_settings());
+    let left = snapshot(&claude);
+    let names: Vec<&String> = left.keys().collect();
+    assert_eq!(names, ["commands/deploy.md", "settings.json"]);
+
+    // Uninstalling again finds nothing of anvil's.
+    let again = project.anvil(&["uninstall"]).ok();
+    assert_eq!(snapshot(&claude), left);
+    assert!(
+        again.stderr.contains("nothing of anvil's"),
+        "{}",
+        again.describe()
+    );
+}
+
+#[test]
+fn install_then_uninstall_in_a_fresh_project_leaves_empty_settings() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    install(&project);
+    assert_installed(&claude);
+    project.anvil(&["uninstall"]).ok();
+    assert_eq!(read_json(&claude.join("settings.json")), json!({}));
+    for name in COMMANDS {
+        assert!(!claude.join("commands").join(name).exists(), "{name} left");
+    }
+}
+
+#[test]
+fn user_install_writes_under_home() {
+    let project = Project::new();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = project
+            .command(args)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["install", "--user"]);
+    assert_installed(&home.path().join(".claude"));
+    assert!(
+        !project.path().join(".claude").exists(),
+        "--user wrote into the project"
+    );
+    run(&["uninstall", "--user"]);
+    let settings = read_json(&home.path().join(".claude/settings.json"));
+    assert!(stop_commands(&settings).is_empty(), "{settings:#}");
+    assert!(!home.path().join(".claude/commands/anvil.md").exists());
+}
+
+#[test]
+fn a_users_own_anvil_command_is_left_alone() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    std::fs::create_dir_all(claude.join("commands")).unwrap();
+    let mine = "---\ndescription: my own anvil command\n---\nForge something.\n";
+    std::fs::write(claude.join("commands/anvil.md"), mine).unwrap();
+
+    let run = install(&project);
+    assert_eq!(
+        std::fs::read_to_string(claude.join("commands/anvil.md")).unwrap(),
+        mine
+    );
+    assert!(
+        run.stderr.contains("anvil.md") && run.stderr.contains("alone"),
+        "{}",
+        run.describe()
+    );
+    assert!(claude.join("commands/anvil-status.md").exists());
+
+    project.anvil(&["uninstall"]).ok();
+    assert_eq!(
+        std::fs::read_to_string(claude.join("commands/anvil.md")).unwrap(),
+        mine
+    );
+    assert!(!claude.join("commands/anvil-status.md").exists());
+}
+
+#[test]
+fn invalid_settings_are_an_error_naming_the_file_and_stay_untouched() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    let broken = "{\n  \"hooks\": {\n    \"Stop\": [\n  // a comment\n";
+    write_settings(&claude, broken);
+    let path = claude.join("settings.json");
+
+    for args in [&["install"][..], &["uninstall"][..]] {
+        let run = project.anvil(args);
+        assert_ne!(run.code, Some(0), "{args:?}: {}", run.describe());
+        assert!(
+            run.stderr.contains(&path.display().to_string()),
+            "{args:?}: {}",
+            run.describe()
+        );
+        assert!(run.stderr.contains("not valid JSON"), "{}", run.describe());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
+    }
+    assert!(!claude.join("commands").exists(), "commands written anyway");
+
+    // Valid JSON of the wrong shape: the key is named too.
+    write_settings(&claude, "{\"hooks\": []}");
+    let run = project.anvil(&["install"]);
+    assert_ne!(run.code, Some(0), "{}", run.describe());
+    assert!(
+        run.stderr.contains(&path.display().to_string()) && run.stderr.contains("hooks"),
+        "{}",
+        run.describe()
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"hooks\": []}");
+}
