@@ -2,8 +2,7 @@
 //! draws it: one column per line that is still open, `*` for a commit, `|/` where a line
 //! joins the one it was branched from.
 //!
-//! Every anvil commit has one parent, so a debate is a tree. Each branch is drawn just before
-//! the commit it was branched from, so the open columns are always the rightmost ones.
+//! Every anvil commit has one parent, so a debate is a tree, and drawing it needs no merges.
 
 use std::collections::{HashMap, HashSet};
 
@@ -54,23 +53,40 @@ pub fn segments(lines: &[LineHistory]) -> Vec<Segment> {
     out
 }
 
-/// Draws the tree of `lines` (main first). Commits are all those on any line.
+/// Draws the tree of `lines`, newest line first, in the order `git log --graph` uses: each
+/// line's commits together, down to where it meets a line that is still to be drawn.
 pub fn draw(lines: &[LineHistory]) -> Vec<Row> {
-    let segments = segments(lines);
     let parents: HashMap<ObjectId, Option<ObjectId>> = lines
         .iter()
         .flat_map(|h| h.entries.iter().map(|e| (e.commit, e.parent)))
         .collect();
-    let mut by_fork: HashMap<ObjectId, Vec<usize>> = HashMap::new();
-    for (i, segment) in segments.iter().enumerate() {
-        if let Some(fork) = segment.fork {
-            by_fork.entry(fork).or_default().push(i);
-        }
+    let mut children: HashMap<ObjectId, usize> = HashMap::new();
+    for parent in parents.values().flatten() {
+        *children.entry(*parent).or_default() += 1;
     }
+    let mut tips: Vec<(i64, usize)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| h.entries.last().map(|e| (e.time, i)))
+        .collect();
+    tips.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut order = Vec::new();
-    for (i, segment) in segments.iter().enumerate() {
-        if segment.fork.is_none() {
-            emit(i, &segments, &by_fork, &mut order);
+    let mut emitted: HashSet<ObjectId> = HashSet::new();
+    let mut seen_children: HashMap<ObjectId, usize> = HashMap::new();
+    for (_, i) in tips {
+        let mut next = lines[i].entries.last().map(|e| e.commit);
+        while let Some(commit) = next {
+            let waiting = children.get(&commit).copied().unwrap_or(0)
+                > seen_children.get(&commit).copied().unwrap_or(0);
+            if emitted.contains(&commit) || waiting {
+                break;
+            }
+            emitted.insert(commit);
+            order.push(commit);
+            next = parents.get(&commit).copied().flatten();
+            if let Some(parent) = next {
+                *seen_children.entry(parent).or_default() += 1;
+            }
         }
     }
 
@@ -121,24 +137,6 @@ pub fn draw(lines: &[LineHistory]) -> Vec<Row> {
         }
     }
     rows
-}
-
-/// Pushes segment `i` newest first, each branch that forks from one of its commits just
-/// before that commit.
-fn emit(
-    i: usize,
-    segments: &[Segment],
-    by_fork: &HashMap<ObjectId, Vec<usize>>,
-    order: &mut Vec<ObjectId>,
-) {
-    for &commit in &segments[i].commits {
-        if let Some(children) = by_fork.get(&commit) {
-            for &child in children.iter().rev() {
-                emit(child, segments, by_fork, order);
-            }
-        }
-        order.push(commit);
-    }
 }
 
 /// Every entry of `lines`, by commit.

@@ -3,6 +3,7 @@ mod e2e_core;
 mod e2e_options;
 mod hook_cli;
 mod install_cli;
+mod history_cli;
 mod model_server_selftest;
 mod options_cli;
 mod support;
