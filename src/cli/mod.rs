@@ -18,6 +18,8 @@ mod init;
 mod install;
 mod log;
 mod prompts;
+mod replay;
+mod report;
 mod resume;
 mod show;
 mod start;
@@ -48,6 +50,8 @@ enum Command {
     Diff(diff::Args),
     Branch(branch::Args),
     Resume(resume::Args),
+    Replay(replay::Args),
+    Report(report::Args),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
@@ -231,6 +235,8 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => diff::run(&ctx, args),
         Command::Branch(args) => branch::run(&ctx, args),
         Command::Resume(args) => resume::run(&ctx, args),
+        Command::Replay(args) => replay::run(&ctx, args),
+        Command::Report(args) => report::run(&ctx, args),
         Command::Prompts(command) => prompts::run(&ctx, command),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),

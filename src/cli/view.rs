@@ -227,7 +227,11 @@ pub fn render_entry(
     paint: Paint,
 ) -> Result<String, CliError> {
     let mut out = String::new();
-    let title = format!("## {}", entry.heading());
+    let title = if prompt {
+        format!("## Prompt for {}", entry.heading())
+    } else {
+        format!("## {}", entry.heading())
+    };
     out.push_str(&paint.bold(&title));
     out.push('\n');
     out.push_str(&paint.dim(&format!(

@@ -423,3 +423,79 @@ fn resume_restores_live_files_from_the_record_and_binds_a_session() {
     let err = f.fail(&["resume", &f.debate]).stderr;
     assert!(err.contains("done"), "{err}");
 }
+
+#[test]
+fn replay_plays_a_line_back_in_recorded_order() {
+    let f = Fixture::new();
+    let replay = f
+        .run(&["replay", &format!("{}@cost", f.debate), "--prompts"])
+        .stdout;
+    let lines: Vec<&str> = replay.lines().collect();
+    // A phase's heading is the line above its `LINE · NAME · commit ID · TIME` line.
+    let order: Vec<&str> = lines
+        .windows(2)
+        .filter(|w| w[0].starts_with("## ") && w[1].contains(" · commit "))
+        .map(|w| w[0])
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "## Start",
+            "## Prompt for Round 1 · Advocate",
+            "## Round 1 · Advocate",
+            "## Prompt for Round 1 · Critic",
+            "## Round 1 · Critic",
+            "## Prompt for Round 2 · Advocate",
+            "## Round 2 · Advocate",
+            "## Prompt for Round 2 · Critic",
+            "## Round 2 · Critic",
+            "## Branch",
+            "## Prompt for Round 3 · Advocate",
+            "## Round 3 · Advocate",
+            "## Prompt for Round 3 · Critic",
+            "## Round 3 · Critic",
+            "## Prompt for Synthesis",
+            "## Synthesis",
+        ],
+        "{replay}"
+    );
+    let at = |needle: &str| {
+        replay
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}\n{replay}"))
+    };
+    assert!(at("A rewrite is risky.") < at("focus on migration cost"));
+    assert!(at("focus on migration cost") < at("Cost advocate"));
+    assert!(
+        !replay.contains("Round three advocate"),
+        "main's round 3 is not on cost"
+    );
+}
+
+#[test]
+fn report_has_the_branch_tree_and_the_syntheses_side_by_side() {
+    let f = Fixture::new();
+    let report = f.run(&["report", &format!("{}@cost", f.debate)]).stdout;
+    assert!(
+        report.contains("## Conclusion\n\nConclusion: do not migrate"),
+        "{report}"
+    );
+    assert!(report.contains("## Lines of this debate"), "{report}");
+    assert!(report.contains("|/"), "{report}");
+    assert!(
+        report.contains("| cost | main:round-2 | focus on migration cost | Conclusion: do not migrate; the cost is too high. |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| main | — |  | Conclusion: migrate gradually, invoices first. |"),
+        "{report}"
+    );
+    let html = f.project.path().join("report.html");
+    f.run(&["report", &f.debate, "-o", html.to_str().unwrap()]);
+    let page = f.project.read(&html);
+    assert!(page.starts_with("<!DOCTYPE html>"), "{page}");
+    assert!(
+        page.contains("<table>") && page.contains("focus on migration cost"),
+        "{page}"
+    );
+}
