@@ -255,7 +255,8 @@ pub fn record_turn(
     state.session = Some(session.to_owned());
     state.informed_session = Some(session.to_owned());
     state.updated = now.to_string();
-    files.insert(0, ("state.md".into(), state.to_markdown().into_bytes()));
+    let state_text = state.to_markdown();
+    files.insert(0, ("state.md".into(), state_text.clone().into_bytes()));
 
     let record = Record::open_or_init(&home.record_dir())?;
     let parent = record.tip(&state.debate, &state.line)?;
@@ -298,7 +299,9 @@ pub fn record_turn(
     let transcript_path = home.transcript_path(line);
     transcript::append(&transcript_path, &section)
         .map_err(io("cannot append to", &transcript_path))?;
-    state.save(&home.state_path(line))?;
+    let state_path = home.state_path(line);
+    fsutil::write_atomic(&state_path, state_text.as_bytes())
+        .map_err(io("cannot write", &state_path))?;
     for (path, _) in &queued {
         crate::home::remove_if_present(path).map_err(io("cannot remove", path))?;
     }
@@ -471,7 +474,9 @@ fn read_transcript(home: &Home, line: &LineRef) -> Result<String, DebateError> {
 
 fn write_prompt(home: &Home, line: &LineRef, prompt: &str) -> Result<(), DebateError> {
     let path = home.prompt_path(line);
-    fsutil::write_atomic(&path, prompt.as_bytes()).map_err(io("cannot write", &path))
+    // A scratch copy (re-rendered from the state when unreadable): no temp file and rename on
+    // the hook's hot path.
+    std::fs::write(&path, prompt.as_bytes()).map_err(io("cannot write", &path))
 }
 
 /// `phases/003-critic/…`: numbered so that a tree listing reads in order.

@@ -149,8 +149,8 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
     let saved = match &text {
         Some(text) => {
             let path = home.incoming_path(&line);
-            crate::fsutil::write_atomic(&path, text.as_bytes())
-                .map_err(|e| fail(Some(&line), None)(&e))?;
+            // A plain write: this copy only has to exist before anything else happens.
+            std::fs::write(&path, text.as_bytes()).map_err(|e| fail(Some(&line), None)(&e))?;
             Some(path)
         }
         None => None,
@@ -176,7 +176,14 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
         // A session that never saw the debate, or a turn with no text: hand out the prompt.
         None => debate::reissue(home, &line, state, session),
         Some(_) if !seen => debate::reissue(home, &line, state, session),
-        Some(text) => debate::record_turn(home, &line, state, session, &text),
+        Some(text) => {
+            let mut state = state;
+            if claimed {
+                // The session answered the first prompt it was given: it holds the debate.
+                state.informed_session = Some(session.to_owned());
+            }
+            debate::record_turn(home, &line, state, session, &text)
+        }
     }
     .map_err(|e| fail(Some(&line), saved)(&e))?;
     Ok(match reply {
