@@ -54,12 +54,18 @@ fn a_debate_cut_by_the_block_cap_goes_on_when_the_user_says_continue() {
     let turns = server.main_turns();
     let resumed = &turns[4];
     assert!(
-        resumed.all_user_text().contains("· synthesis · Synthesizer]"),
+        resumed
+            .all_user_text()
+            .contains("· synthesis · Synthesizer]"),
         "the model saw the prompt the cap cut: {}",
         resumed.all_user_text()
     );
     let state = project.state_md(&started.debate);
-    assert!(state.contains("status: done"), "{state}\n{}", second.describe());
+    assert!(
+        state.contains("status: done"),
+        "{state}\n{}",
+        second.describe()
+    );
     let commits = project.commits(&started.debate);
     let last = commits.last().unwrap();
     assert_eq!(last.phase(), "synthesizer");

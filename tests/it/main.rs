@@ -2,9 +2,9 @@
 mod e2e_cap;
 mod e2e_core;
 mod e2e_options;
+mod history_cli;
 mod hook_cli;
 mod install_cli;
-mod history_cli;
 mod model_server_selftest;
 mod options_cli;
 mod support;
