@@ -99,7 +99,10 @@ pub fn advance(
 
     let mut steering: Vec<String> = Vec::new();
     if role == Role::InteractivePause
-        && let Some(answer) = markers.steering.as_ref().filter(|s| !s.is_empty())
+        && let Some(answer) = markers
+            .steering
+            .as_ref()
+            .filter(|s| !s.is_empty() && !markers::keeps_course(s))
     {
         steering.push(answer.clone());
     }

@@ -136,6 +136,16 @@ pub fn ends_debate(steering: &str) -> bool {
     matches!(word.as_str(), "synthesize" | "synthesise" | "skip")
 }
 
+/// Is this steering the pause's "no change" answer (`continue`)? It steers nothing, so it is
+/// neither passed on to the next phase nor recorded as steering.
+pub fn keeps_course(steering: &str) -> bool {
+    let words = steering
+        .trim()
+        .trim_end_matches(['.', '!'])
+        .to_ascii_lowercase();
+    matches!(words.as_str(), "continue" | "continue as is")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +193,13 @@ mod tests {
             assert!(ends_debate(word), "{word}");
         }
         assert!(!ends_debate("synthesize the cost angle first"));
+    }
+
+    #[test]
+    fn continue_keeps_the_course() {
+        for word in ["continue", " Continue. ", "Continue as is"] {
+            assert!(keeps_course(word), "{word}");
+        }
+        assert!(!keeps_course("continue with the cost angle"));
     }
 }

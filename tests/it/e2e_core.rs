@@ -396,6 +396,14 @@ fn c_five_interactive_rounds_via_the_slash_command_outlast_the_block_cap() {
     let commits = project.commits(&started.debate);
     assert_eq!(commits.len(), 16);
     assert_eq!(commits[0].trailer("Anvil-Session"), Some(session.as_str()));
+    // `continue` at a pause is no steering: nothing recorded, nothing passed on.
+    for commit in commits.iter().filter(|c| c.phase() == "interactive-pause") {
+        assert!(commit.trailer("Anvil-Steering").is_none(), "{commit:#?}");
+    }
+    for turn in &turns {
+        let text = turn.latest_user_text_raw();
+        assert!(!text.contains("The human steers"), "{text}");
+    }
 }
 
 #[test]
