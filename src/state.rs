@@ -292,7 +292,7 @@ impl State {
         })?;
         let state: State = serde_saphyr::from_str(yaml).map_err(|err| StateError::Invalid {
             path: path.to_owned(),
-            detail: err.to_string(),
+            detail: describe_yaml_error(yaml, &err),
         })?;
         if state.format > FORMAT {
             return Err(StateError::TooNew {
@@ -320,6 +320,57 @@ impl State {
             }
         })
     }
+}
+
+/// Says which field is wrong and where, in the file's own line numbers, then shows the place.
+fn describe_yaml_error(yaml: &str, err: &serde_saphyr::Error) -> String {
+    let plain = err.without_snippet().to_string();
+    let reason = plain
+        .split_once(": ")
+        .filter(|(head, _)| head.starts_with("error"))
+        .map_or(plain.as_str(), |(_, rest)| rest);
+    // "line L column C: reason" → "reason"; the location is given below in file terms.
+    let reason = reason
+        .strip_prefix("line ")
+        .and_then(|r| r.split_once(": "))
+        .map_or(reason, |(_, rest)| rest);
+    let reason = reason
+        .rsplit_once(" at line ")
+        .filter(|(_, tail)| tail.split(", column ").count() == 2)
+        .map_or(reason, |(head, _)| head);
+    match err.location() {
+        Some(at) => {
+            let file_line = at.line() + 1; // the opening `---` is line 1
+            let field = field_at(yaml, usize::try_from(at.line()).unwrap_or(usize::MAX))
+                .map(|f| format!("field `{f}`"))
+                .unwrap_or_else(|| "frontmatter".to_owned());
+            format!(
+                "{field} (line {file_line}, column {}): {reason}",
+                at.column()
+            )
+        }
+        None => reason.to_owned(),
+    }
+}
+
+/// The dotted path of the key on 1-based `line` of `yaml` (`progress.status`), read from
+/// indentation: the state file is written in block style, one key per line.
+fn field_at(yaml: &str, line: usize) -> Option<String> {
+    let mut stack: Vec<(usize, &str)> = Vec::new();
+    let mut found = None;
+    for text in yaml.lines().take(line) {
+        let indent = text.len() - text.trim_start().len();
+        let Some((key, _)) = text.trim_start().split_once(':') else {
+            continue;
+        };
+        if key.starts_with(['-', '#', '"', '\'']) || key.contains(' ') {
+            continue;
+        }
+        stack.retain(|(i, _)| *i < indent);
+        stack.push((indent, key));
+        found = Some(stack.iter().map(|(_, k)| *k).collect::<Vec<_>>().join("."));
+    }
+    found
 }
 
 /// The YAML between the opening `---` line and the next line that is exactly `---`.
@@ -445,7 +496,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("d/state.md"), "{err}");
-        assert!(err.contains("rounds"), "{err}");
+        assert!(err.contains("field `setup.rounds` (line "), "{err}");
     }
 
     #[test]
@@ -456,7 +507,19 @@ mod tests {
         let err = State::from_markdown(&text, Path::new("state.md"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("lnie"), "{err}");
+        assert!(err.contains("field `lnie`"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_value_deep_in_the_file_names_its_dotted_field() {
+        let text = sample("Q")
+            .to_markdown()
+            .replace("status: active", "status: paused");
+        let err = State::from_markdown(&text, Path::new("state.md"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("field `progress.status`"), "{err}");
+        assert!(err.contains("paused"), "{err}");
     }
 
     #[test]
