@@ -119,6 +119,7 @@ pub fn start_with(
         informed_session: session.map(str::to_owned),
         last_response: None,
         branched_from: None,
+        question: None,
         created: stamp.clone(),
         updated: stamp,
         setup,
@@ -365,27 +366,13 @@ pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, Debate
             state.progress.status.name()
         )));
     }
-    let now = now();
     state.progress.status = Status::Cancelled;
-    state.updated = now.to_string();
-    let record = Record::open_or_init(&home.record_dir())?;
-    let parent = record.tip(&line.debate, &line.line)?;
-    let mut trailers = trailers(&state, "cancel", state.progress.round, None);
+    let mut extra = Vec::new();
     if !reason.is_empty() {
-        trailers.push(("Anvil-Reason".into(), reason.into()));
+        extra.push(("Anvil-Reason".to_owned(), reason.to_owned()));
     }
-    record.commit(&NewCommit {
-        debate: line.debate.clone(),
-        line: line.line.clone(),
-        author: "anvil".into(),
-        subject: format!("cancel at round {}", state.progress.round),
-        body: String::new(),
-        trailers,
-        files: vec![("state.md".into(), state.to_markdown().into_bytes())],
-        time: now.as_second(),
-        parent,
-    })?;
-    state.save(&state_path)?;
+    let subject = format!("cancel at round {}", state.progress.round);
+    commit_state(home, line, &mut state, "cancel", &subject, extra)?;
     home.remove_pending(line)
         .map_err(io("cannot remove pending", home.root()))?;
     for session in home
@@ -396,6 +383,38 @@ pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, Debate
             .map_err(io("cannot unbind", home.root()))?;
     }
     Ok(state)
+}
+
+/// Records a change of the state alone (no phase): a commit with the new `state.md` on the
+/// line, then the live state file. `state.updated` is set to now.
+pub fn commit_state(
+    home: &Home,
+    line: &LineRef,
+    state: &mut State,
+    phase: &str,
+    subject: &str,
+    extra_trailers: Vec<(String, String)>,
+) -> Result<(), DebateError> {
+    let now = now();
+    state.updated = now.to_string();
+    let record = Record::open_or_init(&home.record_dir())?;
+    let parent = record.tip(&line.debate, &line.line)?;
+    let mut trailers = trailers(state, phase, state.progress.round, None);
+    trailers.extend(extra_trailers);
+    let text = state.to_markdown();
+    record.commit(&NewCommit {
+        debate: line.debate.clone(),
+        line: line.line.clone(),
+        author: "anvil".into(),
+        subject: subject.to_owned(),
+        body: String::new(),
+        trailers,
+        files: vec![("state.md".into(), text.clone().into_bytes())],
+        time: now.as_second(),
+        parent,
+    })?;
+    let path = home.state_path(line);
+    fsutil::write_atomic(&path, text.as_bytes()).map_err(io("cannot write", &path))
 }
 
 /// All lines with live files, sorted by debate id (oldest first).

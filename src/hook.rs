@@ -159,7 +159,13 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
         State::load(&home.state_path(&line)).map_err(|e| fail(Some(&line), saved.clone())(&e))?;
     match state.progress.status {
         Status::Active => {}
-        Status::WaitingForInput => return Ok(Answer::Silent),
+        Status::WaitingForInput => {
+            // A debater asked the human something; the debate moves once it is answered.
+            let question = state.question.as_ref().map_or("", |q| q.text.as_str());
+            return Ok(Answer::Message(format!(
+                "anvil: {line} waits for your answer to: {question}\nAnswer with `anvil answer \"…\"`, then type `continue` here."
+            )));
+        }
         Status::Done | Status::Cancelled => {
             home.unbind(session)
                 .map_err(|e| fail(Some(&line), None)(&e))?;

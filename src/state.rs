@@ -196,6 +196,15 @@ pub struct Progress {
     pub ended_early: bool,
 }
 
+/// A question a debater asked the human, and the answer once there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+}
+
 /// The whole state file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -215,6 +224,9 @@ pub struct State {
     /// The line this one was branched from, as `LINE@COMMIT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branched_from: Option<String>,
+    /// A debater's question to the human (`anvil ask`), open until answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<Question>,
     pub created: String,
     pub updated: String,
     pub setup: Setup,
@@ -409,6 +421,7 @@ mod tests {
             informed_session: None,
             last_response: None,
             branched_from: None,
+            question: None,
             created: "2026-11-22T10:00:00Z".into(),
             updated: "2026-11-22T10:00:00Z".into(),
             setup: Setup {

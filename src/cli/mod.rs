@@ -9,8 +9,9 @@ use clap::{Parser, Subcommand};
 
 use anvil::home::{Home, LineRef};
 
-mod cancel;
+mod ask;
 mod branch;
+mod cancel;
 mod completions;
 mod diff;
 mod hook;
@@ -45,6 +46,8 @@ enum Command {
     Status(status::Args),
     Cancel(cancel::Args),
     Steer(steer::Args),
+    Ask(ask::Args),
+    Answer(ask::AnswerArgs),
     Log(log::Args),
     Show(show::Args),
     Diff(diff::Args),
@@ -230,6 +233,8 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&ctx, args),
         Command::Cancel(args) => cancel::run(&ctx, args),
         Command::Steer(args) => steer::run(&ctx, args),
+        Command::Ask(args) => ask::run(&ctx, args),
+        Command::Answer(args) => ask::run_answer(&ctx, args),
         Command::Log(args) => log::run(&ctx, args),
         Command::Show(args) => show::run(&ctx, args),
         Command::Diff(args) => diff::run(&ctx, args),

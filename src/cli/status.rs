@@ -57,6 +57,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 anvil::state::Status::Active => {
                     format!("round {}/{} · {}", p.round, s.setup.rounds, p.phase.name())
                 }
+                anvil::state::Status::WaitingForInput => format!(
+                    "waiting for your answer to: {} (anvil answer \"…\")",
+                    s.question.as_ref().map_or("", |q| q.text.as_str())
+                ),
                 other => other.name().to_owned(),
             };
             text.push_str(&format!(
@@ -88,6 +92,7 @@ fn to_json(s: &State) -> serde_json::Value {
         "rounds": s.setup.rounds,
         "step": s.progress.step,
         "session": s.session,
+        "question": s.question.as_ref().map(|q| q.text.clone()),
         "updated": s.updated,
     })
 }

@@ -1,4 +1,5 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
+mod e2e_ask;
 mod e2e_cap;
 mod e2e_core;
 mod e2e_options;

@@ -1,0 +1,275 @@
+//! Questions from the debaters to the human: `anvil ask` and `anvil answer`.
+//!
+//! A debater that needs a fact only the user has runs `anvil ask "…"` with its Bash tool. The
+//! line goes to `waiting_for_input` and the command waits for `anvil answer` (from a terminal,
+//! or any other channel), then prints the answer as the tool's result, so the phase goes on
+//! with it in the same turn. When nobody answers in time the debater is told to state its
+//! assumption; when the asker is gone (Claude was interrupted), the answer is delivered with
+//! the next phase's prompt instead. Every question and answer is a commit.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::debate::{DebateError, commit_state};
+use crate::home::{Home, LineRef};
+use crate::state::{Question, State, Status};
+
+/// How an `anvil ask` ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    Answered(String),
+    /// Nobody answered within the wait; the question is closed unanswered.
+    NoAnswer,
+}
+
+/// The file that says an `anvil ask` process is waiting (it holds its pid).
+fn waiter_path(home: &Home, line: &LineRef) -> PathBuf {
+    home.line_dir(line).join("asking")
+}
+
+fn load(home: &Home, line: &LineRef) -> Result<State, DebateError> {
+    Ok(State::load(&home.state_path(line))?)
+}
+
+/// Puts `question` to the human: the line waits for input until it is answered.
+pub fn open(home: &Home, line: &LineRef, question: &str) -> Result<State, DebateError> {
+    let question = question.trim();
+    if question.is_empty() {
+        return Err(DebateError::Invalid("the question is empty".into()));
+    }
+    let mut state = load(home, line)?;
+    match (&state.progress.status, &state.question) {
+        (Status::Active, _) => {}
+        (Status::WaitingForInput, Some(open)) => {
+            return Err(DebateError::Invalid(format!(
+                "{line} already waits for an answer to: {}",
+                open.text
+            )));
+        }
+        (status, _) => {
+            return Err(DebateError::Invalid(format!(
+                "{line} is {}; there is nobody to ask",
+                status.name()
+            )));
+        }
+    }
+    state.progress.status = Status::WaitingForInput;
+    state.question = Some(Question {
+        text: question.to_owned(),
+        answer: None,
+    });
+    let subject = format!("ask: {}", crate::state::first_line(question));
+    let trailers = vec![("Anvil-Question".to_owned(), question.to_owned())];
+    commit_state(home, line, &mut state, "ask", &subject, trailers)?;
+    Ok(state)
+}
+
+/// Waits up to `timeout` for the answer to the open question, checking every `poll`.
+pub fn wait(
+    home: &Home,
+    line: &LineRef,
+    timeout: Duration,
+    poll: Duration,
+) -> Result<Asked, DebateError> {
+    let waiter = waiter_path(home, line);
+    crate::fsutil::write_atomic(&waiter, std::process::id().to_string().as_bytes()).map_err(
+        |source| DebateError::Io {
+            what: "cannot write",
+            path: waiter.clone(),
+            source,
+        },
+    )?;
+    let result = wait_for_answer(home, line, timeout, poll);
+    let _ = crate::home::remove_if_present(&waiter);
+    result
+}
+
+fn wait_for_answer(
+    home: &Home,
+    line: &LineRef,
+    timeout: Duration,
+    poll: Duration,
+) -> Result<Asked, DebateError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut state = load(home, line)?;
+        if state.progress.status.is_over() {
+            return Err(DebateError::Invalid(format!(
+                "{line} was {} while waiting for the answer",
+                state.progress.status.name()
+            )));
+        }
+        if let Some(answer) = state.question.as_ref().and_then(|q| q.answer.clone()) {
+            // Delivered as the tool's result: close the question.
+            state.question = None;
+            state.save(&home.state_path(line))?;
+            return Ok(Asked::Answered(answer));
+        }
+        if state.question.is_none() || Instant::now() >= deadline {
+            if state.question.is_some() {
+                state.question = None;
+                state.progress.status = Status::Active;
+                commit_state(
+                    home,
+                    line,
+                    &mut state,
+                    "ask",
+                    "ask: no answer in time",
+                    vec![],
+                )?;
+            }
+            return Ok(Asked::NoAnswer);
+        }
+        std::thread::sleep(poll);
+    }
+}
+
+/// Answers the open question of `line`. Returns whether a waiting `anvil ask` will deliver it
+/// at once (otherwise it goes with the next phase's prompt).
+pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(DebateError::Invalid("the answer is empty".into()));
+    }
+    let mut state = load(home, line)?;
+    let Some(question) = state.question.clone().filter(|q| q.answer.is_none()) else {
+        return Err(DebateError::Invalid(format!(
+            "{line} has no open question (it is {})",
+            state.progress.status.name()
+        )));
+    };
+    let waiting = waiter_alive(home, line);
+    state.progress.status = Status::Active;
+    if waiting {
+        state.question = Some(Question {
+            answer: Some(text.to_owned()),
+            ..question.clone()
+        });
+    } else {
+        state.question = None;
+        state.progress.steering.push(format!(
+            "The human answered your question \"{}\": {text}",
+            question.text
+        ));
+    }
+    let subject = format!("answer: {}", crate::state::first_line(text));
+    let trailers = vec![
+        ("Anvil-Question".to_owned(), question.text.clone()),
+        ("Anvil-Answer".to_owned(), text.to_owned()),
+    ];
+    commit_state(home, line, &mut state, "answer", &subject, trailers)?;
+    Ok(waiting)
+}
+
+/// Is an `anvil ask` process still waiting on this line?
+fn waiter_alive(home: &Home, line: &LineRef) -> bool {
+    let Ok(Some(pid)) = crate::fsutil::read_optional(&waiter_path(home, line)) else {
+        return false;
+    };
+    let proc = std::path::Path::new("/proc");
+    if proc.is_dir() {
+        proc.join(pid.trim()).exists()
+    } else {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line_with_debate() -> (tempfile::TempDir, Home, LineRef) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        let setup = crate::options::Options {
+            question: "Q?".into(),
+            ..Default::default()
+        }
+        .into_setup()
+        .unwrap();
+        let started = crate::debate::start(&home, setup, Some("s-1")).unwrap();
+        (dir, home, started.line)
+    }
+
+    #[test]
+    fn an_answer_reaches_the_waiting_asker() {
+        let (_dir, home, line) = line_with_debate();
+        open(&home, &line, "Which database?").unwrap();
+        assert_eq!(
+            load(&home, &line).unwrap().progress.status,
+            Status::WaitingForInput
+        );
+        let (home2, line2) = (home.clone(), line.clone());
+        let asker = std::thread::spawn(move || {
+            wait(
+                &home2,
+                &line2,
+                Duration::from_secs(20),
+                Duration::from_millis(10),
+            )
+        });
+        while !waiter_path(&home, &line).exists() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(answer(&home, &line, "Postgres 16").unwrap());
+        assert_eq!(
+            asker.join().unwrap().unwrap(),
+            Asked::Answered("Postgres 16".into())
+        );
+        let state = load(&home, &line).unwrap();
+        assert_eq!(
+            (state.progress.status, state.question),
+            (Status::Active, None)
+        );
+        assert!(state.progress.steering.is_empty());
+    }
+
+    #[test]
+    fn without_an_asker_the_answer_goes_with_the_next_prompt() {
+        let (_dir, home, line) = line_with_debate();
+        open(&home, &line, "Budget?").unwrap();
+        assert!(!answer(&home, &line, "40k").unwrap());
+        let state = load(&home, &line).unwrap();
+        assert_eq!(state.progress.status, Status::Active);
+        assert_eq!(
+            state.progress.steering,
+            ["The human answered your question \"Budget?\": 40k"]
+        );
+    }
+
+    #[test]
+    fn no_answer_in_time_closes_the_question() {
+        let (_dir, home, line) = line_with_debate();
+        open(&home, &line, "Deadline?").unwrap();
+        let asked = wait(
+            &home,
+            &line,
+            Duration::from_millis(30),
+            Duration::from_millis(5),
+        )
+        .unwrap();
+        assert_eq!(asked, Asked::NoAnswer);
+        let state = load(&home, &line).unwrap();
+        assert_eq!(
+            (state.progress.status, state.question),
+            (Status::Active, None)
+        );
+        assert!(
+            answer(&home, &line, "late")
+                .unwrap_err()
+                .to_string()
+                .contains("no open question")
+        );
+    }
+
+    #[test]
+    fn one_question_at_a_time_and_none_on_a_finished_line() {
+        let (_dir, home, line) = line_with_debate();
+        open(&home, &line, "First?").unwrap();
+        let err = open(&home, &line, "Second?").unwrap_err().to_string();
+        assert!(err.contains("already waits"), "{err}");
+        crate::debate::cancel(&home, &line, "").unwrap();
+        let err = open(&home, &line, "Third?").unwrap_err().to_string();
+        assert!(err.contains("cancelled"), "{err}");
+    }
+}

@@ -1,0 +1,159 @@
+//! A debater asks the human, for real: Claude runs `anvil ask` with its Bash tool, the line
+//! waits for input, `anvil answer` from a terminal delivers the answer as the tool's result, and
+//! the phase goes on with it.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::anvil::{Project, anvil_dir, phase_text, turn_tag};
+use crate::support::claude::{Claude, new_session_id};
+use crate::support::model_server::{ModelServer, Reply, Turn};
+
+const QUESTION: &str = "Which database do we run in production today?";
+
+/// Asks once, at the start of the advocate's phase; otherwise plays each phase.
+fn debater(turn: &Turn) -> Reply {
+    if let Some((_, result, _)) = turn.tool_results().into_iter().next_back() {
+        return Reply::text(format!(
+            "ADVOCATE r1, knowing this ({}): a considered argument.",
+            result.trim()
+        ));
+    }
+    match turn_tag(turn) {
+        Some(tag) if tag.key() == "ADVOCATE r1" => Reply::tool_use(
+            "Bash",
+            json!({ "command": format!("anvil ask \"{QUESTION}\""), "description": "Ask the human" }),
+        ),
+        Some(tag) => Reply::text(phase_text(&tag)),
+        None => Reply::text("hello"),
+    }
+}
+
+#[test]
+fn a_debater_asks_and_the_answer_from_a_terminal_reaches_the_phase() {
+    let project = Project::installed();
+    let started = project.start(&[
+        "Should we move to a managed database?",
+        "--rounds",
+        "1",
+        "--autonomy",
+        "3",
+    ]);
+    assert!(started.prompt.contains("anvil ask"), "{}", started.prompt);
+    let server = ModelServer::start(debater);
+    let session = new_session_id();
+    let claude = Claude::new(&server, project.path(), &started.prompt)
+        .session_id(&session)
+        .path_prepend(anvil_dir())
+        .timeout(Duration::from_secs(90))
+        .spawn();
+
+    // The line waits for input while `anvil ask` runs inside Claude.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let state = project.state_md(&started.debate);
+        if state.contains("status: waiting_for_input") {
+            assert!(state.contains(QUESTION), "{state}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the debater never asked: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = project.anvil(&["status"]).ok();
+    assert!(status.stdout.contains(QUESTION), "{}", status.describe());
+    let answered = project.anvil(&["answer", "Postgres 16, self-hosted"]).ok();
+    assert!(
+        answered.stderr.contains("goes on with it now"),
+        "{}",
+        answered.describe()
+    );
+
+    let out = claude.wait();
+    out.assert_success();
+    let results: Vec<String> = server
+        .main_turns()
+        .iter()
+        .flat_map(|t| t.tool_results())
+        .map(|(_, text, _)| text)
+        .collect();
+    assert_eq!(
+        results,
+        ["The human answered: Postgres 16, self-hosted"],
+        "{}",
+        out.describe()
+    );
+
+    let state = project.state_md(&started.debate);
+    assert!(state.contains("status: done"), "{state}");
+    let commits = project.commits(&started.debate);
+    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+    assert_eq!(
+        phases,
+        [
+            "start",
+            "ask",
+            "answer",
+            "advocate",
+            "critic",
+            "synthesizer"
+        ]
+    );
+    assert_eq!(commits[1].trailer("Anvil-Question"), Some(QUESTION));
+    assert_eq!(
+        commits[2].trailer("Anvil-Answer"),
+        Some("Postgres 16, self-hosted")
+    );
+    let advocate = project.git(&[
+        "show",
+        &format!("{}:phases/001-advocate/response.md", commits[3].id),
+    ]);
+    assert!(advocate.contains("Postgres 16, self-hosted"), "{advocate}");
+}
+
+#[test]
+fn a_stop_while_a_question_is_open_lets_claude_stop_and_shows_the_question() {
+    let project = Project::new();
+    let session = new_session_id();
+    let started = project.start(&["Q?", "--autonomy", "2", "--session", &session]);
+    let asker = project
+        .command(&["ask", "--wait", "60", "What is the budget?"])
+        .env("CLAUDE_CODE_SESSION_ID", &session)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run anvil ask");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !project
+        .state_md(&started.debate)
+        .contains("status: waiting_for_input")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "anvil ask never opened the question"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let run = project.hook(&json!({
+        "session_id": session,
+        "cwd": project.path(),
+        "last_assistant_message": "I asked about the budget.",
+    }));
+    let answer: serde_json::Value = serde_json::from_str(run.stdout.trim()).expect("hook JSON");
+    assert!(answer.get("decision").is_none(), "{answer}");
+    let message = answer["systemMessage"].as_str().unwrap();
+    assert!(message.contains("What is the budget?"), "{message}");
+    assert!(message.contains("anvil answer"), "{message}");
+
+    project.anvil(&["answer", "40k a year"]).ok();
+    let out = asker.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "The human answered: 40k a year\n"
+    );
+    assert!(project.state_md(&started.debate).contains("status: active"));
+}
