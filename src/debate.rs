@@ -120,6 +120,7 @@ pub fn start_with(
         last_response: None,
         branched_from: None,
         question: None,
+        headless: false,
         created: stamp.clone(),
         updated: stamp,
         setup,
@@ -190,6 +191,8 @@ pub enum Reply {
     Block { prompt: String, notice: String },
     /// Let Claude stop, saying this.
     Finish { notice: String },
+    /// Let Claude stop at an interactive pause: `anvil run` asks the human at the terminal.
+    Pause { notice: String },
 }
 
 /// Records `text` as the phase that is out on `line` and works out what comes next.
@@ -309,6 +312,15 @@ pub fn record_turn(
     match prompt {
         Some(prompt) => {
             write_prompt(home, line, &prompt)?;
+            if state.headless && state.progress.phase == Role::InteractivePause {
+                // `anvil run` asks the human itself: Claude stops until it has the answer.
+                return Ok(Reply::Pause {
+                    notice: format!(
+                        "anvil: {line} pauses for steering after round {}",
+                        state.progress.round
+                    ),
+                });
+            }
             Ok(Reply::Block {
                 notice: progress_notice(&state),
                 prompt,

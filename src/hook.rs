@@ -197,7 +197,7 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
             reason: prompt,
             notice,
         },
-        Reply::Finish { notice } => Answer::Message(notice),
+        Reply::Finish { notice } | Reply::Pause { notice } => Answer::Message(notice),
     })
 }
 

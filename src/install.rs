@@ -222,6 +222,27 @@ pub fn install(claude: &Path, program: &str) -> Result<Changes, InstallError> {
     Ok(changes)
 }
 
+/// Does `.claude` (its `settings.json` or `settings.local.json`) already run anvil's Stop hook?
+pub fn has_stop_hook(claude: &Path) -> bool {
+    ["settings.json", "settings.local.json"].iter().any(|name| {
+        read_settings(&claude.join(name)).is_ok_and(|settings| {
+            settings["hooks"]["Stop"].as_array().is_some_and(|groups| {
+                groups
+                    .iter()
+                    .any(|g| group_commands(g).into_iter().any(is_anvil_hook))
+            })
+        })
+    })
+}
+
+/// Settings that run anvil's Stop hook with the block cap raised, for `claude --settings`.
+pub fn hook_settings(program: &str) -> Value {
+    json!({
+        "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": hook_command(program), "timeout": 60 }] }] },
+        "env": { BLOCK_CAP_VAR: BLOCK_CAP },
+    })
+}
+
 pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
     let settings_path = claude.join("settings.json");
     let mut changes = Changes::default();

@@ -227,6 +227,9 @@ pub struct State {
     /// A debater's question to the human (`anvil ask`), open until answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Question>,
+    /// Driven by `anvil run`: interactive pauses are asked at the terminal, not by Claude.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub headless: bool,
     pub created: String,
     pub updated: String,
     pub setup: Setup,
@@ -422,6 +425,7 @@ mod tests {
             last_response: None,
             branched_from: None,
             question: None,
+            headless: false,
             created: "2026-11-22T10:00:00Z".into(),
             updated: "2026-11-22T10:00:00Z".into(),
             setup: Setup {

@@ -22,6 +22,7 @@ mod prompts;
 mod replay;
 mod report;
 mod resume;
+mod run;
 mod show;
 mod start;
 mod status;
@@ -43,6 +44,7 @@ enum Command {
     Install(install::Args),
     Uninstall(install::UninstallArgs),
     Start(start::Args),
+    Run(run::Args),
     Status(status::Args),
     Cancel(cancel::Args),
     Steer(steer::Args),
@@ -230,6 +232,7 @@ pub fn main() -> ExitCode {
         Command::Install(args) => install::run(&ctx, args),
         Command::Uninstall(args) => install::run_uninstall(&ctx, args),
         Command::Start(args) => start::run(&ctx, args),
+        Command::Run(args) => run::run(&ctx, args),
         Command::Status(args) => status::run(&ctx, args),
         Command::Cancel(args) => cancel::run(&ctx, args),
         Command::Steer(args) => steer::run(&ctx, args),

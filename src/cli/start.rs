@@ -23,9 +23,25 @@ use super::{CliError, Ctx, out, say, slash_safe};
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = EXAMPLES)]
 pub struct Args {
+    #[command(flatten)]
+    pub debate: DebateArgs,
+
+    /// Bind the debate to this Claude Code session id (default: $CLAUDE_CODE_SESSION_ID, or the
+    /// first session that stops here).
+    #[arg(long)]
+    session: Option<String>,
+
+    /// Called from a slash command: print errors on stdout and exit 0, so Claude Code shows them.
+    #[arg(long, hide = true)]
+    slash: bool,
+}
+
+/// The question and the options of a debate, shared by `anvil start` and `anvil run`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DebateArgs {
     /// The question to stress-test, e.g. "Should we rewrite billing in Rust?". May be left out
     /// with --versus, which then asks which result is stronger and why.
-    question: Vec<String>,
+    pub question: Vec<String>,
 
     /// Tone and rules of the debate [default: analyst].
     ///
@@ -123,15 +139,6 @@ pub struct Args {
     /// Example: --output docs/decisions/graphql.html
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
-
-    /// Bind the debate to this Claude Code session id (default: $CLAUDE_CODE_SESSION_ID, or the
-    /// first session that stops here).
-    #[arg(long)]
-    session: Option<String>,
-
-    /// Called from a slash command: print errors on stdout and exit 0, so Claude Code shows them.
-    #[arg(long, hide = true)]
-    slash: bool,
 }
 
 const EXAMPLES: &str = "Examples:
@@ -167,43 +174,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             Some(s) => Some(s),
             None => ctx.session(),
         };
-        let mut config = Config::load(home.root())?;
-        // Context paths in the config are relative to the project, flags' to the cwd.
-        if let Some(paths) = &mut config.context {
-            for p in paths.iter_mut() {
-                *p = home.project().join(&*p).display().to_string();
-            }
-        }
-        let setup = Options {
-            question: args.question.join(" "),
-            mode: args.mode,
-            rounds: args.rounds,
-            position: args.position,
-            stakeholders: args.stakeholders,
-            personas: args.personas,
-            interactive: args.interactive,
-            framework: args.framework,
-            focus: args.focus,
-            research: args.research,
-            autonomy: args.autonomy,
-            output: args.output,
-            context: args.context,
-            diff: args.diff,
-            follow_up: args.follow_up,
-            versus: args.versus,
-            cwd: ctx.cwd.clone(),
-            from_config: Default::default(),
-        }
-        .with_config(&config)
-        .into_setup()
-        .map_err(|e| CliError::from_display(e).usage())?;
-        let material =
-            anvil::context::gather(&home, &ctx.cwd, &setup.inputs, anvil::context::MAX_BYTES)?;
-        let inputs = StartInputs {
-            material,
-            output_dir: config.output_dir.clone(),
-        };
-        let started = anvil::debate::start_with(&home, setup, session.as_deref(), inputs)?;
+        let started = create(ctx, &home, args.debate, session.as_deref())?;
         out(&started.prompt)?;
         if !slash {
             let how = match session {
@@ -216,4 +187,50 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
         Ok(())
     })
+}
+
+/// Creates a debate from the options: config defaults, validation, material, first commit.
+pub fn create(
+    ctx: &Ctx,
+    home: &anvil::home::Home,
+    args: DebateArgs,
+    session: Option<&str>,
+) -> Result<anvil::debate::Started, CliError> {
+    let mut config = Config::load(home.root())?;
+    // Context paths in the config are relative to the project, flags' to the cwd.
+    if let Some(paths) = &mut config.context {
+        for p in paths.iter_mut() {
+            *p = home.project().join(&*p).display().to_string();
+        }
+    }
+    let setup = Options {
+        question: args.question.join(" "),
+        mode: args.mode,
+        rounds: args.rounds,
+        position: args.position,
+        stakeholders: args.stakeholders,
+        personas: args.personas,
+        interactive: args.interactive,
+        framework: args.framework,
+        focus: args.focus,
+        research: args.research,
+        autonomy: args.autonomy,
+        output: args.output,
+        context: args.context,
+        diff: args.diff,
+        follow_up: args.follow_up,
+        versus: args.versus,
+        cwd: ctx.cwd.clone(),
+        from_config: Default::default(),
+    }
+    .with_config(&config)
+    .into_setup()
+    .map_err(|e| CliError::from_display(e).usage())?;
+    let material =
+        anvil::context::gather(home, &ctx.cwd, &setup.inputs, anvil::context::MAX_BYTES)?;
+    let inputs = StartInputs {
+        material,
+        output_dir: config.output_dir.clone(),
+    };
+    Ok(anvil::debate::start_with(home, setup, session, inputs)?)
 }

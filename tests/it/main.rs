@@ -3,6 +3,7 @@ mod e2e_ask;
 mod e2e_cap;
 mod e2e_core;
 mod e2e_options;
+mod e2e_run;
 mod history_cli;
 mod hook_cli;
 mod install_cli;

@@ -1,0 +1,260 @@
+//! `anvil run`: a whole debate, headless, with `claude -p`; the human is asked at the terminal.
+
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anvil::debate::Reply;
+use anvil::home::{Home, LineRef};
+use anvil::state::{Role, State, Status};
+
+use super::start::DebateArgs;
+use super::{CliError, Ctx, out, say};
+
+/// Run a whole debate headless with `claude -p`, showing its progress.
+///
+/// Takes the options of `anvil start`. With --interactive, each pause asks you at the terminal
+/// how to steer the next round (a line of text; Enter continues, `synthesize` concludes); a
+/// debater's `anvil ask` question is asked here too. Without a terminal, answers are read from
+/// stdin, one line each. The report's path is printed on stdout at the end.
+///
+///   anvil run "Should we adopt GraphQL?" --rounds 2 --interactive
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    debate: DebateArgs,
+
+    /// The Claude Code CLI to run [default: $ANVIL_CLAUDE_BIN, else `claude` on PATH].
+    #[arg(long, value_name = "PATH")]
+    claude: Option<PathBuf>,
+
+    /// An extra argument for claude, e.g. --claude-arg=--model --claude-arg=sonnet (repeat).
+    #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
+    claude_args: Vec<String>,
+}
+
+/// What one `claude -p` run reported.
+#[derive(Default)]
+struct Usage {
+    input: u64,
+    output: u64,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let home = ctx.home()?;
+    let claude = args
+        .claude
+        .or_else(|| std::env::var_os("ANVIL_CLAUDE_BIN").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("claude"));
+    let session = new_session_id();
+    let started = super::start::create(ctx, &home, args.debate, Some(&session))?;
+    let line = started.line.clone();
+    let mut state = started.state;
+    state.headless = true;
+    state.save(&home.state_path(&line))?;
+
+    // Claude needs anvil's Stop hook: the project's own if installed, else one for this run.
+    let settings = if anvil::install::has_stop_hook(&home.project().join(".claude")) {
+        None
+    } else {
+        let mut file = tempfile::Builder::new()
+            .prefix("anvil-run-settings")
+            .suffix(".json")
+            .tempfile()?;
+        let json = anvil::install::hook_settings(&anvil::install::program());
+        std::io::Write::write_all(&mut file, json.to_string().as_bytes())?;
+        Some(file)
+    };
+
+    say(&format!("anvil: running {line} with {}", claude.display()));
+    let began = Instant::now();
+    let mut usage = Usage::default();
+    let mut prompt = started.prompt;
+    let mut resume = false;
+    loop {
+        let child = spawn_claude(
+            &claude,
+            home.project(),
+            &prompt,
+            &session,
+            resume,
+            settings.as_ref().map(|f| f.path()),
+            &args.claude_args,
+        )?;
+        let segment = watch(child, &home, &line, began)?;
+        usage.input += segment.input;
+        usage.output += segment.output;
+        let state = State::load(&home.state_path(&line))?;
+        match (state.progress.status, state.progress.phase) {
+            (Status::Done, _) => break,
+            (Status::Active, Role::InteractivePause) => {
+                let steering = read_line(&format!(
+                    "Round {} is over. Steer round {} (Enter: continue, `synthesize`: conclude now): ",
+                    state.progress.round,
+                    state.progress.round + 1
+                ))?;
+                let steering = if steering.trim().is_empty() {
+                    "continue".to_owned()
+                } else {
+                    steering
+                };
+                let text = format!(
+                    "Steered at the terminal by the human.\n\n<anvil-steering>{}</anvil-steering>",
+                    steering.trim()
+                );
+                match anvil::debate::record_turn(&home, &line, state, &session, &text)? {
+                    Reply::Block { prompt: next, .. } => {
+                        prompt = next;
+                        resume = true;
+                    }
+                    Reply::Pause { .. } | Reply::Finish { .. } => break,
+                }
+            }
+            (status, phase) => {
+                return Err(CliError::new(format!(
+                    "claude stopped before the debate finished ({} at round {}, {})",
+                    status.name(),
+                    state.progress.round,
+                    phase.name()
+                ))
+                .hint(format!("continue it with `anvil resume {line}`")));
+            }
+        }
+    }
+    let state = State::load(&home.state_path(&line))?;
+    let report = anvil::report::output_path(&home, &state);
+    say(&format!(
+        "anvil: {line} done in {:.0?} · {} phases · tokens in {} out {}",
+        began.elapsed(),
+        state.progress.step,
+        usage.input,
+        usage.output
+    ));
+    out(&format!("{}\n", report.display()))
+}
+
+fn spawn_claude(
+    claude: &Path,
+    cwd: &Path,
+    prompt: &str,
+    session: &str,
+    resume: bool,
+    settings: Option<&Path>,
+    extra: &[String],
+) -> Result<Child, CliError> {
+    let mut command = Command::new(claude);
+    command
+        .arg("-p")
+        .arg(prompt)
+        .args(["--output-format", "json"]);
+    command
+        .arg(if resume { "--resume" } else { "--session-id" })
+        .arg(session);
+    if let Some(settings) = settings {
+        command.arg("--settings").arg(settings);
+    }
+    command
+        .args(extra)
+        .current_dir(cwd)
+        .env(anvil::install::BLOCK_CAP_VAR, anvil::install::BLOCK_CAP)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    command.spawn().map_err(|e| {
+        CliError::new(format!("cannot run {}: {e}", claude.display()))
+            .hint("install Claude Code, or point --claude (or $ANVIL_CLAUDE_BIN) at it")
+    })
+}
+
+/// Follows one claude run to its end: progress on stderr, questions asked at the terminal.
+fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Result<Usage, CliError> {
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let mut last = String::new();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if let Ok(state) = State::load(&home.state_path(line)) {
+            let now = describe(&state);
+            if now != last {
+                say(&format!("[{:>5.1}s] {now}", began.elapsed().as_secs_f64()));
+                last = now;
+            }
+            if let Some(question) = state.question.as_ref().filter(|q| q.answer.is_none()) {
+                let answer = read_line(&format!("The debater asks: {}\n> ", question.text))?;
+                let answer = if answer.trim().is_empty() {
+                    "(no answer; state your assumption)".to_owned()
+                } else {
+                    answer
+                };
+                anvil::ask::answer(home, line, &answer)?;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let text = reader.join().unwrap_or_default();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    if !status.success() || json["is_error"].as_bool() == Some(true) {
+        return Err(CliError::new(format!(
+            "claude failed ({status}): {}",
+            json["result"].as_str().unwrap_or(text.trim())
+        ))
+        .hint(format!(
+            "the debate is saved; continue it with `anvil resume {line}`"
+        )));
+    }
+    Ok(Usage {
+        input: json["usage"]["input_tokens"].as_u64().unwrap_or(0),
+        output: json["usage"]["output_tokens"].as_u64().unwrap_or(0),
+    })
+}
+
+fn describe(state: &State) -> String {
+    let p = &state.progress;
+    match (p.status, p.phase) {
+        (Status::Done, _) => "done".to_owned(),
+        (Status::WaitingForInput, _) => "waiting for your answer".to_owned(),
+        (_, Role::Synthesizer) => "synthesis".to_owned(),
+        (_, phase) => format!(
+            "round {}/{} · {}",
+            p.round,
+            state.setup.rounds,
+            phase.name()
+        ),
+    }
+}
+
+/// Asks on stderr and reads one line of stdin; end of input counts as an empty answer.
+fn read_line(question: &str) -> Result<String, CliError> {
+    eprint!("{question}");
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(answer.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+/// A random version-4 UUID for the Claude Code session anvil runs.
+fn new_session_id() -> String {
+    use std::hash::BuildHasher;
+    let random = |salt: u64| {
+        std::collections::hash_map::RandomState::new().hash_one((
+            salt,
+            std::process::id(),
+            std::time::SystemTime::now(),
+        ))
+    };
+    let (a, b) = (random(1), random(2));
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0x0fff,
+        0x8000 | (b >> 48 & 0x3fff),
+        b & 0xffff_ffff_ffff
+    )
+}
