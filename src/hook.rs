@@ -89,6 +89,62 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
     }
 }
 
+/// The fields of Claude Code's SessionStart hook input that anvil reads.
+#[derive(Debug, Default, Deserialize)]
+pub struct SessionStartInput {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// `startup`, `resume`, `clear` or `compact`.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
+/// in its context, so the next phase's prompt must bring it up to date in full.
+pub fn session_start(stdin: &[u8], cwd: &Path) -> Answer {
+    let Ok(input) = serde_json::from_slice::<SessionStartInput>(stdin) else {
+        return Answer::Silent;
+    };
+    if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
+        return Answer::Silent;
+    }
+    let Some(home) = Home::find(input.cwd.as_deref().unwrap_or(cwd)) else {
+        return Answer::Silent;
+    };
+    let Some(session) = input
+        .session_id
+        .as_deref()
+        .filter(|s| crate::home::valid_session(s))
+    else {
+        return Answer::Silent;
+    };
+    let forget = || -> Result<(), crate::debate::DebateError> {
+        let Some(line) =
+            home.bound_line(session)
+                .map_err(|source| crate::debate::DebateError::Io {
+                    what: "cannot read the session binding in",
+                    path: home.root().to_owned(),
+                    source,
+                })?
+        else {
+            return Ok(());
+        };
+        let path = home.state_path(&line);
+        let mut state = State::load(&path)?;
+        if state.informed_session.as_deref() == Some(session) {
+            state.informed_session = None;
+            state.save(&path)?;
+        }
+        Ok(())
+    };
+    match forget() {
+        Ok(()) => Answer::Silent,
+        Err(e) => Answer::Message(format!("anvil: {e}")),
+    }
+}
+
 struct Failure {
     line: Option<LineRef>,
     saved: Option<PathBuf>,

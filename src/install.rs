@@ -57,11 +57,17 @@ pub fn program() -> String {
         .unwrap_or_else(|| "anvil".to_owned())
 }
 
-fn hook_command(program: &str) -> String {
-    format!("{program} hook stop")
+/// The hooks anvil installs: (Claude Code event, `anvil hook` subcommand). Stop drives the
+/// debate; SessionStart notices a compacted or cleared context, so the next prompt is sent in
+/// full.
+const HOOKS: [(&str, &str); 2] = [("Stop", "stop"), ("SessionStart", "session-start")];
+
+fn hook_command(program: &str, sub: &str) -> String {
+    format!("{program} hook {sub}")
 }
 
-fn is_anvil_hook(command: &str) -> bool {
+/// Is `command` the `anvil hook SUB` of some anvil binary?
+fn is_anvil_hook(command: &str, sub: &str) -> bool {
     let mut words = command.split_whitespace();
     let Some(program) = words.next() else {
         return false;
@@ -70,7 +76,7 @@ fn is_anvil_hook(command: &str) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    name.starts_with("anvil") && words.collect::<Vec<_>>() == ["hook", "stop"]
+    name.starts_with("anvil") && words.collect::<Vec<_>>() == ["hook", sub]
 }
 
 fn permissions(program: &str) -> Vec<String> {
@@ -147,21 +153,25 @@ pub fn install(claude: &Path, program: &str) -> Result<Changes, InstallError> {
         .as_object_mut()
         .ok_or_else(|| shape(&settings_path, "(top level)", "an object"))?;
 
-    // The Stop hook: one entry of ours, replacing any older one (e.g. another binary path).
-    let command = hook_command(program);
-    let stop = hook_list(root, &settings_path)?;
-    let before = stop.len();
-    let ours_present = stop
-        .iter()
-        .any(|group| group_commands(group).iter().any(|c| *c == command));
-    if !ours_present {
-        remove_anvil_hooks(stop);
-        stop.push(json!({ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }));
-        changes.lines.push(if stop.len() > before {
-            "added the Stop hook".into()
-        } else {
-            "updated the Stop hook".into()
-        });
+    // One entry of ours per hook, replacing any older one (e.g. another binary path).
+    for (event, sub) in HOOKS {
+        let command = hook_command(program, sub);
+        let list = hook_list(root, event, &settings_path)?;
+        let before = list.len();
+        let ours_present = list
+            .iter()
+            .any(|group| group_commands(group).iter().any(|c| *c == command));
+        if !ours_present {
+            remove_anvil_hooks(list, sub);
+            list.push(
+                json!({ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }),
+            );
+            changes.lines.push(if list.len() > before {
+                format!("added the {event} hook")
+            } else {
+                format!("updated the {event} hook")
+            });
+        }
     }
 
     let env = object_entry(root, "env", &settings_path)?;
@@ -227,9 +237,11 @@ pub fn has_stop_hook(claude: &Path) -> bool {
     ["settings.json", "settings.local.json"].iter().any(|name| {
         read_settings(&claude.join(name)).is_ok_and(|settings| {
             settings["hooks"]["Stop"].as_array().is_some_and(|groups| {
-                groups
-                    .iter()
-                    .any(|g| group_commands(g).into_iter().any(is_anvil_hook))
+                groups.iter().any(|g| {
+                    group_commands(g)
+                        .into_iter()
+                        .any(|c| is_anvil_hook(c, "stop"))
+                })
             })
         })
     })
@@ -238,7 +250,7 @@ pub fn has_stop_hook(claude: &Path) -> bool {
 /// Settings that run anvil's Stop hook with the block cap raised, for `claude --settings`.
 pub fn hook_settings(program: &str) -> Value {
     json!({
-        "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": hook_command(program), "timeout": 60 }] }] },
+        "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": hook_command(program, "stop"), "timeout": 60 }] }] },
         "env": { BLOCK_CAP_VAR: BLOCK_CAP },
     })
 }
@@ -250,17 +262,19 @@ pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
         let mut settings = read_settings(&settings_path)?;
         if let Some(root) = settings.as_object_mut() {
             if let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) {
-                if let Some(stop) = hooks.get_mut("Stop").and_then(Value::as_array_mut)
-                    && remove_anvil_hooks(stop)
-                {
-                    changes.lines.push("removed the Stop hook".into());
-                }
-                if hooks
-                    .get("Stop")
-                    .and_then(Value::as_array)
-                    .is_some_and(Vec::is_empty)
-                {
-                    hooks.remove("Stop");
+                for (event, sub) in HOOKS {
+                    if let Some(list) = hooks.get_mut(event).and_then(Value::as_array_mut)
+                        && remove_anvil_hooks(list, sub)
+                    {
+                        changes.lines.push(format!("removed the {event} hook"));
+                    }
+                    if hooks
+                        .get(event)
+                        .and_then(Value::as_array)
+                        .is_some_and(Vec::is_empty)
+                    {
+                        hooks.remove(event);
+                    }
                 }
                 if hooks.is_empty() {
                     root.remove("hooks");
@@ -354,15 +368,15 @@ fn group_commands(group: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// Removes anvil's Stop hooks (and groups left empty); says whether anything went.
-fn remove_anvil_hooks(stop: &mut Vec<Value>) -> bool {
+/// Removes anvil's `hook SUB` entries (and groups left empty); says whether anything went.
+fn remove_anvil_hooks(stop: &mut Vec<Value>, sub: &str) -> bool {
     let before: usize = stop.iter().map(|g| group_commands(g).len()).sum();
     for group in stop.iter_mut() {
         if let Some(hooks) = group.get_mut("hooks").and_then(Value::as_array_mut) {
             hooks.retain(|h| {
                 !h.get("command")
                     .and_then(Value::as_str)
-                    .is_some_and(is_anvil_hook)
+                    .is_some_and(|c| is_anvil_hook(c, sub))
             });
         }
     }
@@ -377,14 +391,15 @@ fn remove_anvil_hooks(stop: &mut Vec<Value>) -> bool {
 
 fn hook_list<'a>(
     root: &'a mut Map<String, Value>,
+    event: &str,
     path: &Path,
 ) -> Result<&'a mut Vec<Value>, InstallError> {
     let hooks = object_entry(root, "hooks", path)?;
     hooks
-        .entry("Stop")
+        .entry(event)
         .or_insert_with(|| json!([]))
         .as_array_mut()
-        .ok_or_else(|| shape(path, "hooks.Stop", "a list"))
+        .ok_or_else(|| shape(path, &format!("hooks.{event}"), "a list"))
 }
 
 fn object_entry<'a>(
@@ -435,10 +450,12 @@ mod tests {
 
     #[test]
     fn recognises_its_own_hook_only() {
-        assert!(is_anvil_hook("/usr/local/bin/anvil hook stop"));
-        assert!(is_anvil_hook("anvil hook stop"));
-        assert!(!is_anvil_hook("anvil hook stop --debug"));
-        assert!(!is_anvil_hook("my-linter hook stop"));
+        assert!(is_anvil_hook("/usr/local/bin/anvil hook stop", "stop"));
+        assert!(is_anvil_hook("anvil hook stop", "stop"));
+        assert!(is_anvil_hook("anvil hook session-start", "session-start"));
+        assert!(!is_anvil_hook("anvil hook session-start", "stop"));
+        assert!(!is_anvil_hook("anvil hook stop --debug", "stop"));
+        assert!(!is_anvil_hook("my-linter hook stop", "stop"));
         assert!(is_anvil_permission("Bash(/x/anvil start:*)"));
         assert!(!is_anvil_permission("Bash(npm test:*)"));
     }

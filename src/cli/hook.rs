@@ -1,36 +1,47 @@
-//! `anvil hook stop`: the entry point Claude Code calls at the end of every turn.
+//! `anvil hook …`: the entry points Claude Code calls (installed by `anvil install`).
 
 use std::io::Read;
+use std::path::Path;
+
+use anvil::hook::Answer;
 
 use super::{CliError, Ctx, out};
 
+/// Claude Code hooks; `anvil install` wires them into .claude/settings.json.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Claude Code's Stop hook: record the phase that just ended and hand out the next one.
     ///
     /// Reads the hook's JSON on stdin and prints only the hook's JSON answer on stdout.
     Stop,
+    /// Claude Code's SessionStart hook: after a compaction or /clear, the next phase's prompt
+    /// brings the session up to date in full.
+    SessionStart,
 }
 
 pub fn run(ctx: &Ctx, command: Command) -> Result<(), CliError> {
     match command {
-        Command::Stop => {
-            let mut input = Vec::new();
-            let answer = match std::io::stdin().read_to_end(&mut input) {
-                Ok(_) => std::panic::catch_unwind(|| anvil::hook::stop(&input, &ctx.cwd))
-                    .unwrap_or_else(|_| {
-                        anvil::hook::Answer::Message(
-                            "anvil: the Stop hook failed unexpectedly; no phase was lost on purpose, \
-                             see `anvil status`"
-                                .into(),
-                        )
-                    }),
-                Err(e) => anvil::hook::Answer::Message(format!("anvil: cannot read hook input: {e}")),
-            };
-            if let Some(json) = answer.to_json() {
-                out(&format!("{json}\n"))?;
-            }
-            Ok(())
-        }
+        Command::Stop => answer(ctx, anvil::hook::stop),
+        Command::SessionStart => answer(ctx, anvil::hook::session_start),
     }
+}
+
+/// Runs one hook handler on stdin. Whatever happens, the exit is 0 and stdout carries only the
+/// hook's JSON: a failing hook must not break the user's session.
+fn answer(ctx: &Ctx, handler: fn(&[u8], &Path) -> Answer) -> Result<(), CliError> {
+    let mut input = Vec::new();
+    let answer = match std::io::stdin().read_to_end(&mut input) {
+        Ok(_) => std::panic::catch_unwind(|| handler(&input, &ctx.cwd)).unwrap_or_else(|_| {
+            Answer::Message(
+                "anvil: the hook failed unexpectedly (a bug; please report it). \
+                 Every phase received so far is on disk: see `anvil status`."
+                    .into(),
+            )
+        }),
+        Err(e) => Answer::Message(format!("anvil: cannot read hook input: {e}")),
+    };
+    if let Some(json) = answer.to_json() {
+        out(&format!("{json}\n"))?;
+    }
+    Ok(())
 }

@@ -393,3 +393,40 @@ fn a_claiming_session_whose_transcript_lags_has_its_phase_recorded() {
     assert_eq!(blocked(&run).1, "CRITIC r1");
     assert_eq!(project.commits(&started.debate).len(), 2);
 }
+
+#[test]
+fn after_a_compaction_the_next_prompt_brings_the_session_up_to_date() {
+    let project = Project::new();
+    let started = start_bound(&project, S1);
+    let (critic, _) = blocked(&stop(&project, S1, "ADVOCATE r1: first argument."));
+    assert!(!critic.contains("<debate-so-far>"), "{critic}");
+
+    // Claude Code compacts the conversation: anvil's SessionStart hook hears of it.
+    let run = project.anvil_stdin(
+        &["hook", "session-start"],
+        json!({ "session_id": S1, "cwd": project.path(), "hook_event_name": "SessionStart", "source": "compact" })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_silent(&run);
+    let (advocate, key) = blocked(&stop(&project, S1, "CRITIC r1: a rebuttal."));
+    assert_eq!(key, "ADVOCATE r2");
+    assert!(advocate.contains("<debate-so-far>"), "{advocate}");
+    assert!(
+        advocate.contains("ADVOCATE r1: first argument."),
+        "{advocate}"
+    );
+    assert!(advocate.contains("CRITIC r1: a rebuttal."), "{advocate}");
+    assert!(advocate.contains(&started.debate));
+
+    // A plain start or resume of the session changes nothing.
+    let run = project.anvil_stdin(
+        &["hook", "session-start"],
+        json!({ "session_id": S1, "cwd": project.path(), "source": "resume" })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_silent(&run);
+    let (critic, _) = blocked(&stop(&project, S1, "ADVOCATE r2: more."));
+    assert!(!critic.contains("<debate-so-far>"), "{critic}");
+}

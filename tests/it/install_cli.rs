@@ -100,6 +100,15 @@ fn assert_installed(claude: &Path) -> Value {
         .filter(|c| *c == hook_command())
         .collect();
     assert_eq!(ours.len(), 1, "{settings:#}");
+    let session_start = format!("{} hook session-start", anvil_bin().display());
+    let starts: Vec<&Value> = settings["hooks"]["SessionStart"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+        .filter(|h| h["command"] == session_start.as_str())
+        .collect();
+    assert_eq!(starts.len(), 1, "{settings:#}");
     assert_eq!(
         settings["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"], "200",
         "{settings:#}"
