@@ -369,8 +369,16 @@ pub fn lines_of(record: &Record, debate: &str) -> Result<Vec<(String, ObjectId)>
 
 /// Every debate in the record with the time of its newest commit, newest first.
 pub fn debates_newest_first(record: &Record) -> Result<Vec<(String, i64)>, HistoryError> {
+    debates_newest_first_of(record, &record.lines()?)
+}
+
+/// [`debates_newest_first`] over lines the caller has listed.
+pub fn debates_newest_first_of(
+    record: &Record,
+    all: &[(String, String, ObjectId)],
+) -> Result<Vec<(String, i64)>, HistoryError> {
     let mut newest: std::collections::BTreeMap<String, i64> = Default::default();
-    for (debate, _, tip) in record.lines()? {
+    for (debate, _, tip) in all.iter().cloned() {
         let time = read_entry(record, tip)?.time;
         let slot = newest.entry(debate).or_insert(time);
         *slot = (*slot).max(time);
@@ -382,9 +390,31 @@ pub fn debates_newest_first(record: &Record) -> Result<Vec<(String, i64)>, Histo
 
 /// Every line of `debate`, `main` first.
 pub fn load_debate(record: &Record, debate: &str) -> Result<Vec<LineHistory>, HistoryError> {
-    lines_of(record, debate)?
+    let all = record.lines()?;
+    load_debate_of(record, &all, debate)
+}
+
+/// [`load_debate`] with the record's lines listed once by the caller, for many debates.
+pub fn load_debate_of(
+    record: &Record,
+    all: &[(String, String, ObjectId)],
+    debate: &str,
+) -> Result<Vec<LineHistory>, HistoryError> {
+    let mut lines: Vec<(&str, ObjectId)> = all
+        .iter()
+        .filter(|(d, _, _)| d == debate)
+        .map(|(_, l, tip)| (l.as_str(), *tip))
+        .collect();
+    lines.sort_by_key(|(l, _)| (*l != "main", l.to_string()));
+    lines
         .into_iter()
-        .map(|(line, _)| LineHistory::load(record, &LineRef::new(debate, line)))
+        .map(|(line, tip)| {
+            Ok(LineHistory {
+                line: LineRef::new(debate, line),
+                tip,
+                entries: chain(record, tip)?,
+            })
+        })
         .collect()
 }
 

@@ -29,7 +29,8 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let all = history::debates_newest_first(&record)?;
+    let listed = record.lines()?;
+    let all = history::debates_newest_first_of(&record, &listed)?;
     let (shown, more): (Vec<String>, usize) = match &args.debate {
         Some(name) => {
             let line = view::line(ctx, &home, &record, Some(name))?;
@@ -43,7 +44,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     };
     let mut debates = Vec::new();
     for debate in &shown {
-        debates.push(history::load_debate(&record, debate)?);
+        debates.push(history::load_debate_of(&record, &listed, debate)?);
     }
     if args.json {
         let list: Vec<serde_json::Value> = debates

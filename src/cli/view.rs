@@ -51,7 +51,12 @@ pub fn newest_line(record: &Record) -> Option<LineRef> {
 
 /// Resolves a revision name against the current line.
 pub fn resolve(ctx: &Ctx, home: &Home, record: &Record, name: &str) -> Result<Resolved, CliError> {
-    let current = current_line(ctx, home, record);
+    // A fully qualified name needs no current line, and finding it reads every live line.
+    let current = if name.contains('@') {
+        None
+    } else {
+        current_line(ctx, home, record)
+    };
     anvil::revision::resolve(record, name, current.as_ref()).map_err(|e| {
         CliError::new(e.to_string()).hint(
             "revisions: round-N, round-N/ROLE, synthesis, LINE, LINE:round-N, DEBATE@LINE:round-N, \
