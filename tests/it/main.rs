@@ -1,5 +1,6 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
 mod e2e_ask;
+mod e2e_branch;
 mod e2e_cap;
 mod e2e_core;
 mod e2e_options;
