@@ -62,6 +62,12 @@ impl Record {
         }
         std::fs::create_dir_all(path).map_err(|e| open_error(path, e))?;
         gix::init_bare(path).map_err(|e| open_error(path, e))?;
+        // The 256 loose-object folders up front: otherwise most commits of a young record pay
+        // for a `mkdir` per object in the Stop hook. Git is content with empty ones.
+        for fan in 0..=0xffu8 {
+            let dir = path.join("objects").join(format!("{fan:02x}"));
+            std::fs::create_dir_all(&dir).map_err(|e| open_error(path, e))?;
+        }
         Record::open(path)
     }
 
@@ -171,7 +177,14 @@ impl Record {
                 name: full_name.clone(),
                 deref: false,
             };
-            match self.repo.edit_reference(edit) {
+            // Our own committer for the ref transaction: asking gix for one would look up the
+            // local time zone, which costs the hook a walk of the zoneinfo database.
+            let committer = signature(COMMITTER);
+            let mut time_buf = gix::date::parse::TimeBuf::default();
+            match self
+                .repo
+                .edit_references_as(Some(edit), Some(committer.to_ref(&mut time_buf)))
+            {
                 Ok(_) => return Ok(id),
                 Err(e) => last_error = Some(e.to_string()),
             }
