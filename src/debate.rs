@@ -140,7 +140,7 @@ pub fn start_with(
             .map_err(io("cannot write", &bundle))?;
     }
     let header = transcript::header(&state);
-    let prompt = render(home, &state, &cue, true, "")?;
+    let prompt = render_prompt(home, &state, &cue, true, "")?;
 
     let record = Record::open_or_init(&home.record_dir())?;
     let mut trailers = trailers(&state, "start", 0, session);
@@ -244,7 +244,7 @@ pub fn record_turn(
             } else {
                 String::new()
             };
-            let prompt = render(home, &state, cue, full, &transcript_text)?;
+            let prompt = render_prompt(home, &state, cue, full, &transcript_text)?;
             files.push((
                 phase_path(step + 1, cue, "prompt.md"),
                 prompt.clone().into_bytes(),
@@ -352,7 +352,7 @@ pub fn reissue(
         Some(prompt) if informed => prompt,
         _ => {
             let cue = machine::current_cue(&state.setup, &state.progress);
-            let prompt = render(home, &state, &cue, true, &read_transcript(home, line)?)?;
+            let prompt = render_prompt(home, &state, &cue, true, &read_transcript(home, line)?)?;
             write_prompt(home, line, &prompt)?;
             prompt
         }
@@ -458,16 +458,6 @@ pub fn live_lines(home: &Home) -> std::io::Result<Vec<LineRef>> {
 /// The prompt for `cue` on the line `state` describes, rendered as the hook renders it;
 /// `transcript` is the debate so far when `full` is set. For commands that rebuild a line.
 pub fn render_prompt(
-    home: &Home,
-    state: &State,
-    cue: &Cue,
-    full: bool,
-    transcript: &str,
-) -> Result<String, DebateError> {
-    render(home, state, cue, full, transcript)
-}
-
-fn render(
     home: &Home,
     state: &State,
     cue: &Cue,

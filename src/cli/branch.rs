@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
     let from = view::resolve(ctx, &home, &record, &args.from)?;
-    let session = session(ctx, args.session)?;
+    let session = ctx.session_or(args.session)?;
     let restored = anvil::restore::branch(
         &home,
         &record,
@@ -60,13 +60,4 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     ));
     say(&view::how_to_continue(&restored));
     out(&restored.prompt)
-}
-
-/// `--session`, else the session this runs in; checked like the hook checks it.
-pub fn session(ctx: &Ctx, given: Option<String>) -> Result<Option<String>, CliError> {
-    match given {
-        Some(s) if anvil::home::valid_session(&s) => Ok(Some(s)),
-        Some(s) => Err(CliError::new(format!("'{s}' is not a Claude Code session id")).usage()),
-        None => Ok(ctx.session()),
-    }
 }

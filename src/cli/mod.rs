@@ -86,6 +86,15 @@ impl Ctx {
             .filter(|s| anvil::home::valid_session(s))
     }
 
+    /// The session a command binds to: the one given (checked), else the one it runs in.
+    pub fn session_or(&self, given: Option<String>) -> Result<Option<String>, CliError> {
+        match given {
+            Some(s) if anvil::home::valid_session(&s) => Ok(Some(s)),
+            Some(s) => Err(CliError::new(format!("'{s}' is not a Claude Code session id")).usage()),
+            None => Ok(self.session()),
+        }
+    }
+
     /// The line a command is about: the one named, else this session's, else the only
     /// active one.
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {

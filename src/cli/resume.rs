@@ -26,7 +26,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
     let line = view::line(ctx, &home, &record, args.line.as_deref())?;
-    let session = super::branch::session(ctx, args.session)?;
+    let session = ctx.session_or(args.session)?;
     let restored = anvil::restore::resume(&home, &record, &line, session.as_deref())?;
     if args.json {
         return out(&format!(

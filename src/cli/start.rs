@@ -165,15 +165,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let slash = args.slash;
     slash_safe(slash, || {
         let home = ctx.home()?;
-        let session = match args.session {
-            Some(s) if !anvil::home::valid_session(&s) => {
-                return Err(
-                    CliError::new(format!("'{s}' is not a Claude Code session id")).usage(),
-                );
-            }
-            Some(s) => Some(s),
-            None => ctx.session(),
-        };
+        let session = ctx.session_or(args.session)?;
         let started = create(ctx, &home, args.debate, session.as_deref())?;
         out(&started.prompt)?;
         if !slash {
