@@ -169,7 +169,6 @@ pub fn start_with(
     let transcript_path = home.transcript_path(&line);
     fsutil::write_atomic(&transcript_path, header.as_bytes())
         .map_err(io("cannot write", &transcript_path))?;
-    write_prompt(home, &line, &prompt)?;
     state.save(&home.state_path(&line))?;
     match session {
         Some(s) => home.bind(s, &line),
@@ -311,7 +310,6 @@ pub fn record_turn(
     }
     match prompt {
         Some(prompt) => {
-            write_prompt(home, line, &prompt)?;
             if state.headless && state.progress.phase == Role::InteractivePause {
                 // `anvil run` asks the human itself: Claude stops until it has the answer.
                 return Ok(Reply::Pause {
@@ -345,17 +343,24 @@ pub fn reissue(
     mut state: State,
     session: &str,
 ) -> Result<Reply, DebateError> {
+    // The prompt that is out, as the record holds it; in full for a session that has not seen
+    // the debate.
     let informed = state.informed_session.as_deref() == Some(session);
-    let stored = fsutil::read_optional(&home.prompt_path(line))
-        .map_err(io("cannot read", home.prompt_path(line)))?;
-    let prompt = match stored {
-        Some(prompt) if informed => prompt,
-        _ => {
-            let cue = machine::current_cue(&state.setup, &state.progress);
-            let prompt = render_prompt(home, &state, &cue, true, &read_transcript(home, line)?)?;
-            write_prompt(home, line, &prompt)?;
-            prompt
+    let cue = machine::current_cue(&state.setup, &state.progress);
+    let recorded = if informed {
+        let record = Record::open_or_init(&home.record_dir())?;
+        match record.tip(&line.debate, &line.line)? {
+            Some(tip) => {
+                record.read(tip, &phase_path(state.progress.step + 1, &cue, "prompt.md"))?
+            }
+            None => None,
         }
+    } else {
+        None
+    };
+    let prompt = match recorded {
+        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => render_prompt(home, &state, &cue, true, &read_transcript(home, line)?)?,
     };
     if !informed || state.session.as_deref() != Some(session) {
         state.session = Some(session.to_owned());
@@ -491,13 +496,6 @@ fn read_transcript(home: &Home, line: &LineRef) -> Result<String, DebateError> {
     Ok(fsutil::read_optional(&path)
         .map_err(io("cannot read", &path))?
         .unwrap_or_default())
-}
-
-fn write_prompt(home: &Home, line: &LineRef, prompt: &str) -> Result<(), DebateError> {
-    let path = home.prompt_path(line);
-    // A scratch copy (re-rendered from the state when unreadable): no temp file and rename on
-    // the hook's hot path.
-    std::fs::write(&path, prompt.as_bytes()).map_err(io("cannot write", &path))
 }
 
 /// `phases/003-critic/…`: numbered so that a tree listing reads in order.

@@ -110,13 +110,8 @@ impl Home {
     pub fn transcript_path(&self, line: &LineRef) -> PathBuf {
         self.line_dir(line).join("transcript.md")
     }
-
-    /// The prompt that is out: re-sent as it is when a stop turns out to be a repeat.
-    pub fn prompt_path(&self, line: &LineRef) -> PathBuf {
-        self.line_dir(line).join("prompt.md")
-    }
-
-    /// The last phase text received, written before anything else happens to it.
+    /// The phase text being recorded: written before anything else happens to it, removed
+    /// once the phase is recorded, so it is there only when recording failed.
     pub fn incoming_path(&self, line: &LineRef) -> PathBuf {
         self.line_dir(line).join("incoming.md")
     }

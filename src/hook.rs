@@ -247,7 +247,11 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
             debate::record_turn(home, &line, state, session, &text)
         }
     }
-    .map_err(|e| fail(Some(&line), saved)(&e))?;
+    .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
+    if let Some(path) = &saved {
+        // Recorded (or not a phase at all): the safety copy has done its job.
+        let _ = crate::home::remove_if_present(path);
+    }
     Ok(match reply {
         Reply::Block { prompt, notice } => Answer::Block {
             reason: prompt,

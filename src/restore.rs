@@ -64,7 +64,7 @@ pub fn resume(
     let transcript = history::transcript(record, &history, last, &state)?;
     state.session = session.map(str::to_owned);
     let prompt = full_prompt(home, &state, &transcript)?;
-    write_live(home, line, &state, &transcript, &prompt)?;
+    write_live(home, line, &state, &transcript)?;
     bind(home, line, session)?;
     Ok(Restored {
         line: line.clone(),
@@ -196,7 +196,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
             Some(&stale)
         },
     )?;
-    write_live(home, &line, &state, &transcript, &prompt)?;
+    write_live(home, &line, &state, &transcript)?;
     bind(home, &line, req.session)?;
     Ok(Restored {
         line,
@@ -235,24 +235,19 @@ fn full_prompt(home: &Home, state: &State, transcript: &str) -> Result<String, D
     debate::render_prompt(home, state, &cue, true, transcript)
 }
 
+/// Puts a line's live files (transcript, then state) on disk.
 fn write_live(
     home: &Home,
     line: &LineRef,
     state: &State,
     transcript: &str,
-    prompt: &str,
 ) -> Result<(), DebateError> {
-    let io = |path: std::path::PathBuf| {
-        move |source| DebateError::Io {
-            what: "cannot write",
-            path,
-            source,
-        }
-    };
     let path = home.transcript_path(line);
-    fsutil::write_atomic(&path, transcript.as_bytes()).map_err(io(path.clone()))?;
-    let path = home.prompt_path(line);
-    fsutil::write_atomic(&path, prompt.as_bytes()).map_err(io(path.clone()))?;
+    fsutil::write_atomic(&path, transcript.as_bytes()).map_err(|source| DebateError::Io {
+        what: "cannot write",
+        path: path.clone(),
+        source,
+    })?;
     state.save(&home.state_path(line))?;
     Ok(())
 }
