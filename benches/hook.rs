@@ -55,6 +55,13 @@ fn main() {
     });
 
     let injected = injected_so_far + finish_debate(&template);
+    // What re-sending the debate so far with every prompt would have cost instead: the
+    // transcript at each of the 7 phase prompts after the first.
+    let transcript_total = std::fs::metadata(live_file(&template, "transcript.md"))
+        .unwrap()
+        .len();
+    let per_phase = transcript_total / 7;
+    let resent: u64 = (1..=6).map(|k| k * per_phase).sum();
 
     println!("anvil hook stop, whole process, median of {SAMPLES} runs (release build)");
     println!(
@@ -74,6 +81,7 @@ fn main() {
     println!(
         "  prompt bytes injected, 3-round debate: {injected} bytes (first prompt + every block)"
     );
+    println!("  (re-sending the debate so far with each prompt would add about {resent} bytes)");
 }
 
 fn ms(d: Duration) -> f64 {
@@ -205,7 +213,7 @@ fn prepare_debate(work: &Path) -> (PathBuf, usize) {
 fn finish_debate(dir: &Path) -> usize {
     ["ADVOCATE round 3", "CRITIC round 3", "SYNTHESIS"]
         .iter()
-        .map(|label| reason_len(&hook(dir, &phase(label, 5_000))))
+        .map(|label| reason_len(&hook(dir, &phase(label, 7_500))))
         .sum()
 }
 
