@@ -19,6 +19,22 @@ pub enum Command {
     SessionStart,
 }
 
+/// `anvil hook stop` / `anvil hook session-start` exactly, recognised without clap.
+pub fn fast_path() -> Option<Command> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(first), Some(second), None) = (args.next(), args.next(), args.next()) else {
+        return None;
+    };
+    if first != "hook" {
+        return None;
+    }
+    match second.to_str()? {
+        "stop" => Some(Command::Stop),
+        "session-start" => Some(Command::SessionStart),
+        _ => None,
+    }
+}
+
 pub fn run(ctx: &Ctx, command: Command) -> Result<(), CliError> {
     match command {
         Command::Stop => answer(ctx, anvil::hook::stop),

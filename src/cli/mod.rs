@@ -233,9 +233,14 @@ pub fn slash_safe(
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let ctx = Ctx { cwd };
+    // The Stop hook runs at the end of every turn of every Claude session: it skips building
+    // the whole command line, which costs more than everything else it does when idle.
+    if let Some(command) = hook::fast_path() {
+        return finish(hook::run(&ctx, command));
+    }
+    let cli = Cli::parse();
     let result = match cli.command {
         Command::Init(args) => init::run(&ctx, args),
         Command::Install(args) => install::run(&ctx, args),
@@ -258,6 +263,10 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),
     };
+    finish(result)
+}
+
+fn finish(result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
