@@ -240,6 +240,21 @@ mod tests {
     use super::*;
     use crate::state::Mode;
 
+    /// Records `text` (with `queued` steering) as the phase `progress` stands at.
+    fn turn(setup: &Setup, progress: &Progress, text: &str, queued: &[String]) -> Outcome {
+        advance(setup, progress, Turn { text, queued }).unwrap()
+    }
+
+    /// An active line of `setup` standing at `role` in `round`, after `step` phases.
+    fn at(setup: &Setup, role: Role, round: u32, step: u32) -> Progress {
+        Progress {
+            phase: role,
+            round,
+            step,
+            ..start(setup).0
+        }
+    }
+
     fn setup(mode: Mode, rotation: Rotation, rounds: u32, interactive: bool) -> Setup {
         let voices = match rotation {
             Rotation::Pair => Vec::new(),
@@ -349,15 +364,7 @@ mod tests {
         let s = setup(Mode::Stakeholders, Rotation::Stakeholders, 3, false);
         let (p, cue) = start(&s);
         assert_eq!(cue.voice.as_deref(), Some("Voice 1"));
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "x",
-                queued: &[],
-            },
-        )
-        .unwrap();
+        let out = turn(&s, &p, "x", &[]);
         assert_eq!(out.finished.voice.as_deref(), Some("Voice 1"));
         let Next::Prompt(cue) = out.next else {
             panic!()
@@ -373,15 +380,7 @@ mod tests {
             setup(Mode::Analyst, Rotation::Personas, 3, false),
         ] {
             let (p, _) = start(&s);
-            let out = advance(
-                &s,
-                &p,
-                Turn {
-                    text: "settled <anvil-complete/>",
-                    queued: &[],
-                },
-            )
-            .unwrap();
+            let out = turn(&s, &p, "settled <anvil-complete/>", &[]);
             assert!(out.finished.markers.complete);
             assert_eq!(out.progress.phase, Role::Synthesizer);
             assert!(out.progress.ended_early);
@@ -392,36 +391,15 @@ mod tests {
     fn completion_marker_inside_code_does_not_end() {
         let s = setup(Mode::Analyst, Rotation::Pair, 3, false);
         let (p, _) = start(&s);
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "```\n<anvil-complete/>\n```",
-                queued: &[],
-            },
-        )
-        .unwrap();
+        let out = turn(&s, &p, "```\n<anvil-complete/>\n```", &[]);
         assert_eq!(out.progress.phase, Role::Critic);
     }
 
     #[test]
     fn completion_marker_in_a_pause_is_not_an_ending() {
         let s = setup(Mode::Analyst, Rotation::Pair, 3, true);
-        let p = Progress {
-            phase: Role::InteractivePause,
-            round: 1,
-            step: 2,
-            ..start(&s).0
-        };
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "<anvil-complete/>",
-                queued: &[],
-            },
-        )
-        .unwrap();
+        let p = at(&s, Role::InteractivePause, 1, 2);
+        let out = turn(&s, &p, "<anvil-complete/>", &[]);
         assert_eq!(
             (out.progress.phase, out.progress.round),
             (Role::Advocate, 2)
@@ -431,12 +409,7 @@ mod tests {
     #[test]
     fn pause_steering_reaches_the_next_round_and_is_recorded() {
         let s = setup(Mode::Analyst, Rotation::Pair, 3, true);
-        let p = Progress {
-            phase: Role::InteractivePause,
-            round: 1,
-            step: 2,
-            ..start(&s).0
-        };
+        let p = at(&s, Role::InteractivePause, 1, 2);
         let text = "Round 1 in short: …\n<anvil-steering>\nfocus on cost\n</anvil-steering>";
         let queued = vec!["and on hiring".to_owned()];
         let out = advance(
@@ -462,22 +435,9 @@ mod tests {
     fn synthesize_or_skip_at_a_pause_ends_early() {
         for word in ["synthesize", "skip"] {
             let s = setup(Mode::Stakeholders, Rotation::Stakeholders, 3, true);
-            let p = Progress {
-                phase: Role::InteractivePause,
-                round: 1,
-                step: 2,
-                ..start(&s).0
-            };
+            let p = at(&s, Role::InteractivePause, 1, 2);
             let text = format!("<anvil-steering>{word}</anvil-steering>");
-            let out = advance(
-                &s,
-                &p,
-                Turn {
-                    text: &text,
-                    queued: &[],
-                },
-            )
-            .unwrap();
+            let out = turn(&s, &p, &text, &[]);
             assert_eq!(out.progress.phase, Role::Synthesizer);
             assert!(out.progress.steering.is_empty());
             assert!(out.progress.ended_early);
@@ -489,30 +449,14 @@ mod tests {
         let s = setup(Mode::Analyst, Rotation::Pair, 2, false);
         let (p, _) = start(&s);
         let queued = vec!["  be concrete ".to_owned(), "".to_owned()];
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "x",
-                queued: &queued,
-            },
-        )
-        .unwrap();
+        let out = turn(&s, &p, "x", &queued);
         let Next::Prompt(cue) = out.next else {
             panic!()
         };
         assert_eq!(cue.role, Role::Critic);
         assert_eq!(cue.steering, ["be concrete"]);
         // Delivered once: the following phase carries none.
-        let out = advance(
-            &s,
-            &out.progress,
-            Turn {
-                text: "y",
-                queued: &[],
-            },
-        )
-        .unwrap();
+        let out = turn(&s, &out.progress, "y", &[]);
         assert!(out.progress.steering.is_empty());
     }
 
@@ -520,15 +464,7 @@ mod tests {
     fn queued_synthesize_ends_early() {
         let s = setup(Mode::Analyst, Rotation::Pair, 3, false);
         let (p, _) = start(&s);
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "x",
-                queued: &["synthesize".into()],
-            },
-        )
-        .unwrap();
+        let out = turn(&s, &p, "x", &["synthesize".into()]);
         assert_eq!(out.progress.phase, Role::Synthesizer);
     }
 
@@ -536,15 +472,7 @@ mod tests {
     fn steering_markers_outside_a_pause_steer_nothing() {
         let s = setup(Mode::Analyst, Rotation::Pair, 3, false);
         let (p, _) = start(&s);
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "<anvil-steering>skip</anvil-steering>",
-                queued: &[],
-            },
-        )
-        .unwrap();
+        let out = turn(&s, &p, "<anvil-steering>skip</anvil-steering>", &[]);
         assert_eq!(out.progress.phase, Role::Critic);
         assert!(out.finished.steering.is_empty());
     }
@@ -552,21 +480,8 @@ mod tests {
     #[test]
     fn synthesis_finishes_and_nothing_follows() {
         let s = setup(Mode::Analyst, Rotation::Pair, 1, false);
-        let p = Progress {
-            phase: Role::Synthesizer,
-            round: 1,
-            step: 2,
-            ..start(&s).0
-        };
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "conclusion",
-                queued: &[],
-            },
-        )
-        .unwrap();
+        let p = at(&s, Role::Synthesizer, 1, 2);
+        let out = turn(&s, &p, "conclusion", &[]);
         assert_eq!(out.next, Next::Finish);
         assert_eq!(out.progress.status, Status::Done);
         assert_eq!(
@@ -585,21 +500,8 @@ mod tests {
     #[test]
     fn natural_last_phase_with_marker_is_not_early() {
         let s = setup(Mode::Analyst, Rotation::Pair, 1, false);
-        let p = Progress {
-            phase: Role::Critic,
-            round: 1,
-            step: 1,
-            ..start(&s).0
-        };
-        let out = advance(
-            &s,
-            &p,
-            Turn {
-                text: "<anvil-complete/>",
-                queued: &[],
-            },
-        )
-        .unwrap();
+        let p = at(&s, Role::Critic, 1, 1);
+        let out = turn(&s, &p, "<anvil-complete/>", &[]);
         assert_eq!(out.progress.phase, Role::Synthesizer);
         assert!(!out.progress.ended_early);
     }
