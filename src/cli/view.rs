@@ -284,17 +284,16 @@ fn describe(entry: &Entry) -> String {
 
 /// What to do next with a line that `branch` or `resume` put on disk.
 pub fn how_to_continue(restored: &anvil::restore::Restored) -> String {
+    let line = &restored.line;
     match &restored.session {
         Some(s) => format!(
-            "bound to Claude Code session {s}; give it the prompt below (stdout), e.g. \
-             `claude -p --resume {s} \"$(anvil resume {} --session {s})\"`",
-            restored.line
+            "bound to Claude Code session {s}; continue with \
+             `claude --resume {s} \"$(anvil resume {line} --session {s})\"` \
+             (`--session-id {s}` instead of `--resume` for a new session)"
         ),
         None => format!(
-            "the next Claude Code session that stops in this project picks it up; give it the \
-             prompt below (stdout), e.g. `claude -p \"$(cat {})\"`, or run `anvil resume {}` \
-             inside the session",
-            ".anvil/debates/…/prompt.md", restored.line
+            "the next Claude Code session that stops in this project picks it up; continue with \
+             `claude \"$(anvil resume {line})\"`"
         ),
     }
 }
