@@ -213,11 +213,18 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
     };
     let state =
         State::load(&home.state_path(&line)).map_err(|e| fail(Some(&line), saved.clone())(&e))?;
+    // Once the stop is answered, the safety copy has done its job (it stays after a failure).
+    let drop_saved = || {
+        if let Some(path) = &saved {
+            let _ = crate::home::remove_if_present(path);
+        }
+    };
     match state.progress.status {
         Status::Active => {}
         Status::WaitingForInput => {
             // A debater asked the human something; the debate moves once it is answered.
             let question = state.question.as_ref().map_or("", |q| q.text.as_str());
+            drop_saved();
             return Ok(Answer::Message(format!(
                 "anvil: {line} waits for your answer to: {question}\nAnswer with `anvil answer \"…\"`, then type `continue` here."
             )));
@@ -225,6 +232,7 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
         Status::Done | Status::Cancelled => {
             home.unbind(session)
                 .map_err(|e| fail(Some(&line), None)(&e))?;
+            drop_saved();
             return Ok(Answer::Silent);
         }
     }
@@ -248,10 +256,7 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
         }
     }
     .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
-    if let Some(path) = &saved {
-        // Recorded (or not a phase at all): the safety copy has done its job.
-        let _ = crate::home::remove_if_present(path);
-    }
+    drop_saved();
     Ok(match reply {
         Reply::Block { prompt, notice } => Answer::Block {
             reason: prompt,

@@ -430,3 +430,22 @@ fn after_a_compaction_the_next_prompt_brings_the_session_up_to_date() {
     let (critic, _) = blocked(&stop(&project, S1, "ADVOCATE r2: more."));
     assert!(!critic.contains("<debate-so-far>"), "{critic}");
 }
+
+#[test]
+fn the_safety_copy_of_a_phase_is_gone_once_the_phase_is_recorded() {
+    let project = Project::new();
+    let started = start_bound(&project, S1);
+    let incoming = project
+        .line_dir(&started.debate, "main")
+        .join("incoming.md");
+    blocked(&stop(&project, S1, "ADVOCATE r1: recorded."));
+    assert!(!incoming.exists());
+    project.anvil(&["cancel"]).ok();
+    assert_silent(&project.hook(&input(
+        &project,
+        S1,
+        Some("after the end"),
+        &no_transcript(&project),
+    )));
+    assert!(!incoming.exists());
+}
