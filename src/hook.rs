@@ -211,6 +211,10 @@ fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failur
         }
         None => None,
     };
+    // One stop at a time per line: a second hook for the same stop waits, then sees a repeat.
+    let _lock = home
+        .lock_line(&line, std::time::Duration::from_secs(5))
+        .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
     let state =
         State::load(&home.state_path(&line)).map_err(|e| fail(Some(&line), saved.clone())(&e))?;
     // Once the stop is answered, the safety copy has done its job (it stays after a failure).

@@ -449,3 +449,49 @@ fn the_safety_copy_of_a_phase_is_gone_once_the_phase_is_recorded() {
     )));
     assert!(!incoming.exists());
 }
+
+#[test]
+fn two_hooks_seeing_the_same_stop_at_once_record_it_once() {
+    // Claude Code runs the Stop hooks of every settings file, in parallel.
+    let project = Project::new();
+    let started = start_bound(&project, S1);
+    let stdin = input(
+        &project,
+        S1,
+        Some("ADVOCATE r1: said once, heard twice."),
+        &no_transcript(&project),
+    )
+    .to_string();
+    let spawn = || {
+        let mut child = project
+            .command(&["hook", "stop"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the hook");
+        let mut pipe = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut pipe, stdin.as_bytes()).unwrap();
+        drop(pipe);
+        child
+    };
+    let (a, b) = (spawn(), spawn());
+    let outputs: Vec<String> = [a, b]
+        .into_iter()
+        .map(|c| String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap())
+        .collect();
+    let reasons: Vec<Value> = outputs
+        .iter()
+        .map(|o| serde_json::from_str::<Value>(o.trim()).expect("hook JSON")["reason"].clone())
+        .collect();
+    assert_eq!(reasons[0], reasons[1], "{outputs:?}");
+    assert!(
+        reasons[0].as_str().unwrap().contains("Critic"),
+        "{outputs:?}"
+    );
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect();
+    assert_eq!(phases, ["start", "advocate"]);
+}
