@@ -255,6 +255,53 @@ pub fn hook_settings(program: &str) -> Value {
     })
 }
 
+/// Writes anvil as a Claude Code plugin into `dir`: `.claude-plugin/plugin.json`,
+/// `hooks/hooks.json` (both hooks) and `commands/` (the same commands `install` writes).
+/// Returns the files written. Load it with `claude --plugin-dir DIR`.
+pub fn write_plugin(dir: &Path, program: &str) -> Result<Vec<PathBuf>, InstallError> {
+    let mut hooks = Map::new();
+    for (event, sub) in HOOKS {
+        hooks.insert(
+            event.to_owned(),
+            json!([{ "hooks": [{ "type": "command", "command": hook_command(program, sub), "timeout": 60 }] }]),
+        );
+    }
+    let mut files: Vec<(PathBuf, String)> = vec![
+        (
+            dir.join(".claude-plugin/plugin.json"),
+            pretty(&json!({
+                "name": "anvil",
+                "version": env!("CARGO_PKG_VERSION"),
+                "description": env!("CARGO_PKG_DESCRIPTION"),
+            })),
+        ),
+        (
+            dir.join("hooks/hooks.json"),
+            pretty(&json!({ "hooks": hooks })),
+        ),
+    ];
+    for (name, text) in commands(program) {
+        files.push((dir.join("commands").join(name), text));
+    }
+    let mut written = Vec::new();
+    for (path, text) in files {
+        crate::fsutil::write_atomic(&path, text.as_bytes()).map_err(|source| {
+            InstallError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn pretty(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("JSON values always serialise");
+    text.push('\n');
+    text
+}
+
 pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
     let settings_path = claude.join("settings.json");
     let mut changes = Changes::default();
@@ -436,8 +483,7 @@ fn read_settings(path: &Path) -> Result<Value, InstallError> {
 }
 
 fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
-    let mut text = serde_json::to_string_pretty(value).expect("JSON values always serialise");
-    text.push('\n');
+    let text = pretty(value);
     crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|source| InstallError::Write {
         path: path.to_owned(),
         source,

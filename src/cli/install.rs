@@ -47,3 +47,26 @@ fn report(
     }
     Ok(())
 }
+
+/// Write anvil as a Claude Code plugin (hooks and slash commands) into a directory.
+///
+/// An alternative to `anvil install`: load it with `claude --plugin-dir DIR`, or put it where
+/// your plugins live. The hooks run this anvil binary.
+#[derive(Debug, clap::Args)]
+pub struct PluginArgs {
+    /// The directory to write the plugin into.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "anvil-plugin")]
+    out: std::path::PathBuf,
+}
+
+pub fn run_plugin(ctx: &Ctx, args: PluginArgs) -> Result<(), CliError> {
+    let dir = ctx.cwd.join(&args.out);
+    let written = anvil::install::write_plugin(&dir, &anvil::install::program())?;
+    say(&format!(
+        "anvil: wrote {} files of the plugin in {}; load it with `claude --plugin-dir {}`",
+        written.len(),
+        dir.display(),
+        dir.display()
+    ));
+    Ok(())
+}
