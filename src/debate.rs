@@ -10,7 +10,7 @@ use crate::home::{Home, LineRef};
 use crate::machine::{self, Cue, Finished, Next, Turn};
 use crate::prompt::{PhaseContext, PromptError, Prompts};
 use crate::record::{NewCommit, Record, RecordError};
-use crate::state::{FORMAT, Progress, Role, Setup, State, StateError, Status};
+use crate::state::{FORMAT, Role, Setup, State, StateError, Status};
 use crate::{fsutil, report, transcript};
 
 #[derive(Debug, thiserror::Error)]
@@ -547,16 +547,10 @@ fn subject(finished: &Finished, text: &str) -> String {
 
 /// A one-line status shown to the user between phases.
 pub fn progress_notice(state: &State) -> String {
-    let p: &Progress = &state.progress;
-    match p.phase {
-        Role::Synthesizer => format!("anvil {}@{}: synthesis", state.debate, state.line),
-        role => format!(
-            "anvil {}@{}: round {}/{} · {}",
-            state.debate,
-            state.line,
-            p.round,
-            state.setup.rounds,
-            role.name()
-        ),
-    }
+    format!(
+        "anvil {}@{}: {}",
+        state.debate,
+        state.line,
+        state.standing()
+    )
 }

@@ -42,7 +42,7 @@ pub struct Restored {
     pub commit: ObjectId,
 }
 
-/// Restores `line`'s live files (state, transcript, prompt) from its tip in the record and
+/// Restores `line`'s live files (state and transcript) from its tip in the record and
 /// binds it to `session`, or offers it to the next session that stops. The session is not
 /// marked as informed, so the hook keeps sending it the whole debate until it has seen it.
 pub fn resume(

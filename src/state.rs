@@ -271,6 +271,23 @@ impl State {
         out
     }
 
+    /// Where the line stands, in a few words: `round 2/3 · critic`, `synthesis`,
+    /// `waiting for your answer to: …`, `done`, `cancelled`.
+    pub fn standing(&self) -> String {
+        let p = &self.progress;
+        match (p.status, p.phase) {
+            (Status::Active, Role::Synthesizer) => "synthesis".to_owned(),
+            (Status::Active, phase) => {
+                format!("round {}/{} · {}", p.round, self.setup.rounds, phase.name())
+            }
+            (Status::WaitingForInput, _) => format!(
+                "waiting for your answer to: {}",
+                self.question.as_ref().map_or("", |q| q.text.as_str())
+            ),
+            (status, _) => status.name().to_owned(),
+        }
+    }
+
     fn body(&self) -> String {
         let p = &self.progress;
         let mut body = format!(
@@ -282,19 +299,7 @@ impl State {
             self.setup.rounds,
             if self.setup.rounds == 1 { "" } else { "s" }
         );
-        let now = match p.status {
-            Status::Active => format!(
-                "Now: round {}, {} ({} phases recorded).",
-                p.round,
-                p.phase.name(),
-                p.step
-            ),
-            Status::WaitingForInput => {
-                "Now: waiting for the human's answer (`anvil answer`).".to_owned()
-            }
-            Status::Done => format!("Done after {} phases.", p.step),
-            Status::Cancelled => format!("Cancelled after {} phases.", p.step),
-        };
+        let now = format!("Now: {} ({} phases recorded).", self.standing(), p.step);
         body.push_str(&now);
         body.push_str("\n\nThe machine reads only the frontmatter above; edit it with care.\n");
         body

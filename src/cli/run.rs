@@ -181,7 +181,7 @@ fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Resul
             break status;
         }
         if let Ok(state) = State::load(&home.state_path(line)) {
-            let now = describe(&state);
+            let now = state.standing();
             if now != last {
                 say(&format!("[{:>5.1}s] {now}", began.elapsed().as_secs_f64()));
                 last = now;
@@ -213,21 +213,6 @@ fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Resul
         input: json["usage"]["input_tokens"].as_u64().unwrap_or(0),
         output: json["usage"]["output_tokens"].as_u64().unwrap_or(0),
     })
-}
-
-fn describe(state: &State) -> String {
-    let p = &state.progress;
-    match (p.status, p.phase) {
-        (Status::Done, _) => "done".to_owned(),
-        (Status::WaitingForInput, _) => "waiting for your answer".to_owned(),
-        (_, Role::Synthesizer) => "synthesis".to_owned(),
-        (_, phase) => format!(
-            "round {}/{} · {}",
-            p.round,
-            state.setup.rounds,
-            phase.name()
-        ),
-    }
 }
 
 /// Asks on stderr and reads one line of stdin; end of input counts as an empty answer.

@@ -54,14 +54,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         for s in &states {
             let p = &s.progress;
             let now = match p.status {
-                anvil::state::Status::Active => {
-                    format!("round {}/{} · {}", p.round, s.setup.rounds, p.phase.name())
+                anvil::state::Status::WaitingForInput => {
+                    format!("{} (anvil answer \"…\")", s.standing())
                 }
-                anvil::state::Status::WaitingForInput => format!(
-                    "waiting for your answer to: {} (anvil answer \"…\")",
-                    s.question.as_ref().map_or("", |q| q.text.as_str())
-                ),
-                other => other.name().to_owned(),
+                _ => s.standing(),
             };
             text.push_str(&format!(
                 "{}@{}  {}  [{}]  {}\n    {}\n",
