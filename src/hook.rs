@@ -15,9 +15,9 @@ use crate::debate::{self, Reply};
 use crate::home::{Home, LineRef};
 use crate::state::{State, Status};
 
-/// The fields of Claude Code's Stop hook input that anvil reads.
+/// The fields of Claude Code's hook input that anvil reads (Stop and SessionStart).
 #[derive(Debug, Default, Deserialize)]
-pub struct StopInput {
+pub struct HookInput {
     #[serde(default)]
     pub session_id: Option<String>,
     #[serde(default)]
@@ -28,6 +28,22 @@ pub struct StopInput {
     pub stop_hook_active: bool,
     #[serde(default)]
     pub last_assistant_message: Option<String>,
+    /// SessionStart: `startup`, `resume`, `clear` or `compact`.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+impl HookInput {
+    /// anvil's home for this session and the session id, or `None` when anvil has nothing to
+    /// do here (no `.anvil` above the session's directory, or no usable session id).
+    fn locate<'a>(&'a self, cwd: &Path) -> Option<(Home, &'a str)> {
+        let home = Home::find(self.cwd.as_deref().unwrap_or(cwd))?;
+        let session = self
+            .session_id
+            .as_deref()
+            .filter(|s| crate::home::valid_session(s))?;
+        Some((home, session))
+    }
 }
 
 /// The hook's answer, printed as the only line on stdout.
@@ -59,7 +75,7 @@ impl Answer {
 /// Handles one Stop event. `stdin` is the raw hook input; `cwd` is the process's directory,
 /// used when the input names none.
 pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
-    let input: StopInput = match serde_json::from_slice(stdin) {
+    let input: HookInput = match serde_json::from_slice(stdin) {
         Ok(input) => input,
         Err(e) => {
             // Without a session id nothing can be recorded; speak only where anvil lives.
@@ -72,15 +88,7 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
             };
         }
     };
-    let dir = input.cwd.as_deref().unwrap_or(cwd);
-    let Some(home) = Home::find(dir) else {
-        return Answer::Silent;
-    };
-    let Some(session) = input
-        .session_id
-        .as_deref()
-        .filter(|s| crate::home::valid_session(s))
-    else {
+    let Some((home, session)) = input.locate(cwd) else {
         return Answer::Silent;
     };
     match drive(&home, session, &input) {
@@ -89,35 +97,16 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
     }
 }
 
-/// The fields of Claude Code's SessionStart hook input that anvil reads.
-#[derive(Debug, Default, Deserialize)]
-pub struct SessionStartInput {
-    #[serde(default)]
-    pub session_id: Option<String>,
-    #[serde(default)]
-    pub cwd: Option<PathBuf>,
-    /// `startup`, `resume`, `clear` or `compact`.
-    #[serde(default)]
-    pub source: Option<String>,
-}
-
 /// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
 /// in its context, so the next phase's prompt must bring it up to date in full.
 pub fn session_start(stdin: &[u8], cwd: &Path) -> Answer {
-    let Ok(input) = serde_json::from_slice::<SessionStartInput>(stdin) else {
+    let Ok(input) = serde_json::from_slice::<HookInput>(stdin) else {
         return Answer::Silent;
     };
     if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
         return Answer::Silent;
     }
-    let Some(home) = Home::find(input.cwd.as_deref().unwrap_or(cwd)) else {
-        return Answer::Silent;
-    };
-    let Some(session) = input
-        .session_id
-        .as_deref()
-        .filter(|s| crate::home::valid_session(s))
-    else {
+    let Some((home, session)) = input.locate(cwd) else {
         return Answer::Silent;
     };
     let forget = || -> Result<(), crate::debate::DebateError> {
@@ -170,7 +159,7 @@ impl Failure {
     }
 }
 
-fn drive(home: &Home, session: &str, input: &StopInput) -> Result<Answer, Failure> {
+fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failure> {
     let fail = |line: Option<&LineRef>, saved: Option<PathBuf>| {
         let line = line.cloned();
         move |e: &dyn std::fmt::Display| Failure {
