@@ -101,23 +101,7 @@ impl Ctx {
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
         let lines = anvil::debate::live_lines(home).map_err(CliError::from_display)?;
         if let Some(name) = name {
-            let (debate, line) = name.split_once('@').unwrap_or((name, "main"));
-            let matches: Vec<&LineRef> = lines
-                .iter()
-                .filter(|l| l.line == line && (l.debate == debate || l.debate.starts_with(debate)))
-                .collect();
-            return match matches.as_slice() {
-                [one] => Ok((*one).clone()),
-                [] => {
-                    Err(CliError::new(format!("no debate line '{name}'")).hint(list_hint(&lines)))
-                }
-                many => Err(
-                    CliError::new(format!("'{name}' is ambiguous")).hint(format!(
-                        "it matches {}",
-                        join(many.iter().map(|l| l.to_string()))
-                    )),
-                ),
-            };
+            return match_line(name, &lines);
         }
         if let Some(session) = self.session()
             && let Some(line) = home.bound_line(&session).map_err(CliError::from_display)?
@@ -140,6 +124,29 @@ impl Ctx {
             many => Err(CliError::new("several debates are active; name one")
                 .hint(join(many.iter().map(|l| l.to_string())))),
         }
+    }
+}
+
+/// The line `name` (`DEBATE[@LINE]`, a prefix of the debate id is enough) names among
+/// `lines`; an exact id wins over prefixes. The errors list what there is.
+pub fn match_line(name: &str, lines: &[LineRef]) -> Result<LineRef, CliError> {
+    let (debate, line) = name.split_once('@').unwrap_or((name, "main"));
+    let matches: Vec<&LineRef> = lines
+        .iter()
+        .filter(|l| l.line == line && l.debate.starts_with(debate))
+        .collect();
+    if let Some(exact) = matches.iter().find(|l| l.debate == debate) {
+        return Ok((*exact).clone());
+    }
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(CliError::new(format!("no debate line '{name}'")).hint(list_hint(lines))),
+        many => Err(
+            CliError::new(format!("'{name}' is ambiguous")).hint(format!(
+                "it matches {}",
+                join(many.iter().map(|l| l.to_string()))
+            )),
+        ),
     }
 }
 

@@ -79,42 +79,12 @@ pub fn line(
                 .hint("start one with `anvil start \"QUESTION\"`")
         });
     };
-    let (debate, line) = name.split_once('@').unwrap_or((name, "main"));
-    let all = record.lines()?;
-    let mut matches: Vec<LineRef> = all
-        .iter()
-        .filter(|(d, l, _)| l == line && (d == debate || d.starts_with(debate)))
+    let all: Vec<LineRef> = record
+        .lines()?
+        .into_iter()
         .map(|(d, l, _)| LineRef::new(d, l))
         .collect();
-    if let Some(exact) = matches.iter().find(|l| l.debate == debate) {
-        return Ok(exact.clone());
-    }
-    match matches.len() {
-        1 => Ok(matches.remove(0)),
-        0 => Err(
-            CliError::new(format!("no line '{name}' in the record")).hint(if all.is_empty() {
-                "there are no debates yet".to_owned()
-            } else {
-                format!(
-                    "lines: {}",
-                    all.iter()
-                        .map(|(d, l, _)| format!("{d}@{l}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }),
-        ),
-        _ => Err(
-            CliError::new(format!("'{name}' is ambiguous")).hint(format!(
-                "it matches {}",
-                matches
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        ),
-    }
+    super::match_line(name, &all)
 }
 
 /// Colour for stdout: only on a terminal, never with `NO_COLOR`; `CLICOLOR_FORCE` forces it.
