@@ -102,6 +102,36 @@ fn keys_of(server: &ModelServer, session: &str) -> Vec<String> {
 }
 
 /// The text of a phase of `line` (`DEBATE@LINE`) as the scripted model wrote it.
+/// Runs `prompt` in Claude session `session` until the line `line` reaches its synthesis:
+/// Claude exits cleanly, its last answer is that synthesis, and the model script never failed.
+/// Returns the synthesis text.
+fn run_to_synthesis(
+    server: &ModelServer,
+    project: &Project,
+    prompt: &str,
+    session: &str,
+    line: &str,
+) -> String {
+    let out = Claude::new(server, project.path(), prompt)
+        .session_id(session)
+        .timeout(Duration::from_secs(90))
+        .run();
+    out.assert_success();
+    let synthesis = text_of(line, "Synthesizer", None);
+    assert_eq!(
+        out.result_text(),
+        Some(synthesis.as_str()),
+        "{}",
+        out.describe()
+    );
+    assert!(
+        server.script_panics().is_empty(),
+        "{:?}",
+        server.script_panics()
+    );
+    synthesis
+}
+
 fn text_of(line: &str, role: &str, round: Option<u32>) -> String {
     phase_text(&crate::support::anvil::Tag {
         line: line.to_owned(),
@@ -121,18 +151,7 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
 
     // The main line, to its synthesis.
     let s1 = new_session_id();
-    let out = Claude::new(&server, project.path(), &started.prompt)
-        .session_id(&s1)
-        .timeout(Duration::from_secs(90))
-        .run();
-    out.assert_success();
-    let main_synthesis = text_of(&started.line, "Synthesizer", None);
-    assert_eq!(
-        out.result_text(),
-        Some(main_synthesis.as_str()),
-        "{}",
-        out.describe()
-    );
+    let main_synthesis = run_to_synthesis(&server, &project, &started.prompt, &s1, &started.line);
     assert!(state_of(&project, &debate, "main").contains("status: done"));
     let main_tip = tip(&project, &debate, "main");
     let main_log = project.git(&["log", "--format=%H %s", &main_tip]);
@@ -170,23 +189,7 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
     // Branching wrote nothing to main.
     assert_eq!(tip(&project, &debate, "main"), main_tip);
 
-    let out = Claude::new(&server, project.path(), &branch.stdout)
-        .session_id(&s2)
-        .timeout(Duration::from_secs(90))
-        .run();
-    out.assert_success();
-    let cost_synthesis = text_of(&cost_line, "Synthesizer", None);
-    assert_eq!(
-        out.result_text(),
-        Some(cost_synthesis.as_str()),
-        "{}",
-        out.describe()
-    );
-    assert!(
-        server.script_panics().is_empty(),
-        "{:?}",
-        server.script_panics()
-    );
+    let cost_synthesis = run_to_synthesis(&server, &project, &branch.stdout, &s2, &cost_line);
 
     // The new session played round 3 and the synthesis of `cost`, each once, and nothing else.
     assert_eq!(
@@ -401,23 +404,7 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
     );
     assert_eq!(project.read(sessions.join(&s2)).trim(), started.line);
 
-    let out = Claude::new(&server, project.path(), prompt)
-        .session_id(&s2)
-        .timeout(Duration::from_secs(90))
-        .run();
-    out.assert_success();
-    let synthesis = text_of(&started.line, "Synthesizer", None);
-    assert_eq!(
-        out.result_text(),
-        Some(synthesis.as_str()),
-        "{}",
-        out.describe()
-    );
-    assert!(
-        server.script_panics().is_empty(),
-        "{:?}",
-        server.script_panics()
-    );
+    run_to_synthesis(&server, &project, prompt, &s2, &started.line);
     assert_eq!(
         keys_of(&server, &s2),
         ["CRITIC r2", "ADVOCATE r3", "CRITIC r3", "SYNTHESIS"]
