@@ -40,6 +40,14 @@ fn write_settings(dir: &Path, settings: &str) {
     std::fs::write(dir.join("settings.json"), settings).unwrap();
 }
 
+/// `.claude/settings.json` holding the user's own entries (see [`users_settings`]).
+fn write_users_settings(dir: &Path) {
+    write_settings(
+        dir,
+        &serde_json::to_string_pretty(&users_settings()).unwrap(),
+    );
+}
+
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -145,10 +153,7 @@ fn install(project: &Project) -> Run {
 fn install_keeps_the_users_settings_and_adds_anvils() {
     let project = Project::new();
     let claude = project.path().join(".claude");
-    write_settings(
-        &claude,
-        &serde_json::to_string_pretty(&users_settings()).unwrap(),
-    );
+    write_users_settings(&claude);
     install(&project);
     let settings = assert_installed(&claude);
 
@@ -171,10 +176,7 @@ fn install_keeps_the_users_settings_and_adds_anvils() {
 fn installing_twice_changes_nothing() {
     let project = Project::new();
     let claude = project.path().join(".claude");
-    write_settings(
-        &claude,
-        &serde_json::to_string_pretty(&users_settings()).unwrap(),
-    );
+    write_users_settings(&claude);
     install(&project);
     let first = snapshot(&claude);
     let again = install(&project);
@@ -208,10 +210,7 @@ fn an_older_anvil_hook_is_replaced_not_duplicated() {
 fn uninstall_removes_exactly_what_install_added() {
     let project = Project::new();
     let claude = project.path().join(".claude");
-    write_settings(
-        &claude,
-        &serde_json::to_string_pretty(&users_settings()).unwrap(),
-    );
+    write_users_settings(&claude);
     std::fs::create_dir_all(claude.join("commands")).unwrap();
     std::fs::write(claude.join("commands/deploy.md"), "Deploy the app.\n").unwrap();
     install(&project);
