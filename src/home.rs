@@ -69,11 +69,6 @@ impl Home {
         }
         Ok(Home { root })
     }
-
-    pub fn at(root: PathBuf) -> Home {
-        Home { root }
-    }
-
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -175,16 +170,6 @@ impl Home {
     pub fn remove_pending(&self, line: &LineRef) -> io::Result<()> {
         remove_if_present(&self.pending_dir().join(line.to_string()))
     }
-
-    pub fn pending(&self) -> io::Result<Vec<LineRef>> {
-        let mut lines: Vec<LineRef> = read_dir_texts(&self.pending_dir())?
-            .into_iter()
-            .filter_map(|(_, text)| LineRef::parse(&text))
-            .collect();
-        lines.sort();
-        Ok(lines)
-    }
-
     /// Claims the oldest pending line for `session`. The claim is a rename of the pending file
     /// onto the session's binding, so when two sessions stop at once exactly one wins.
     pub fn claim_pending(&self, session: &str) -> io::Result<Option<LineRef>> {

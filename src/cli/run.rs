@@ -181,7 +181,12 @@ fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Resul
             break status;
         }
         if let Ok(state) = State::load(&home.state_path(line)) {
-            let now = state.standing();
+            let now = format!(
+                "{} (phase {} of {})",
+                state.standing(),
+                state.progress.step + 1,
+                anvil::machine::planned_phases(&state.setup)
+            );
             if now != last {
                 say(&format!("[{:>5.1}s] {now}", began.elapsed().as_secs_f64()));
                 last = now;
