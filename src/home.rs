@@ -223,66 +223,39 @@ impl Home {
 /// Exclusive use of one line by one process, held until dropped. Claude Code runs the hooks of
 /// every settings file, so two anvil hooks can see the same stop at the same moment; the lock
 /// makes the second wait and then find the turn already recorded.
+/// A line's lock, held while this process works on the line; released when dropped or when
+/// the process ends, however it ends (an advisory `flock` on the line's `.lock` file, which
+/// stays in place and is never replaced, so taking the lock creates no file after the first).
 pub struct LineLock {
-    path: PathBuf,
-}
-
-impl Drop for LineLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
+    _file: std::fs::File,
 }
 
 impl Home {
-    /// Takes the line's lock, waiting up to `patience` for another holder. A lock whose holder
-    /// is gone (a killed hook) is taken over.
+    /// Takes the line's lock, waiting up to `patience` for another holder.
     pub fn lock_line(&self, line: &LineRef, patience: std::time::Duration) -> io::Result<LineLock> {
-        use std::io::Write;
         let path = self.line_dir(line).join(".lock");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)?;
         let deadline = std::time::Instant::now() + patience;
         loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    let _ = write!(file, "{}", std::process::id());
-                    return Ok(LineLock { path });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    if holder_gone(&path) {
-                        remove_if_present(&path)?;
-                        continue;
-                    }
-                    if std::time::Instant::now() >= deadline {
-                        return Err(io::Error::new(
-                            io::ErrorKind::WouldBlock,
-                            format!("{} is held by another anvil process", path.display()),
-                        ));
-                    }
+            match file.try_lock() {
+                Ok(()) => return Ok(LineLock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
-                Err(e) => return Err(e),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        format!("{} is held by another anvil process", path.display()),
+                    ));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
             }
         }
     }
-}
-
-/// Is the process that wrote this lock file gone? Unknown holders count as alive for 30 s.
-fn holder_gone(lock: &Path) -> bool {
-    let Ok(Some(pid)) = fsutil::read_optional(lock) else {
-        return false; // being written right now
-    };
-    let proc = Path::new("/proc");
-    if proc.is_dir() && !pid.trim().is_empty() {
-        return !proc.join(pid.trim()).exists();
-    }
-    std::fs::metadata(lock)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_some_and(|age| age > std::time::Duration::from_secs(30))
 }
 
 pub fn remove_if_present(path: &Path) -> io::Result<()> {
@@ -341,11 +314,14 @@ mod tests {
     }
 
     #[test]
-    fn a_line_lock_waits_for_its_holder_and_takes_over_from_a_dead_one() {
+    fn a_line_lock_waits_for_its_holder_and_is_free_once_it_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let home = Home::init(dir.path()).unwrap();
         let line = LineRef::new("20261122-q-0000", "main");
         std::fs::create_dir_all(home.line_dir(&line)).unwrap();
+        // A lock file left behind (by a killed process, or an older anvil) holds nothing.
+        let lock_file = home.line_dir(&line).join(".lock");
+        std::fs::write(&lock_file, "4294967").unwrap();
         let held = home
             .lock_line(&line, std::time::Duration::from_secs(1))
             .unwrap();
@@ -354,17 +330,14 @@ mod tests {
             .err()
             .expect("the second taker waits and gives up");
         assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(err.to_string().contains("held by another anvil process"));
         drop(held);
         drop(
             home.lock_line(&line, std::time::Duration::from_millis(30))
                 .unwrap(),
         );
-        // A lock left by a process that no longer exists is taken over.
-        std::fs::write(home.line_dir(&line).join(".lock"), "4294967").unwrap();
-        assert!(
-            home.lock_line(&line, std::time::Duration::from_millis(30))
-                .is_ok()
-        );
+        // The file stays: taking the lock again creates nothing.
+        assert!(lock_file.is_file());
     }
 
     #[test]
