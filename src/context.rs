@@ -361,9 +361,10 @@ fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> 
     };
     let state =
         State::from_markdown(&state_text, Path::new("state.md")).map_err(|e| e.to_string())?;
-    let path = format!(
-        "{}/response.md",
-        crate::debate::phase_dir(state.progress.step, Role::Synthesizer)
+    let path = crate::debate::phase_file(
+        state.progress.step,
+        Role::Synthesizer,
+        crate::debate::PhaseFile::Response,
     );
     match read(&path)? {
         Some(text) => Ok(Some(format!("## Synthesis\n\n{text}"))),

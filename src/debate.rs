@@ -155,7 +155,7 @@ pub fn start_with(
         files: [
             ("state.md".into(), state.to_markdown().into_bytes()),
             (
-                phase_path(1, &cue, "prompt.md"),
+                phase_file(1, cue.role, PhaseFile::Prompt),
                 prompt.clone().into_bytes(),
             ),
         ]
@@ -230,7 +230,7 @@ pub fn record_turn(
     let now = now();
 
     let mut files = vec![(
-        phase_path_of(step, &outcome.finished),
+        phase_file(step, outcome.finished.role, PhaseFile::Response),
         text.as_bytes().to_vec(),
     )];
     let prompt = match &outcome.next {
@@ -245,7 +245,7 @@ pub fn record_turn(
             };
             let prompt = render_prompt(home, &state, cue, full, &transcript_text)?;
             files.push((
-                phase_path(step + 1, cue, "prompt.md"),
+                phase_file(step + 1, cue.role, PhaseFile::Prompt),
                 prompt.clone().into_bytes(),
             ));
             Some(prompt)
@@ -350,9 +350,10 @@ pub fn reissue(
     let recorded = if informed {
         let record = Record::open_or_init(&home.record_dir())?;
         match record.tip(&line.debate, &line.line)? {
-            Some(tip) => {
-                record.read(tip, &phase_path(state.progress.step + 1, &cue, "prompt.md"))?
-            }
+            Some(tip) => record.read(
+                tip,
+                &phase_file(state.progress.step + 1, cue.role, PhaseFile::Prompt),
+            )?,
             None => None,
         }
     } else {
@@ -498,17 +499,21 @@ fn read_transcript(home: &Home, line: &LineRef) -> Result<String, DebateError> {
         .unwrap_or_default())
 }
 
-/// `phases/003-critic/…`: numbered so that a tree listing reads in order.
-pub fn phase_dir(step: u32, role: Role) -> String {
-    format!("phases/{step:03}-{}", role.name())
+/// The two files a phase leaves in the record: the prompt that asked for it and the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseFile {
+    Prompt,
+    Response,
 }
 
-fn phase_path(step: u32, cue: &Cue, file: &str) -> String {
-    format!("{}/{file}", phase_dir(step, cue.role))
-}
-
-fn phase_path_of(step: u32, finished: &Finished) -> String {
-    format!("{}/response.md", phase_dir(step, finished.role))
+/// `phases/003-critic.response.md`: numbered so that a tree listing reads in order, and flat,
+/// so that a commit rewrites two trees (the root and `phases/`) and no more.
+pub fn phase_file(step: u32, role: Role, file: PhaseFile) -> String {
+    let kind = match file {
+        PhaseFile::Prompt => "prompt",
+        PhaseFile::Response => "response",
+    };
+    format!("phases/{step:03}-{}.{kind}.md", role.name())
 }
 
 fn trailers(

@@ -1,7 +1,7 @@
 //! A line's recorded history, read back from the record.
 //!
 //! The record is the append-only log of a debate: one commit per phase transition, each with
-//! `Anvil-*` trailers and a tree holding `state.md` and `phases/NNN-role/{prompt,response}.md`.
+//! `Anvil-*` trailers and a tree holding `state.md` and `phases/NNN-role.{prompt,response}.md`.
 //! Everything that looks back — log, show, diff, branch, resume, replay, report — is a fold over
 //! the entries this module reads, so they all agree on what happened.
 //!
@@ -11,6 +11,7 @@
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+use crate::debate::{PhaseFile, phase_file};
 use crate::home::LineRef;
 use crate::machine::Finished;
 use crate::record::{Record, RecordError};
@@ -59,13 +60,13 @@ impl Entry {
     /// Where this phase's response sits in the commit's tree.
     pub fn response_path(&self) -> Option<String> {
         self.role
-            .map(|role| format!("{}/response.md", crate::debate::phase_dir(self.step, role)))
+            .map(|role| phase_file(self.step, role, PhaseFile::Response))
     }
 
     /// Where the prompt that asked for this phase sits.
     pub fn prompt_path(&self) -> Option<String> {
         self.role
-            .map(|role| format!("{}/prompt.md", crate::debate::phase_dir(self.step, role)))
+            .map(|role| phase_file(self.step, role, PhaseFile::Prompt))
     }
 
     pub fn trailer(&self, key: &str) -> Option<&str> {

@@ -2,8 +2,9 @@
 //! commit per phase transition, written with gix (no `git` binary needed).
 //!
 //! Refs live under `refs/anvil/<debate>/<line>` so that pushing them to a team's code remote
-//! adds no branch. A commit's tree holds `state.md` and, per phase, a folder with the prompt
-//! that was injected and the response, so storage grows with the debate, not with its square.
+//! adds no branch. A commit's tree holds `state.md` and, per phase, the prompt that was
+//! injected and the response (`phases/NNN-role.{prompt,response}.md`), so storage grows with
+//! the debate, not with its square.
 //! Ref updates are compare-and-swap: a writer that loses a race rebuilds its commit on the new
 //! tip, so two sessions committing at once lose nothing.
 
@@ -14,6 +15,8 @@ use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::zlib::stream::deflate::{Compress, FlushCompress};
+use gix::zlib::{Compression, Status};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
@@ -112,13 +115,11 @@ impl Record {
             .as_str()
             .try_into()
             .map_err(|_| RecordError::BadName(name.clone()))?;
+        // The commit's objects are built in memory and written together by `persist`.
+        let repo = self.repo.clone().with_object_memory();
         let mut blobs = Vec::with_capacity(new.files.len());
         for (path, bytes) in &new.files {
-            let id = self
-                .repo
-                .write_blob(bytes)
-                .map_err(|e| self.git(e))?
-                .detach();
+            let id = repo.write_blob(bytes).map_err(|e| self.git(e))?.detach();
             blobs.push((path.as_str(), id));
         }
         let message = commit_message(new);
@@ -134,7 +135,7 @@ impl Record {
                 Some(id) => self.tree_of(id)?,
                 None => ObjectId::empty_tree(self.repo.object_hash()),
             };
-            let mut editor = self.repo.edit_tree(base_tree).map_err(|e| self.git(e))?;
+            let mut editor = repo.edit_tree(base_tree).map_err(|e| self.git(e))?;
             for (path, id) in &blobs {
                 editor
                     .upsert(*path, EntryKind::Blob, *id)
@@ -155,11 +156,13 @@ impl Record {
                 message: message.as_str().into(),
                 extra_headers: Vec::new(),
             };
-            let id = self
-                .repo
+            let id = repo
                 .write_object(&commit)
                 .map_err(|e| self.git(e))?
                 .detach();
+            if let Some(objects) = repo.objects.reset_object_memory() {
+                self.persist(&objects)?;
+            }
             let expected = match parent {
                 Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
                 None => PreviousValue::MustNotExist,
@@ -196,6 +199,45 @@ impl Record {
                 last_error.unwrap_or_default()
             ),
         })
+    }
+
+    /// Writes objects built in memory as loose objects, all through one compressor. gix's own
+    /// writer sets up a compressor per object, and the ~270 KB of buffers each one allocates
+    /// and clears are fresh pages to fault in: most of the Stop hook's page faults.
+    fn persist(&self, objects: &gix::odb::memory::Storage) -> Result<(), RecordError> {
+        use std::io::Write;
+        let dir = self.path.join("objects");
+        let mut compressor = Compress::new(Compression::BEST_SPEED);
+        let mut loose = Vec::new();
+        for (id, (kind, data)) in objects.iter() {
+            let mut raw = gix::objs::encode::loose_header(*kind, data.len() as u64).to_vec();
+            raw.extend_from_slice(data);
+            deflate(&mut compressor, &raw, &mut loose).map_err(|e| self.git(e))?;
+            let hex = id.to_hex().to_string();
+            let (fan, rest) = hex.split_at(2);
+            let fan_dir = dir.join(fan);
+            match std::fs::create_dir(&fan_dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    return Err(self.git(format!("cannot create {}: {e}", fan_dir.display())));
+                }
+                _ => {}
+            }
+            let mut builder = tempfile::Builder::new();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                builder.permissions(std::fs::Permissions::from_mode(0o444));
+            }
+            let target = fan_dir.join(rest);
+            builder
+                .tempfile_in(&dir)
+                .and_then(|mut file| {
+                    file.write_all(&loose)?;
+                    file.persist(&target).map_err(|e| e.error)
+                })
+                .map_err(|e| self.git(format!("cannot write {}: {e}", target.display())))?;
+        }
+        Ok(())
     }
 
     pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, RecordError> {
@@ -253,6 +295,26 @@ fn open_error(path: &Path, e: impl std::fmt::Display) -> RecordError {
     RecordError::Open {
         path: path.to_owned(),
         message: e.to_string(),
+    }
+}
+
+/// Compresses `input` into `out` (cleared first) as one zlib stream.
+fn deflate(compressor: &mut Compress, input: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    compressor.reset();
+    out.clear();
+    let mut rest = input;
+    loop {
+        let (read, written) = (compressor.total_in(), compressor.total_out());
+        let filled = out.len();
+        out.resize(filled + rest.len() + 64, 0);
+        let status = compressor
+            .compress(rest, &mut out[filled..], FlushCompress::Finish)
+            .map_err(|e| format!("cannot compress an object: {e}"))?;
+        out.truncate(filled + (compressor.total_out() - written) as usize);
+        rest = &rest[(compressor.total_in() - read) as usize..];
+        if status == Status::StreamEnd {
+            return Ok(());
+        }
     }
 }
 

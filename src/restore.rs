@@ -10,7 +10,7 @@ use gix::objs::tree::EntryKind;
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
-use crate::debate::{self, DebateError};
+use crate::debate::{self, DebateError, PhaseFile};
 use crate::history::{self, HistoryError, LineHistory};
 use crate::home::{Home, LineRef};
 use crate::machine;
@@ -157,9 +157,9 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
     let prompt = full_prompt(home, &state, &transcript)?;
     let cue = machine::current_cue(&state.setup, &state.progress);
     let step = state.progress.step + 1;
-    let prompt_path = format!("{}/prompt.md", debate::phase_dir(step, cue.role));
+    let prompt_path = debate::phase_file(step, cue.role, PhaseFile::Prompt);
     // The prompt that was out at the branch point is not this line's future.
-    let stale = format!("{}/prompt.md", debate::phase_dir(step, base.progress.phase));
+    let stale = debate::phase_file(step, base.progress.phase, PhaseFile::Prompt);
     let mut trailers = vec![
         ("Anvil-Debate".to_owned(), debate_id.clone()),
         ("Anvil-Line".to_owned(), name.clone()),

@@ -1,6 +1,6 @@
 //! The live transcript of a line, `transcript.md`: the debate so far as readable markdown.
 //!
-//! It is derived data: every section also sits in the record as a phase's `response.md`, so
+//! It is derived data: every section also sits in the record as a phase's `NNN-role.response.md`, so
 //! `anvil resume` can rebuild it. The hook only ever appends one section.
 
 use std::io::Write;
