@@ -276,10 +276,7 @@ impl State {
     pub fn standing(&self) -> String {
         let p = &self.progress;
         match (p.status, p.phase) {
-            (Status::Active, Role::Synthesizer) => "synthesis".to_owned(),
-            (Status::Active, phase) => {
-                format!("round {}/{} · {}", p.round, self.setup.rounds, phase.name())
-            }
+            (Status::Active, phase) => phase_label(phase, p.round, self.setup.rounds),
             (Status::WaitingForInput, _) => format!(
                 "waiting for your answer to: {}",
                 self.question.as_ref().map_or("", |q| q.text.as_str())
@@ -406,6 +403,14 @@ fn frontmatter(text: &str) -> Option<&str> {
         offset += line.len();
     }
     None
+}
+
+/// How a phase is named in progress lines: `round 2/3 · critic`, or `synthesis`.
+pub fn phase_label(role: Role, round: u32, rounds: u32) -> String {
+    match role {
+        Role::Synthesizer => "synthesis".to_owned(),
+        role => format!("round {round}/{rounds} · {}", role.name()),
+    }
 }
 
 pub fn first_line(text: &str) -> &str {

@@ -175,34 +175,26 @@ fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Resul
         let _ = stdout.read_to_string(&mut text);
         text
     });
-    let mut last = String::new();
+    let mut progress = Progress::new(home, line, began);
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
-        if let Ok(state) = State::load(&home.state_path(line)) {
-            let now = format!(
-                "{} (phase {} of {})",
-                state.standing(),
-                state.progress.step + 1,
-                anvil::machine::planned_phases(&state.setup)
-            );
-            if now != last {
-                say(&format!("[{:>5.1}s] {now}", began.elapsed().as_secs_f64()));
-                last = now;
-            }
-            if let Some(question) = state.question.as_ref().filter(|q| q.answer.is_none()) {
-                let answer = read_line(&format!("The debater asks: {}\n> ", question.text))?;
-                let answer = if answer.trim().is_empty() {
-                    "(no answer; state your assumption)".to_owned()
-                } else {
-                    answer
-                };
-                anvil::ask::answer(home, line, &answer)?;
-            }
+        if let Some(state) = progress.look(home, line)
+            && let Some(question) = state.question.as_ref().filter(|q| q.answer.is_none())
+        {
+            let answer = read_line(&format!("The debater asks: {}\n> ", question.text))?;
+            let answer = if answer.trim().is_empty() {
+                "(no answer; state your assumption)".to_owned()
+            } else {
+                answer
+            };
+            anvil::ask::answer(home, line, &answer)?;
         }
         std::thread::sleep(Duration::from_millis(100));
     };
+    // Phases that ended after the last look are shown too.
+    progress.look(home, line);
     let text = reader.join().unwrap_or_default();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     if !status.success() || json["is_error"].as_bool() == Some(true) {
@@ -218,6 +210,72 @@ fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Resul
         input: json["usage"]["input_tokens"].as_u64().unwrap_or(0),
         output: json["usage"]["output_tokens"].as_u64().unwrap_or(0),
     })
+}
+
+/// Progress lines on stderr: one per phase, even for a phase that began and ended between two
+/// looks at the state file (those are read from the record).
+struct Progress {
+    began: Instant,
+    /// The last phase shown (phases are numbered from 1).
+    shown: u32,
+    last: String,
+}
+
+impl Progress {
+    fn new(home: &Home, line: &LineRef, began: Instant) -> Progress {
+        let shown = State::load(&home.state_path(line)).map_or(0, |s| s.progress.step);
+        Progress {
+            began,
+            shown,
+            last: String::new(),
+        }
+    }
+
+    /// Shows what happened since the last look; returns the state it saw.
+    fn look(&mut self, home: &Home, line: &LineRef) -> Option<State> {
+        let state = State::load(&home.state_path(line)).ok()?;
+        let planned = anvil::machine::planned_phases(&state.setup);
+        let stamp = format!("[{:>5.1}s]", self.began.elapsed().as_secs_f64());
+        for (step, label) in phases_between(home, &state, self.shown) {
+            say(&format!("{stamp} {label} (phase {step} of {planned})"));
+            self.shown = step;
+        }
+        let current = state.progress.step + 1;
+        let now = format!("{} (phase {current} of {planned})", state.standing());
+        if !state.progress.status.is_over() && (current > self.shown || now != self.last) {
+            say(&format!("{stamp} {now}"));
+            self.shown = self.shown.max(current);
+            self.last = now;
+        }
+        Some(state)
+    }
+}
+
+/// The phases recorded after phase `after` up to where `state` stands, as progress labels.
+fn phases_between(home: &Home, state: &State, after: u32) -> Vec<(u32, String)> {
+    if state.progress.step <= after {
+        return Vec::new();
+    }
+    let Ok(record) = anvil::record::Record::open(&home.record_dir()) else {
+        return Vec::new();
+    };
+    let line = LineRef::new(&state.debate, &state.line);
+    let Ok(history) = anvil::history::LineHistory::load(&record, &line) else {
+        return Vec::new();
+    };
+    history
+        .entries
+        .iter()
+        .filter(|e| e.step > after && e.step <= state.progress.step)
+        .filter_map(|e| {
+            e.role.map(|role| {
+                (
+                    e.step,
+                    anvil::state::phase_label(role, e.round, state.setup.rounds),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Asks on stderr and reads one line of stdin; end of input counts as an empty answer.

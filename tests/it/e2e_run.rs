@@ -51,8 +51,20 @@ fn anvil_run_drives_a_debate_and_asks_for_steering_at_the_terminal() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
 
-    // Progress on stderr, the report's path on stdout.
-    assert!(stderr.contains("round 1/2 · critic"), "{stderr}");
+    // Progress on stderr, one line per phase however fast it went; the report's path on stdout.
+    for phase in [
+        "round 1/2 · advocate (phase 1 of 6)",
+        "round 1/2 · critic (phase 2 of 6)",
+        "round 2/2 · advocate (phase 4 of 6)",
+        "round 2/2 · critic (phase 5 of 6)",
+        "synthesis (phase 6 of 6)",
+    ] {
+        assert_eq!(stderr.matches(phase).count(), 1, "{phase}:\n{stderr}");
+    }
+    assert!(
+        !stderr.contains("phase 7"),
+        "no phase beyond the plan:\n{stderr}"
+    );
     assert!(stderr.contains("Steer round 2"), "{stderr}");
     assert!(stderr.contains("done in"), "{stderr}");
     let report = std::path::PathBuf::from(stdout.trim());
