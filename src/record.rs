@@ -76,9 +76,9 @@ impl Record {
 
     pub fn open(path: &Path) -> Result<Record, RecordError> {
         // Isolated: the user's global git configuration has no say over the record, and not
-        // reading it keeps the Stop hook fast.
-        let repo = gix::open_opts(path, gix::open::Options::isolated())
-            .map_err(|e| open_error(path, e))?;
+        // reading it keeps the Stop hook fast; the path is the repository, nothing to discover.
+        let options = gix::open::Options::isolated().open_path_as_is(true);
+        let repo = gix::open_opts(path, options).map_err(|e| open_error(path, e))?;
         Ok(Record {
             repo,
             path: path.to_owned(),

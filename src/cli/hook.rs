@@ -45,7 +45,8 @@ pub fn run(ctx: &Ctx, command: Command) -> Result<(), CliError> {
 /// Runs one hook handler on stdin. Whatever happens, the exit is 0 and stdout carries only the
 /// hook's JSON: a failing hook must not break the user's session.
 fn answer(ctx: &Ctx, handler: fn(&[u8], &Path) -> Answer) -> Result<(), CliError> {
-    let mut input = Vec::new();
+    // Sized for a long turn's text at once: growing from empty costs a read call per doubling.
+    let mut input = Vec::with_capacity(64 * 1024);
     let answer = match std::io::stdin().read_to_end(&mut input) {
         Ok(_) => std::panic::catch_unwind(|| handler(&input, &ctx.cwd)).unwrap_or_else(|_| {
             Answer::Message(
