@@ -59,6 +59,9 @@ pub struct Options {
     pub cwd: PathBuf,
     /// Options whose value came from `.anvil/config.toml`, by config key.
     pub from_config: BTreeSet<&'static str>,
+    /// Switches the command line turned off (`--no-interactive`, …), by config key: the
+    /// config cannot turn them on.
+    pub turned_off: BTreeSet<&'static str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -130,7 +133,7 @@ impl Options {
             (&mut self.research, config.research, "research"),
             (&mut self.diff, config.diff, "diff"),
         ] {
-            if !*flag && value == Some(true) {
+            if !*flag && value == Some(true) && !self.turned_off.contains(key) {
                 *flag = true;
                 from.insert(key);
             }

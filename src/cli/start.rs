@@ -78,8 +78,12 @@ pub struct DebateArgs {
     /// Pause after every round so the human can steer the next one.
     ///
     /// Example: --interactive
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_interactive")]
     interactive: bool,
+
+    /// No pauses, even when .anvil/config.toml asks for them.
+    #[arg(long, overrides_with = "interactive")]
+    no_interactive: bool,
 
     /// Shape of the synthesis: adr, pre-mortem, red-team, rfc or risks.
     ///
@@ -105,8 +109,12 @@ pub struct DebateArgs {
     /// Add the project's uncommitted changes (staged, unstaged, untracked) as a diff.
     ///
     /// Example: --diff "Is this change safe to ship?"
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_diff")]
     diff: bool,
+
+    /// No diff, even when .anvil/config.toml asks for one.
+    #[arg(long, overrides_with = "diff")]
+    no_diff: bool,
 
     /// Build on an earlier result: a report file, or a recorded debate DEBATE[@LINE].
     ///
@@ -124,8 +132,12 @@ pub struct DebateArgs {
     /// Ask the debaters to ground claims in web research; the synthesis lists its sources.
     ///
     /// Example: --research
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_research")]
     research: bool,
+
+    /// No web research, even when .anvil/config.toml asks for it.
+    #[arg(long, overrides_with = "research")]
+    no_research: bool,
 
     /// How readily debaters ask you questions with `anvil ask`: 0 never (default) … 5 whenever
     /// anything is ambiguous.
@@ -214,6 +226,14 @@ pub fn create(
         versus: args.versus,
         cwd: ctx.cwd.clone(),
         from_config: Default::default(),
+        turned_off: [
+            ("interactive", args.no_interactive),
+            ("research", args.no_research),
+            ("diff", args.no_diff),
+        ]
+        .into_iter()
+        .filter_map(|(key, off)| off.then_some(key))
+        .collect(),
     }
     .with_config(&config)
     .into_setup()

@@ -518,6 +518,31 @@ fn config_gives_defaults_and_flags_override_them() {
 }
 
 #[test]
+fn no_flags_turn_off_what_the_config_turned_on() {
+    let config = b"rounds = 2\ninteractive = true\nresearch = true\n";
+    let p = Project::new();
+    p.write(".anvil/config.toml", config);
+    let prompts = p.run(&["Cache it?"]);
+    assert_eq!(prompts.len(), 6, "the config's pause after round 1");
+    assert!(prompts[0].contains("ground your claims"));
+
+    let p = Project::new();
+    p.write(".anvil/config.toml", config);
+    let prompts = p.run(&["Cache it?", "--no-interactive", "--no-research"]);
+    assert_eq!(prompts.len(), 5, "no pause: {prompts:#?}");
+    assert!(prompts.iter().all(|x| !x.contains("ground your claims")));
+
+    // The last of a pair wins, as with any command-line switch.
+    let p = Project::new();
+    let prompts = p.run(&["Cache it?", "--rounds", "1", "--no-research", "--research"]);
+    assert!(prompts[0].contains("ground your claims"));
+    let p = Project::new();
+    p.write(".anvil/config.toml", config);
+    let prompts = p.run(&["Cache it?", "--interactive", "--no-interactive"]);
+    assert_eq!(prompts.len(), 5, "no pause: {prompts:#?}");
+}
+
+#[test]
 fn config_errors_name_the_key() {
     for (config, expected) in [
         ("rounds = 2\nfocsu = \"security\"\n", "focsu"),
