@@ -222,7 +222,10 @@ impl Record {
                 }
                 _ => {}
             }
+            // Written next to where it lands, as git does (and named like git's, so that
+            // `git prune` cleans up after a writer that died): a rename within one folder.
             let mut builder = tempfile::Builder::new();
+            builder.prefix("tmp_obj_");
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
@@ -230,7 +233,7 @@ impl Record {
             }
             let target = fan_dir.join(rest);
             builder
-                .tempfile_in(&dir)
+                .tempfile_in(&fan_dir)
                 .and_then(|mut file| {
                     file.write_all(&loose)?;
                     file.persist(&target).map_err(|e| e.error)
