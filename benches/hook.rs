@@ -41,8 +41,10 @@ fn main() {
             dest
         })
         .collect();
-    // Let the copies reach the disk first, so that their write-back is not what gets timed.
+    // Let the copies reach the disk first, so that their write-back is not what gets timed,
+    // and give the kernel a moment to finish what the flush started.
     let _ = Command::new("sync").status();
+    std::thread::sleep(Duration::from_secs(1));
     let phase_text = phase("ADVOCATE round 3", 7_500);
     let mut copies_iter = copies.iter();
     let mid = sample(|| {
