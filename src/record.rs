@@ -216,12 +216,6 @@ impl Record {
             let hex = id.to_hex().to_string();
             let (fan, rest) = hex.split_at(2);
             let fan_dir = dir.join(fan);
-            match std::fs::create_dir(&fan_dir) {
-                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                    return Err(self.git(format!("cannot create {}: {e}", fan_dir.display())));
-                }
-                _ => {}
-            }
             // Written next to where it lands, as git does (and named like git's, so that
             // `git prune` cleans up after a writer that died): a rename within one folder.
             let mut builder = tempfile::Builder::new();
@@ -231,14 +225,20 @@ impl Record {
                 use std::os::unix::fs::PermissionsExt;
                 builder.permissions(std::fs::Permissions::from_mode(0o444));
             }
+            // The fan-out folders are made with the record; one may be missing from a record
+            // that git wrote or packed.
+            let file = match builder.tempfile_in(&fan_dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::create_dir_all(&fan_dir).and_then(|()| builder.tempfile_in(&fan_dir))
+                }
+                other => other,
+            };
             let target = fan_dir.join(rest);
-            builder
-                .tempfile_in(&fan_dir)
-                .and_then(|mut file| {
-                    file.write_all(&loose)?;
-                    file.persist(&target).map_err(|e| e.error)
-                })
-                .map_err(|e| self.git(format!("cannot write {}: {e}", target.display())))?;
+            file.and_then(|mut file| {
+                file.write_all(&loose)?;
+                file.persist(&target).map_err(|e| e.error)
+            })
+            .map_err(|e| self.git(format!("cannot write {}: {e}", target.display())))?;
         }
         Ok(())
     }
@@ -350,4 +350,92 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_commit(files: Vec<(&str, &[u8])>, parent: Option<ObjectId>) -> NewCommit {
+        NewCommit {
+            debate: "20261122-q-0000".into(),
+            line: "main".into(),
+            author: "Advocate".into(),
+            subject: "round 1 advocate: yes".into(),
+            body: String::new(),
+            trailers: vec![("Anvil-Phase".into(), "advocate".into())],
+            files: files
+                .into_iter()
+                .map(|(p, b)| (p.to_owned(), b.to_vec()))
+                .collect(),
+            time: 1_795_000_000,
+            parent,
+        }
+    }
+
+    /// Every loose object file under `objects/`, and anything else left there.
+    fn loose_files(record: &Path) -> (usize, Vec<String>) {
+        let (mut objects, mut other) = (0, Vec::new());
+        for fan in std::fs::read_dir(record.join("objects")).unwrap() {
+            let fan = fan.unwrap();
+            let name = fan.file_name().into_string().unwrap();
+            if name.len() != 2 {
+                continue;
+            }
+            for file in std::fs::read_dir(fan.path()).unwrap() {
+                let file = file.unwrap().file_name().into_string().unwrap();
+                if file.len() == 38 && file.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    objects += 1;
+                } else {
+                    other.push(format!("{name}/{file}"));
+                }
+            }
+        }
+        (objects, other)
+    }
+
+    #[test]
+    fn commits_are_read_back_and_leave_only_objects_even_without_fan_out_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record");
+        let record = Record::open_or_init(&path).unwrap();
+        let first = record
+            .commit(&new_commit(
+                vec![
+                    ("state.md", b"state 1"),
+                    ("phases/001-advocate.response.md", b"yes"),
+                ],
+                None,
+            ))
+            .unwrap();
+        // A record that git packed or wrote may lack fan-out folders: they are made as needed.
+        for fan in std::fs::read_dir(path.join("objects")).unwrap() {
+            let fan = fan.unwrap();
+            if fan.file_name().len() == 2 && std::fs::read_dir(fan.path()).unwrap().count() == 0 {
+                std::fs::remove_dir(fan.path()).unwrap();
+            }
+        }
+        let second = record
+            .commit(&new_commit(
+                vec![
+                    ("state.md", b"state 2"),
+                    ("phases/002-critic.prompt.md", b"argue against"),
+                ],
+                Some(first),
+            ))
+            .unwrap();
+        assert_eq!(record.tip("20261122-q-0000", "main").unwrap(), Some(second));
+        for (path, bytes) in [
+            ("state.md", &b"state 2"[..]),
+            ("phases/001-advocate.response.md", b"yes"),
+            ("phases/002-critic.prompt.md", b"argue against"),
+        ] {
+            assert_eq!(record.read(second, path).unwrap().as_deref(), Some(bytes));
+        }
+        assert_eq!(record.read(first, "phases/002-critic.prompt.md").unwrap(), None);
+        // Commit 1: 2 blobs, 2 trees, the commit; commit 2: 2 blobs, 2 trees, the commit.
+        let (objects, other) = loose_files(&path);
+        assert_eq!(objects, 10);
+        assert!(other.is_empty(), "left behind: {other:?}");
+    }
 }
