@@ -432,7 +432,10 @@ mod tests {
         ] {
             assert_eq!(record.read(second, path).unwrap().as_deref(), Some(bytes));
         }
-        assert_eq!(record.read(first, "phases/002-critic.prompt.md").unwrap(), None);
+        assert_eq!(
+            record.read(first, "phases/002-critic.prompt.md").unwrap(),
+            None
+        );
         // Commit 1: 2 blobs, 2 trees, the commit; commit 2: 2 blobs, 2 trees, the commit.
         let (objects, other) = loose_files(&path);
         assert_eq!(objects, 10);
