@@ -9,7 +9,7 @@ use gix::ObjectId;
 use crate::home::{Home, LineRef};
 use crate::machine::{self, Cue, Finished, Next, Turn};
 use crate::prompt::{PhaseContext, PromptError, Prompts};
-use crate::record::{NewCommit, Record, RecordError};
+use crate::record::{Base, NewCommit, Record, RecordError};
 use crate::state::{FORMAT, Role, Setup, State, StateError, Status};
 use crate::{fsutil, report, transcript};
 
@@ -163,7 +163,8 @@ pub fn start_with(
         .chain(inputs.material.files)
         .collect(),
         time: now.as_second(),
-        parent: None,
+        remove: Vec::new(),
+        base: Base::Tip(None),
     })?;
 
     let transcript_path = home.transcript_path(&line);
@@ -295,8 +296,9 @@ pub fn record_turn(
         body: String::new(),
         trailers,
         files,
+        remove: Vec::new(),
         time: now.as_second(),
-        parent,
+        base: Base::Tip(parent),
     })?;
 
     let transcript_path = home.transcript_path(line);
@@ -428,8 +430,9 @@ pub fn commit_state(
         body: String::new(),
         trailers,
         files: vec![("state.md".into(), text.clone().into_bytes())],
+        remove: Vec::new(),
         time: now.as_second(),
-        parent,
+        base: Base::Tip(parent),
     })?;
     let path = home.state_path(line);
     fsutil::write_atomic(&path, text.as_bytes()).map_err(io("cannot write", &path))

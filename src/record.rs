@@ -46,11 +46,22 @@ pub struct NewCommit {
     pub trailers: Vec<(String, String)>,
     /// Files to add or replace, by path inside the tree.
     pub files: Vec<(String, Vec<u8>)>,
+    /// Files to take out of the tree.
+    pub remove: Vec<String>,
     /// Seconds since the epoch.
     pub time: i64,
-    /// The commit the line is expected to stand at; `None` for a new line. On a mismatch the
-    /// files are applied on the actual tip instead.
-    pub parent: Option<ObjectId>,
+    pub base: Base,
+}
+
+/// What a new commit is built on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    /// The commit the line is expected to stand at; `None` for a new, empty line. If another
+    /// writer moved the line meanwhile, the files are applied on the actual tip instead.
+    Tip(Option<ObjectId>),
+    /// Another line's commit, to start a new line from (`anvil branch`); fails if the line
+    /// exists already.
+    Fork(ObjectId),
 }
 
 const COMMITTER: &str = "anvil";
@@ -108,7 +119,8 @@ impl Record {
     }
 
     /// Adds a commit to a line with compare-and-swap on its ref, retrying on the actual tip
-    /// when another writer got there first. Returns the new commit id.
+    /// when another writer got there first (except for a fork, which only starts a new line).
+    /// Returns the new commit id.
     pub fn commit(&self, new: &NewCommit) -> Result<ObjectId, RecordError> {
         let name = Record::ref_name(&new.debate, &new.line);
         let full_name: gix::refs::FullName = name
@@ -123,10 +135,16 @@ impl Record {
             blobs.push((path.as_str(), id));
         }
         let message = commit_message(new);
-        let mut parent = new.parent;
+        let (mut parent, fork) = match new.base {
+            Base::Tip(tip) => (tip, false),
+            Base::Fork(from) => (Some(from), true),
+        };
         let mut last_error = None;
         for attempt in 0..ATTEMPTS {
             if attempt > 0 {
+                if fork {
+                    break;
+                }
                 // Somebody else moved the line, or holds its lock: build on what is there now.
                 std::thread::sleep(std::time::Duration::from_millis(5 * u64::from(attempt)));
                 parent = self.tip(&new.debate, &new.line)?;
@@ -140,6 +158,9 @@ impl Record {
                 editor
                     .upsert(*path, EntryKind::Blob, *id)
                     .map_err(|e| self.git(e))?;
+            }
+            for path in &new.remove {
+                editor.remove(path.as_str()).map_err(|e| self.git(e))?;
             }
             let tree = editor.write().map_err(|e| self.git(e))?.detach();
             let signature = |name: &str| gix::actor::Signature {
@@ -164,8 +185,8 @@ impl Record {
                 self.persist(&objects)?;
             }
             let expected = match parent {
-                Some(p) => PreviousValue::MustExistAndMatch(Target::Object(p)),
-                None => PreviousValue::MustNotExist,
+                Some(p) if !fork => PreviousValue::MustExistAndMatch(Target::Object(p)),
+                _ => PreviousValue::MustNotExist,
             };
             let edit = RefEdit {
                 change: Change::Update {
@@ -192,12 +213,14 @@ impl Record {
                 Err(e) => last_error = Some(e.to_string()),
             }
         }
+        let last_error = last_error.unwrap_or_default();
         Err(RecordError::Git {
             path: self.path.clone(),
-            message: format!(
-                "could not update {name} after {ATTEMPTS} attempts: {}",
-                last_error.unwrap_or_default()
-            ),
+            message: if fork {
+                format!("could not create {name}: {last_error}")
+            } else {
+                format!("could not update {name} after {ATTEMPTS} attempts: {last_error}")
+            },
         })
     }
 
@@ -368,8 +391,9 @@ mod tests {
                 .into_iter()
                 .map(|(p, b)| (p.to_owned(), b.to_vec()))
                 .collect(),
+            remove: Vec::new(),
             time: 1_795_000_000,
-            parent,
+            base: Base::Tip(parent),
         }
     }
 
@@ -440,5 +464,37 @@ mod tests {
         let (objects, other) = loose_files(&path);
         assert_eq!(objects, 10);
         assert!(other.is_empty(), "left behind: {other:?}");
+    }
+
+    #[test]
+    fn a_fork_starts_a_new_line_from_another_lines_commit_and_never_moves_an_existing_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = Record::open_or_init(&dir.path().join("record")).unwrap();
+        let files = vec![
+            ("state.md", &b"state 1"[..]),
+            ("phases/002-critic.prompt.md", b"old prompt"),
+        ];
+        let main = record.commit(&new_commit(files, None)).unwrap();
+        let fork = |line: &str, prompt: &[u8]| {
+            let mut new = new_commit(vec![("phases/002-advocate.prompt.md", prompt)], None);
+            new.line = line.into();
+            new.remove = vec!["phases/002-critic.prompt.md".into()];
+            new.base = Base::Fork(main);
+            record.commit(&new)
+        };
+        let cost = fork("cost", b"new").unwrap();
+        assert_eq!(record.tip("20261122-q-0000", "cost").unwrap(), Some(cost));
+        assert_eq!(record.tip("20261122-q-0000", "main").unwrap(), Some(main));
+        assert_eq!(
+            record.read(cost, "state.md").unwrap().as_deref(),
+            Some(&b"state 1"[..])
+        );
+        assert_eq!(
+            record.read(cost, "phases/002-critic.prompt.md").unwrap(),
+            None
+        );
+        let again = fork("cost", b"other").expect_err("the line exists");
+        assert!(again.to_string().contains("could not create"), "{again}");
+        assert_eq!(record.tip("20261122-q-0000", "cost").unwrap(), Some(cost));
     }
 }

@@ -6,15 +6,12 @@
 //! full, because the session that picks the line up does not hold the debate in its context.
 
 use gix::ObjectId;
-use gix::objs::tree::EntryKind;
-use gix::refs::Target;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
 use crate::debate::{self, DebateError, PhaseFile};
 use crate::history::{self, HistoryError, LineHistory};
 use crate::home::{Home, LineRef};
 use crate::machine;
-use crate::record::{Record, RecordError};
+use crate::record::{Base, NewCommit, Record};
 use crate::revision::Resolved;
 use crate::state::{Role, State, Status};
 use crate::{fsutil, markers};
@@ -172,30 +169,28 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
         trailers.push(("Anvil-Session".to_owned(), s.to_owned()));
     }
     trailers.push(("Anvil-Next".to_owned(), cue.role.name().to_owned()));
-    let message = message(
-        &format!(
-            "branch {name} from {}: {}",
-            from_name,
+    let commit = record.commit(&NewCommit {
+        debate: debate_id.clone(),
+        line: name.clone(),
+        author: "anvil".into(),
+        subject: format!(
+            "branch {name} from {from_name}: {}",
             crate::state::first_line(steer)
         ),
-        &trailers,
-    );
-    let commit = start_line(
-        record,
-        &line,
-        entry.commit,
-        &message,
-        now.as_second(),
-        &[
-            ("state.md", state.to_markdown().into_bytes()),
-            (&prompt_path, prompt.clone().into_bytes()),
+        body: String::new(),
+        trailers,
+        files: vec![
+            ("state.md".into(), state.to_markdown().into_bytes()),
+            (prompt_path.clone(), prompt.clone().into_bytes()),
         ],
-        if stale == prompt_path {
-            None
+        remove: if stale == prompt_path {
+            Vec::new()
         } else {
-            Some(&stale)
+            vec![stale]
         },
-    )?;
+        time: now.as_second(),
+        base: Base::Fork(entry.commit),
+    })?;
     write_live(home, &line, &state, &transcript)?;
     bind(home, &line, req.session)?;
     Ok(Restored {
@@ -271,81 +266,4 @@ fn bind(home: &Home, line: &LineRef, session: Option<&str>) -> Result<(), Debate
         }
         None => home.add_pending(line).map_err(io),
     }
-}
-
-fn message(subject: &str, trailers: &[(String, String)]) -> String {
-    let mut message = format!("{subject}\n\n");
-    for (k, v) in trailers {
-        let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
-        message.push_str(&format!("{k}: {v}\n"));
-    }
-    message
-}
-
-/// Writes the first commit of a new line on top of `parent` (another line's commit): the
-/// parent's tree with `files` put in and `remove` taken out. Fails if the line exists.
-fn start_line(
-    record: &Record,
-    line: &LineRef,
-    parent: ObjectId,
-    message: &str,
-    time: i64,
-    files: &[(&str, Vec<u8>)],
-    remove: Option<&str>,
-) -> Result<ObjectId, DebateError> {
-    let repo = record.repo();
-    let git = |e: &dyn std::fmt::Display| {
-        DebateError::Record(RecordError::Git {
-            path: record.path().to_owned(),
-            message: e.to_string(),
-        })
-    };
-    let name = Record::ref_name(&line.debate, &line.line);
-    let full_name: gix::refs::FullName = name
-        .as_str()
-        .try_into()
-        .map_err(|_| DebateError::Record(RecordError::BadName(name.clone())))?;
-    let mut editor = repo
-        .edit_tree(record.tree_of(parent)?)
-        .map_err(|e| git(&e))?;
-    for (path, bytes) in files {
-        let id = repo.write_blob(bytes).map_err(|e| git(&e))?.detach();
-        editor
-            .upsert(*path, EntryKind::Blob, id)
-            .map_err(|e| git(&e))?;
-    }
-    if let Some(path) = remove {
-        editor.remove(path).map_err(|e| git(&e))?;
-    }
-    let tree = editor.write().map_err(|e| git(&e))?.detach();
-    let signature = gix::actor::Signature {
-        name: "anvil".into(),
-        email: "anvil@localhost".into(),
-        time: gix::date::Time::new(time, 0),
-    };
-    let commit = gix::objs::Commit {
-        tree,
-        parents: [parent].into_iter().collect(),
-        author: signature.clone(),
-        committer: signature,
-        encoding: None,
-        message: message.into(),
-        extra_headers: Vec::new(),
-    };
-    let id = repo.write_object(&commit).map_err(|e| git(&e))?.detach();
-    repo.edit_reference(RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: format!("anvil: branch {}", line.line).into(),
-            },
-            expected: PreviousValue::MustNotExist,
-            new: Target::Object(id),
-        },
-        name: full_name,
-        deref: false,
-    })
-    .map_err(|e| git(&e))?;
-    Ok(id)
 }
