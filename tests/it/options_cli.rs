@@ -10,6 +10,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+use crate::support::anvil::first_commit;
+
 const SESSION: &str = "0b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
 
 struct Project {
@@ -137,18 +139,7 @@ impl Project {
     /// A file of the first commit of `debate`'s main line.
     fn first_commit_file(&self, debate: &str, path: &str) -> Option<String> {
         let record = anvil::record::Record::open(&self.path().join(".anvil/record")).unwrap();
-        let tip = record
-            .tip(debate, "main")
-            .unwrap()
-            .expect("the line exists");
-        let root = record
-            .repo()
-            .rev_walk([tip])
-            .all()
-            .unwrap()
-            .map(|info| info.unwrap().id)
-            .last()
-            .unwrap();
+        let root = first_commit(&record, debate);
         record
             .read(root, path)
             .unwrap()

@@ -378,6 +378,13 @@ impl Tag {
     }
 }
 
+/// The first commit of `debate`'s main line (its start).
+pub fn first_commit(record: &anvil::record::Record, debate: &str) -> gix::ObjectId {
+    let line = anvil::home::LineRef::new(debate, "main");
+    let history = anvil::history::LineHistory::load(record, &line).expect("the line exists");
+    history.entries[history.round_end(0).expect("a start")].commit
+}
+
 /// The first anvil tag in `text`, if any.
 pub fn find_tag(text: &str) -> Option<Tag> {
     let start = text.find("[anvil ")?;
