@@ -186,7 +186,7 @@ pub struct Progress {
     /// The phase whose prompt is out (or was last, once the line is over).
     pub phase: Role,
     pub round: u32,
-    /// Phases recorded so far on this line; numbers the phase folders of the record.
+    /// Phases recorded so far on this line; numbers the phase files of the record.
     pub step: u32,
     /// Steering that the next prompt carries (from a pause or `anvil steer`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

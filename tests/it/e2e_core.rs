@@ -202,7 +202,7 @@ fn a_three_round_debate_runs_to_synthesis_with_one_commit_per_phase() {
         default_text(&started.line),
     );
 
-    // The tree holds the state and one folder per phase (response + the prompt injected).
+    // The tree holds the state and two files per phase (the prompt injected, the response).
     let files = project.tree_files(&started.debate);
     assert!(files.contains(&"state.md".to_owned()), "{files:#?}");
     assert!(files.contains(&"phases/002-critic.prompt.md".to_owned()));
