@@ -515,38 +515,37 @@ mod tests {
     }
 
     #[test]
-    fn damaged_field_names_file_and_field() {
-        let text = sample("Q")
-            .to_markdown()
-            .replace("rounds: 3", "rounds: many");
-        let err = State::from_markdown(&text, Path::new("d/state.md"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("d/state.md"), "{err}");
-        assert!(err.contains("field `setup.rounds` (line "), "{err}");
-    }
-
-    #[test]
-    fn unknown_field_is_an_error_not_ignored() {
-        let text = sample("Q")
-            .to_markdown()
-            .replace("line: main", "line: main\nlnie: typo");
-        let err = State::from_markdown(&text, Path::new("state.md"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("field `lnie`"), "{err}");
-    }
-
-    #[test]
-    fn a_bad_value_deep_in_the_file_names_its_dotted_field() {
-        let text = sample("Q")
-            .to_markdown()
-            .replace("status: active", "status: paused");
-        let err = State::from_markdown(&text, Path::new("state.md"))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("field `progress.status`"), "{err}");
-        assert!(err.contains("paused"), "{err}");
+    fn a_damaged_field_is_named_with_its_file_and_dotted_path() {
+        for (from, to, file, expected) in [
+            (
+                "rounds: 3",
+                "rounds: many",
+                "d/state.md",
+                &["d/state.md", "field `setup.rounds` (line "][..],
+            ),
+            // An unknown field is an error, not ignored.
+            (
+                "line: main",
+                "line: main\nlnie: typo",
+                "state.md",
+                &["field `lnie`"],
+            ),
+            // A bad value deep in the file names its dotted field.
+            (
+                "status: active",
+                "status: paused",
+                "state.md",
+                &["field `progress.status`", "paused"],
+            ),
+        ] {
+            let text = sample("Q").to_markdown().replace(from, to);
+            let err = State::from_markdown(&text, Path::new(file))
+                .unwrap_err()
+                .to_string();
+            for part in expected {
+                assert!(err.contains(part), "{to}: {err}");
+            }
+        }
     }
 
     #[test]
