@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::anvil::{Project, Started, phase_text, turn_tag};
+use crate::support::anvil::{Commit, Project, Started, phase_text, turn_tag};
 use crate::support::claude::{Claude, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
@@ -15,55 +15,6 @@ fn debater(turn: &Turn) -> Reply {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("hello there"),
     }
-}
-
-/// One commit of a line, read with `git log`.
-#[derive(Debug)]
-struct LineCommit {
-    id: String,
-    parents: Vec<String>,
-    phase: String,
-    round: String,
-    session: Option<String>,
-}
-
-/// The commits of `refs/anvil/<debate>/<line>`, oldest first (first parents only).
-fn line_commits(project: &Project, debate: &str, line: &str) -> Vec<LineCommit> {
-    let text = project.git(&[
-        "log",
-        "--first-parent",
-        "--reverse",
-        "--format=%H%x00%P%x00%B%x1e",
-        &format!("refs/anvil/{debate}/{line}"),
-    ]);
-    text.split('\u{1e}')
-        .map(|c| c.trim_start_matches('\n'))
-        .filter(|c| !c.is_empty())
-        .map(|c| {
-            let mut parts = c.splitn(3, '\0');
-            let id = parts.next().unwrap_or_default().to_owned();
-            let parents = parts
-                .next()
-                .unwrap_or_default()
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect();
-            let message = parts.next().unwrap_or_default();
-            let trailer = |key: &str| {
-                message
-                    .lines()
-                    .find_map(|l| l.strip_prefix(&format!("{key}: ")))
-                    .map(str::to_owned)
-            };
-            LineCommit {
-                id,
-                parents,
-                phase: trailer("Anvil-Phase").unwrap_or_default(),
-                round: trailer("Anvil-Round").unwrap_or_default(),
-                session: trailer("Anvil-Session"),
-            }
-        })
-        .collect()
 }
 
 fn tip(project: &Project, debate: &str, line: &str) -> String {
@@ -78,10 +29,10 @@ fn state_of(project: &Project, debate: &str, line: &str) -> String {
 }
 
 /// `(phase, round)` of each commit.
-fn phases(commits: &[LineCommit]) -> Vec<(String, String)> {
+fn phases(commits: &[Commit]) -> Vec<(String, String)> {
     commits
         .iter()
-        .map(|c| (c.phase.clone(), c.round.clone()))
+        .map(|c| (c.phase().to_owned(), c.round().to_owned()))
         .collect()
 }
 
@@ -155,12 +106,12 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
     assert!(state_of(&project, &debate, "main").contains("status: done"));
     let main_tip = tip(&project, &debate, "main");
     let main_log = project.git(&["log", "--format=%H %s", &main_tip]);
-    let main_commits = line_commits(&project, &debate, "main");
+    let main_commits = project.line_commits(&debate, "main");
     let round2 = main_commits
         .iter()
-        .rfind(|c| c.round == "2")
+        .rfind(|c| c.round() == "2")
         .expect("main has a round 2");
-    assert_eq!(round2.phase, "critic", "{main_commits:#?}");
+    assert_eq!(round2.phase(), "critic", "{main_commits:#?}");
     let round2 = round2.id.clone();
 
     // Branch from the end of round 2; stdout is the prompt for the new session.
@@ -240,12 +191,12 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
     assert!(state_of(&project, &debate, "main").contains("status: done"));
 
     // The new line: a branch commit on main's round-2 commit, then its own phases.
-    let cost = line_commits(&project, &debate, "cost");
-    let own: Vec<&LineCommit> = cost.iter().skip_while(|c| c.id != round2).collect();
+    let cost = project.line_commits(&debate, "cost");
+    let own: Vec<&Commit> = cost.iter().skip_while(|c| c.id != round2).collect();
     assert_eq!(own.len(), 5, "{cost:#?}");
     let own_phases: Vec<(String, String)> = own[1..]
         .iter()
-        .map(|c| (c.phase.clone(), c.round.clone()))
+        .map(|c| (c.phase().to_owned(), c.round().to_owned()))
         .collect();
     assert_eq!(
         own_phases,
@@ -258,7 +209,7 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
     );
     assert_eq!(own[1].parents, [round2.as_str()], "{cost:#?}");
     for c in &own[2..] {
-        assert_eq!(c.session.as_deref(), Some(s2.as_str()), "{c:#?}");
+        assert_eq!(c.trailer("Anvil-Session"), Some(s2.as_str()), "{c:#?}");
     }
     let state = state_of(&project, &debate, "cost");
     assert!(state.contains("status: done"), "{state}");
@@ -371,7 +322,7 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
     assert!(state.contains("round: 2"), "{state}");
     let killed = running.kill();
     assert!(!killed.success(), "{}", killed.describe());
-    let before = line_commits(&project, &debate, "main");
+    let before = project.line_commits(&debate, "main");
     assert_eq!(
         phases(&before),
         pairs(&[
@@ -413,7 +364,7 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
     // Done, with every phase recorded exactly once and in order.
     let state = state_of(&project, &debate, "main");
     assert!(state.contains("status: done"), "{state}");
-    let commits = line_commits(&project, &debate, "main");
+    let commits = project.line_commits(&debate, "main");
     assert_eq!(
         phases(&commits),
         pairs(&[
@@ -432,7 +383,10 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
         assert_eq!(a.id, b.id);
     }
     // Who played what: the killed session up to the kill, the fresh one after it.
-    let players: Vec<Option<&str>> = commits[1..].iter().map(|c| c.session.as_deref()).collect();
+    let players: Vec<Option<&str>> = commits[1..]
+        .iter()
+        .map(|c| c.trailer("Anvil-Session"))
+        .collect();
     assert_eq!(
         players,
         [
@@ -456,7 +410,7 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
         ("Synthesizer", None),
     ];
     for (i, (commit, (role, round))) in commits[1..].iter().zip(expected).enumerate() {
-        let path = format!("phases/{:03}-{}.response.md", i + 1, commit.phase);
+        let path = format!("phases/{:03}-{}.response.md", i + 1, commit.phase());
         let stored = project.git(&["show", &format!("{}:{path}", commit.id)]);
         assert_eq!(stored, text_of(&started.line, role, round), "{path}");
     }

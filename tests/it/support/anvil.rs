@@ -90,6 +90,7 @@ fn truncate(s: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Commit {
     pub id: String,
+    pub parents: Vec<String>,
     pub author: String,
     pub subject: String,
     pub message: String,
@@ -116,6 +117,10 @@ impl Commit {
 
     pub fn phase(&self) -> &str {
         self.trailer("Anvil-Phase").unwrap_or("")
+    }
+
+    pub fn round(&self) -> &str {
+        self.trailer("Anvil-Round").unwrap_or("")
     }
 }
 
@@ -289,18 +294,31 @@ impl Project {
 
     /// The commits of `refs/anvil/<debate>/main`, oldest first, read with `git log`.
     pub fn commits(&self, debate: &str) -> Vec<Commit> {
+        self.line_commits(debate, "main")
+    }
+
+    /// The commits of `refs/anvil/<debate>/<line>`, oldest first (first parents only, so a
+    /// branched line starts with its parent line's history), read with `git log`.
+    pub fn line_commits(&self, debate: &str, line: &str) -> Vec<Commit> {
         let text = self.git(&[
             "log",
+            "--first-parent",
             "--reverse",
-            "--format=%H%x00%an%x00%s%x00%B%x1e",
-            &format!("refs/anvil/{debate}/main"),
+            "--format=%H%x00%P%x00%an%x00%s%x00%B%x1e",
+            &format!("refs/anvil/{debate}/{line}"),
         ]);
         text.split('\u{1e}')
             .map(|c| c.trim_start_matches('\n'))
             .filter(|c| !c.is_empty())
             .map(|c| {
-                let mut parts = c.splitn(4, '\0');
+                let mut parts = c.splitn(5, '\0');
                 let id = parts.next().unwrap_or_default().to_owned();
+                let parents = parts
+                    .next()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect();
                 let author = parts.next().unwrap_or_default().to_owned();
                 let subject = parts.next().unwrap_or_default().to_owned();
                 let message = parts.next().unwrap_or_default().to_owned();
@@ -312,6 +330,7 @@ impl Project {
                     .collect();
                 Commit {
                     id,
+                    parents,
                     author,
                     subject,
                     message,
