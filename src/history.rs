@@ -285,8 +285,8 @@ pub fn chain(record: &Record, tip: ObjectId) -> Result<Vec<Entry>, HistoryError>
 /// fills it in.
 pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> {
     let damaged = |e: &dyn std::fmt::Display| HistoryError::Damaged(id, e.to_string());
-    let commit = record.repo().find_commit(id).map_err(|e| damaged(&e))?;
-    let decoded = commit.decode().map_err(|e| damaged(&e))?;
+    let mut buf = Vec::new();
+    let decoded = record.find_commit(id, &mut buf).map_err(|e| damaged(&e))?;
     let parent = decoded.parents().next();
     let author = decoded.author().map_err(|e| damaged(&e))?;
     let time = author.seconds();

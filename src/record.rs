@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
+use gix::lock::acquire::Fail;
 use gix::objs::tree::EntryKind;
+use gix::objs::{FindExt, Kind, WriteTo};
 use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::zlib::stream::deflate::{Compress, FlushCompress};
@@ -28,8 +30,12 @@ pub enum RecordError {
     BadName(String),
 }
 
+/// The record's object database and ref store, opened on their own: reading the repository's
+/// configuration (as a whole `gix::Repository` does) would cost every Stop hook a third of a
+/// millisecond, and the record has no configuration anvil needs.
 pub struct Record {
-    repo: gix::Repository,
+    objects: gix::odb::Handle,
+    refs: gix::refs::file::Store,
     path: PathBuf,
 }
 
@@ -66,7 +72,11 @@ pub enum Base {
 
 const COMMITTER: &str = "anvil";
 const EMAIL: &str = "anvil@localhost";
+/// anvil makes its records with SHA-1, git's default.
+const HASH: gix::hash::Kind = gix::hash::Kind::Sha1;
 const ATTEMPTS: u32 = 20;
+/// How long to wait for a ref's lock before building on the line's tip anew (git's default).
+const LOCK_WAIT: Fail = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
 
 impl Record {
     /// Opens the record, creating an empty bare repository first if there is none.
@@ -86,22 +96,24 @@ impl Record {
     }
 
     pub fn open(path: &Path) -> Result<Record, RecordError> {
-        // Isolated: the user's global git configuration has no say over the record, and not
-        // reading it keeps the Stop hook fast; the path is the repository, nothing to discover.
-        let options = gix::open::Options::isolated().open_path_as_is(true);
-        let repo = gix::open_opts(path, options).map_err(|e| open_error(path, e))?;
+        if !path.join("HEAD").is_file() {
+            return Err(open_error(path, "not a git repository (no HEAD)"));
+        }
+        let objects = gix::odb::at(path.join("objects"), HASH).map_err(|e| open_error(path, e))?;
+        let options = gix::refs::store::init::Options {
+            write_reflog: gix::refs::store::WriteReflog::Disable,
+            ..Default::default()
+        };
+        let refs = gix::refs::file::Store::at_opts(path.to_owned(), HASH, options);
         Ok(Record {
-            repo,
+            objects,
+            refs,
             path: path.to_owned(),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    pub fn repo(&self) -> &gix::Repository {
-        &self.repo
     }
 
     pub fn ref_name(debate: &str, line: &str) -> String {
@@ -111,11 +123,8 @@ impl Record {
     /// The commit a line stands at, if the line exists.
     pub fn tip(&self, debate: &str, line: &str) -> Result<Option<ObjectId>, RecordError> {
         let name = Record::ref_name(debate, line);
-        let reference = self
-            .repo
-            .try_find_reference(name.as_str())
-            .map_err(|e| self.git(e))?;
-        Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+        let reference = self.refs.try_find(name.as_str()).map_err(|e| self.git(e))?;
+        Ok(reference.and_then(|r| r.target.try_id().map(ToOwned::to_owned)))
     }
 
     /// Adds a commit to a line with compare-and-swap on its ref, retrying on the actual tip
@@ -128,10 +137,12 @@ impl Record {
             .try_into()
             .map_err(|_| RecordError::BadName(name.clone()))?;
         // The commit's objects are built in memory and written together by `persist`.
-        let repo = self.repo.clone().with_object_memory();
+        let mut built = Built::default();
         let mut blobs = Vec::with_capacity(new.files.len());
         for (path, bytes) in &new.files {
-            let id = repo.write_blob(bytes).map_err(|e| self.git(e))?.detach();
+            let id = built
+                .add(Kind::Blob, bytes.clone())
+                .map_err(|e| self.git(e))?;
             blobs.push((path.as_str(), id));
         }
         let message = commit_message(new);
@@ -149,20 +160,29 @@ impl Record {
                 std::thread::sleep(std::time::Duration::from_millis(5 * u64::from(attempt)));
                 parent = self.tip(&new.debate, &new.line)?;
             }
-            let base_tree = match parent {
-                Some(id) => self.tree_of(id)?,
-                None => ObjectId::empty_tree(self.repo.object_hash()),
+            let mut buf = Vec::new();
+            let base_tree: gix::objs::Tree = match parent {
+                Some(id) => {
+                    let tree = self.tree_of(id)?;
+                    self.objects
+                        .find_tree(&tree, &mut buf)
+                        .map_err(|e| self.git(e))?
+                        .into()
+                }
+                None => gix::objs::Tree::empty(),
             };
-            let mut editor = repo.edit_tree(base_tree).map_err(|e| self.git(e))?;
+            let mut editor = gix::objs::tree::Editor::new(base_tree, &self.objects, HASH);
             for (path, id) in &blobs {
                 editor
-                    .upsert(*path, EntryKind::Blob, *id)
+                    .upsert(path.split('/'), EntryKind::Blob, *id)
                     .map_err(|e| self.git(e))?;
             }
             for path in &new.remove {
-                editor.remove(path.as_str()).map_err(|e| self.git(e))?;
+                editor.remove(path.split('/')).map_err(|e| self.git(e))?;
             }
-            let tree = editor.write().map_err(|e| self.git(e))?.detach();
+            let tree = editor
+                .write(|tree| built.add_object(Kind::Tree, tree))
+                .map_err(|e| self.git(e))?;
             let signature = |name: &str| gix::actor::Signature {
                 name: name.into(),
                 email: EMAIL.into(),
@@ -177,13 +197,10 @@ impl Record {
                 message: message.as_str().into(),
                 extra_headers: Vec::new(),
             };
-            let id = repo
-                .write_object(&commit)
-                .map_err(|e| self.git(e))?
-                .detach();
-            if let Some(objects) = repo.objects.reset_object_memory() {
-                self.persist(&objects)?;
-            }
+            let id = built
+                .add_object(Kind::Commit, &commit)
+                .map_err(|e| self.git(e))?;
+            self.persist(std::mem::take(&mut built.objects))?;
             let expected = match parent {
                 Some(p) if !fork => PreviousValue::MustExistAndMatch(Target::Object(p)),
                 _ => PreviousValue::MustNotExist,
@@ -205,10 +222,12 @@ impl Record {
             // local time zone, which costs the hook a walk of the zoneinfo database.
             let committer = signature(COMMITTER);
             let mut time_buf = gix::date::parse::TimeBuf::default();
-            match self
-                .repo
-                .edit_references_as(Some(edit), Some(committer.to_ref(&mut time_buf)))
-            {
+            let updated = self
+                .refs
+                .transaction()
+                .prepare(Some(edit), LOCK_WAIT, LOCK_WAIT)
+                .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))));
+            match updated {
                 Ok(_) => return Ok(id),
                 Err(e) => last_error = Some(e.to_string()),
             }
@@ -224,17 +243,21 @@ impl Record {
         })
     }
 
-    /// Writes objects built in memory as loose objects, all through one compressor. gix's own
-    /// writer sets up a compressor per object, and the ~270 KB of buffers each one allocates
-    /// and clears are fresh pages to fault in: most of the Stop hook's page faults.
-    fn persist(&self, objects: &gix::odb::memory::Storage) -> Result<(), RecordError> {
+    /// Writes objects built in memory as loose objects, all through one compressor (setting one
+    /// up per object, as a general-purpose writer does, costs the hook most of its page
+    /// faults), skipping the ones the record has already.
+    fn persist(&self, objects: Vec<(ObjectId, Kind, Vec<u8>)>) -> Result<(), RecordError> {
+        use gix::objs::Exists;
         use std::io::Write;
         let dir = self.path.join("objects");
         let mut compressor = Compress::new(Compression::BEST_SPEED);
         let mut loose = Vec::new();
-        for (id, (kind, data)) in objects.iter() {
-            let mut raw = gix::objs::encode::loose_header(*kind, data.len() as u64).to_vec();
-            raw.extend_from_slice(data);
+        for (id, kind, data) in objects {
+            if self.objects.exists(&id) {
+                continue;
+            }
+            let mut raw = gix::objs::encode::loose_header(kind, data.len() as u64).to_vec();
+            raw.extend_from_slice(&data);
             deflate(&mut compressor, &raw, &mut loose).map_err(|e| self.git(e))?;
             let hex = id.to_hex().to_string();
             let (fan, rest) = hex.split_at(2);
@@ -266,42 +289,57 @@ impl Record {
         Ok(())
     }
 
+    /// A commit, decoded; `buf` holds its bytes.
+    pub fn find_commit<'a>(
+        &self,
+        id: ObjectId,
+        buf: &'a mut Vec<u8>,
+    ) -> Result<gix::objs::CommitRef<'a>, RecordError> {
+        self.objects
+            .find_commit(&id, buf)
+            .map_err(|e| self.git(format!("commit {id}: {e}")))
+    }
+
     pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, RecordError> {
-        let commit = self.repo.find_commit(commit).map_err(|e| self.git(e))?;
-        commit
-            .tree_id()
-            .map(|id| id.detach())
-            .map_err(|e| self.git(e))
+        let mut buf = Vec::new();
+        Ok(self.find_commit(commit, &mut buf)?.tree())
     }
 
     /// The bytes of `path` in `commit`'s tree, if it is there.
     pub fn read(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, RecordError> {
-        let tree = self
-            .repo
-            .find_tree(self.tree_of(commit)?)
+        let (mut buf, mut lookup) = (Vec::new(), Vec::new());
+        let tree = self.tree_of(commit)?;
+        let entry = self
+            .objects
+            .find_tree_iter(&tree, &mut buf)
+            .and_then(|tree| tree.lookup_entry(&self.objects, &mut lookup, path.split('/')))
             .map_err(|e| self.git(e))?;
-        let Some(entry) = tree.lookup_entry_by_path(path).map_err(|e| self.git(e))? else {
+        let Some(entry) = entry.filter(|e| e.mode.is_blob()) else {
             return Ok(None);
         };
-        let blob = entry.object().map_err(|e| self.git(e))?;
-        Ok(Some(blob.data.clone()))
+        let blob = self
+            .objects
+            .find_blob(&entry.oid, &mut buf)
+            .map_err(|e| self.git(e))?;
+        Ok(Some(blob.data.to_vec()))
     }
 
     /// Lists `(debate, line, tip)` for every line in the record.
     pub fn lines(&self) -> Result<Vec<(String, String, ObjectId)>, RecordError> {
-        let platform = self.repo.references().map_err(|e| self.git(e))?;
-        let iter = platform.prefixed("refs/anvil/").map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let prefix: &gix::path::RelativePath = "refs/anvil/".try_into().map_err(|e| self.git(e))?;
+        let iter = platform.prefixed(prefix).map_err(|e| self.git(e))?;
         let mut out = Vec::new();
         for reference in iter {
             let reference = reference.map_err(|e| self.git(e))?;
-            let name = reference.name().as_bstr().to_str_lossy().into_owned();
+            let name = reference.name.as_bstr().to_str_lossy().into_owned();
             let Some(rest) = name.strip_prefix("refs/anvil/") else {
                 continue;
             };
             let Some((debate, line)) = rest.split_once('/') else {
                 continue;
             };
-            if let Some(id) = reference.target().try_id() {
+            if let Some(id) = reference.target.try_id() {
                 out.push((debate.to_owned(), line.to_owned(), id.to_owned()));
             }
         }
@@ -314,6 +352,26 @@ impl Record {
             path: self.path.clone(),
             message: e.to_string(),
         }
+    }
+}
+
+/// Objects made for one commit, not yet written: `(id, kind, encoded bytes)`.
+#[derive(Default)]
+struct Built {
+    objects: Vec<(ObjectId, Kind, Vec<u8>)>,
+}
+
+impl Built {
+    fn add(&mut self, kind: Kind, data: Vec<u8>) -> Result<ObjectId, String> {
+        let id = gix::objs::compute_hash(HASH, kind, &data).map_err(|e| e.to_string())?;
+        self.objects.push((id, kind, data));
+        Ok(id)
+    }
+
+    fn add_object(&mut self, kind: Kind, object: &impl WriteTo) -> Result<ObjectId, String> {
+        let mut data = Vec::new();
+        object.write_to(&mut data).map_err(|e| e.to_string())?;
+        self.add(kind, data)
     }
 }
 
