@@ -3,7 +3,7 @@
 //!
 //! Refs live under `refs/anvil/<debate>/<line>` so that pushing them to a team's code remote
 //! adds no branch. A commit's tree holds `state.md` and, per phase, the prompt that was
-//! injected and the response (`phases/NNN-role.{prompt,response}.md`), so storage grows with
+//! injected and the response (`NNN-role.{prompt,response}.md`), so storage grows with
 //! the debate, not with its square.
 //! Ref updates are compare-and-swap: a writer that loses a race rebuilds its commit on the new
 //! tip, so two sessions committing at once lose nothing.
@@ -247,21 +247,24 @@ impl Record {
     /// up per object, as a general-purpose writer does, costs the hook most of its page
     /// faults), skipping the ones the record has already.
     fn persist(&self, objects: Vec<(ObjectId, Kind, Vec<u8>)>) -> Result<(), RecordError> {
-        use gix::objs::Exists;
         use std::io::Write;
         let dir = self.path.join("objects");
         let mut compressor = Compress::new(Compression::BEST_SPEED);
         let mut loose = Vec::new();
         for (id, kind, data) in objects {
-            if self.objects.exists(&id) {
+            let hex = id.to_hex().to_string();
+            let (fan, rest) = hex.split_at(2);
+            let fan_dir = dir.join(fan);
+            let target = fan_dir.join(rest);
+            // Only the loose copy is looked for: asking the object database about an object
+            // it lacks makes it rescan its packs, and a duplicate of a packed object is
+            // harmless (git keeps one when it next packs).
+            if target.exists() {
                 continue;
             }
             let mut raw = gix::objs::encode::loose_header(kind, data.len() as u64).to_vec();
             raw.extend_from_slice(&data);
             deflate(&mut compressor, &raw, &mut loose).map_err(|e| self.git(e))?;
-            let hex = id.to_hex().to_string();
-            let (fan, rest) = hex.split_at(2);
-            let fan_dir = dir.join(fan);
             // Written next to where it lands, as git does (and named like git's, so that
             // `git prune` cleans up after a writer that died): a rename within one folder.
             let mut builder = tempfile::Builder::new();
@@ -279,7 +282,6 @@ impl Record {
                 }
                 other => other,
             };
-            let target = fan_dir.join(rest);
             file.and_then(|mut file| {
                 file.write_all(&loose)?;
                 file.persist(&target).map_err(|e| e.error)
