@@ -509,14 +509,14 @@ pub enum PhaseFile {
     Response,
 }
 
-/// `phases/003-critic.response.md`: numbered so that a tree listing reads in order, and flat,
-/// so that a commit rewrites two trees (the root and `phases/`) and no more.
+/// `003-critic.response.md`: numbered so that a tree listing reads in order, and at the tree's
+/// root, next to `state.md`, so that a commit writes one tree and no more.
 pub fn phase_file(step: u32, role: Role, file: PhaseFile) -> String {
     let kind = match file {
         PhaseFile::Prompt => "prompt",
         PhaseFile::Response => "response",
     };
-    format!("phases/{step:03}-{}.{kind}.md", role.name())
+    format!("{step:03}-{}.{kind}.md", role.name())
 }
 
 fn trailers(

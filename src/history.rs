@@ -1,7 +1,7 @@
 //! A line's recorded history, read back from the record.
 //!
 //! The record is the append-only log of a debate: one commit per phase transition, each with
-//! `Anvil-*` trailers and a tree holding `state.md` and `phases/NNN-role.{prompt,response}.md`.
+//! `Anvil-*` trailers and a tree holding `state.md` and `NNN-role.{prompt,response}.md`.
 //! Everything that looks back — log, show, diff, branch, resume, replay, report — is a fold over
 //! the entries this module reads, so they all agree on what happened.
 //!
@@ -41,7 +41,7 @@ pub struct Entry {
     /// The role whose turn this commit records; `None` for bookkeeping commits.
     pub role: Option<Role>,
     pub round: u32,
-    /// Phases recorded on the line up to and including this commit; numbers `phases/NNN-…`.
+    /// Phases recorded on the line up to and including this commit; numbers the files `NNN-…`.
     pub step: u32,
     pub voice: Option<String>,
     /// Steering that arrived with this commit (or, on a branch, the steering it starts with).

@@ -109,7 +109,7 @@ fn a_debater_asks_and_the_answer_from_a_terminal_reaches_the_phase() {
     );
     let advocate = project.git(&[
         "show",
-        &format!("{}:phases/001-advocate.response.md", commits[3].id),
+        &format!("{}:001-advocate.response.md", commits[3].id),
     ]);
     assert!(advocate.contains("Postgres 16, self-hosted"), "{advocate}");
 }

@@ -228,27 +228,27 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
     assert_eq!(
         responses,
         [
-            "phases/001-advocate.response.md",
-            "phases/002-critic.response.md",
-            "phases/003-advocate.response.md",
-            "phases/004-critic.response.md",
-            "phases/005-advocate.response.md",
-            "phases/006-critic.response.md",
-            "phases/007-synthesizer.response.md",
+            "001-advocate.response.md",
+            "002-critic.response.md",
+            "003-advocate.response.md",
+            "004-critic.response.md",
+            "005-advocate.response.md",
+            "006-critic.response.md",
+            "007-synthesizer.response.md",
         ],
         "{files}"
     );
     let show = |path: &str| project.git(&["show", &format!("refs/anvil/{debate}/cost:{path}")]);
     assert_eq!(
-        show("phases/004-critic.response.md"),
+        show("004-critic.response.md"),
         text_of(&started.line, "Critic", Some(2))
     );
     assert_eq!(
-        show("phases/005-advocate.response.md"),
+        show("005-advocate.response.md"),
         text_of(&cost_line, "Advocate", Some(3))
     );
-    assert!(show("phases/005-advocate.prompt.md").contains("focus on migration cost"));
-    assert_eq!(show("phases/007-synthesizer.response.md"), cost_synthesis);
+    assert!(show("005-advocate.prompt.md").contains("focus on migration cost"));
+    assert_eq!(show("007-synthesizer.response.md"), cost_synthesis);
 
     // The two syntheses differ, and `anvil diff` says how.
     let diff = project
@@ -410,7 +410,7 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
         ("Synthesizer", None),
     ];
     for (i, (commit, (role, round))) in commits[1..].iter().zip(expected).enumerate() {
-        let path = format!("phases/{:03}-{}.response.md", i + 1, commit.phase());
+        let path = format!("{:03}-{}.response.md", i + 1, commit.phase());
         let stored = project.git(&["show", &format!("{}:{path}", commit.id)]);
         assert_eq!(stored, text_of(&started.line, role, round), "{path}");
     }

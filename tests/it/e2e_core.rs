@@ -115,7 +115,7 @@ fn assert_recorded(
             "{commit:#?}"
         );
         let key = &keys[i - 1];
-        let path = format!("phases/{i:03}-{}.response.md", phases[i]);
+        let path = format!("{i:03}-{}.response.md", phases[i]);
         let stored = project.git(&["show", &format!("{}:{path}", commit.id)]);
         assert_eq!(stored, texts(key), "{path} of {}", commit.id);
     }
@@ -205,8 +205,8 @@ fn a_three_round_debate_runs_to_synthesis_with_one_commit_per_phase() {
     // The tree holds the state and two files per phase (the prompt injected, the response).
     let files = project.tree_files(&started.debate);
     assert!(files.contains(&"state.md".to_owned()), "{files:#?}");
-    assert!(files.contains(&"phases/002-critic.prompt.md".to_owned()));
-    assert!(files.contains(&"phases/007-synthesizer.response.md".to_owned()));
+    assert!(files.contains(&"002-critic.prompt.md".to_owned()));
+    assert!(files.contains(&"007-synthesizer.response.md".to_owned()));
 
     // The session is released.
     assert!(

@@ -373,8 +373,8 @@ fn branch_starts_the_next_round_with_the_steering_and_leaves_the_old_line() {
     );
     // The recorded prompt of the next phase carries the steering.
     let files = f.git(&["ls-tree", "-r", "--name-only", &branch]);
-    assert!(files.contains("phases/003-advocate.prompt.md"), "{files}");
-    let prompt = f.git(&["show", &format!("{branch}:phases/003-advocate.prompt.md")]);
+    assert!(files.contains("003-advocate.prompt.md"), "{files}");
+    let prompt = f.git(&["show", &format!("{branch}:003-advocate.prompt.md")]);
     assert!(prompt.contains("think about hiring"), "{prompt}");
     // The new line can be named the same way twice? No: a second branch of that name fails.
     let err = f

@@ -149,7 +149,7 @@ fn without_a_message_the_last_assistant_text_of_the_transcript_is_recorded() {
     let run = project.hook(&input(&project, S1, None, &transcript));
     let (_, next) = blocked(&run);
     assert_eq!(next, "CRITIC r1");
-    let stored = project.git_show_bytes(&started.debate, "phases/001-advocate.response.md");
+    let stored = project.git_show_bytes(&started.debate, "001-advocate.response.md");
     assert_eq!(
         String::from_utf8(stored).unwrap(),
         "ADVOCATE from the transcript"
@@ -191,7 +191,7 @@ fn a_five_megabyte_message_is_recorded_byte_for_byte() {
     }
     let run = stop(&project, S1, &text);
     assert_eq!(blocked(&run).1, "CRITIC r1");
-    let stored = project.git_show_bytes(&started.debate, "phases/001-advocate.response.md");
+    let stored = project.git_show_bytes(&started.debate, "001-advocate.response.md");
     assert_eq!(stored.len(), text.len());
     assert!(stored == text.as_bytes(), "the stored response differs");
     project.assert_fsck_clean();
