@@ -549,6 +549,20 @@ mod tests {
     }
 
     #[test]
+    fn comments_in_the_frontmatter_are_read_past() {
+        let text = sample("Q")
+            .to_markdown()
+            .replacen("\nline: ", "\n# the line, edited by hand\nline: ", 1)
+            .replacen("\nsetup:", "\nsetup: # what the user asked for", 1);
+        assert!(text.contains("# the line, edited by hand"), "{text}");
+        assert!(text.contains("setup: # what the user asked for"), "{text}");
+        assert_eq!(
+            State::from_markdown(&text, Path::new("s")).unwrap(),
+            sample("Q")
+        );
+    }
+
+    #[test]
     fn body_edits_are_harmless() {
         let mut text = sample("Q").to_markdown();
         text.push_str("\nmy own notes\n---\nmore\n");
