@@ -527,6 +527,74 @@ mod tests {
     }
 
     #[test]
+    fn a_commit_on_a_stale_tip_is_rebuilt_on_the_actual_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = Record::open_or_init(&dir.path().join("record")).unwrap();
+        let first = record
+            .commit(&new_commit(vec![("state.md", b"state 1")], None))
+            .unwrap();
+        let other = record
+            .commit(&new_commit(
+                vec![("001-advocate.response.md", b"yes")],
+                Some(first),
+            ))
+            .unwrap();
+        // This writer still believes the line stands at `first`.
+        let mine = record
+            .commit(&new_commit(
+                vec![("002-critic.response.md", b"no")],
+                Some(first),
+            ))
+            .unwrap();
+        assert_eq!(record.tip("20261122-q-0000", "main").unwrap(), Some(mine));
+        let mut buf = Vec::new();
+        let parents: Vec<ObjectId> = record
+            .find_commit(mine, &mut buf)
+            .unwrap()
+            .parents()
+            .collect();
+        assert_eq!(parents, [other]);
+        for (path, bytes) in [
+            ("state.md", &b"state 1"[..]),
+            ("001-advocate.response.md", b"yes"),
+            ("002-critic.response.md", b"no"),
+        ] {
+            assert_eq!(record.read(mine, path).unwrap().as_deref(), Some(bytes));
+        }
+    }
+
+    #[test]
+    fn an_object_the_record_has_is_not_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record");
+        let record = Record::open_or_init(&path).unwrap();
+        let first = record
+            .commit(&new_commit(vec![("state.md", b"same text")], None))
+            .unwrap();
+        let blob = gix::objs::compute_hash(HASH, Kind::Blob, b"same text")
+            .unwrap()
+            .to_hex()
+            .to_string();
+        let file = path.join("objects").join(&blob[..2]).join(&blob[2..]);
+        let written = std::fs::metadata(&file).unwrap();
+        record
+            .commit(&new_commit(vec![("copy.md", b"same text")], Some(first)))
+            .unwrap();
+        // Rewriting would have replaced the file (a new inode) through a temporary file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            assert_eq!(std::fs::metadata(&file).unwrap().ino(), written.ino());
+        }
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().modified().unwrap(),
+            written.modified().unwrap()
+        );
+        // One blob, two trees, two commits.
+        assert_eq!(loose_files(&path), (5, Vec::new()));
+    }
+
+    #[test]
     fn a_fork_starts_a_new_line_from_another_lines_commit_and_never_moves_an_existing_one() {
         let dir = tempfile::tempdir().unwrap();
         let record = Record::open_or_init(&dir.path().join("record")).unwrap();
