@@ -99,6 +99,12 @@ impl Record {
         if !path.join("HEAD").is_file() {
             return Err(open_error(path, "not a git repository (no HEAD)"));
         }
+        if let Some(format) = object_format(path) {
+            return Err(open_error(
+                path,
+                format!("its objects use {format}; anvil writes records with SHA-1 only"),
+            ));
+        }
         let objects = gix::odb::at(path.join("objects"), HASH).map_err(|e| open_error(path, e))?;
         let options = gix::refs::store::init::Options {
             write_reflog: gix::refs::store::WriteReflog::Disable,
@@ -377,6 +383,17 @@ impl Built {
     }
 }
 
+/// The record's object format when it is not SHA-1 (`extensions.objectFormat`), read from its
+/// config without parsing all of it: the hashes anvil computes would not match.
+fn object_format(path: &Path) -> Option<String> {
+    let config = std::fs::read_to_string(path.join("config")).ok()?;
+    config.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        let value = value.trim().to_ascii_lowercase();
+        (key.trim().eq_ignore_ascii_case("objectformat") && value != "sha1").then_some(value)
+    })
+}
+
 fn open_error(path: &Path, e: impl std::fmt::Display) -> RecordError {
     RecordError::Open {
         path: path.to_owned(),
@@ -524,6 +541,21 @@ mod tests {
         let (objects, other) = loose_files(&path);
         assert_eq!(objects, 10);
         assert!(other.is_empty(), "left behind: {other:?}");
+    }
+
+    #[test]
+    fn a_record_with_sha256_objects_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record");
+        Record::open_or_init(&path).unwrap();
+        let config = std::fs::read_to_string(path.join("config")).unwrap();
+        std::fs::write(
+            path.join("config"),
+            format!("{config}[extensions]\n\tobjectFormat = sha256\n"),
+        )
+        .unwrap();
+        let err = Record::open(&path).err().expect("refused");
+        assert!(err.to_string().contains("sha256"), "{err}");
     }
 
     #[test]
