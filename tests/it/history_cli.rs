@@ -148,18 +148,19 @@ impl Fixture {
         serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}\n{}", run.stdout))
     }
 
-    /// Output with the debate id and commit ids replaced by stable placeholders.
+    /// Output with the debate id and commit ids replaced by stable placeholders. Ids are
+    /// recognised against the record's own commits (full, or abbreviated to 7), not by their
+    /// look: an abbreviation may have no digit at all.
     fn redact(&self, text: &str) -> String {
+        let commits = self.project.git(&["rev-list", "--all"]);
+        let is_id = |word: &str| {
+            (word.len() == 7 || word.len() == 40) && commits.lines().any(|id| id.starts_with(word))
+        };
         let text = text.replace(&self.debate, "[debate]");
         let mut out = String::new();
         let mut word = String::new();
         let flush = |word: &mut String, out: &mut String| {
-            let is_id = (word.len() == 7 || word.len() == 40)
-                && word
-                    .chars()
-                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-                && word.chars().any(|c| c.is_ascii_digit());
-            out.push_str(if is_id { "[id]" } else { word });
+            out.push_str(if is_id(word) { "[id]" } else { word });
             word.clear();
         };
         for c in text.chars() {
