@@ -80,24 +80,28 @@ const LOCK_WAIT: Fail = Fail::AfterDurationWithBackoff(std::time::Duration::from
 impl Record {
     /// Opens the record, creating an empty bare repository first if there is none.
     pub fn open_or_init(path: &Path) -> Result<Record, RecordError> {
-        if path.join("HEAD").is_file() {
-            return Record::open(path);
+        if !path.join("HEAD").is_file() {
+            std::fs::create_dir_all(path).map_err(|e| open_error(path, e))?;
+            gix::init_bare(path).map_err(|e| open_error(path, e))?;
+            // The 256 loose-object folders up front: otherwise most commits of a young record
+            // pay for a `mkdir` per object in the Stop hook. Git is content with empty ones.
+            for fan in 0..=0xffu8 {
+                let dir = path.join("objects").join(format!("{fan:02x}"));
+                std::fs::create_dir_all(&dir).map_err(|e| open_error(path, e))?;
+            }
         }
-        std::fs::create_dir_all(path).map_err(|e| open_error(path, e))?;
-        gix::init_bare(path).map_err(|e| open_error(path, e))?;
-        // The 256 loose-object folders up front: otherwise most commits of a young record pay
-        // for a `mkdir` per object in the Stop hook. Git is content with empty ones.
-        for fan in 0..=0xffu8 {
-            let dir = path.join("objects").join(format!("{fan:02x}"));
-            std::fs::create_dir_all(&dir).map_err(|e| open_error(path, e))?;
-        }
-        Record::open(path)
+        Record::at(path)
     }
 
     pub fn open(path: &Path) -> Result<Record, RecordError> {
         if !path.join("HEAD").is_file() {
             return Err(open_error(path, "not a git repository (no HEAD)"));
         }
+        Record::at(path)
+    }
+
+    /// The stores of the repository at `path`, which has a `HEAD`.
+    fn at(path: &Path) -> Result<Record, RecordError> {
         if let Some(format) = object_format(path) {
             return Err(open_error(
                 path,
