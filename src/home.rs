@@ -220,12 +220,11 @@ impl Home {
     }
 }
 
-/// Exclusive use of one line by one process, held until dropped. Claude Code runs the hooks of
-/// every settings file, so two anvil hooks can see the same stop at the same moment; the lock
-/// makes the second wait and then find the turn already recorded.
-/// A line's lock, held while this process works on the line; released when dropped or when
-/// the process ends, however it ends (an advisory `flock` on the line's `.lock` file, which
-/// stays in place and is never replaced, so taking the lock creates no file after the first).
+/// Exclusive use of one line by one process. Claude Code runs the hooks of every settings file,
+/// so two anvil hooks can see the same stop at the same moment; the lock makes the second wait
+/// and then find the turn already recorded. It is an advisory `flock` on the line's `.lock`
+/// file, released when dropped or when the process ends, however it ends; the file stays in
+/// place, so taking the lock creates no file after the first time.
 pub struct LineLock {
     _file: std::fs::File,
 }
