@@ -488,6 +488,14 @@ mod tests {
         }
     }
 
+    /// A new record in a temporary folder (kept alive by the first element).
+    fn empty_record() -> (tempfile::TempDir, PathBuf, Record) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record");
+        let record = Record::open_or_init(&path).unwrap();
+        (dir, path, record)
+    }
+
     /// Every loose object file under `objects/`, and anything else left there.
     fn loose_files(record: &Path) -> (usize, Vec<String>) {
         let (mut objects, mut other) = (0, Vec::new());
@@ -511,9 +519,7 @@ mod tests {
 
     #[test]
     fn commits_are_read_back_and_leave_only_objects_even_without_fan_out_folders() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("record");
-        let record = Record::open_or_init(&path).unwrap();
+        let (_dir, path, record) = empty_record();
         let first = record
             .commit(&new_commit(
                 vec![
@@ -559,9 +565,7 @@ mod tests {
 
     #[test]
     fn a_record_with_sha256_objects_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("record");
-        Record::open_or_init(&path).unwrap();
+        let (_dir, path, _) = empty_record();
         let config = std::fs::read_to_string(path.join("config")).unwrap();
         std::fs::write(
             path.join("config"),
@@ -574,8 +578,7 @@ mod tests {
 
     #[test]
     fn a_commit_on_a_stale_tip_is_rebuilt_on_the_actual_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let record = Record::open_or_init(&dir.path().join("record")).unwrap();
+        let (_dir, _, record) = empty_record();
         let first = record
             .commit(&new_commit(vec![("state.md", b"state 1")], None))
             .unwrap();
@@ -611,9 +614,7 @@ mod tests {
 
     #[test]
     fn an_object_the_record_has_is_not_written_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("record");
-        let record = Record::open_or_init(&path).unwrap();
+        let (_dir, path, record) = empty_record();
         let first = record
             .commit(&new_commit(vec![("state.md", b"same text")], None))
             .unwrap();
@@ -642,8 +643,7 @@ mod tests {
 
     #[test]
     fn a_fork_starts_a_new_line_from_another_lines_commit_and_never_moves_an_existing_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let record = Record::open_or_init(&dir.path().join("record")).unwrap();
+        let (_dir, _, record) = empty_record();
         let files = vec![
             ("state.md", &b"state 1"[..]),
             ("phases/002-critic.prompt.md", b"old prompt"),
