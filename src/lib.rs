@@ -2,14 +2,17 @@
 //!
 //! The core is a pure state machine ([`machine`]) over a line's state ([`state`]); files, git
 //! and Claude Code's hook protocol are adapters around it ([`home`], [`record`], [`hook`]).
-//! [`debate`] carries out what the machine decides. The binary in `src/main.rs` and `src/cli/`
+//! [`debate`] carries out what the machine decides, every change to a line going through
+//! [`transaction`]; [`commit`] is what each commit says about itself. The binary in `src/main.rs` and `src/cli/`
 //! is a thin shell over this library.
 
 pub mod ask;
+pub mod commit;
 pub mod compare;
 pub mod config;
 pub mod context;
 pub mod debate;
+pub mod fault;
 pub mod fsutil;
 pub mod graph;
 pub mod history;
@@ -25,4 +28,5 @@ pub mod report;
 pub mod restore;
 pub mod revision;
 pub mod state;
+pub mod transaction;
 pub mod transcript;
