@@ -172,7 +172,7 @@ pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateErr
             });
         } else {
             state.question = None;
-            state.progress.steering.push(format!(
+            state.pending_steering.push(format!(
                 "The human answered your question \"{}\": {text}",
                 question.text
             ));
@@ -249,7 +249,7 @@ mod tests {
             state.question.and_then(|q| q.answer).as_deref(),
             Some("Postgres 16")
         );
-        assert!(state.progress.steering.is_empty());
+        assert!(state.pending_steering.is_empty());
     }
 
     #[test]
@@ -260,9 +260,21 @@ mod tests {
         let state = load(&home, &line).unwrap();
         assert_eq!(state.progress.status, Status::Active);
         assert_eq!(
-            state.progress.steering,
+            state.pending_steering,
             ["The human answered your question \"Budget?\": 40k"]
         );
+        // The next recorded phase hands it on, once.
+        let reply = crate::debate::record_turn(&home, &line, "s-1", "ADVOCATE r1").unwrap();
+        let crate::debate::Reply::Block { prompt, .. } = reply else {
+            panic!("{reply:?}")
+        };
+        assert!(prompt.contains("Budget?\": 40k"), "{prompt}");
+        assert!(load(&home, &line).unwrap().pending_steering.is_empty());
+        let reply = crate::debate::record_turn(&home, &line, "s-1", "CRITIC r1").unwrap();
+        let crate::debate::Reply::Block { prompt, .. } = reply else {
+            panic!("{reply:?}")
+        };
+        assert!(!prompt.contains("40k"), "{prompt}");
     }
 
     #[test]

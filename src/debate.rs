@@ -123,6 +123,7 @@ pub fn start_with(
         branched_from: None,
         question: None,
         headless: false,
+        pending_steering: Vec::new(),
         steering_taken: 0,
         tip: None,
         created: stamp.clone(),
@@ -345,7 +346,15 @@ fn decide_stop(
     } else {
         waiting_steering(home, line, &state)?
     };
-    let queued_texts: Vec<String> = queued.iter().map(|q| q.text.clone()).collect();
+    let pending = if state.progress.phase == Role::Synthesizer {
+        Vec::new()
+    } else {
+        std::mem::take(&mut state.pending_steering)
+    };
+    let queued_texts: Vec<String> = pending
+        .into_iter()
+        .chain(queued.iter().map(|q| q.text.clone()))
+        .collect();
     let outcome = machine::advance(
         &state.setup,
         &state.progress,

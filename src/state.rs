@@ -230,6 +230,10 @@ pub struct State {
     /// Driven by `anvil run`: interactive pauses are asked at the terminal, not by Claude.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub headless: bool,
+    /// Steering recorded for the next prompt but not delivered yet (the answer to a question
+    /// whose asker had gone): the next recorded phase hands it on with the queue.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_steering: Vec<String>,
     /// The number of the last queued steering (`anvil steer`) taken into the record: queue
     /// files numbered up to it are delivered, even if one is still on disk.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -449,6 +453,7 @@ mod tests {
             branched_from: None,
             question: None,
             headless: false,
+            pending_steering: Vec::new(),
             steering_taken: 0,
             tip: None,
             created: "2026-11-22T10:00:00Z".into(),

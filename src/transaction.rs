@@ -294,8 +294,10 @@ fn roll_forward(
 }
 
 /// Brings the live files in line with commit `tip`, whose state is `state`: the transcript,
-/// then what follows from the state (queue, bindings, report), then `state.md`, last, so that
-/// a state file naming `tip` means all the rest is done.
+/// then what follows from the state (queue, report), then `state.md`, so that a state file
+/// naming `tip` means all that is done. A line that is over is then let go of by its
+/// sessions: last, so that a session whose hook died before can still be told the line is
+/// done (and every stop of a session bound to a line that is over unbinds it anyway).
 fn follow(
     home: &Home,
     line: &LineRef,
@@ -319,12 +321,12 @@ fn follow(
     }
     settle(home, line, &state, report)?;
     state.tip = Some(tip.to_string());
-    save_state(home, line, &state)
+    save_state(home, line, &state)?;
+    release(home, line, &state)
 }
 
 /// What follows from a line's state outside the record, done so that doing it again is
-/// harmless: delivered steering leaves the queue; a line that is over is unbound and no
-/// longer offered; a finished line has its report.
+/// harmless: delivered steering leaves the queue; a finished line has its report.
 fn settle(home: &Home, line: &LineRef, state: &State, report: bool) -> Result<(), DebateError> {
     fault::point("settling").map_err(|source| DebateError::Io {
         what: "cannot settle",
@@ -342,17 +344,6 @@ fn settle(home: &Home, line: &LineRef, state: &State, report: bool) -> Result<()
     for item in queued.iter().filter(|q| q.number <= state.steering_taken) {
         crate::home::remove_if_present(&item.path).map_err(io("cannot remove", &item.path))?;
     }
-    if state.progress.status.is_over() {
-        home.remove_pending(line)
-            .map_err(io("cannot withdraw the offer of", home.root()))?;
-        for session in home
-            .sessions_of(line)
-            .map_err(io("cannot read sessions in", home.root()))?
-        {
-            home.unbind(&session)
-                .map_err(io("cannot unbind a session in", home.root()))?;
-        }
-    }
     if state.progress.status == Status::Done
         && (report || !crate::report::output_path(home, state).exists())
     {
@@ -361,6 +352,28 @@ fn settle(home: &Home, line: &LineRef, state: &State, report: bool) -> Result<()
             .map_err(io("cannot read", &path))?
             .unwrap_or_default();
         crate::report::write(home, state, &text)?;
+    }
+    Ok(())
+}
+
+/// A line that is over is no longer offered to sessions, nor driven by one.
+fn release(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateError> {
+    if !state.progress.status.is_over() {
+        return Ok(());
+    }
+    let io = |what| {
+        let path = home.root().to_owned();
+        move |source| DebateError::Io { what, path, source }
+    };
+    fault::point("releasing the line").map_err(io("cannot release the line in"))?;
+    home.remove_pending(line)
+        .map_err(io("cannot withdraw the offer of a line in"))?;
+    for session in home
+        .sessions_of(line)
+        .map_err(io("cannot read sessions in"))?
+    {
+        home.unbind(&session)
+            .map_err(io("cannot unbind a session in"))?;
     }
     Ok(())
 }
