@@ -99,16 +99,16 @@ fn wait_for_answer(
     let deadline = Instant::now() + timeout;
     loop {
         let state = load(home, line)?;
+        // Delivered as the tool's result. The answered question stays in the state (and the
+        // record) until the next question replaces it.
+        if let Some(answer) = state.question.as_ref().and_then(|q| q.answer.clone()) {
+            return Ok(Asked::Answered(answer));
+        }
         if state.progress.status.is_over() {
             return Err(DebateError::Invalid(format!(
                 "{line} was {} while waiting for the answer",
                 state.progress.status.name()
             )));
-        }
-        // Delivered as the tool's result; the answered question is cleared with the next
-        // recorded phase.
-        if let Some(answer) = state.question.as_ref().and_then(|q| q.answer.clone()) {
-            return Ok(Asked::Answered(answer));
         }
         if state.question.is_none() {
             return Ok(Asked::NoAnswer);

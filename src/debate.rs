@@ -395,10 +395,6 @@ fn decide_stop(
     state.session = Some(session.to_owned());
     state.informed_session = Some(session.to_owned());
     state.updated = now().to_string();
-    if state.question.as_ref().is_some_and(|q| q.answer.is_some()) {
-        // An answered question has done its work once a phase is recorded.
-        state.question = None;
-    }
     if let Some(last) = queued.last() {
         state.steering_taken = state.steering_taken.max(last.number);
     }

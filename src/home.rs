@@ -275,7 +275,7 @@ impl Home {
             match file.try_lock() {
                 Ok(()) => return Ok(LineLock { _file: file }),
                 Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
                     return Err(io::Error::new(
