@@ -25,4 +25,5 @@ pub mod report;
 pub mod restore;
 pub mod revision;
 pub mod state;
+pub mod term;
 pub mod transcript;

@@ -183,7 +183,10 @@ fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Resul
         if let Some(state) = progress.look(home, line)
             && let Some(question) = state.question.as_ref().filter(|q| q.answer.is_none())
         {
-            let answer = read_line(&format!("The debater asks: {}\n> ", question.text))?;
+            let answer = read_line(&format!(
+                "The debater asks: {}\n> ",
+                anvil::term::visible(&question.text)
+            ))?;
             let answer = if answer.trim().is_empty() {
                 "(no answer; state your assumption)".to_owned()
             } else {
@@ -237,11 +240,15 @@ impl Progress {
         let planned = anvil::machine::planned_phases(&state.setup);
         let stamp = format!("[{:>5.1}s]", self.began.elapsed().as_secs_f64());
         for (step, label) in phases_between(home, &state, self.shown) {
+            let label = anvil::term::visible(&label);
             say(&format!("{stamp} {label} (phase {step} of {planned})"));
             self.shown = step;
         }
         let current = state.progress.step + 1;
-        let now = format!("{} (phase {current} of {planned})", state.standing());
+        let now = format!(
+            "{} (phase {current} of {planned})",
+            anvil::term::visible(&state.standing())
+        );
         if !state.progress.status.is_over() && (current > self.shown || now != self.last) {
             say(&format!("{stamp} {now}"));
             self.shown = self.shown.max(current);
