@@ -1,9 +1,14 @@
 //! Hostile text: what a model or a user writes never reaches a terminal raw (escape sequences
-//! are shown, not obeyed, while anvil's own colours stay).
+//! are shown, not obeyed, while anvil's own colours stay), the hook reads Claude Code's
+//! transcript only as a bounded regular file, and the HTML report loads nothing remote.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::anvil::{Project, Run};
+use crate::support::anvil::{Project, Run, anvil_bin};
 
 const S1: &str = "33333333-2222-4333-8444-555555555555";
 
@@ -198,4 +203,169 @@ fn json_output_escapes_what_a_terminal_obeys_and_keeps_the_value() {
     let value: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
     let response = value["response"].as_str().unwrap();
     assert!(response.contains(HOSTILE), "{response:?}");
+}
+
+/// `anvil hook stop` with `input` on stdin, killed if it has not answered within `limit`.
+fn hook_with_limit(project: &Project, input: &serde_json::Value, limit: Duration) -> Run {
+    let mut child = Command::new(anvil_bin())
+        .args(["hook", "stop"])
+        .current_dir(project.path())
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let began = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the hook did not answer within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A debate bound to S1 that has handed out its first prompt (so the next stop records).
+fn bound_debate() -> (Project, String) {
+    let project = Project::new();
+    let started = project.start(&["Q?", "--rounds", "1", "--session", S1]);
+    (project, started.debate)
+}
+
+#[test]
+fn a_transcript_path_at_dev_zero_is_refused_and_the_hook_answers() {
+    let (project, debate) = bound_debate();
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "transcript_path": "/dev/zero" }),
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    // No text came: the prompt is handed out again and nothing is recorded.
+    assert!(
+        run.stdout.contains("\"decision\":\"block\""),
+        "{}",
+        run.describe()
+    );
+    assert_eq!(project.commits(&debate).len(), 1);
+}
+
+#[test]
+fn a_transcript_path_at_a_fifo_does_not_hang_the_hook() {
+    let (project, debate) = bound_debate();
+    let fifo = project.path().join("transcript.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    // Nobody ever writes to the FIFO: opening it for reading would block forever.
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "transcript_path": fifo }),
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    assert_eq!(project.commits(&debate).len(), 1);
+}
+
+#[test]
+fn the_last_assistant_text_is_read_from_the_end_of_a_large_transcript() {
+    let (project, debate) = bound_debate();
+    // 40 MB of earlier conversation, then the phase's text: only the tail is read.
+    let path = project.path().join("big.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let filler =
+        json!({"type": "user", "message": {"role": "user", "content": "x".repeat(64 * 1024)}});
+    for _ in 0..640 {
+        writeln!(file, "{filler}").unwrap();
+    }
+    let last = json!({"type": "assistant", "message": {"id": "m1", "role": "assistant",
+        "content": [{"type": "text", "text": "ADVOCATE from the transcript's end"}]}});
+    writeln!(file, "{last}").unwrap();
+    file.flush().unwrap();
+    drop(file);
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "transcript_path": path }),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let commits = project.commits(&debate);
+    assert_eq!(commits.len(), 2, "{}", run.describe());
+    let response = project.git(&[
+        "show",
+        &format!("{}:001-advocate.response.md", commits[1].id),
+    ]);
+    assert_eq!(response.trim(), "ADVOCATE from the transcript's end");
+}
+
+#[test]
+fn a_five_megabyte_message_is_recorded_whole() {
+    let (project, debate) = bound_debate();
+    let mut text = String::with_capacity(5 * 1024 * 1024 + 64);
+    let mut n = 0;
+    while text.len() < 5 * 1024 * 1024 {
+        text.push_str(&format!("line {n}: the advocate goes on and on.\n"));
+        n += 1;
+    }
+    text.push_str("THE END");
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "last_assistant_message": text }),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let commits = project.commits(&debate);
+    assert_eq!(commits.len(), 2, "{}", run.describe());
+    let recorded = project.git_show_bytes(&debate, "001-advocate.response.md");
+    assert_eq!(recorded.len(), text.len());
+    assert!(recorded == text.as_bytes());
+}
+
+#[test]
+fn the_html_report_loads_nothing_remote_and_shows_images_as_links() {
+    let project = Project::new();
+    project.start(&["Q?", "--rounds", "1", "--session", S1]);
+    for text in [
+        "Advocate: see ![tracker](https://tracker.example/pixel.gif?u=1) and <img src=https://tracker.example/x.png>.",
+        "Critic: ![local](data:image/png;base64,AAAA) [a link](https://example.org/).",
+        "Synthesis: done.",
+    ] {
+        project
+            .hook(
+                &json!({ "session_id": S1, "cwd": project.path(), "last_assistant_message": text }),
+            )
+            .ok();
+    }
+    let out = project.path().join("report.html");
+    project.anvil(&["report", "-o", out.to_str().unwrap()]).ok();
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(!page.contains("<img"), "{page}");
+    let csp = page
+        .split("Content-Security-Policy\" content=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("a CSP");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(!csp.contains("https:") && !csp.contains("http:"), "{csp}");
+    assert!(!csp.contains("img-src"), "{csp}");
+    // The image is there as a link, with its alt text, so the reader can still follow it.
+    assert!(
+        page.contains("href=\"https://tracker.example/pixel.gif?u=1\""),
+        "{page}"
+    );
+    assert!(page.contains("tracker"), "{page}");
+    assert!(page.contains("href=\"https://example.org/\""), "{page}");
 }
