@@ -10,25 +10,19 @@ use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 
-use crate::debate::DebateError;
 use crate::home::Home;
 use crate::state::State;
 
-/// Writes the report of a finished line and returns where it went.
-pub fn write(home: &Home, state: &State, transcript: &str) -> Result<PathBuf, DebateError> {
-    let path = output_path(home, state);
+/// Writes the report of a finished line to `path` (from [`output_path`]): markdown, or one
+/// self-contained HTML page when the path ends in `.html`.
+pub fn write(path: &Path, state: &State, transcript: &str) -> std::io::Result<()> {
     let markdown = markdown(state, transcript);
-    let bytes = if is_html(&path) {
+    let bytes = if is_html(path) {
         html(crate::state::first_line(&state.setup.question), &markdown)
     } else {
         markdown
     };
-    crate::fsutil::write_atomic(&path, bytes.as_bytes()).map_err(|source| DebateError::Io {
-        what: "cannot write the report",
-        path: path.clone(),
-        source,
-    })?;
-    Ok(path)
+    crate::fsutil::write_atomic(path, bytes.as_bytes())
 }
 
 /// `--output` if given (relative to the project), else `.anvil/reports/<debate>[-<line>].md`.
