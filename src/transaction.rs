@@ -351,7 +351,12 @@ fn settle(home: &Home, line: &LineRef, state: &State, report: bool) -> Result<()
         let text = fsutil::read_optional(&path)
             .map_err(io("cannot read", &path))?
             .unwrap_or_default();
-        crate::report::write(home, state, &text)?;
+        let report = crate::report::output_path(home, state);
+        crate::report::write(&report, state, &text).map_err(|source| DebateError::Io {
+            what: "cannot write the report",
+            path: report.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
