@@ -297,7 +297,6 @@ fn roll_forward(
         Transcript::Replace(text),
         false,
     )?;
-    let mut state = state;
     state.tip = Some(tip.to_string());
     Ok(state)
 }
