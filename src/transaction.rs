@@ -161,6 +161,7 @@ pub fn run<T>(
         })?;
     let record = Record::open_or_init(&home.record_dir())?;
     let mut notes = Vec::new();
+    clear_ref_lock(&record, line, &mut notes)?;
     let mut rebuild = options.rebuild;
     let mut attempt = 0;
     loop {
@@ -186,7 +187,6 @@ pub fn run<T>(
             }
             Plan::Record(change, value) => (change, value),
         };
-        clear_ref_lock(&record, line, &mut notes)?;
         let mut state = change.state;
         state.tip = None;
         let mut files = Vec::with_capacity(change.files.len() + 1);

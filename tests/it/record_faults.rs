@@ -188,7 +188,19 @@ fn a_leftover_ref_lock_is_removed_with_a_note_and_the_phase_recorded() {
     // Not waited for: a second is far more than a hook needs, far less than the old 3.75 s.
     assert!(begun.elapsed() < std::time::Duration::from_secs(3));
 
-    // `anvil cancel` too.
+    // `anvil resume` repairs it too, and says so.
+    std::fs::write(&lock, "").unwrap();
+    let resumed = project
+        .anvil(&["resume", &started.debate, "--session", S1])
+        .ok();
+    assert!(
+        resumed.stderr.contains("main.lock"),
+        "{}",
+        resumed.describe()
+    );
+    assert!(!lock.exists());
+
+    // And `anvil cancel`.
     std::fs::write(&lock, "").unwrap();
     let cancel = project.anvil(&["cancel", &started.debate]).ok();
     assert!(cancel.stderr.contains("main.lock"), "{}", cancel.describe());
