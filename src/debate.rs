@@ -171,6 +171,8 @@ pub fn start_with(
     fsutil::write_atomic(&transcript_path, header.as_bytes())
         .map_err(io("cannot write", &transcript_path))?;
     state.save(&home.state_path(&line))?;
+    crate::active::mark(home, &line)
+        .map_err(io("cannot write the active index in", home.root()))?;
     match session {
         Some(s) => home.bind(s, &line),
         None => home.add_pending(&line),

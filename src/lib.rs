@@ -5,6 +5,7 @@
 //! [`debate`] carries out what the machine decides. The binary in `src/main.rs` and `src/cli/`
 //! is a thin shell over this library.
 
+pub mod active;
 pub mod ask;
 pub mod compare;
 pub mod config;

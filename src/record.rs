@@ -466,6 +466,161 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// Reads that touch only what they name, whatever the number of other debates: one debate's
+/// lines, the debates an id prefix matches, a commit by an abbreviated id, and the times of
+/// line tips from the commit-graph that maintenance writes.
+impl Record {
+    /// The lines of one debate with their tips, sorted by name: one folder of loose refs and a
+    /// binary search in `packed-refs`, never a listing of every ref.
+    pub fn lines_of_debate(&self, debate: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        if !valid_name(debate) {
+            return Ok(Vec::new());
+        }
+        let prefix = format!("refs/anvil/{debate}/");
+        let prefix: &gix::path::RelativePath =
+            prefix.as_str().try_into().map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let mut out = Vec::new();
+        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            let Some(line) = name
+                .strip_prefix("refs/anvil/")
+                .and_then(|r| r.strip_prefix(debate))
+            else {
+                continue;
+            };
+            let line = line.trim_start_matches('/');
+            if let (Some(id), false) = (reference.target.try_id(), line.contains('/')) {
+                out.push((line.to_owned(), id.to_owned()));
+            }
+        }
+        out.sort();
+        out.dedup_by(|a, b| a.0 == b.0);
+        Ok(out)
+    }
+
+    /// The debates whose id starts with `prefix`, sorted: one listing of `refs/anvil/` (names
+    /// only, no file opened) and a binary search in `packed-refs`.
+    pub fn debates_with_prefix(&self, prefix: &str) -> Result<Vec<String>, RecordError> {
+        let mut out = std::collections::BTreeSet::new();
+        if prefix.contains('/') {
+            return Ok(Vec::new());
+        }
+        match std::fs::read_dir(self.path.join("refs/anvil")) {
+            Ok(entries) => {
+                for entry in entries.flatten() {
+                    let Ok(name) = entry.file_name().into_string() else {
+                        continue;
+                    };
+                    // A folder that packing left empty holds no line.
+                    if name.starts_with(prefix)
+                        && std::fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_some())
+                    {
+                        out.insert(name);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(self.git(e)),
+        }
+        if let Some(packed) = self.refs.open_packed_buffer().map_err(|e| self.git(e))? {
+            let full = format!("refs/anvil/{prefix}");
+            for reference in packed.iter_prefixed(full.into()).map_err(|e| self.git(e))? {
+                let reference = reference.map_err(|e| self.git(e))?;
+                let name = reference.name.as_bstr().to_str_lossy();
+                if let Some((debate, _)) = name
+                    .strip_prefix("refs/anvil/")
+                    .and_then(|r| r.split_once('/'))
+                {
+                    out.insert(debate.to_owned());
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The commits whose id starts with `hex` (at least 4 hex digits).
+    pub fn commits_with_prefix(&self, hex: &str) -> Result<Vec<ObjectId>, RecordError> {
+        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
+            return Ok(Vec::new());
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| self.git(e))?;
+        let mut buf = Vec::new();
+        let mut out: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                gix::objs::Find::try_find(&self.objects, id, &mut buf)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|o| o.kind == Kind::Commit)
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Commit times for line tips: from the commit-graph that maintenance writes when it has
+    /// the commit (no object to inflate), else from the commit itself.
+    pub fn commit_times(&self) -> CommitTimes<'_> {
+        let graph =
+            gix::commitgraph::Graph::from_info_dir(&self.path.join("objects/info"), HASH).ok();
+        CommitTimes {
+            record: self,
+            graph,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Every line as `(debate, line, tip)`, in ref order, handed to `each` one at a time.
+    pub fn for_each_line(
+        &self,
+        mut each: impl FnMut(&str, &str, ObjectId) -> Result<(), RecordError>,
+    ) -> Result<(), RecordError> {
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let prefix: &gix::path::RelativePath = "refs/anvil/".try_into().map_err(|e| self.git(e))?;
+        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            let Some((debate, line)) = name
+                .strip_prefix("refs/anvil/")
+                .and_then(|r| r.split_once('/'))
+            else {
+                continue;
+            };
+            if let Some(id) = reference.target.try_id() {
+                each(debate, line, id.to_owned())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// See [`Record::commit_times`].
+pub struct CommitTimes<'r> {
+    record: &'r Record,
+    graph: Option<gix::commitgraph::Graph>,
+    buf: Vec<u8>,
+}
+
+impl CommitTimes<'_> {
+    /// Seconds since the epoch at which `id` was committed.
+    pub fn of(&mut self, id: ObjectId) -> Result<i64, RecordError> {
+        if let Some(commit) = self.graph.as_ref().and_then(|g| g.commit_by_id(id)) {
+            return Ok(commit.committer_timestamp() as i64);
+        }
+        let commit = self.record.find_commit(id, &mut self.buf)?;
+        let time = commit
+            .committer()
+            .map_err(|e| self.record.git(e))?
+            .seconds();
+        Ok(time)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,6 +58,8 @@ pub fn resume(
             line.line
         )));
     }
+    // A line pulled from a remote may stand under another name than it was recorded with.
+    state.line = line.line.clone();
     let transcript = history::transcript(record, &history, last, &state)?;
     state.session = session.map(str::to_owned);
     let prompt = full_prompt(home, &state, &transcript)?;
@@ -244,6 +246,11 @@ fn write_live(
         source,
     })?;
     state.save(&home.state_path(line))?;
+    crate::active::mark(home, line).map_err(|source| DebateError::Io {
+        what: "cannot write the active index in",
+        path: home.root().to_owned(),
+        source,
+    })?;
     Ok(())
 }
 

@@ -18,6 +18,7 @@ mod hook;
 mod init;
 mod install;
 mod log;
+mod pager;
 mod prompts;
 mod replay;
 mod report;
@@ -97,26 +98,32 @@ impl Ctx {
     }
 
     /// The line a command is about: the one named, else this session's, else the only
-    /// active one.
+    /// active one. Only the named debates, or the active lines, are read.
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
-        let lines = anvil::debate::live_lines(home).map_err(CliError::from_display)?;
         if let Some(name) = name {
-            return match_line(name, &lines);
+            let debate = name.split_once('@').map_or(name, |(d, _)| d);
+            let lines = anvil::active::live_lines_with_prefix(home, debate)
+                .map_err(CliError::from_display)?;
+            return match_line(name, &lines).map_err(|e| {
+                if lines.is_empty() {
+                    e.hint("`anvil status --all` lists the debates here")
+                } else {
+                    e
+                }
+            });
         }
         if let Some(session) = self.session()
             && let Some(line) = home.bound_line(&session).map_err(CliError::from_display)?
         {
             return Ok(line);
         }
-        let active: Vec<&LineRef> = lines
-            .iter()
-            .filter(|l| {
-                anvil::state::State::load(&home.state_path(l))
-                    .is_ok_and(|s| !s.progress.status.is_over())
-            })
+        let active: Vec<LineRef> = anvil::active::lines(home)
+            .map_err(CliError::from_display)?
+            .into_iter()
+            .map(|(line, _)| line)
             .collect();
         match active.as_slice() {
-            [one] => Ok((*one).clone()),
+            [one] => Ok(one.clone()),
             [] => {
                 Err(CliError::new("no active debate")
                     .hint("start one with `anvil start \"QUESTION\"`"))
