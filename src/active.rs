@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(listed, both);
         crate::debate::cancel(&home, &a, "enough").unwrap();
         let listed: Vec<LineRef> = lines(&home).unwrap().into_iter().map(|(l, _)| l).collect();
-        assert_eq!(listed, [b.clone()]);
+        assert_eq!(listed, std::slice::from_ref(&b));
         assert!(!home.root().join("active").join(a.to_string()).exists());
         assert_eq!(
             live_lines_with_prefix(&home, &b.debate[..b.debate.len() - 2]).unwrap(),
