@@ -599,6 +599,96 @@ impl Record {
     }
 }
 
+/// Refs outside `refs/anvil/` that sharing needs: the remote-tracking copies of a remote's
+/// lines, and moving a line's ref as a whole (create or fast-forward, compare-and-swap).
+impl Record {
+    /// Every ref under `prefix` (ending in `/`) with its target, as `(name after the
+    /// prefix, id)`, sorted.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        let relative: &gix::path::RelativePath = prefix.try_into().map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let mut out = Vec::new();
+        for reference in platform.prefixed(relative).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            if let (Some(rest), Some(id)) = (name.strip_prefix(prefix), reference.target.try_id()) {
+                out.push((rest.to_owned(), id.to_owned()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Points `refs/anvil/<debate>/<line>` at `new` if it still stands at `expected`
+    /// (`None`: it must not exist yet).
+    pub fn set_line(
+        &self,
+        debate: &str,
+        line: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+        why: &str,
+    ) -> Result<(), RecordError> {
+        if !valid_name(debate) || !valid_name(line) {
+            return Err(RecordError::BadName(format!("{debate}@{line}")));
+        }
+        let name = Record::ref_name(debate, line);
+        let full_name: gix::refs::FullName = name
+            .as_str()
+            .try_into()
+            .map_err(|_| RecordError::BadName(name.clone()))?;
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: format!("anvil: {why}").into(),
+                },
+                expected: match expected {
+                    Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+                    None => PreviousValue::MustNotExist,
+                },
+                new: Target::Object(new),
+            },
+            name: full_name,
+            deref: false,
+        };
+        let committer = gix::actor::Signature {
+            name: COMMITTER.into(),
+            email: EMAIL.into(),
+            time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
+        };
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        self.refs
+            .transaction()
+            .prepare(Some(edit), LOCK_WAIT, LOCK_WAIT)
+            .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))))
+            .map_err(|e| self.git(format!("cannot move {name}: {e}")))?;
+        Ok(())
+    }
+
+    /// Is `ancestor` `descendant` itself or one of its ancestors?
+    pub fn is_ancestor(
+        &self,
+        ancestor: ObjectId,
+        descendant: ObjectId,
+    ) -> Result<bool, RecordError> {
+        let mut stack = vec![descendant];
+        let mut seen = std::collections::HashSet::new();
+        let mut buf = Vec::new();
+        while let Some(id) = stack.pop() {
+            if id == ancestor {
+                return Ok(true);
+            }
+            if !seen.insert(id) {
+                continue;
+            }
+            stack.extend(self.find_commit(id, &mut buf)?.parents());
+        }
+        Ok(false)
+    }
+}
+
 /// See [`Record::commit_times`].
 pub struct CommitTimes<'r> {
     record: &'r Record,

@@ -14,12 +14,14 @@ mod branch;
 mod cancel;
 mod completions;
 mod diff;
+mod gc;
 mod hook;
 mod init;
 mod install;
 mod log;
 mod pager;
 mod prompts;
+mod push;
 mod replay;
 mod report;
 mod resume;
@@ -59,6 +61,9 @@ enum Command {
     Resume(resume::Args),
     Replay(replay::Args),
     Report(report::Args),
+    Gc(gc::Args),
+    Push(push::Args),
+    Pull(push::PullArgs),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
@@ -256,6 +261,18 @@ pub fn main() -> ExitCode {
         return finish(hook::run(&ctx, command));
     }
     let cli = Cli::parse();
+    // Commands that add to the record start its maintenance when it is due, detached, the
+    // way git runs `gc --auto` after the commands that write.
+    let writes = matches!(
+        cli.command,
+        Command::Start(_)
+            | Command::Run(_)
+            | Command::Branch(_)
+            | Command::Resume(_)
+            | Command::Cancel(_)
+            | Command::Answer(_)
+            | Command::Pull(_)
+    );
     let result = match cli.command {
         Command::Init(args) => init::run(&ctx, args),
         Command::Install(args) => install::run(&ctx, args),
@@ -275,10 +292,19 @@ pub fn main() -> ExitCode {
         Command::Resume(args) => resume::run(&ctx, args),
         Command::Replay(args) => replay::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args),
+        Command::Gc(args) => gc::run(&ctx, args),
+        Command::Push(args) => push::run(&ctx, args),
+        Command::Pull(args) => push::run_pull(&ctx, args),
         Command::Prompts(command) => prompts::run(&ctx, command),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),
     };
+    if writes
+        && result.is_ok()
+        && let Some(home) = Home::find(&ctx.cwd)
+    {
+        anvil::maintenance::auto(&home.record_dir());
+    }
     finish(result)
 }
 

@@ -9,6 +9,8 @@ mod e2e_run;
 mod history_cli;
 mod hook_cli;
 mod install_cli;
+mod maintenance_cli;
 mod model_server_selftest;
 mod options_cli;
+mod remote_cli;
 mod support;
