@@ -74,7 +74,7 @@ pub fn needed(record: &Path) -> bool {
     let objects = record.join("objects");
     let sample = std::fs::read_dir(objects.join("17"))
         .map(|d| {
-            d.filter(|e| e.as_ref().is_ok_and(|e| is_loose_name(e)))
+            d.filter(|e| e.as_ref().is_ok_and(is_loose_name))
                 .count()
         })
         .unwrap_or(0);
@@ -194,7 +194,7 @@ pub fn footprint(record: &Path) -> Footprint {
                 && let Ok(files) = std::fs::read_dir(fan.path())
             {
                 loose += files
-                    .filter(|e| e.as_ref().is_ok_and(|e| is_loose_name(e)))
+                    .filter(|e| e.as_ref().is_ok_and(is_loose_name))
                     .count();
             }
         }
