@@ -73,10 +73,7 @@ pub struct Outcome {
 pub fn needed(record: &Path) -> bool {
     let objects = record.join("objects");
     let sample = std::fs::read_dir(objects.join("17"))
-        .map(|d| {
-            d.filter(|e| e.as_ref().is_ok_and(is_loose_name))
-                .count()
-        })
+        .map(|d| d.filter(|e| e.as_ref().is_ok_and(is_loose_name)).count())
         .unwrap_or(0);
     sample * 256 > AUTO_LOOSE_OBJECTS || count_packs(&objects) > AUTO_PACKS
 }

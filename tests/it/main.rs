@@ -8,6 +8,7 @@ mod e2e_plugin;
 mod e2e_run;
 mod history_cli;
 mod hook_cli;
+mod hostile_cli;
 mod install_cli;
 mod maintenance_cli;
 mod model_server_selftest;
