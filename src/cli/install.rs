@@ -24,8 +24,30 @@ pub struct UninstallArgs {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let dir = anvil::install::claude_dir(&ctx.cwd, args.user);
-    let changes = anvil::install::install(&dir, &anvil::install::program())?;
-    report(&dir, changes, "already installed")
+    let changes = anvil::install::install(&dir)?;
+    report(&dir, changes, "already installed")?;
+    say_path_note();
+    Ok(())
+}
+
+/// The settings call anvil's binaries by name: say so, and warn when they are not on PATH.
+fn say_path_note() {
+    say(
+        "anvil: the hooks and commands call `anvil-hook` and `anvil` by name, so that no path \
+         of this machine goes into settings a team shares; both must be on the PATH that \
+         Claude Code starts with",
+    );
+    let missing: Vec<&str> = ["anvil", anvil::install::HOOK_PROGRAM]
+        .into_iter()
+        .filter(|name| anvil::doctor::find_on_path(name).is_none())
+        .collect();
+    if !missing.is_empty() {
+        say(&format!(
+            "anvil: warning: {} not on PATH here; `cargo install --path .` installs both \
+             (into ~/.cargo/bin); `anvil doctor` checks the whole installation",
+            missing.join(" and ")
+        ));
+    }
 }
 
 pub fn run_uninstall(ctx: &Ctx, args: UninstallArgs) -> Result<(), CliError> {
@@ -45,13 +67,16 @@ fn report(
     for line in changes.lines {
         say(&format!("anvil: {line} ({})", dir.display()));
     }
+    for note in changes.notes {
+        say(&format!("anvil: note: {note} ({})", dir.display()));
+    }
     Ok(())
 }
 
 /// Write anvil as a Claude Code plugin (hooks and slash commands) into a directory.
 ///
 /// An alternative to `anvil install`: load it with `claude --plugin-dir DIR`, or put it where
-/// your plugins live. The hooks run this anvil binary.
+/// your plugins live. The hooks call `anvil-hook` by name: it must be on Claude Code's PATH.
 #[derive(Debug, clap::Args)]
 pub struct PluginArgs {
     /// The directory to write the plugin into.
@@ -61,12 +86,14 @@ pub struct PluginArgs {
 
 pub fn run_plugin(ctx: &Ctx, args: PluginArgs) -> Result<(), CliError> {
     let dir = ctx.cwd.join(&args.out);
-    let written = anvil::install::write_plugin(&dir, &anvil::install::program())?;
+    let written = anvil::install::write_plugin(&dir)?;
     say(&format!(
-        "anvil: wrote {} files of the plugin in {}; load it with `claude --plugin-dir {}`",
+        "anvil: wrote {} files of the plugin in {}; load it with `claude --plugin-dir {}` \
+         (its commands are /anvil:anvil, /anvil:anvil-steer, …)",
         written.len(),
         dir.display(),
         dir.display()
     ));
+    say_path_note();
     Ok(())
 }

@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             .prefix("anvil-run-settings")
             .suffix(".json")
             .tempfile()?;
-        let json = anvil::install::hook_settings(&anvil::install::program());
+        let json = anvil::install::hook_settings(&anvil::install::local_hook_program());
         std::io::Write::write_all(&mut file, json.to_string().as_bytes())?;
         Some(file)
     };

@@ -18,7 +18,13 @@ pub fn anvil_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_anvil"))
 }
 
-/// The directory of the `anvil` binary, for `PATH`.
+/// The `anvil-hook` binary cargo built for these tests (what `anvil install` wires).
+pub fn anvil_hook_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_anvil-hook"))
+}
+
+/// The directory of the `anvil` and `anvil-hook` binaries, for `PATH`: the installed wiring
+/// calls both by name.
 pub fn anvil_dir() -> PathBuf {
     anvil_bin()
         .parent()

@@ -188,6 +188,7 @@ pub struct Claude {
     session_id: Option<String>,
     settings: Option<Value>,
     timeout: Duration,
+    trusted: bool,
 }
 
 impl Claude {
@@ -204,6 +205,7 @@ impl Claude {
             session_id: None,
             settings: None,
             timeout: Duration::from_secs(60),
+            trusted: true,
         }
     }
 
@@ -251,6 +253,14 @@ impl Claude {
         self
     }
 
+    /// Runs in an untrusted workspace (no `hasTrustDialogAccepted` for the working directory),
+    /// as a user who never accepted the trust dialog: Claude Code then ignores the project's
+    /// `permissions.allow`.
+    pub fn untrusted(mut self) -> Claude {
+        self.trusted = false;
+        self
+    }
+
     /// Kills the run after this long (default 60 s).
     pub fn timeout(mut self, timeout: Duration) -> Claude {
         self.timeout = timeout;
@@ -278,7 +288,10 @@ impl Claude {
         }
         cmd.args(&self.args);
 
+        // What `anvil install` writes calls `anvil` and `anvil-hook` by name: the binaries under
+        // test come first, as `cargo install` would put them on a user's PATH.
         let mut path: Vec<PathBuf> = self.path_prepend.clone();
+        path.push(super::anvil::anvil_dir());
         if let Some(p) = std::env::var_os("PATH") {
             path.extend(std::env::split_paths(&p));
         }
@@ -303,7 +316,9 @@ impl Claude {
 
     /// Starts Claude without waiting.
     pub fn spawn(self) -> RunningClaude {
-        self.home.trust(&self.cwd);
+        if self.trusted {
+            self.home.trust(&self.cwd);
+        }
         let mut child = self.command().spawn().unwrap_or_else(|e| {
             panic!(
                 "cannot start {}: {e}; {INSTALL_HINT}",
