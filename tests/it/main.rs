@@ -8,6 +8,7 @@ mod e2e_plugin;
 mod e2e_run;
 mod e2e_slash;
 mod history_cli;
+mod hook_bin;
 mod hook_cli;
 mod install_cli;
 mod model_server_selftest;
