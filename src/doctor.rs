@@ -788,9 +788,13 @@ fn compare(
 fn incoming(home: &Home, record: &Record, line: &LineRef, tip: gix::ObjectId) -> Option<Finding> {
     let path = home.incoming_path(line);
     let text = std::fs::read_to_string(&path).ok()?;
-    let recorded = history::read_entry(record, tip)
+    let recorded = LineHistory::load(record, line)
         .ok()
-        .and_then(|entry| history::response(record, &entry).ok().flatten())
+        .filter(|h| h.tip == tip)
+        .and_then(|h| {
+            let last = h.entries.last()?;
+            history::response(record, last).ok().flatten()
+        })
         .is_some_and(|last| last.trim() == text.trim());
     Some(if recorded {
         Finding::new(
