@@ -327,7 +327,9 @@ pub fn record_turn(
             })
         }
         None => {
-            let report = report::write(home, &state, &read_transcript(home, line)?)?;
+            let report = report::output_path(home, &state);
+            report::write(&report, &state, &read_transcript(home, line)?)
+                .map_err(io("cannot write the report", report.clone()))?;
             home.unbind(session)
                 .map_err(io("cannot unbind the session in", home.root()))?;
             Ok(Reply::Finish {

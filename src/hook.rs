@@ -6,7 +6,6 @@
 //! and the live files follow. Whatever goes wrong, the hook answers with valid JSON that lets
 //! Claude stop and says how to resume: a broken hook must never wedge a session.
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -276,23 +275,91 @@ fn saw_prompt(transcript: &Path, needle: &str) -> bool {
     }
 }
 
-/// Does the session's transcript contain `needle`?
+/// The most of a transcript's end that is read for the last assistant text. The text is at
+/// the end; a message larger than this is not looked for in the transcript (Claude Code hands
+/// it over whole as `last_assistant_message`, which has no such bound).
+pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The most of a transcript's end that is searched for a prompt's tag: it was handed out in
+/// the turn that just ended, so it is near the end.
+const SCAN_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Opens `path` for reading only if it is a regular file. A FIFO, a device (`/dev/zero`), a
+/// socket or a directory is refused: the hook must never block on, or read without end from,
+/// whatever a hook input names. The open itself does not wait for a FIFO's writer.
+fn open_regular(path: &Path) -> Option<(std::fs::File, u64)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    meta.is_file().then_some((file, meta.len()))
+}
+
+/// The last `max` bytes of a regular file, from the start of a line: a first line cut by the
+/// bound is left out. `None` for anything that is not a readable regular file.
+fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mut file, len) = open_regular(path)?;
+    let start = len.saturating_sub(max);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    // A file that grows while it is read is still read up to the bound only.
+    file.take(max).read_to_end(&mut bytes).ok()?;
+    if start > 0 {
+        let cut = bytes
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..cut);
+    }
+    Some(bytes)
+}
+
+/// Does the session's transcript contain `needle`? Searches the end of the file, a block at a
+/// time, so memory stays small whatever the file's size.
 fn mentions(transcript: &Path, needle: &str) -> bool {
-    std::fs::read(transcript)
-        .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
-        .unwrap_or(false)
+    use std::io::{Read, Seek, SeekFrom};
+    let needle = needle.as_bytes();
+    let Some((mut file, len)) = open_regular(transcript) else {
+        return false;
+    };
+    if needle.is_empty()
+        || file
+            .seek(SeekFrom::Start(len.saturating_sub(SCAN_BYTES)))
+            .is_err()
+    {
+        return false;
+    }
+    let mut file = file.take(SCAN_BYTES);
+    let mut window: Vec<u8> = Vec::with_capacity(64 * 1024 + needle.len());
+    let mut block = vec![0u8; 64 * 1024];
+    loop {
+        let n = match file.read(&mut block) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        window.extend_from_slice(&block[..n]);
+        if window.windows(needle.len()).any(|w| w == needle) {
+            return true;
+        }
+        // Keep what could be the start of a needle cut by the block's end.
+        let keep = needle.len().saturating_sub(1).min(window.len());
+        window.drain(..window.len() - keep);
+    }
 }
 
 /// The text of the last assistant message in a Claude Code transcript (JSONL, one line per
 /// content block). Tool calls and thinking are skipped; several text blocks of one message are
-/// joined. A line that is not JSON (a write in progress) is ignored.
+/// joined. A line that is not JSON (a write in progress) is ignored. Only the end of the file
+/// ([`TAIL_BYTES`]) is read, and only if it is a regular file.
 pub fn last_assistant_text(transcript: &Path) -> Option<String> {
-    let file = std::fs::File::open(transcript).ok()?;
+    let tail = read_tail(transcript, TAIL_BYTES)?;
     let mut message_id: Option<String> = None;
     let mut texts: Vec<String> = Vec::new();
-    for line in std::io::BufReader::new(file).lines() {
-        let Ok(line) = line else { break };
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
+    for line in tail.split(|b| *b == b'\n') {
+        let Ok(entry) = serde_json::from_slice::<serde_json::Value>(line) else {
             continue;
         };
         if entry.get("type").and_then(|t| t.as_str()) != Some("assistant") {

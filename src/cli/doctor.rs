@@ -71,11 +71,13 @@ fn human(findings: &[Finding], fixing: bool) -> String {
             Level::Warn => "WARN",
             Level::Fail => "FAIL",
         };
-        text.push_str(&format!("  {label}  {}\n", f.message));
+        // Messages quote questions, paths and settings: shown, never obeyed by the terminal.
+        let visible = |t: &str| anvil::term::visible(t).into_owned();
+        text.push_str(&format!("  {label}  {}\n", visible(&f.message)));
         if let Some(fixed) = &f.fixed {
-            text.push_str(&format!("        fix: {fixed}\n"));
+            text.push_str(&format!("        fix: {}\n", visible(fixed)));
         } else if let Some(hint) = &f.hint {
-            text.push_str(&format!("        hint: {hint}\n"));
+            text.push_str(&format!("        hint: {}\n", visible(hint)));
         }
     }
     let fixable = findings

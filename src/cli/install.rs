@@ -2,11 +2,15 @@
 
 use super::{CliError, Ctx, say};
 
-/// Add anvil's Stop hook, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
-/// permissions and environment to Claude Code.
+/// Add anvil's hooks, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
+/// permissions and block cap to Claude Code.
 ///
 /// Writes `.claude/settings.json` and `.claude/commands/` of the project (or of your user with
-/// `--user`), keeping every entry of your own. Running it again changes nothing.
+/// `--user`), keeping every entry of your own. Running it again changes nothing. The hooks
+/// call `anvil-hook` by name and the commands `anvil`, so no path of this machine goes into a
+/// file your team shares: both must be on the PATH Claude Code starts with (`anvil doctor`
+/// checks). A CLAUDE_CODE_STOP_HOOK_BLOCK_CAP of yours that is high enough stays; a lower one
+/// is raised, and `anvil uninstall` puts it back.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Install into ~/.claude for every project instead of this one.

@@ -2,6 +2,7 @@
 
 use anvil::history::{self, Entry, LineHistory};
 use anvil::record::Record;
+use anvil::term::visible;
 
 use super::view::{self, Paint};
 use super::{CliError, Ctx, out};
@@ -53,7 +54,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             .collect::<Result<_, _>>()?;
         return out(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({ "debates": list })).expect("JSON")
+            anvil::term::json(&serde_json::json!({ "debates": list }))
         ));
     }
     let paint = Paint::stdout();
@@ -84,8 +85,8 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
     let state = history::state_at(record, main.tip)?;
     let mut text = format!(
         "{}  {}\n",
-        paint.bold(&paint.yellow(&main.line.debate)),
-        paint.bold(anvil::state::first_line(&state.setup.question))
+        paint.bold(&paint.yellow(&visible(&main.line.debate))),
+        paint.bold(&visible(anvil::state::first_line(&state.setup.question)))
     );
     text.push_str(&paint.dim(&format!(
         "{} · {} round{} · lines: {}\n",
@@ -94,7 +95,7 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
         if state.setup.rounds == 1 { "" } else { "s" },
         lines
             .iter()
-            .map(|h| h.line.line.as_str())
+            .map(|h| visible(&h.line.line))
             .collect::<Vec<_>>()
             .join(", ")
     )));
@@ -117,14 +118,14 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
         let tips = if tips.is_empty() {
             String::new()
         } else {
-            format!(" ({})", tips.join(", "))
+            format!(" ({})", visible(&tips.join(", ")))
         };
         let gist = gist(entry);
         let pad = 50usize.saturating_sub(gist.chars().count());
         text.push_str(&format!(
             "{graph}{} {:<18} {gist}{:pad$}  {}{}\n",
             paint.yellow(&view::short(&commit)),
-            what(entry),
+            visible(&what(entry)),
             "",
             paint.dim(&view::time(entry.time)),
             paint.cyan(&tips),
@@ -147,11 +148,12 @@ fn what(entry: &Entry) -> String {
     }
 }
 
+/// The gist of a phase, shown whatever the text holds (see [`anvil::term`]).
 fn gist(entry: &Entry) -> String {
     if entry.phase == "branch" {
         return format!(
             "from {} · steering: {}",
-            entry.trailer("Anvil-Branched-From").unwrap_or("?"),
+            visible(entry.trailer("Anvil-Branched-From").unwrap_or("?")),
             short_text(&entry.steering.join(" / "), 48)
         );
     }
@@ -165,9 +167,11 @@ fn gist(entry: &Entry) -> String {
     gist
 }
 
+/// `text` made visible and cut to `max` characters.
 fn short_text(text: &str, max: usize) -> String {
+    let text = visible(text);
     if text.chars().count() <= max {
-        text.to_owned()
+        text.into_owned()
     } else {
         let cut: String = text.chars().take(max - 1).collect();
         format!("{}…", cut.trim_end())

@@ -38,10 +38,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
         if args.json {
             let list: Vec<serde_json::Value> = states.iter().map(to_json).collect();
-            return out(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&list).expect("JSON")
-            ));
+            return out(&format!("{}\n", anvil::term::json(&list)));
         }
         if states.is_empty() {
             return out(if args.all {
@@ -59,7 +56,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 }
                 _ => s.standing(),
             };
-            text.push_str(&format!(
+            let shown = format!(
                 "{}@{}  {}  [{}]  {}\n    {}\n",
                 s.debate,
                 s.line,
@@ -70,7 +67,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     None => "waiting for a Claude session".to_owned(),
                 },
                 anvil::state::first_line(&s.setup.question)
-            ));
+            );
+            // No colour of ours here: the whole line is recorded text and is made visible.
+            text.push_str(&anvil::term::visible(&shown));
         }
         out(&text)
     })
@@ -88,7 +87,8 @@ fn to_json(s: &State) -> serde_json::Value {
         "rounds": s.setup.rounds,
         "step": s.progress.step,
         "session": s.session,
-        "question": s.question.as_ref().map(|q| q.text.clone()),
+        // A debater's open question (`anvil ask`); "question" is the debate's own.
+        "pending_question": s.question.as_ref().map(|q| q.text.clone()),
         "updated": s.updated,
     })
 }

@@ -8,6 +8,7 @@ use anvil::history::{Entry, LineHistory};
 use anvil::home::{Home, LineRef};
 use anvil::record::Record;
 use anvil::revision::Resolved;
+use anvil::term::visible;
 
 use super::{CliError, Ctx};
 
@@ -202,17 +203,18 @@ pub fn render_entry(
     paint: Paint,
 ) -> Result<String, CliError> {
     let mut out = String::new();
+    let heading = visible(&entry.heading()).into_owned();
     let title = if prompt {
-        format!("## Prompt for {}", entry.heading())
+        format!("## Prompt for {heading}")
     } else {
-        format!("## {}", entry.heading())
+        format!("## {heading}")
     };
     out.push_str(&paint.bold(&title));
     out.push('\n');
     out.push_str(&paint.dim(&format!(
         "{} · {} · commit {} · {}",
-        history.line,
-        anvil::compare::entry_label(entry),
+        visible(&history.line.to_string()),
+        visible(&anvil::compare::entry_label(entry)),
         short(&entry.commit),
         time(entry.time)
     )));
@@ -227,12 +229,13 @@ pub fn render_entry(
             None => describe(entry),
         }
     };
-    out.push_str(&markdown(body.trim_end(), paint));
+    // Recorded text is made visible before any colour of ours is put around it.
+    out.push_str(&markdown(&visible(body.trim_end()), paint));
     if !body.ends_with('\n') && !paint.on {
         out.push('\n');
     }
     for s in &entry.steering {
-        out.push_str(&paint.yellow(&format!("\n> **Steering:** {s}\n")));
+        out.push_str(&paint.yellow(&format!("\n> **Steering:** {}\n", visible(s))));
     }
     Ok(out)
 }

@@ -34,7 +34,6 @@ fn the_plugin_written_by_anvil_plugin_drives_a_debate() {
     let server = ModelServer::start(debater);
     let out = Claude::new(&server, project.path(), &started.prompt)
         .session_id(new_session_id())
-        .untrusted()
         .arg("--plugin-dir")
         .arg(plugin.display().to_string())
         .run();
@@ -93,7 +92,6 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question() {
         format!("/anvil:anvil '{question}' --rounds 1"),
     )
     .session_id(new_session_id())
-    .untrusted()
     .arg("--plugin-dir")
     .arg(plugin.display().to_string())
     .run();

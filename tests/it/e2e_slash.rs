@@ -57,7 +57,6 @@ fn slash_anvil_records_questions_with_shell_characters_verbatim() {
         let session = new_session_id();
         let out = Claude::new(&server, project.path(), format!("/anvil {typed}"))
             .session_id(&session)
-            .untrusted()
             .run();
         out.assert_success();
 
@@ -89,7 +88,6 @@ fn slash_anvil_steer_and_cancel_take_any_text() {
     let server = ModelServer::start(debater);
     let out = Claude::new(&server, project.path(), format!("/anvil-steer {steering}"))
         .session_id(&session)
-        .untrusted()
         .run();
     out.assert_success();
     // The command said it queued the steering; the next phase's prompt carries it whole.
@@ -114,7 +112,6 @@ fn slash_anvil_steer_and_cancel_take_any_text() {
         format!("/anvil-cancel \"{}\"", started.line),
     )
     .session_id(new_session_id())
-    .untrusted()
     .run();
     out.assert_success();
     let state = project.state_md(&started.debate);
@@ -142,7 +139,6 @@ fn slash_anvil_without_the_hook_says_how_to_fix_it() {
     let server = ModelServer::start(debater);
     let out = Claude::new(&server, project.path(), "/anvil Should we? --rounds 1")
         .session_id(new_session_id())
-        .untrusted()
         .run();
     out.assert_success();
     let shown = server.main_turns()[0].latest_user_text_raw();

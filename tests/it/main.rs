@@ -11,6 +11,7 @@ mod e2e_slash;
 mod history_cli;
 mod hook_bin;
 mod hook_cli;
+mod hostile_cli;
 mod install_cli;
 mod model_server_selftest;
 mod options_cli;
