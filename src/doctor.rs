@@ -262,8 +262,9 @@ fn installation(env: &Environment) -> Vec<Finding> {
     programs.push("anvil".into());
     programs.sort();
     programs.dedup();
+    let path = claude_path(env, &places);
     for program in programs {
-        out.push(program_finding(env, &program));
+        out.push(program_finding(&path, &program));
     }
 
     out.extend(trust(env, &project_claude));
@@ -272,7 +273,23 @@ fn installation(env: &Environment) -> Vec<Finding> {
     out
 }
 
-fn program_finding(env: &Environment, program: &str) -> Finding {
+/// The PATH that Claude Code gives hooks and commands: a `PATH` in the settings' `env` (the
+/// most local file that sets one), else the one it was started with, taken to be this one.
+fn claude_path(env: &Environment, places: &[&Path]) -> (Option<OsString>, String) {
+    for claude in places {
+        for name in install::SETTINGS_FILES.iter().rev() {
+            let file = claude.join(name);
+            if let Some(path) =
+                read_json(&file).and_then(|s| s["env"]["PATH"].as_str().map(OsString::from))
+            {
+                return (Some(path), format!("the PATH set in {}", file.display()));
+            }
+        }
+    }
+    (env.path.clone(), "PATH".to_owned())
+}
+
+fn program_finding((search, which): &(Option<OsString>, String), program: &str) -> Finding {
     let path = Path::new(program);
     if path.is_absolute() {
         return if is_executable(path) {
@@ -292,20 +309,20 @@ fn program_finding(env: &Environment, program: &str) -> Finding {
             .hint("run `anvil install` again with the anvil you use now")
         };
     }
-    match env.path.as_deref().and_then(|p| find_in(p, program)) {
+    match search.as_deref().and_then(|p| find_in(p, program)) {
         Some(found) => Finding::new(
             "installation",
             "binaries",
             Level::Ok,
-            format!("{program} is on PATH: {}", found.display()),
+            format!("{program} is on {which}: {}", found.display()),
         ),
         None => Finding::new(
             "installation",
             "binaries",
             Level::Fail,
             format!(
-                "{program} is not on PATH: Claude Code runs the hooks and commands with the \
-                 PATH it was started with, and cannot run `{program}`"
+                "{program} is not on {which}: Claude Code runs the hooks and commands with the \
+                 PATH it was started with (or the one its settings set), and cannot run `{program}`"
             ),
         )
         .hint(

@@ -405,3 +405,19 @@ fn an_active_debate_no_session_drives_is_pointed_at_resume() {
         "{f:#}"
     );
 }
+
+#[test]
+fn a_path_set_in_claude_codes_settings_is_the_one_checked() {
+    let project = Project::installed();
+    let env = Env::new();
+    let path = project.path().join(".claude/settings.local.json");
+    std::fs::write(&path, json!({"env": {"PATH": "/usr/bin:/bin"}}).to_string()).unwrap();
+    let (run, findings) = env.findings(&project, &[]);
+    assert_eq!(run.code, Some(1));
+    find(
+        &findings,
+        "binaries",
+        "fail",
+        "anvil-hook is not on the PATH set in",
+    );
+}
