@@ -6,14 +6,15 @@
 //! [`transaction`]; [`commit`] is what each commit says about itself. The binary in `src/main.rs` and `src/cli/`
 //! is a thin shell over this library.
 
+pub mod active;
 pub mod ask;
 pub mod commit;
 pub mod compare;
 pub mod config;
 pub mod context;
 pub mod debate;
-pub mod fault;
 pub mod earlier;
+pub mod fault;
 pub mod fsutil;
 pub mod graph;
 pub mod history;
@@ -21,14 +22,16 @@ pub mod home;
 pub mod hook;
 pub mod install;
 pub mod machine;
+pub mod maintenance;
 pub mod markers;
 pub mod options;
 pub mod prompt;
 pub mod record;
+pub mod remote;
 pub mod report;
 pub mod restore;
 pub mod revision;
 pub mod state;
-pub mod transaction;
 pub mod term;
+pub mod transaction;
 pub mod transcript;
