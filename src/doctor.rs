@@ -754,7 +754,10 @@ fn compare(
 ) -> Result<Option<Finding>, String> {
     let live = State::load(&home.state_path(line)).map_err(|e| e.to_string())?;
     let at_tip = history::state_at(record, tip).map_err(|e| e.to_string())?;
-    if live.progress == at_tip.progress {
+    // A state file names the commit it shows; one written before it did is compared by what
+    // it says.
+    let names = |id: gix::ObjectId| live.tip.as_deref() == Some(id.to_string().as_str());
+    if (names(tip) || live.tip.is_none()) && live.progress == at_tip.progress {
         return Ok(None);
     }
     let chain = history::chain(record, tip).map_err(|e| e.to_string())?;
@@ -763,9 +766,13 @@ fn compare(
         .rev()
         .skip(1)
         .take(BEHIND_SEARCH)
-        .position(|entry| {
-            history::state_at(record, entry.commit).is_ok_and(|s| s.progress == live.progress)
-        });
+        .position(|entry| match &live.tip {
+            Some(_) => names(entry.commit),
+            None => {
+                history::state_at(record, entry.commit).is_ok_and(|s| s.progress == live.progress)
+            }
+        })
+        .filter(|_| !names(tip));
     Ok(Some(match behind {
         Some(n) => Finding::new(
             "record",
@@ -951,30 +958,17 @@ fn rewrite_command(path: &Path) -> Result<String, String> {
     Ok(format!("rewrote {}", path.display()))
 }
 
-/// Rebuilds `line`'s state file and transcript from its tip in the record, under the line's
-/// lock. The session binding stays; the session is no longer taken to hold the debate in its
-/// context, so its next prompt brings it up to date in full.
+/// Brings `line`'s live files forward to its tip in the record: a transaction that decides
+/// nothing, so that the one write path rolls them forward under the line's lock.
 pub fn roll_forward(home: &Home, line: &LineRef) -> Result<String, String> {
-    let _lock = home
-        .lock_line(line, Duration::from_secs(5))
-        .map_err(|e| format!("cannot take the line's lock: {e}"))?;
-    let record = Record::open(&home.record_dir()).map_err(|e| e.to_string())?;
-    let history = LineHistory::load(&record, line).map_err(|e| e.to_string())?;
-    let live = State::load(&home.state_path(line)).map_err(|e| e.to_string())?;
-    let mut state = history::state_at(&record, history.tip).map_err(|e| e.to_string())?;
-    if state.progress == live.progress {
-        return Ok(format!("{line} had caught up already"));
-    }
-    state.session = live.session.clone();
-    state.informed_session = None;
-    let last = history.entries.len() - 1;
-    let transcript =
-        history::transcript(&record, &history, last, &state).map_err(|e| e.to_string())?;
-    let transcript_path = home.transcript_path(line);
-    crate::fsutil::write_atomic(&transcript_path, transcript.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", transcript_path.display()))?;
-    state
-        .save(&home.state_path(line))
-        .map_err(|e| e.to_string())?;
-    Ok(format!("rolled {line} forward to {}", state.standing()))
+    let done = crate::transaction::run(home, line, crate::transaction::Options::default(), |_| {
+        Ok(crate::transaction::Plan::Keep(()))
+    })
+    .map_err(|e| e.to_string())?;
+    let state = State::load(&home.state_path(line)).map_err(|e| e.to_string())?;
+    Ok(if done.notes.is_empty() {
+        format!("{line} had caught up already")
+    } else {
+        format!("rolled {line} forward to {}", state.standing())
+    })
 }

@@ -15,11 +15,14 @@ mod cancel;
 mod completions;
 mod diff;
 mod doctor;
+mod gc;
 mod hook;
 mod init;
 mod install;
 mod log;
+mod pager;
 mod prompts;
+mod push;
 mod replay;
 mod report;
 mod resume;
@@ -61,6 +64,9 @@ enum Command {
     Resume(resume::Args),
     Replay(replay::Args),
     Report(report::Args),
+    Gc(gc::Args),
+    Push(push::Args),
+    Pull(push::PullArgs),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
@@ -102,26 +108,32 @@ impl Ctx {
     }
 
     /// The line a command is about: the one named, else this session's, else the only
-    /// active one.
+    /// active one. Only the named debates, or the active lines, are read.
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
-        let lines = anvil::debate::live_lines(home).map_err(CliError::from_display)?;
         if let Some(name) = name {
-            return match_line(name, &lines);
+            let debate = name.split_once('@').map_or(name, |(d, _)| d);
+            let lines = anvil::active::live_lines_with_prefix(home, debate)
+                .map_err(CliError::from_display)?;
+            return match_line(name, &lines).map_err(|e| {
+                if lines.is_empty() {
+                    e.hint("`anvil status --all` lists the debates here")
+                } else {
+                    e
+                }
+            });
         }
         if let Some(session) = self.session()
             && let Some(line) = home.bound_line(&session).map_err(CliError::from_display)?
         {
             return Ok(line);
         }
-        let active: Vec<&LineRef> = lines
-            .iter()
-            .filter(|l| {
-                anvil::state::State::load(&home.state_path(l))
-                    .is_ok_and(|s| !s.progress.status.is_over())
-            })
+        let active: Vec<LineRef> = anvil::active::lines(home)
+            .map_err(CliError::from_display)?
+            .into_iter()
+            .map(|(line, _)| line)
             .collect();
         match active.as_slice() {
-            [one] => Ok((*one).clone()),
+            [one] => Ok(one.clone()),
             [] => {
                 Err(CliError::new("no active debate")
                     .hint("start one with `anvil start \"QUESTION\"`"))
@@ -258,9 +270,21 @@ pub fn main() -> ExitCode {
     finish(dispatch(&ctx, cli.command))
 }
 
-/// Runs one parsed command.
+/// Runs one parsed command (typed, or built by `anvil slash` from a slash command's arguments).
 fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
-    match command {
+    // Commands that add to the record start its maintenance when it is due, detached, the
+    // way git runs `gc --auto` after the commands that write.
+    let writes = matches!(
+        command,
+        Command::Start(_)
+            | Command::Run(_)
+            | Command::Branch(_)
+            | Command::Resume(_)
+            | Command::Cancel(_)
+            | Command::Answer(_)
+            | Command::Pull(_)
+    );
+    let result = match command {
         Command::Init(args) => init::run(ctx, args),
         Command::Install(args) => install::run(ctx, args),
         Command::Uninstall(args) => install::run_uninstall(ctx, args),
@@ -280,11 +304,21 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
         Command::Resume(args) => resume::run(ctx, args),
         Command::Replay(args) => replay::run(ctx, args),
         Command::Report(args) => report::run(ctx, args),
+        Command::Gc(args) => gc::run(ctx, args),
+        Command::Push(args) => push::run(ctx, args),
+        Command::Pull(args) => push::run_pull(ctx, args),
         Command::Prompts(command) => prompts::run(ctx, command),
         Command::Completions(args) => completions::run(ctx, args),
         Command::Hook(command) => hook::run(ctx, command),
         Command::Slash(args) => slash::run(ctx, args),
+    };
+    if writes
+        && result.is_ok()
+        && let Some(home) = Home::find(&ctx.cwd)
+    {
+        anvil::maintenance::auto(&home.record_dir());
     }
+    result
 }
 
 fn finish(result: Result<(), CliError>) -> ExitCode {

@@ -105,12 +105,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     "Steered at the terminal by the human.\n\n<anvil-steering>{}</anvil-steering>",
                     steering.trim()
                 );
-                match anvil::debate::record_turn(&home, &line, state, &session, &text)? {
+                match anvil::debate::record_turn(&home, &line, &session, &text)? {
                     Reply::Block { prompt: next, .. } => {
                         prompt = next;
                         resume = true;
                     }
-                    Reply::Pause { .. } | Reply::Finish { .. } => break,
+                    _ => break,
                 }
             }
             (status, phase) => {

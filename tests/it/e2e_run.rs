@@ -111,19 +111,43 @@ fn anvil_run_drives_a_debate_and_asks_for_steering_at_the_terminal() {
 
 const QUESTION: &str = "What budget do we have for a DBA this year?";
 
-/// The advocate asks the human with its Bash tool before arguing; every other phase plays on.
+/// Commands the advocate tries before it asks: neither is `anvil ask` alone, so both must be
+/// refused (the second would pass a rule matched against the whole line's start).
+const NOT_ALLOWED: [&str; 2] = ["anvil cancel", "anvil ask \"decoy?\" && anvil cancel"];
+
+/// How many tool results the conversation holds so far.
+fn tool_results_so_far(turn: &Turn) -> usize {
+    turn.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .count()
+}
+
+/// The advocate of round 1 tries two commands it may not run, then asks the human with its
+/// Bash tool and argues with the answer; every other phase plays on.
 fn asking_debater(turn: &Turn) -> Reply {
+    let bash = |command: &str| {
+        Reply::tool_use(
+            "Bash",
+            json!({ "command": command, "description": "Ask the human" }),
+        )
+    };
     if let Some((_, result, _)) = turn.tool_results().into_iter().next_back() {
-        return Reply::text(format!(
-            "ADVOCATE r1, knowing this ({}): hire one.",
-            result.trim()
-        ));
+        return match tool_results_so_far(turn) {
+            n if n < NOT_ALLOWED.len() => bash(NOT_ALLOWED[n]),
+            n if n == NOT_ALLOWED.len() => bash(&format!("anvil ask \"{QUESTION}\"")),
+            _ => Reply::text(format!(
+                "ADVOCATE r1, knowing this ({}): hire one.",
+                result.trim()
+            )),
+        };
     }
     match turn_tag(turn) {
-        Some(tag) if tag.key() == "ADVOCATE r1" => Reply::tool_use(
-            "Bash",
-            json!({ "command": format!("anvil ask \"{QUESTION}\""), "description": "Ask the human" }),
-        ),
+        Some(tag) if tag.key() == "ADVOCATE r1" => bash(NOT_ALLOWED[0]),
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("hello"),
     }
@@ -156,15 +180,24 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
         .stderr(Stdio::piped())
         .spawn()
         .expect("run anvil run");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"about 150k a year\n")
-        .unwrap();
+    // Answer as a human does: once the question is on the terminal.
+    let mut stdin = child.stdin.take().unwrap();
+    let stderr_pipe = child.stderr.take().unwrap();
+    let watcher = std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr_pipe)) {
+            let Ok(line) = line else { break };
+            if line.starts_with("The debater asks:") {
+                let _ = stdin.write_all(b"about 150k a year\n");
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        seen
+    });
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = watcher.join().unwrap();
     assert!(out.status.success(), "{stdout}\n{stderr}");
 
     // The question reached the terminal, and the answer reached the debater as the tool's result.
@@ -172,17 +205,24 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
         stderr.contains(&format!("The debater asks: {QUESTION}")),
         "{stderr}"
     );
-    let results: Vec<String> = server
+    let results: Vec<(String, bool)> = server
         .main_turns()
         .iter()
         .flat_map(|t| t.tool_results())
-        .map(|(_, text, _)| text)
+        .map(|(_, text, error)| (text, error))
         .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
     assert_eq!(
-        results,
-        ["The human answered: about 150k a year"],
+        results[2],
+        ("The human answered: about 150k a year".to_owned(), false),
         "{stderr}"
     );
+
+    // Nothing but `anvil ask` ran: the other commands were refused, not carried out.
+    for (result, error) in &results[..2] {
+        assert!(*error, "{result}");
+    }
+    assert!(!stderr.contains("decoy"), "{stderr}");
 
     // And the record has the question, the answer, and a phase built on it.
     let report = std::path::PathBuf::from(stdout.trim());
