@@ -23,7 +23,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anvil::home::{Home, LineRef};
-use anvil::state::State;
 
 const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
 const SAMPLES: usize = 11;
@@ -132,9 +131,7 @@ fn start(home: &Home, question: &str, session: &str) -> LineRef {
 }
 
 fn turn(home: &Home, line: &LineRef, session: &str, debate: usize, phase: usize) {
-    let state = State::load(&home.state_path(line)).expect("state");
-    anvil::debate::record_turn(home, line, state, session, &phase_text(debate, phase))
-        .expect("turn");
+    anvil::debate::record_turn(home, line, session, &phase_text(debate, phase)).expect("turn");
 }
 
 fn phase_text(debate: usize, phase: usize) -> String {

@@ -12,7 +12,6 @@ use serde::Deserialize;
 
 use crate::debate::{self, Reply};
 use crate::home::{Home, LineRef};
-use crate::state::{State, Status};
 
 /// The fields of Claude Code's hook input that anvil reads (Stop and SessionStart).
 #[derive(Debug, Default, Deserialize)]
@@ -108,26 +107,7 @@ pub fn session_start(stdin: &[u8], cwd: &Path) -> Answer {
     let Some((home, session)) = input.locate(cwd) else {
         return Answer::Silent;
     };
-    let forget = || -> Result<(), crate::debate::DebateError> {
-        let Some(line) =
-            home.bound_line(session)
-                .map_err(|source| crate::debate::DebateError::Io {
-                    what: "cannot read the session binding in",
-                    path: home.root().to_owned(),
-                    source,
-                })?
-        else {
-            return Ok(());
-        };
-        let path = home.state_path(&line);
-        let mut state = State::load(&path)?;
-        if state.informed_session.as_deref() == Some(session) {
-            state.informed_session = None;
-            state.save(&path)?;
-        }
-        Ok(())
-    };
-    match forget() {
+    match debate::forget_session(&home, session) {
         Ok(()) => Answer::Silent,
         Err(e) => Answer::Message(format!("anvil: {e}")),
     }
@@ -194,67 +174,44 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
         Some(text) => {
             let path = home.incoming_path(&line);
             // A plain write: this copy only has to exist before anything else happens.
-            std::fs::write(&path, text.as_bytes()).map_err(|e| fail(Some(&line), None)(&e))?;
+            std::fs::create_dir_all(home.line_dir(&line))
+                .and_then(|()| std::fs::write(&path, text.as_bytes()))
+                .map_err(|e| fail(Some(&line), None)(&e))?;
             Some(path)
         }
         None => None,
     };
-    // One stop at a time per line: a second hook for the same stop waits, then sees a repeat.
-    let _lock = home
-        .lock_line(&line, std::time::Duration::from_secs(5))
-        .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
-    let state =
-        State::load(&home.state_path(&line)).map_err(|e| fail(Some(&line), saved.clone())(&e))?;
-    // Once the stop is answered, the safety copy has done its job (it stays after a failure).
-    let drop_saved = || {
-        if let Some(path) = &saved {
-            let _ = crate::home::remove_if_present(path);
-        }
-    };
-    match state.progress.status {
-        Status::Active => {}
-        Status::WaitingForInput => {
-            // A debater asked the human something; the debate moves once it is answered.
-            let question = state.question.as_ref().map_or("", |q| q.text.as_str());
-            drop_saved();
-            return Ok(Answer::Message(format!(
-                "anvil: {line} waits for your answer to: {question}\nAnswer with `anvil answer \"…\"`, then type `continue` here."
-            )));
-        }
-        Status::Done | Status::Cancelled => {
-            home.unbind(session)
-                .map_err(|e| fail(Some(&line), None)(&e))?;
-            drop_saved();
-            return Ok(Answer::Silent);
-        }
-    }
-
     let seen = !claimed
         || input
             .transcript_path
             .as_deref()
             .is_some_and(|p| saw_prompt(p, &crate::prompt::tag(&line.debate, &line.line)));
-    let reply = match text {
-        // A session that never saw the debate, or a turn with no text: hand out the prompt.
-        None => debate::reissue(home, &line, state, session),
-        Some(_) if !seen => debate::reissue(home, &line, state, session),
-        Some(text) => {
-            let mut state = state;
-            if claimed {
-                // The session answered the first prompt it was given: it holds the debate.
-                state.informed_session = Some(session.to_owned());
-            }
-            debate::record_turn(home, &line, state, session, &text)
-        }
-    }
+    // The one transaction of this stop: under the line's lock, from where the record says the
+    // line stands; a second hook for the same stop waits, then sees a repeat.
+    let reply = debate::stop(
+        home,
+        &line,
+        debate::Stop {
+            session,
+            text: text.as_deref(),
+            claimed,
+            seen,
+        },
+    )
     .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
-    drop_saved();
+    // Once the stop is answered, the safety copy has done its job (it stays after a failure).
+    if let Some(path) = &saved {
+        let _ = crate::home::remove_if_present(path);
+    }
     Ok(match reply {
         Reply::Block { prompt, notice } => Answer::Block {
             reason: prompt,
             notice,
         },
-        Reply::Finish { notice } | Reply::Pause { notice } => Answer::Message(notice),
+        Reply::Finish { notice } | Reply::Pause { notice } | Reply::Message { notice } => {
+            Answer::Message(notice)
+        }
+        Reply::Silent => Answer::Silent,
     })
 }
 

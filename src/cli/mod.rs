@@ -14,6 +14,7 @@ mod branch;
 mod cancel;
 mod completions;
 mod diff;
+mod doctor;
 mod gc;
 mod hook;
 mod init;
@@ -27,6 +28,7 @@ mod report;
 mod resume;
 mod run;
 mod show;
+mod slash;
 mod start;
 mod status;
 mod steer;
@@ -47,6 +49,7 @@ enum Command {
     Install(install::Args),
     Uninstall(install::UninstallArgs),
     Plugin(install::PluginArgs),
+    Doctor(doctor::Args),
     Start(start::Args),
     Run(run::Args),
     Status(status::Args),
@@ -70,6 +73,8 @@ enum Command {
     Completions(completions::Args),
     #[command(subcommand)]
     Hook(hook::Command),
+    #[command(hide = true)]
+    Slash(slash::Args),
 }
 
 /// What every command gets: where it runs, and anvil's home if there is one.
@@ -257,14 +262,20 @@ pub fn main() -> ExitCode {
     let ctx = Ctx { cwd };
     // The Stop hook runs at the end of every turn of every Claude session: it skips building
     // the whole command line, which costs more than everything else it does when idle.
-    if let Some(command) = hook::fast_path() {
-        return finish(hook::run(&ctx, command));
+    if let Some(handler) = hook::fast_path() {
+        anvil::hook_process::run(handler);
+        return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();
+    finish(dispatch(&ctx, cli.command))
+}
+
+/// Runs one parsed command (typed, or built by `anvil slash` from a slash command's arguments).
+fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
     // Commands that add to the record start its maintenance when it is due, detached, the
     // way git runs `gc --auto` after the commands that write.
     let writes = matches!(
-        cli.command,
+        command,
         Command::Start(_)
             | Command::Run(_)
             | Command::Branch(_)
@@ -273,31 +284,33 @@ pub fn main() -> ExitCode {
             | Command::Answer(_)
             | Command::Pull(_)
     );
-    let result = match cli.command {
-        Command::Init(args) => init::run(&ctx, args),
-        Command::Install(args) => install::run(&ctx, args),
-        Command::Uninstall(args) => install::run_uninstall(&ctx, args),
-        Command::Plugin(args) => install::run_plugin(&ctx, args),
-        Command::Start(args) => start::run(&ctx, args),
-        Command::Run(args) => run::run(&ctx, args),
-        Command::Status(args) => status::run(&ctx, args),
-        Command::Cancel(args) => cancel::run(&ctx, args),
-        Command::Steer(args) => steer::run(&ctx, args),
-        Command::Ask(args) => ask::run(&ctx, args),
-        Command::Answer(args) => ask::run_answer(&ctx, args),
-        Command::Log(args) => log::run(&ctx, args),
-        Command::Show(args) => show::run(&ctx, args),
-        Command::Diff(args) => diff::run(&ctx, args),
-        Command::Branch(args) => branch::run(&ctx, args),
-        Command::Resume(args) => resume::run(&ctx, args),
-        Command::Replay(args) => replay::run(&ctx, args),
-        Command::Report(args) => report::run(&ctx, args),
-        Command::Gc(args) => gc::run(&ctx, args),
-        Command::Push(args) => push::run(&ctx, args),
-        Command::Pull(args) => push::run_pull(&ctx, args),
-        Command::Prompts(command) => prompts::run(&ctx, command),
-        Command::Completions(args) => completions::run(&ctx, args),
-        Command::Hook(command) => hook::run(&ctx, command),
+    let result = match command {
+        Command::Init(args) => init::run(ctx, args),
+        Command::Install(args) => install::run(ctx, args),
+        Command::Uninstall(args) => install::run_uninstall(ctx, args),
+        Command::Plugin(args) => install::run_plugin(ctx, args),
+        Command::Doctor(args) => doctor::run(ctx, args),
+        Command::Start(args) => start::run(ctx, args),
+        Command::Run(args) => run::run(ctx, args),
+        Command::Status(args) => status::run(ctx, args),
+        Command::Cancel(args) => cancel::run(ctx, args),
+        Command::Steer(args) => steer::run(ctx, args),
+        Command::Ask(args) => ask::run(ctx, args),
+        Command::Answer(args) => ask::run_answer(ctx, args),
+        Command::Log(args) => log::run(ctx, args),
+        Command::Show(args) => show::run(ctx, args),
+        Command::Diff(args) => diff::run(ctx, args),
+        Command::Branch(args) => branch::run(ctx, args),
+        Command::Resume(args) => resume::run(ctx, args),
+        Command::Replay(args) => replay::run(ctx, args),
+        Command::Report(args) => report::run(ctx, args),
+        Command::Gc(args) => gc::run(ctx, args),
+        Command::Push(args) => push::run(ctx, args),
+        Command::Pull(args) => push::run_pull(ctx, args),
+        Command::Prompts(command) => prompts::run(ctx, command),
+        Command::Completions(args) => completions::run(ctx, args),
+        Command::Hook(command) => hook::run(ctx, command),
+        Command::Slash(args) => slash::run(ctx, args),
     };
     if writes
         && result.is_ok()
@@ -305,7 +318,7 @@ pub fn main() -> ExitCode {
     {
         anvil::maintenance::auto(&home.record_dir());
     }
-    finish(result)
+    result
 }
 
 fn finish(result: Result<(), CliError>) -> ExitCode {

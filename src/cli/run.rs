@@ -62,7 +62,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             .prefix("anvil-run-settings")
             .suffix(".json")
             .tempfile()?;
-        let json = anvil::install::hook_settings(&anvil::install::program());
+        let json = anvil::install::hook_settings(&anvil::install::local_hook_program());
         std::io::Write::write_all(&mut file, json.to_string().as_bytes())?;
         Some(file)
     };
@@ -72,7 +72,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let mut usage = Usage::default();
     let mut prompt = started.prompt;
     let mut resume = false;
-    let allowed = allowed_tools(&state.setup, &anvil::install::program());
+    let allowed = allowed_tools(&state.setup);
     loop {
         let child = spawn_claude(
             &claude,
@@ -105,12 +105,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     "Steered at the terminal by the human.\n\n<anvil-steering>{}</anvil-steering>",
                     steering.trim()
                 );
-                match anvil::debate::record_turn(&home, &line, state, &session, &text)? {
+                match anvil::debate::record_turn(&home, &line, &session, &text)? {
                     Reply::Block { prompt: next, .. } => {
                         prompt = next;
                         resume = true;
                     }
-                    Reply::Pause { .. } | Reply::Finish { .. } => break,
+                    _ => break,
                 }
             }
             (status, phase) => {
@@ -145,13 +145,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
 /// debater run `anvil ask "…"` and nothing else. The prompts name the command `anvil`; the
 /// rule for the path this binary was started by covers a debater that copies it from a
 /// message, and `PATH` (see [`spawn_claude`]) makes `anvil` this very binary.
-fn allowed_tools(setup: &anvil::state::Setup, program: &str) -> Vec<String> {
+fn allowed_tools(setup: &anvil::state::Setup) -> Vec<String> {
     let mut allowed = Vec::new();
     if setup.autonomy > 0 {
+        // The prompts tell debaters to run `anvil ask` by name (on the PATH, as installed).
         allowed.push("Bash(anvil ask:*)".to_owned());
-        if program != "anvil" {
-            allowed.push(format!("Bash({program} ask:*)"));
-        }
     }
     if setup.research {
         allowed.extend(["WebSearch".to_owned(), "WebFetch".to_owned()]);
@@ -376,19 +374,11 @@ mod tests {
 
     #[test]
     fn the_headless_session_may_run_only_what_the_debate_needs() {
-        assert!(allowed_tools(&setup(0, false), "anvil").is_empty());
+        assert!(allowed_tools(&setup(0, false)).is_empty());
+        assert_eq!(allowed_tools(&setup(5, false)), ["Bash(anvil ask:*)"]);
         assert_eq!(
-            allowed_tools(&setup(5, false), "anvil"),
-            ["Bash(anvil ask:*)"]
-        );
-        assert_eq!(
-            allowed_tools(&setup(1, true), "/opt/bin/anvil"),
-            [
-                "Bash(anvil ask:*)",
-                "Bash(/opt/bin/anvil ask:*)",
-                "WebSearch",
-                "WebFetch"
-            ]
+            allowed_tools(&setup(1, true)),
+            ["Bash(anvil ask:*)", "WebSearch", "WebFetch"]
         );
     }
 }
