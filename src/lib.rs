@@ -10,6 +10,7 @@ pub mod compare;
 pub mod config;
 pub mod context;
 pub mod debate;
+pub mod feedback;
 pub mod fsutil;
 pub mod graph;
 pub mod history;
