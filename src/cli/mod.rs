@@ -23,6 +23,7 @@ mod replay;
 mod report;
 mod resume;
 mod run;
+mod serve;
 mod show;
 mod start;
 mod status;
@@ -58,6 +59,7 @@ enum Command {
     Resume(resume::Args),
     Replay(replay::Args),
     Report(report::Args),
+    Serve(serve::Args),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
@@ -268,6 +270,7 @@ pub fn main() -> ExitCode {
         Command::Resume(args) => resume::run(&ctx, args),
         Command::Replay(args) => replay::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args),
+        Command::Serve(args) => serve::run(&ctx, args),
         Command::Prompts(command) => prompts::run(&ctx, command),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),
