@@ -11,4 +11,5 @@ mod hook_cli;
 mod install_cli;
 mod model_server_selftest;
 mod options_cli;
+mod serve_api;
 mod support;
