@@ -12,4 +12,5 @@ mod install_cli;
 mod model_server_selftest;
 mod options_cli;
 mod serve_api;
+mod serve_browser;
 mod support;

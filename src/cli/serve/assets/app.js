@@ -57,6 +57,10 @@
       const twin = fresh.querySelector("#" + CSS.escape(field.id));
       if (twin) twin.value = field.value;
     }
+    for (const out of old.querySelectorAll("output[id]")) {
+      const twin = fresh.querySelector("#" + CSS.escape(out.id));
+      if (twin) twin.replaceChildren(...[...out.childNodes].map((n) => n.cloneNode(true)));
+    }
     for (const d of old.querySelectorAll("details[open]")) {
       const i = [...old.querySelectorAll("details")].indexOf(d);
       const twin = fresh.querySelectorAll("details")[i];
