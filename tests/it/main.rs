@@ -6,6 +6,7 @@ mod e2e_core;
 mod e2e_options;
 mod e2e_plugin;
 mod e2e_run;
+mod e2e_serve;
 mod history_cli;
 mod hook_cli;
 mod install_cli;

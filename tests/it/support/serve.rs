@@ -97,6 +97,17 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request to the server on `port` of 127.0.0.1, with its `Host`.
+    pub fn new(port: u16, method: &str, path: &str) -> Request {
+        Request {
+            port,
+            method: method.to_owned(),
+            path: path.to_owned(),
+            headers: vec![("Host".into(), format!("127.0.0.1:{port}"))],
+            body: Vec::new(),
+        }
+    }
+
     pub fn header(mut self, name: &str, value: &str) -> Request {
         self.headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         self.headers.push((name.to_owned(), value.to_owned()));
