@@ -30,14 +30,12 @@ fn main() {
         .expect("setup");
         let started = anvil::debate::start(&home, setup, Some(SESSION)).expect("start");
         let line = started.line.clone();
-        let mut state = started.state;
         for phase in 0..9 {
             let text = format!(
                 "Phase {phase} of debate {i}.\n\n{}\n",
                 "An argument that goes on for a while, point after point. ".repeat(20)
             );
-            anvil::debate::record_turn(&home, &line, state, SESSION, &text).expect("turn");
-            state = anvil::state::State::load(&home.state_path(&line)).expect("state");
+            anvil::debate::record_turn(&home, &line, SESSION, &text).expect("turn");
         }
         last = Some(line);
     }

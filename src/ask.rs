@@ -10,9 +10,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::debate::{DebateError, commit_state};
+use crate::debate::DebateError;
 use crate::home::{Home, LineRef};
 use crate::state::{Question, State, Status};
+use crate::transaction::{self, Change, Options, Plan};
 
 /// How an `anvil ask` ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +28,9 @@ fn waiter_path(home: &Home, line: &LineRef) -> PathBuf {
     home.line_dir(line).join("asking")
 }
 
+/// Where the line stands now (read only).
 fn load(home: &Home, line: &LineRef) -> Result<State, DebateError> {
-    Ok(State::load(&home.state_path(line))?)
+    transaction::view(home, line)
 }
 
 /// Puts `question` to the human: the line waits for input until it is answered.
@@ -37,31 +39,35 @@ pub fn open(home: &Home, line: &LineRef, question: &str) -> Result<State, Debate
     if question.is_empty() {
         return Err(DebateError::Invalid("the question is empty".into()));
     }
-    let mut state = load(home, line)?;
-    match (&state.progress.status, &state.question) {
-        (Status::Active, _) => {}
-        (Status::WaitingForInput, Some(open)) => {
-            return Err(DebateError::Invalid(format!(
-                "{line} already waits for an answer to: {}",
-                open.text
-            )));
+    let done = transaction::run(home, line, Options::default(), |current| {
+        let mut state = current.state()?;
+        match (&state.progress.status, &state.question) {
+            (Status::Active, _) => {}
+            (Status::WaitingForInput, Some(open)) => {
+                return Err(DebateError::Invalid(format!(
+                    "{line} already waits for an answer to: {}",
+                    open.text
+                )));
+            }
+            (status, _) => {
+                return Err(DebateError::Invalid(format!(
+                    "{line} is {}; there is nobody to ask",
+                    status.name()
+                )));
+            }
         }
-        (status, _) => {
-            return Err(DebateError::Invalid(format!(
-                "{line} is {}; there is nobody to ask",
-                status.name()
-            )));
-        }
-    }
-    state.progress.status = Status::WaitingForInput;
-    state.question = Some(Question {
-        text: question.to_owned(),
-        answer: None,
-    });
-    let subject = format!("ask: {}", crate::state::first_line(question));
-    let trailers = vec![("Anvil-Question".to_owned(), question.to_owned())];
-    commit_state(home, line, &mut state, "ask", &subject, trailers)?;
-    Ok(state)
+        state.progress.status = Status::WaitingForInput;
+        state.question = Some(Question {
+            text: question.to_owned(),
+            answer: None,
+        });
+        state.updated = crate::debate::now().to_string();
+        let subject = format!("ask: {}", crate::state::first_line(question));
+        let mut change = Change::bookkeeping(state.clone(), "ask", subject);
+        change.meta.question = Some(question.to_owned());
+        Ok(Plan::Record(Box::new(change), state))
+    })?;
+    Ok(done.value)
 }
 
 /// Waits up to `timeout` for the answer to the open question, checking every `poll`.
@@ -92,36 +98,46 @@ fn wait_for_answer(
 ) -> Result<Asked, DebateError> {
     let deadline = Instant::now() + timeout;
     loop {
-        let mut state = load(home, line)?;
+        let state = load(home, line)?;
+        // Delivered as the tool's result. The answered question stays in the state (and the
+        // record) until the next question replaces it.
+        if let Some(answer) = state.question.as_ref().and_then(|q| q.answer.clone()) {
+            return Ok(Asked::Answered(answer));
+        }
         if state.progress.status.is_over() {
             return Err(DebateError::Invalid(format!(
                 "{line} was {} while waiting for the answer",
                 state.progress.status.name()
             )));
         }
-        if let Some(answer) = state.question.as_ref().and_then(|q| q.answer.clone()) {
-            // Delivered as the tool's result: close the question.
-            state.question = None;
-            state.save(&home.state_path(line))?;
-            return Ok(Asked::Answered(answer));
-        }
-        if state.question.is_none() || Instant::now() >= deadline {
-            if state.question.is_some() {
-                state.question = None;
-                state.progress.status = Status::Active;
-                commit_state(
-                    home,
-                    line,
-                    &mut state,
-                    "ask",
-                    "ask: no answer in time",
-                    vec![],
-                )?;
-            }
+        if state.question.is_none() {
             return Ok(Asked::NoAnswer);
+        }
+        if Instant::now() >= deadline {
+            return close_unanswered(home, line);
         }
         std::thread::sleep(poll);
     }
+}
+
+/// Closes the open question unanswered, unless an answer came in the meantime.
+fn close_unanswered(home: &Home, line: &LineRef) -> Result<Asked, DebateError> {
+    let done = transaction::run(home, line, Options::default(), |current| {
+        let mut state = current.state()?;
+        match state.question.as_ref().map(|q| q.answer.clone()) {
+            Some(Some(answer)) => return Ok(Plan::Keep(Asked::Answered(answer))),
+            None => return Ok(Plan::Keep(Asked::NoAnswer)),
+            Some(None) => {}
+        }
+        state.question = None;
+        if state.progress.status == Status::WaitingForInput {
+            state.progress.status = Status::Active;
+        }
+        state.updated = crate::debate::now().to_string();
+        let change = Change::bookkeeping(state, "ask", "ask: no answer in time".into());
+        Ok(Plan::Record(Box::new(change), Asked::NoAnswer))
+    })?;
+    Ok(done.value)
 }
 
 /// Answers the open question of `line`. Returns whether a waiting `anvil ask` will deliver it
@@ -131,34 +147,45 @@ pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateErr
     if text.is_empty() {
         return Err(DebateError::Invalid("the answer is empty".into()));
     }
-    let mut state = load(home, line)?;
-    let Some(question) = state.question.clone().filter(|q| q.answer.is_none()) else {
-        return Err(DebateError::Invalid(format!(
-            "{line} has no open question (it is {})",
-            state.progress.status.name()
-        )));
-    };
-    let waiting = waiter_alive(home, line);
-    state.progress.status = Status::Active;
-    if waiting {
-        state.question = Some(Question {
-            answer: Some(text.to_owned()),
-            ..question.clone()
-        });
-    } else {
-        state.question = None;
-        state.progress.steering.push(format!(
-            "The human answered your question \"{}\": {text}",
-            question.text
-        ));
-    }
-    let subject = format!("answer: {}", crate::state::first_line(text));
-    let trailers = vec![
-        ("Anvil-Question".to_owned(), question.text.clone()),
-        ("Anvil-Answer".to_owned(), text.to_owned()),
-    ];
-    commit_state(home, line, &mut state, "answer", &subject, trailers)?;
-    Ok(waiting)
+    let done = transaction::run(home, line, Options::default(), |current| {
+        let mut state = current.state()?;
+        let Some(question) = state.question.clone().filter(|q| q.answer.is_none()) else {
+            return Err(DebateError::Invalid(format!(
+                "{line} has no open question (it is {})",
+                state.progress.status.name()
+            )));
+        };
+        if state.progress.status.is_over() {
+            return Err(DebateError::Invalid(format!(
+                "{line} is {}; the answer cannot reach it",
+                state.progress.status.name()
+            )));
+        }
+        // Under the line's lock: a waiter that gives up meanwhile closes the question in its
+        // own transaction, before or after this one, never in between.
+        let waiting = waiter_alive(home, line);
+        state.progress.status = Status::Active;
+        if waiting {
+            state.question = Some(Question {
+                answer: Some(text.to_owned()),
+                ..question.clone()
+            });
+        } else {
+            state.question = None;
+            state.pending_steering.push(format!(
+                "The human answered your question \"{}\": {text}",
+                question.text
+            ));
+        }
+        state.updated = crate::debate::now().to_string();
+        let subject = format!("answer: {}", crate::state::first_line(text));
+        let mut change = Change::bookkeeping(state, "answer", subject);
+        change.meta.question = Some(question.text.clone());
+        change.meta.answer = Some(text.to_owned());
+        Ok(Plan::Record(Box::new(change), waiting))
+    })?;
+    crate::debate::print_notes(&done.notes);
+    Ok(done.value)
 }
 
 /// Is an `anvil ask` process still waiting on this line?
@@ -217,11 +244,12 @@ mod tests {
             Asked::Answered("Postgres 16".into())
         );
         let state = load(&home, &line).unwrap();
+        assert_eq!(state.progress.status, Status::Active);
         assert_eq!(
-            (state.progress.status, state.question),
-            (Status::Active, None)
+            state.question.and_then(|q| q.answer).as_deref(),
+            Some("Postgres 16")
         );
-        assert!(state.progress.steering.is_empty());
+        assert!(state.pending_steering.is_empty());
     }
 
     #[test]
@@ -232,9 +260,21 @@ mod tests {
         let state = load(&home, &line).unwrap();
         assert_eq!(state.progress.status, Status::Active);
         assert_eq!(
-            state.progress.steering,
+            state.pending_steering,
             ["The human answered your question \"Budget?\": 40k"]
         );
+        // The next recorded phase hands it on, once.
+        let reply = crate::debate::record_turn(&home, &line, "s-1", "ADVOCATE r1").unwrap();
+        let crate::debate::Reply::Block { prompt, .. } = reply else {
+            panic!("{reply:?}")
+        };
+        assert!(prompt.contains("Budget?\": 40k"), "{prompt}");
+        assert!(load(&home, &line).unwrap().pending_steering.is_empty());
+        let reply = crate::debate::record_turn(&home, &line, "s-1", "CRITIC r1").unwrap();
+        let crate::debate::Reply::Block { prompt, .. } = reply else {
+            panic!("{reply:?}")
+        };
+        assert!(!prompt.contains("40k"), "{prompt}");
     }
 
     #[test]

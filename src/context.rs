@@ -8,9 +8,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::home::{Home, LineRef};
-use crate::record::Record;
-use crate::state::{Inputs, Role, State};
+use crate::home::Home;
+use crate::state::Inputs;
 
 /// The most material a debate carries, in bytes (about 30k tokens).
 pub const MAX_BYTES: usize = 128 * 1024;
@@ -61,12 +60,22 @@ struct Piece {
     text: String,
 }
 
-/// Gathers everything `inputs` names. Relative paths are found from `cwd`; file names in the
-/// record are relative to the project when the file is inside it.
+/// The earlier results that `--follow-up` and `--versus` name, read by
+/// [`crate::earlier::read`]: each as (what was named, its text).
+#[derive(Debug, Clone, Default)]
+pub struct Earlier {
+    pub follow_up: Option<(String, String)>,
+    pub versus: Vec<(String, String)>,
+}
+
+/// Gathers everything `inputs` names, with the `earlier` results it names already read.
+/// Relative paths are found from `cwd`; file names in the record are relative to the project
+/// when the file is inside it.
 pub fn gather(
     home: &Home,
     cwd: &Path,
     inputs: &Inputs,
+    earlier: Earlier,
     budget: usize,
 ) -> Result<Material, ContextError> {
     if inputs.is_empty() {
@@ -74,8 +83,7 @@ pub fn gather(
     }
     let mut pieces = Vec::new();
     let mut skipped = Vec::new();
-    if let Some(source) = &inputs.follow_up {
-        let text = read_result(home, cwd, "follow-up", source)?;
+    if let Some((source, text)) = earlier.follow_up {
         pieces.push(Piece {
             record_path: "follow-up.md".into(),
             title: format!("Previous report ({source})"),
@@ -83,8 +91,7 @@ pub fn gather(
             text,
         });
     }
-    for (label, source) in ["a", "b"].iter().zip(&inputs.versus) {
-        let text = read_result(home, cwd, "versus", source)?;
+    for (label, (source, text)) in ["a", "b"].iter().zip(earlier.versus) {
         pieces.push(Piece {
             record_path: format!("versus-{label}.md"),
             title: format!("Result {} ({source})", label.to_uppercase()),
@@ -275,104 +282,6 @@ fn display_name(project: &Path, cwd: &Path, path: &Path) -> String {
         })
         .collect::<Vec<_>>()
         .join("/")
-}
-
-/// An earlier result: a file, or the synthesis of a recorded debate `DEBATE[@LINE]` (from its
-/// live files, else from the record); a line without a synthesis gives its whole transcript.
-pub fn read_result(
-    home: &Home,
-    cwd: &Path,
-    option: &'static str,
-    source: &str,
-) -> Result<String, ContextError> {
-    let path = cwd.join(source);
-    if path.is_file() {
-        return std::fs::read_to_string(&path)
-            .map_err(|source| ContextError::Read { path, source });
-    }
-    let fail = |message: String| ContextError::Source {
-        option,
-        name: source.to_owned(),
-        message,
-    };
-    let Some(wanted) = LineRef::parse(source) else {
-        return Err(fail(
-            "no such file, and not a debate name (DEBATE or DEBATE@LINE)".into(),
-        ));
-    };
-    let lines = crate::debate::live_lines(home).map_err(|e| fail(e.to_string()))?;
-    let matches: Vec<&LineRef> = lines
-        .iter()
-        .filter(|l| l.line == wanted.line && l.debate.starts_with(&wanted.debate))
-        .collect();
-    match matches.as_slice() {
-        [one] => {
-            let transcript = crate::fsutil::read_optional(&home.transcript_path(one))
-                .map_err(|e| fail(e.to_string()))?
-                .unwrap_or_default();
-            return Ok(synthesis_of(&transcript).unwrap_or(transcript));
-        }
-        [] => {}
-        many => {
-            return Err(fail(format!(
-                "ambiguous: it matches {}",
-                many.iter()
-                    .map(|l| l.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    }
-    from_record(home, &wanted).map_err(fail)?.ok_or_else(|| {
-        fail(
-            "no such file, and no recorded debate of that name; `anvil status` lists debates"
-                .into(),
-        )
-    })
-}
-
-fn synthesis_of(transcript: &str) -> Option<String> {
-    transcript
-        .rsplit_once("\n## Synthesis\n")
-        .map(|(_, s)| format!("## Synthesis\n{}", s.trim_start()))
-}
-
-/// The synthesis a line's record holds, if the line is in the record and finished.
-fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> {
-    if !home.record_dir().join("HEAD").is_file() {
-        return Ok(None);
-    }
-    let record = Record::open(&home.record_dir()).map_err(|e| e.to_string())?;
-    let lines = record.lines().map_err(|e| e.to_string())?;
-    let Some((debate, _, tip)) = lines
-        .into_iter()
-        .find(|(d, l, _)| *l == wanted.line && d.starts_with(&wanted.debate))
-    else {
-        return Ok(None);
-    };
-    let read = |path: &str| -> Result<Option<String>, String> {
-        Ok(record
-            .read(tip, path)
-            .map_err(|e| e.to_string())?
-            .map(|b| String::from_utf8_lossy(&b).into_owned()))
-    };
-    let Some(state_text) = read("state.md")? else {
-        return Ok(None);
-    };
-    let state =
-        State::from_markdown(&state_text, Path::new("state.md")).map_err(|e| e.to_string())?;
-    let path = crate::debate::phase_file(
-        state.progress.step,
-        Role::Synthesizer,
-        crate::debate::PhaseFile::Response,
-    );
-    match read(&path)? {
-        Some(text) => Ok(Some(format!("## Synthesis\n\n{text}"))),
-        None => Err(format!(
-            "debate {debate}@{} has no synthesis yet; wait until it is done",
-            wanted.line
-        )),
-    }
 }
 
 /// The project's uncommitted changes (staged, unstaged and untracked) against `HEAD`, as a

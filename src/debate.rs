@@ -1,17 +1,19 @@
-//! Carrying out what the machine decides: creating a line, recording a turn, re-issuing the
-//! prompt that is out, cancelling. Each step touches the record first and the live files
-//! after, so the record is never behind what people and the hook read.
+//! Carrying out what the machine decides: creating a line, recording a turn ([`stop`]),
+//! re-issuing the prompt that is out, steering, cancelling. Each is one
+//! [`transaction`](crate::transaction): the record first, the live files after.
 
 use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use crate::home::{Home, LineRef};
+use crate::commit::Meta;
+use crate::home::{Home, LineRef, Queued};
 use crate::machine::{self, Cue, Finished, Next, Turn};
 use crate::prompt::{PhaseContext, PromptError, Prompts};
-use crate::record::{Base, NewCommit, Record, RecordError};
+use crate::record::RecordError;
 use crate::state::{FORMAT, Role, Setup, State, StateError, Status};
-use crate::{fsutil, report, transcript};
+use crate::transaction::{self, Change, Current, Options, Plan, Transcript};
+use crate::{fsutil, transcript};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DebateError {
@@ -121,56 +123,39 @@ pub fn start_with(
         branched_from: None,
         question: None,
         headless: false,
+        pending_steering: Vec::new(),
+        steering_taken: 0,
+        tip: None,
         created: stamp.clone(),
         updated: stamp,
         setup,
         progress,
     };
-    let dir = home.line_dir(&line);
-    if dir.exists() {
-        return Err(DebateError::Invalid(format!(
-            "{} already exists; try again",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
     if !state.setup.inputs.is_empty() {
         let bundle = crate::context::bundle_path(home, &state.debate);
         fsutil::write_atomic(&bundle, inputs.material.bundle.as_bytes())
             .map_err(io("cannot write", &bundle))?;
     }
-    let header = transcript::header(&state);
     let prompt = render_prompt(home, &state, &cue, true, "")?;
-
-    let record = Record::open_or_init(&home.record_dir())?;
-    let mut trailers = trailers(&state, "start", 0, session);
-    trailers.push(("Anvil-Next".into(), cue.role.name().into()));
-    let commit = record.commit(&NewCommit {
-        debate: state.debate.clone(),
-        line: state.line.clone(),
-        author: "anvil".into(),
-        subject: format!("start: {}", crate::state::first_line(&state.setup.question)),
-        body: String::new(),
-        trailers,
-        files: [
-            ("state.md".into(), state.to_markdown().into_bytes()),
-            (
-                phase_file(1, cue.role, PhaseFile::Prompt),
-                prompt.clone().into_bytes(),
-            ),
-        ]
-        .into_iter()
-        .chain(inputs.material.files)
-        .collect(),
-        time: now.as_second(),
-        remove: Vec::new(),
-        base: Base::Tip(None),
+    let done = transaction::run(home, &line, Options::default(), |current| {
+        if current.tip.is_some() {
+            return Err(DebateError::Invalid(format!(
+                "{line} exists already; try again"
+            )));
+        }
+        let subject = format!("start: {}", crate::state::first_line(&state.setup.question));
+        let mut change = Change::bookkeeping(state.clone(), "start", subject);
+        change.meta.session = session.map(str::to_owned);
+        change.meta.next = Some(cue.role.name().into());
+        change.files = std::iter::once((
+            phase_file(1, cue.role, PhaseFile::Prompt),
+            prompt.clone().into_bytes(),
+        ))
+        .chain(inputs.material.files.iter().cloned())
+        .collect();
+        change.transcript = Transcript::Replace(transcript::header(&state));
+        Ok(Plan::Record(Box::new(change), ()))
     })?;
-
-    let transcript_path = home.transcript_path(&line);
-    fsutil::write_atomic(&transcript_path, header.as_bytes())
-        .map_err(io("cannot write", &transcript_path))?;
-    state.save(&home.state_path(&line))?;
     match session {
         Some(s) => home.bind(s, &line),
         None => home.add_pending(&line),
@@ -180,7 +165,7 @@ pub fn start_with(
         line,
         state,
         prompt,
-        commit,
+        commit: done.tip.expect("a new line has a commit"),
     })
 }
 
@@ -193,31 +178,183 @@ pub enum Reply {
     Finish { notice: String },
     /// Let Claude stop at an interactive pause: `anvil run` asks the human at the terminal.
     Pause { notice: String },
+    /// Let Claude stop, saying this: a question waits for the human, or steering came too late.
+    Message { notice: String },
+    /// Nothing to say: the line is over, and Claude stops as it would without anvil.
+    Silent,
 }
 
-/// Records `text` as the phase that is out on `line` and works out what comes next.
+impl Reply {
+    /// Adds notes (a leftover lock removed, …) to what the user is shown.
+    fn with_notes(self, notes: &[String]) -> Reply {
+        if notes.is_empty() {
+            return self;
+        }
+        let add = |notice: String| {
+            let mut n = notice;
+            for note in notes {
+                if !n.is_empty() {
+                    n.push('\n');
+                }
+                n.push_str(&format!("anvil: note: {note}"));
+            }
+            n
+        };
+        match self {
+            Reply::Block { prompt, notice } => Reply::Block {
+                prompt,
+                notice: add(notice),
+            },
+            Reply::Finish { notice } => Reply::Finish {
+                notice: add(notice),
+            },
+            Reply::Pause { notice } => Reply::Pause {
+                notice: add(notice),
+            },
+            Reply::Message { notice } => Reply::Message {
+                notice: add(notice),
+            },
+            Reply::Silent => Reply::Message {
+                notice: add(String::new()),
+            },
+        }
+    }
+}
+
+/// One stop of a Claude session that drives a line, as the Stop hook sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop<'a> {
+    pub session: &'a str,
+    /// The text of the turn that just ended, if it had one.
+    pub text: Option<&'a str>,
+    /// The session claimed the line at this stop (it was waiting for a session).
+    pub claimed: bool,
+    /// The session has seen the line's prompt (always, unless it has just claimed the line).
+    pub seen: bool,
+}
+
+/// Handles one stop of `line`'s session: records the turn's text as the phase that is out
+/// and hands out the next one, or hands the prompt that is out again (a repeat, a turn with
+/// no text, a session new to the line). This is where a phase is recorded.
+pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, DebateError> {
+    let response_id = stop.text.map(blob_id);
+    let done = transaction::run(
+        home,
+        line,
+        Options {
+            patience: std::time::Duration::from_secs(5),
+            ..Options::default()
+        },
+        |current| decide_stop(home, current, stop, response_id.as_deref()),
+    )?;
+    if !matches!(done.value, Reply::Block { .. } | Reply::Pause { .. })
+        && transaction::view(home, line).is_ok_and(|s| s.progress.status.is_over())
+    {
+        // The line is over: this session drives nothing now (a binding a cancel raced with
+        // is dropped here too).
+        home.unbind(stop.session)
+            .map_err(io("cannot unbind the session in", home.root()))?;
+    }
+    Ok(done.value.with_notes(&done.notes))
+}
+
+/// Records `text` as the phase that is out on `line` (for `anvil run`, which answers the
+/// interactive pauses itself). A text that is already recorded is answered as before.
 pub fn record_turn(
     home: &Home,
     line: &LineRef,
-    mut state: State,
     session: &str,
     text: &str,
 ) -> Result<Reply, DebateError> {
-    let response_id = gix::objs::compute_hash(
+    stop(
+        home,
+        line,
+        Stop {
+            session,
+            text: Some(text),
+            claimed: false,
+            seen: true,
+        },
+    )
+}
+
+/// The git blob id of `text`: how a response is known again when it is delivered twice.
+fn blob_id(text: &str) -> String {
+    gix::objs::compute_hash(
         gix::hash::Kind::Sha1,
         gix::objs::Kind::Blob,
         text.as_bytes(),
     )
-    .map_err(|e| DebateError::Invalid(e.to_string()))?
-    .to_string();
-    if state.last_response.as_deref() == Some(response_id.as_str()) {
-        // The same turn again (a second hook, or a transcript that lags): answer as before.
-        return reissue(home, line, state, session);
+    .expect("SHA-1 hashing cannot fail")
+    .to_string()
+}
+
+fn decide_stop(
+    home: &Home,
+    current: &Current<'_>,
+    stop: Stop<'_>,
+    response_id: Option<&str>,
+) -> Result<Plan<Reply>, DebateError> {
+    let mut state = current.state()?;
+    let line = current.line;
+    match state.progress.status {
+        Status::Active => {}
+        Status::WaitingForInput => {
+            // A debater asked the human something; the debate moves once it is answered.
+            let question = state.question.as_ref().map_or("", |q| q.text.as_str());
+            return Ok(Plan::Keep(Reply::Message {
+                notice: format!(
+                    "anvil: {line} waits for your answer to: {question}\nAnswer with `anvil answer \"…\"`, then type `continue` here."
+                ),
+            }));
+        }
+        Status::Done | Status::Cancelled => {
+            let late = undelivered(home, line, &state)?;
+            if !late.is_empty() {
+                return Ok(Plan::Keep(Reply::Message {
+                    notice: late_steering_notice(line, &state, &late),
+                }));
+            }
+            if state.progress.status == Status::Done
+                && response_id.is_some()
+                && state.last_response.as_deref() == response_id
+            {
+                // The synthesis delivered again: answered as the first time.
+                return Ok(Plan::Keep(finish_reply(home, line, &state)));
+            }
+            return Ok(Plan::Keep(Reply::Silent));
+        }
     }
-    let queued = home
-        .queued_steering(line)
-        .map_err(io("cannot read queued steering of", home.line_dir(line)))?;
-    let queued_texts: Vec<String> = queued.iter().map(|(_, t)| t.clone()).collect();
+    let (Some(text), Some(response_id), true) = (stop.text, response_id, stop.seen) else {
+        // A session that never saw the debate, or a turn with no text: hand out the prompt.
+        return reissue(home, current, state, stop.session);
+    };
+    if state.last_response.as_deref() == Some(response_id) {
+        // The same turn again (a second hook, a transcript that lags, a redelivery after a
+        // writer died): answered as before, recorded once.
+        return reissue(home, current, state, stop.session);
+    }
+    if stop.claimed {
+        // The session answered the first prompt it was given: it holds the debate.
+        state.informed_session = Some(stop.session.to_owned());
+    }
+    let session = stop.session;
+    // Steering queued since the last stop; the synthesis takes none (nothing follows it),
+    // so what waits then is left in the queue and reported.
+    let queued: Vec<Queued> = if state.progress.phase == Role::Synthesizer {
+        Vec::new()
+    } else {
+        waiting_steering(home, line, &state)?
+    };
+    let pending = if state.progress.phase == Role::Synthesizer {
+        Vec::new()
+    } else {
+        std::mem::take(&mut state.pending_steering)
+    };
+    let queued_texts: Vec<String> = pending
+        .into_iter()
+        .chain(queued.iter().map(|q| q.text.clone()))
+        .collect();
     let outcome = machine::advance(
         &state.setup,
         &state.progress,
@@ -228,7 +365,6 @@ pub fn record_turn(
     )?;
     let step = outcome.progress.step;
     let section = transcript::section(&outcome.finished, text);
-    let now = now();
 
     let mut files = vec![(
         phase_file(step, outcome.finished.role, PhaseFile::Response),
@@ -255,187 +391,264 @@ pub fn record_turn(
     };
 
     state.progress = outcome.progress.clone();
-    state.last_response = Some(response_id);
+    state.last_response = Some(response_id.to_owned());
     state.session = Some(session.to_owned());
     state.informed_session = Some(session.to_owned());
-    state.updated = now.to_string();
-    let state_text = state.to_markdown();
-    files.insert(0, ("state.md".into(), state_text.clone().into_bytes()));
+    state.updated = now().to_string();
+    if let Some(last) = queued.last() {
+        state.steering_taken = state.steering_taken.max(last.number);
+    }
 
-    let record = Record::open_or_init(&home.record_dir())?;
-    let parent = record.tip(&state.debate, &state.line)?;
-    let mut trailers = trailers(
-        &state,
-        outcome.finished.role.name(),
-        outcome.finished.round,
-        Some(session),
-    );
-    if let Some(voice) = &outcome.finished.voice {
-        trailers.push(("Anvil-Voice".into(), voice.clone()));
-    }
-    for s in &outcome.finished.steering {
-        trailers.push(("Anvil-Steering".into(), s.clone()));
-    }
-    if outcome.finished.markers.complete {
-        trailers.push(("Anvil-Complete".into(), "yes".into()));
-    }
-    let next_name = match &outcome.next {
-        Next::Prompt(cue) => cue.role.name(),
-        Next::Finish => "done",
-    };
-    trailers.push(("Anvil-Next".into(), next_name.into()));
-    record.commit(&NewCommit {
+    let finished = &outcome.finished;
+    let meta = Meta {
         debate: state.debate.clone(),
         line: state.line.clone(),
-        author: outcome
-            .finished
+        phase: finished.role.name().into(),
+        round: finished.round,
+        step: Some(step),
+        session: Some(session.to_owned()),
+        voice: finished.voice.clone(),
+        steering: finished.steering.clone(),
+        complete: finished.markers.complete,
+        response: Some(response_id.to_owned()),
+        next: Some(match &outcome.next {
+            Next::Prompt(cue) => cue.role.name().into(),
+            Next::Finish => "done".into(),
+        }),
+        ..Meta::default()
+    };
+    let reply = match prompt {
+        Some(prompt) if state.headless && state.progress.phase == Role::InteractivePause => {
+            // `anvil run` asks the human itself: Claude stops until it has the answer.
+            let _ = prompt;
+            Reply::Pause {
+                notice: format!(
+                    "anvil: {line} pauses for steering after round {}",
+                    state.progress.round
+                ),
+            }
+        }
+        Some(prompt) => Reply::Block {
+            notice: progress_notice(&state),
+            prompt,
+        },
+        None => {
+            let mut reply = finish_reply(home, line, &state);
+            let late = undelivered(home, line, &state)?;
+            if let (Reply::Finish { notice }, false) = (&mut reply, late.is_empty()) {
+                notice.push('\n');
+                notice.push_str(&late_steering_notice(line, &state, &late));
+            }
+            reply
+        }
+    };
+    let change = Change {
+        author: finished
             .voice
             .clone()
-            .unwrap_or_else(|| outcome.finished.role.title().to_owned()),
-        subject: subject(&outcome.finished, text),
-        body: String::new(),
-        trailers,
+            .unwrap_or_else(|| finished.role.title().to_owned()),
+        subject: subject(finished, text),
+        meta,
         files,
         remove: Vec::new(),
-        time: now.as_second(),
-        base: Base::Tip(parent),
-    })?;
+        fork: None,
+        transcript: Transcript::Append(section),
+        report: outcome.next == Next::Finish,
+        state,
+    };
+    Ok(Plan::Record(Box::new(change), reply))
+}
 
-    let transcript_path = home.transcript_path(line);
-    transcript::append(&transcript_path, &section)
-        .map_err(io("cannot append to", &transcript_path))?;
-    let state_path = home.state_path(line);
-    fsutil::write_atomic(&state_path, state_text.as_bytes())
-        .map_err(io("cannot write", &state_path))?;
-    for (path, _) in &queued {
-        crate::home::remove_if_present(path).map_err(io("cannot remove", path))?;
+fn finish_reply(home: &Home, line: &LineRef, state: &State) -> Reply {
+    Reply::Finish {
+        notice: format!(
+            "anvil: debate {line} is done; report: {}",
+            crate::report::output_path(home, state).display()
+        ),
     }
-    match prompt {
-        Some(prompt) => {
-            if state.headless && state.progress.phase == Role::InteractivePause {
-                // `anvil run` asks the human itself: Claude stops until it has the answer.
-                return Ok(Reply::Pause {
-                    notice: format!(
-                        "anvil: {line} pauses for steering after round {}",
-                        state.progress.round
-                    ),
-                });
-            }
-            Ok(Reply::Block {
-                notice: progress_notice(&state),
-                prompt,
-            })
-        }
-        None => {
-            let report = report::write(home, &state, &read_transcript(home, line)?)?;
-            home.unbind(session)
-                .map_err(io("cannot unbind the session in", home.root()))?;
-            Ok(Reply::Finish {
-                notice: format!("anvil: debate {line} is done; report: {}", report.display()),
-            })
-        }
+}
+
+/// Steering in the queue that the line has not taken yet, oldest first.
+fn waiting_steering(
+    home: &Home,
+    line: &LineRef,
+    state: &State,
+) -> Result<Vec<Queued>, DebateError> {
+    Ok(home
+        .queued_steering(line)
+        .map_err(io("cannot read queued steering of", home.line_dir(line)))?
+        .into_iter()
+        .filter(|q| q.number > state.steering_taken)
+        .collect())
+}
+
+/// Steering that can no longer be delivered: the line finished or was cancelled with it in
+/// the queue (written by something that did not take the line's lock). It stays on disk.
+fn undelivered(home: &Home, line: &LineRef, state: &State) -> Result<Vec<Queued>, DebateError> {
+    if state.progress.status == Status::Active && state.progress.phase != Role::Synthesizer {
+        return Ok(Vec::new());
     }
+    waiting_steering(home, line, state)
+}
+
+fn late_steering_notice(line: &LineRef, state: &State, late: &[Queued]) -> String {
+    let texts: Vec<String> = late
+        .iter()
+        .map(|q| {
+            format!(
+                "\"{}\" ({})",
+                crate::state::first_line(&q.text),
+                q.path.display()
+            )
+        })
+        .collect();
+    format!(
+        "anvil: steering for {line} came after the debate's last phase began and was not delivered: {}. Branch from a round to use it: `anvil branch --from {}:round-{} --steer \"…\"`.",
+        texts.join(", "),
+        line.line,
+        state.progress.round
+    )
 }
 
 /// Hands `session` the prompt that is out again, in full if the session has not seen the
 /// debate, and binds the line to it.
-pub fn reissue(
+fn reissue(
     home: &Home,
-    line: &LineRef,
+    current: &Current<'_>,
     mut state: State,
     session: &str,
-) -> Result<Reply, DebateError> {
-    // The prompt that is out, as the record holds it; in full for a session that has not seen
-    // the debate.
+) -> Result<Plan<Reply>, DebateError> {
     let informed = state.informed_session.as_deref() == Some(session);
     let cue = machine::current_cue(&state.setup, &state.progress);
-    let recorded = if informed {
-        let record = Record::open_or_init(&home.record_dir())?;
-        match record.tip(&line.debate, &line.line)? {
-            Some(tip) => record.read(
-                tip,
-                &phase_file(state.progress.step + 1, cue.role, PhaseFile::Prompt),
-            )?,
-            None => None,
-        }
-    } else {
-        None
+    // The prompt that is out, as the record holds it; in full for a session that has not seen
+    // the debate.
+    let recorded = match (informed, current.tip) {
+        (true, Some(tip)) => current.record.read(
+            tip,
+            &phase_file(state.progress.step + 1, cue.role, PhaseFile::Prompt),
+        )?,
+        _ => None,
     };
     let prompt = match recorded {
         Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        None => render_prompt(home, &state, &cue, true, &read_transcript(home, line)?)?,
+        None => render_prompt(
+            home,
+            &state,
+            &cue,
+            true,
+            &read_transcript(home, current.line)?,
+        )?,
     };
-    if !informed || state.session.as_deref() != Some(session) {
-        state.session = Some(session.to_owned());
-        state.informed_session = Some(session.to_owned());
-        state.save(&home.state_path(line))?;
-    }
-    Ok(Reply::Block {
+    let reply = Reply::Block {
         notice: progress_notice(&state),
         prompt,
-    })
+    };
+    if informed && state.session.as_deref() == Some(session) {
+        return Ok(Plan::Keep(reply));
+    }
+    state.session = Some(session.to_owned());
+    state.informed_session = Some(session.to_owned());
+    Ok(Plan::Live(Box::new(state), reply))
 }
 
-/// Ends a line for good: recorded, unbound, and no longer offered to sessions.
-pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, DebateError> {
-    let state_path = home.state_path(line);
-    let mut state = State::load(&state_path)?;
-    if state.progress.status.is_over() {
-        return Err(DebateError::Invalid(format!(
-            "{line} is already {}",
-            state.progress.status.name()
-        )));
-    }
-    state.progress.status = Status::Cancelled;
-    let mut extra = Vec::new();
-    if !reason.is_empty() {
-        extra.push(("Anvil-Reason".to_owned(), reason.to_owned()));
-    }
-    let subject = format!("cancel at round {}", state.progress.round);
-    commit_state(home, line, &mut state, "cancel", &subject, extra)?;
-    home.remove_pending(line)
-        .map_err(io("cannot remove pending", home.root()))?;
-    for session in home
-        .sessions_of(line)
-        .map_err(io("cannot read sessions in", home.root()))?
-    {
-        home.unbind(&session)
-            .map_err(io("cannot unbind", home.root()))?;
-    }
-    Ok(state)
-}
-
-/// Records a change of the state alone (no phase): a commit with the new `state.md` on the
-/// line, then the live state file. `state.updated` is set to now.
-pub fn commit_state(
-    home: &Home,
-    line: &LineRef,
-    state: &mut State,
-    phase: &str,
-    subject: &str,
-    extra_trailers: Vec<(String, String)>,
-) -> Result<(), DebateError> {
-    let now = now();
-    state.updated = now.to_string();
-    let record = Record::open_or_init(&home.record_dir())?;
-    let parent = record.tip(&line.debate, &line.line)?;
-    let mut trailers = trailers(state, phase, state.progress.round, None);
-    trailers.extend(extra_trailers);
-    let text = state.to_markdown();
-    record.commit(&NewCommit {
-        debate: line.debate.clone(),
-        line: line.line.clone(),
-        author: "anvil".into(),
-        subject: subject.to_owned(),
-        body: String::new(),
-        trailers,
-        files: vec![("state.md".into(), text.clone().into_bytes())],
-        remove: Vec::new(),
-        time: now.as_second(),
-        base: Base::Tip(parent),
+/// A session's context was compacted or cleared (Claude Code's SessionStart hook): it no
+/// longer holds the debate, so the next prompt it gets brings it up to date in full.
+pub fn forget_session(home: &Home, session: &str) -> Result<(), DebateError> {
+    let Some(line) = home
+        .bound_line(session)
+        .map_err(io("cannot read the session binding in", home.root()))?
+    else {
+        return Ok(());
+    };
+    transaction::run(home, &line, Options::default(), |current| {
+        let mut state = current.state()?;
+        if state.informed_session.as_deref() != Some(session) {
+            return Ok(Plan::Keep(()));
+        }
+        state.informed_session = None;
+        Ok(Plan::Live(Box::new(state), ()))
     })?;
-    let path = home.state_path(line);
-    fsutil::write_atomic(&path, text.as_bytes()).map_err(io("cannot write", &path))
+    Ok(())
+}
+
+/// Ends a line for good: recorded, unbound, and no longer offered to sessions. Once this
+/// returns, no hook records anything more on the line.
+pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, DebateError> {
+    let done = transaction::run(home, line, Options::default(), |current| {
+        let mut state = current.state()?;
+        if state.progress.status.is_over() {
+            return Err(DebateError::Invalid(format!(
+                "{line} is already {}",
+                state.progress.status.name()
+            )));
+        }
+        state.progress.status = Status::Cancelled;
+        state.updated = now().to_string();
+        let subject = format!("cancel at round {}", state.progress.round);
+        let mut change = Change::bookkeeping(state.clone(), "cancel", subject);
+        change.meta.reason = Some(reason.to_owned()).filter(|r| !r.is_empty());
+        Ok(Plan::Record(Box::new(change), state))
+    })?;
+    print_notes(&done.notes);
+    Ok(done.value)
+}
+
+/// What became of `anvil steer`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Steered {
+    /// The steering's place in the line's queue.
+    pub number: u64,
+}
+
+/// Queues steering for `line`'s next phase. Checked and queued under the line's lock, so
+/// either it is refused (the line is over, or only its synthesis is left) or it reaches the
+/// next prompt; it is never accepted and then lost.
+pub fn steer(home: &Home, line: &LineRef, text: &str) -> Result<Steered, DebateError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(DebateError::Invalid("nothing to steer with".into()));
+    }
+    let done = transaction::run(home, line, Options::default(), |current| {
+        let state = current.state()?;
+        if state.progress.status.is_over() {
+            return Err(DebateError::Invalid(format!(
+                "{line} is {}; there is nothing to steer",
+                state.progress.status.name()
+            )));
+        }
+        if state.progress.phase == Role::Synthesizer {
+            return Err(DebateError::Invalid(format!(
+                "{line} is writing its synthesis; steering can no longer reach it. Branch from a round instead: `anvil branch --from {}:round-{} --steer \"…\"`",
+                line.line, state.progress.round
+            )));
+        }
+        // Numbered after everything the line has taken or has waiting: under the lock, so
+        // two `anvil steer` never take the same number.
+        let queued = home
+            .queued_steering(line)
+            .map_err(io("cannot read queued steering of", home.line_dir(line)))?;
+        let number = queued
+            .iter()
+            .map(|q| q.number)
+            .chain([state.steering_taken])
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let path = home.line_dir(line).join("steering");
+        crate::fault::point("queueing steering")
+            .and_then(|()| home.write_queued(line, number, text))
+            .map_err(io("cannot queue steering in", path))?;
+        Ok(Plan::Keep(Steered { number }))
+    })?;
+    print_notes(&done.notes);
+    Ok(done.value)
+}
+
+/// Notes of a transaction run by a command (not the hook, which shows them to Claude's user).
+pub(crate) fn print_notes(notes: &[String]) {
+    for note in notes {
+        eprintln!("anvil: note: {note}");
+    }
 }
 
 /// All lines with live files, sorted by debate id (oldest first).
@@ -519,24 +732,6 @@ pub fn phase_file(step: u32, role: Role, file: PhaseFile) -> String {
     format!("{step:03}-{}.{kind}.md", role.name())
 }
 
-fn trailers(
-    state: &State,
-    phase: &str,
-    round: u32,
-    session: Option<&str>,
-) -> Vec<(String, String)> {
-    let mut t = vec![
-        ("Anvil-Debate".to_owned(), state.debate.clone()),
-        ("Anvil-Line".to_owned(), state.line.clone()),
-        ("Anvil-Phase".to_owned(), phase.to_owned()),
-        ("Anvil-Round".to_owned(), round.to_string()),
-    ];
-    if let Some(s) = session {
-        t.push(("Anvil-Session".to_owned(), s.to_owned()));
-    }
-    t
-}
-
 fn subject(finished: &Finished, text: &str) -> String {
     let gist: String = crate::state::first_line(text)
         .trim_start_matches(['#', ' ', '*', '>', '-'])
@@ -544,7 +739,11 @@ fn subject(finished: &Finished, text: &str) -> String {
         .take(60)
         .collect();
     let who = match (&finished.voice, finished.role) {
-        (Some(voice), _) => format!("{} ({voice})", finished.role.name()),
+        (Some(voice), _) => format!(
+            "{} ({})",
+            finished.role.name(),
+            voice.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
         (None, role) => role.name().to_owned(),
     };
     match finished.role {

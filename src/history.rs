@@ -53,6 +53,9 @@ pub struct Entry {
     pub subject: String,
     /// Seconds since the epoch.
     pub time: i64,
+    /// Everything the commit's trailers say.
+    pub meta: crate::commit::Meta,
+    /// The trailers as `(key, value)` pairs, for display.
     pub trailers: Vec<(String, String)>,
 }
 
@@ -118,6 +121,11 @@ impl LineHistory {
         let tip = record
             .tip(&line.debate, &line.line)?
             .ok_or_else(|| HistoryError::NoLine(line.clone()))?;
+        LineHistory::at(record, line, tip)
+    }
+
+    /// Reads `line`'s history as it was when it stood at `tip`.
+    pub fn at(record: &Record, line: &LineRef, tip: ObjectId) -> Result<LineHistory, HistoryError> {
         Ok(LineHistory {
             line: line.clone(),
             tip,
@@ -291,55 +299,25 @@ pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> 
     let author = decoded.author().map_err(|e| damaged(&e))?;
     let time = author.seconds();
     let author_name = author.name.to_str_lossy().into_owned();
-    let message = decoded.message.to_str_lossy();
-    let (subject, trailers) = parse_message(&message);
-    let get = |key: &str| {
-        trailers
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-    };
-    let phase = get("Anvil-Phase").unwrap_or_default();
+    let (subject, meta) = crate::commit::parse(&decoded.message.to_str_lossy());
     Ok(Entry {
         commit: id,
         parent,
-        line: get("Anvil-Line").unwrap_or_default(),
-        role: role_named(&phase),
-        phase,
-        round: get("Anvil-Round").and_then(|r| r.parse().ok()).unwrap_or(0),
+        line: meta.line.clone(),
+        role: role_named(&meta.phase),
+        phase: meta.phase.clone(),
+        round: meta.round,
         step: 0,
-        voice: get("Anvil-Voice"),
-        steering: trailers
-            .iter()
-            .filter(|(k, _)| k == "Anvil-Steering")
-            .map(|(_, v)| v.clone())
-            .collect(),
-        complete: get("Anvil-Complete").is_some(),
-        session: get("Anvil-Session"),
+        voice: meta.voice.clone(),
+        steering: meta.steering.clone(),
+        complete: meta.complete,
+        session: meta.session.clone(),
         author: author_name,
         subject,
         time,
-        trailers,
+        trailers: meta.pairs(),
+        meta,
     })
-}
-
-/// The subject line and the trailers of the last paragraph (`Key: value` lines).
-fn parse_message(message: &str) -> (String, Vec<(String, String)>) {
-    let subject = message.lines().next().unwrap_or("").trim().to_owned();
-    let last = message.trim_end().rsplit("\n\n").next().unwrap_or_default();
-    let trailers: Vec<(String, String)> = last
-        .lines()
-        .filter_map(|l| {
-            let (k, v) = l.split_once(": ")?;
-            (!k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-                .then(|| (k.to_owned(), v.trim().to_owned()))
-        })
-        .collect();
-    if trailers.len() == last.lines().count() && message.contains("\n\n") {
-        (subject, trailers)
-    } else {
-        (subject, Vec::new())
-    }
 }
 
 /// The role a phase name stands for.
@@ -358,12 +336,7 @@ pub fn role_named(name: &str) -> Option<Role> {
 
 /// The lines of one debate in the record, `main` first.
 pub fn lines_of(record: &Record, debate: &str) -> Result<Vec<(String, ObjectId)>, HistoryError> {
-    let mut lines: Vec<(String, ObjectId)> = record
-        .lines()?
-        .into_iter()
-        .filter(|(d, _, _)| d == debate)
-        .map(|(_, l, id)| (l, id))
-        .collect();
+    let mut lines = record.lines_of_debate(debate)?;
     lines.sort_by_key(|(l, _)| (l != "main", l.clone()));
     Ok(lines)
 }
@@ -391,7 +364,11 @@ pub fn debates_newest_first_of(
 
 /// Every line of `debate`, `main` first.
 pub fn load_debate(record: &Record, debate: &str) -> Result<Vec<LineHistory>, HistoryError> {
-    let all = record.lines()?;
+    let all: Vec<(String, String, ObjectId)> = record
+        .lines_of_debate(debate)?
+        .into_iter()
+        .map(|(line, tip)| (debate.to_owned(), line, tip))
+        .collect();
     load_debate_of(record, &all, debate)
 }
 
@@ -422,23 +399,6 @@ pub fn load_debate_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trailers_come_from_the_last_paragraph_only() {
-        let (subject, trailers) = parse_message(
-            "round 1 advocate: yes\n\nNote: not a trailer\nbecause prose\n\nAnvil-Phase: advocate\nAnvil-Round: 1\n",
-        );
-        assert_eq!(subject, "round 1 advocate: yes");
-        assert_eq!(
-            trailers,
-            [
-                ("Anvil-Phase".to_owned(), "advocate".to_owned()),
-                ("Anvil-Round".to_owned(), "1".to_owned())
-            ]
-        );
-        let (_, none) = parse_message("just a subject\n");
-        assert!(none.is_empty());
-    }
 
     #[test]
     fn role_names_round_trip() {

@@ -202,22 +202,50 @@ impl Home {
         Ok(None)
     }
 
-    /// Queues steering for `line`'s next stop. One file per item, so writers never collide.
-    pub fn queue_steering(&self, line: &LineRef, text: &str, now_nanos: u128) -> io::Result<()> {
-        let name = format!("{now_nanos:032}-{}.md", std::process::id());
+    /// Queues steering for `line`'s next stop, unless the line can no longer take it (it is
+    /// over, or its synthesis is being written): checked and queued under the line's lock, so
+    /// steering that is accepted is delivered. `now_nanos` is no longer used (queue files are
+    /// numbered under the lock); see [`crate::debate::steer`], which this calls.
+    pub fn queue_steering(&self, line: &LineRef, text: &str, _now_nanos: u128) -> io::Result<()> {
+        crate::debate::steer(self, line, text)
+            .map(drop)
+            .map_err(|e| io::Error::other(e.to_string()))
+    }
+
+    /// Writes queue file number `number` for `line`. Only under the line's lock.
+    pub(crate) fn write_queued(&self, line: &LineRef, number: u64, text: &str) -> io::Result<()> {
+        let name = format!("{number:020}.md");
         fsutil::write_atomic(&self.steering_dir(line).join(name), text.as_bytes())
     }
 
-    /// The queued steering, oldest first, with the files to delete once it is recorded.
-    pub fn queued_steering(&self, line: &LineRef) -> io::Result<Vec<(PathBuf, String)>> {
+    /// The queued steering, oldest first: every file in the queue, numbered.
+    pub fn queued_steering(&self, line: &LineRef) -> io::Result<Vec<Queued>> {
         let dir = self.steering_dir(line);
-        let mut items: Vec<(PathBuf, String)> = read_dir_texts(&dir)?
+        let mut items: Vec<Queued> = read_dir_texts(&dir)?
             .into_iter()
-            .map(|(name, text)| (dir.join(name), text))
+            .filter_map(|(name, text)| {
+                // `NNN.md`, or `NANOS-PID.md` as older builds named them.
+                let digits = name.split(['.', '-']).next()?;
+                let number = digits.parse().ok()?;
+                Some(Queued {
+                    number,
+                    path: dir.join(name),
+                    text,
+                })
+            })
             .collect();
-        items.sort();
+        items.sort_by(|a, b| (a.number, &a.path).cmp(&(b.number, &b.path)));
         Ok(items)
     }
+}
+
+/// One steering file waiting in a line's queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    /// Its place in the queue; the line's state remembers the last one taken.
+    pub number: u64,
+    pub path: PathBuf,
+    pub text: String,
 }
 
 /// Exclusive use of one line by one process. Claude Code runs the hooks of every settings file,
@@ -232,7 +260,11 @@ pub struct LineLock {
 impl Home {
     /// Takes the line's lock, waiting up to `patience` for another holder.
     pub fn lock_line(&self, line: &LineRef, patience: std::time::Duration) -> io::Result<LineLock> {
-        let path = self.line_dir(line).join(".lock");
+        let dir = self.line_dir(line);
+        let path = dir.join(".lock");
+        if !dir.is_dir() {
+            std::fs::create_dir_all(&dir)?;
+        }
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
@@ -243,7 +275,7 @@ impl Home {
             match file.try_lock() {
                 Ok(()) => return Ok(LineLock { _file: file }),
                 Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
                     return Err(io::Error::new(

@@ -6,14 +6,12 @@
 //! and the live files follow. Whatever goes wrong, the hook answers with valid JSON that lets
 //! Claude stop and says how to resume: a broken hook must never wedge a session.
 
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::debate::{self, Reply};
 use crate::home::{Home, LineRef};
-use crate::state::{State, Status};
 
 /// The fields of Claude Code's hook input that anvil reads (Stop and SessionStart).
 #[derive(Debug, Default, Deserialize)]
@@ -111,26 +109,7 @@ pub fn session_start(stdin: &[u8], cwd: &Path) -> Answer {
     if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
         return Answer::Silent;
     }
-    let forget = || -> Result<(), crate::debate::DebateError> {
-        let Some(line) =
-            home.bound_line(session)
-                .map_err(|source| crate::debate::DebateError::Io {
-                    what: "cannot read the session binding in",
-                    path: home.root().to_owned(),
-                    source,
-                })?
-        else {
-            return Ok(());
-        };
-        let path = home.state_path(&line);
-        let mut state = State::load(&path)?;
-        if state.informed_session.as_deref() == Some(session) {
-            state.informed_session = None;
-            state.save(&path)?;
-        }
-        Ok(())
-    };
-    match forget() {
+    match debate::forget_session(&home, session) {
         Ok(()) => Answer::Silent,
         Err(e) => Answer::Message(format!("anvil: {e}")),
     }
@@ -197,67 +176,44 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
         Some(text) => {
             let path = home.incoming_path(&line);
             // A plain write: this copy only has to exist before anything else happens.
-            std::fs::write(&path, text.as_bytes()).map_err(|e| fail(Some(&line), None)(&e))?;
+            std::fs::create_dir_all(home.line_dir(&line))
+                .and_then(|()| std::fs::write(&path, text.as_bytes()))
+                .map_err(|e| fail(Some(&line), None)(&e))?;
             Some(path)
         }
         None => None,
     };
-    // One stop at a time per line: a second hook for the same stop waits, then sees a repeat.
-    let _lock = home
-        .lock_line(&line, std::time::Duration::from_secs(5))
-        .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
-    let state =
-        State::load(&home.state_path(&line)).map_err(|e| fail(Some(&line), saved.clone())(&e))?;
-    // Once the stop is answered, the safety copy has done its job (it stays after a failure).
-    let drop_saved = || {
-        if let Some(path) = &saved {
-            let _ = crate::home::remove_if_present(path);
-        }
-    };
-    match state.progress.status {
-        Status::Active => {}
-        Status::WaitingForInput => {
-            // A debater asked the human something; the debate moves once it is answered.
-            let question = state.question.as_ref().map_or("", |q| q.text.as_str());
-            drop_saved();
-            return Ok(Answer::Message(format!(
-                "anvil: {line} waits for your answer to: {question}\nAnswer with `anvil answer \"…\"`, then type `continue` here."
-            )));
-        }
-        Status::Done | Status::Cancelled => {
-            home.unbind(session)
-                .map_err(|e| fail(Some(&line), None)(&e))?;
-            drop_saved();
-            return Ok(Answer::Silent);
-        }
-    }
-
     let seen = !claimed
         || input
             .transcript_path
             .as_deref()
             .is_some_and(|p| saw_prompt(p, &crate::prompt::tag(&line.debate, &line.line)));
-    let reply = match text {
-        // A session that never saw the debate, or a turn with no text: hand out the prompt.
-        None => debate::reissue(home, &line, state, session),
-        Some(_) if !seen => debate::reissue(home, &line, state, session),
-        Some(text) => {
-            let mut state = state;
-            if claimed {
-                // The session answered the first prompt it was given: it holds the debate.
-                state.informed_session = Some(session.to_owned());
-            }
-            debate::record_turn(home, &line, state, session, &text)
-        }
-    }
+    // The one transaction of this stop: under the line's lock, from where the record says the
+    // line stands; a second hook for the same stop waits, then sees a repeat.
+    let reply = debate::stop(
+        home,
+        &line,
+        debate::Stop {
+            session,
+            text: text.as_deref(),
+            claimed,
+            seen,
+        },
+    )
     .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
-    drop_saved();
+    // Once the stop is answered, the safety copy has done its job (it stays after a failure).
+    if let Some(path) = &saved {
+        let _ = crate::home::remove_if_present(path);
+    }
     Ok(match reply {
         Reply::Block { prompt, notice } => Answer::Block {
             reason: prompt,
             notice,
         },
-        Reply::Finish { notice } | Reply::Pause { notice } => Answer::Message(notice),
+        Reply::Finish { notice } | Reply::Pause { notice } | Reply::Message { notice } => {
+            Answer::Message(notice)
+        }
+        Reply::Silent => Answer::Silent,
     })
 }
 
@@ -278,23 +234,91 @@ fn saw_prompt(transcript: &Path, needle: &str) -> bool {
     }
 }
 
-/// Does the session's transcript contain `needle`?
+/// The most of a transcript's end that is read for the last assistant text. The text is at
+/// the end; a message larger than this is not looked for in the transcript (Claude Code hands
+/// it over whole as `last_assistant_message`, which has no such bound).
+pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The most of a transcript's end that is searched for a prompt's tag: it was handed out in
+/// the turn that just ended, so it is near the end.
+const SCAN_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Opens `path` for reading only if it is a regular file. A FIFO, a device (`/dev/zero`), a
+/// socket or a directory is refused: the hook must never block on, or read without end from,
+/// whatever a hook input names. The open itself does not wait for a FIFO's writer.
+fn open_regular(path: &Path) -> Option<(std::fs::File, u64)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    meta.is_file().then_some((file, meta.len()))
+}
+
+/// The last `max` bytes of a regular file, from the start of a line: a first line cut by the
+/// bound is left out. `None` for anything that is not a readable regular file.
+fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mut file, len) = open_regular(path)?;
+    let start = len.saturating_sub(max);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    // A file that grows while it is read is still read up to the bound only.
+    file.take(max).read_to_end(&mut bytes).ok()?;
+    if start > 0 {
+        let cut = bytes
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..cut);
+    }
+    Some(bytes)
+}
+
+/// Does the session's transcript contain `needle`? Searches the end of the file, a block at a
+/// time, so memory stays small whatever the file's size.
 fn mentions(transcript: &Path, needle: &str) -> bool {
-    std::fs::read(transcript)
-        .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle.as_bytes()))
-        .unwrap_or(false)
+    use std::io::{Read, Seek, SeekFrom};
+    let needle = needle.as_bytes();
+    let Some((mut file, len)) = open_regular(transcript) else {
+        return false;
+    };
+    if needle.is_empty()
+        || file
+            .seek(SeekFrom::Start(len.saturating_sub(SCAN_BYTES)))
+            .is_err()
+    {
+        return false;
+    }
+    let mut file = file.take(SCAN_BYTES);
+    let mut window: Vec<u8> = Vec::with_capacity(64 * 1024 + needle.len());
+    let mut block = vec![0u8; 64 * 1024];
+    loop {
+        let n = match file.read(&mut block) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        window.extend_from_slice(&block[..n]);
+        if window.windows(needle.len()).any(|w| w == needle) {
+            return true;
+        }
+        // Keep what could be the start of a needle cut by the block's end.
+        let keep = needle.len().saturating_sub(1).min(window.len());
+        window.drain(..window.len() - keep);
+    }
 }
 
 /// The text of the last assistant message in a Claude Code transcript (JSONL, one line per
 /// content block). Tool calls and thinking are skipped; several text blocks of one message are
-/// joined. A line that is not JSON (a write in progress) is ignored.
+/// joined. A line that is not JSON (a write in progress) is ignored. Only the end of the file
+/// ([`TAIL_BYTES`]) is read, and only if it is a regular file.
 pub fn last_assistant_text(transcript: &Path) -> Option<String> {
-    let file = std::fs::File::open(transcript).ok()?;
+    let tail = read_tail(transcript, TAIL_BYTES)?;
     let mut message_id: Option<String> = None;
     let mut texts: Vec<String> = Vec::new();
-    for line in std::io::BufReader::new(file).lines() {
-        let Ok(line) = line else { break };
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
+    for line in tail.split(|b| *b == b'\n') {
+        let Ok(entry) = serde_json::from_slice::<serde_json::Value>(line) else {
             continue;
         };
         if entry.get("type").and_then(|t| t.as_str()) != Some("assistant") {

@@ -2,14 +2,19 @@
 //!
 //! The core is a pure state machine ([`machine`]) over a line's state ([`state`]); files, git
 //! and Claude Code's hook protocol are adapters around it ([`home`], [`record`], [`hook`]).
-//! [`debate`] carries out what the machine decides. The binary in `src/main.rs` and `src/cli/`
+//! [`debate`] carries out what the machine decides, every change to a line going through
+//! [`transaction`]; [`commit`] is what each commit says about itself. The binary in `src/main.rs` and `src/cli/`
 //! is a thin shell over this library.
 
+pub mod active;
 pub mod ask;
+pub mod commit;
 pub mod compare;
 pub mod config;
 pub mod context;
 pub mod debate;
+pub mod earlier;
+pub mod fault;
 pub mod feedback;
 pub mod fsutil;
 pub mod graph;
@@ -18,12 +23,16 @@ pub mod home;
 pub mod hook;
 pub mod install;
 pub mod machine;
+pub mod maintenance;
 pub mod markers;
 pub mod options;
 pub mod prompt;
 pub mod record;
+pub mod remote;
 pub mod report;
 pub mod restore;
 pub mod revision;
 pub mod state;
+pub mod term;
+pub mod transaction;
 pub mod transcript;

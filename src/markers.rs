@@ -54,6 +54,42 @@ pub fn scan(text: &str) -> Markers {
     Markers { complete, steering }
 }
 
+/// `text` without its completion markers (the ones that count: outside code), for what people
+/// read: the transcript and the report. A line left empty by the removal goes too.
+pub fn strip_complete(text: &str) -> std::borrow::Cow<'_, str> {
+    let lower = text.to_ascii_lowercase();
+    if !text.contains('<') || !lower.contains(COMPLETE) {
+        return text.into();
+    }
+    let code = code_ranges(text);
+    let markers: Vec<Range<usize>> = find_tags(&lower)
+        .into_iter()
+        .filter(|t| t.name == COMPLETE && (t.self_closing || !t.closing))
+        .filter(|t| !code.iter().any(|r| r.contains(&t.start)))
+        .map(|t| t.start..t.end)
+        .collect();
+    if markers.is_empty() {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for m in markers {
+        let mut start = m.start;
+        let mut end = m.end;
+        // Alone on its line: take the line out.
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+        if text[line_start..start].trim().is_empty() && text[end..line_end].trim().is_empty() {
+            start = line_start.max(at);
+            end = (line_end + 1).min(text.len());
+        }
+        out.push_str(&text[at..start]);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out.into()
+}
+
 /// Byte ranges of code blocks and inline code spans.
 fn code_ranges(text: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
@@ -141,9 +177,22 @@ pub fn ends_debate(steering: &str) -> bool {
 pub fn keeps_course(steering: &str) -> bool {
     let words = steering
         .trim()
+        .trim_matches(['"', '\'', '`', '*', '(', ')', '[', ']'])
+        .trim()
         .trim_end_matches(['.', '!'])
         .to_ascii_lowercase();
-    matches!(words.as_str(), "continue" | "continue as is")
+    let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
+    matches!(
+        words.as_str(),
+        "continue"
+            | "continue as is"
+            | "continue as-is"
+            | "none"
+            | "no change"
+            | "no changes"
+            | "no steering"
+            | "keep going"
+    )
 }
 
 #[cfg(test)]
@@ -197,9 +246,41 @@ mod tests {
 
     #[test]
     fn continue_keeps_the_course() {
-        for word in ["continue", " Continue. ", "Continue as is"] {
+        for word in [
+            "continue",
+            " Continue. ",
+            "Continue as is",
+            "\"Continue as is\"",
+            "none",
+            "None.",
+            "(none)",
+            "no change",
+        ] {
             assert!(keeps_course(word), "{word}");
         }
         assert!(!keeps_course("continue with the cost angle"));
+        assert!(!keeps_course("none of the above: focus on cost"));
+    }
+
+    #[test]
+    fn the_completion_marker_is_stripped_from_prose_only() {
+        assert_eq!(
+            strip_complete("We agree.\n\n<anvil-complete/>\n"),
+            "We agree.\n\n"
+        );
+        assert_eq!(
+            strip_complete("We agree.\n\n<anvil-complete/>"),
+            "We agree.\n\n"
+        );
+        assert_eq!(
+            strip_complete("settled < ANVIL-Complete / > here"),
+            "settled  here"
+        );
+        let fenced = "```\n<anvil-complete/>\n```\n";
+        assert_eq!(strip_complete(fenced), fenced);
+        assert_eq!(
+            strip_complete("Write `<anvil-complete/>`.\n<anvil-complete/>"),
+            "Write `<anvil-complete/>`.\n"
+        );
     }
 }

@@ -244,11 +244,43 @@ fn load(overrides: Option<&Path>, name: &str) -> std::io::Result<Option<String>>
         return Ok(None);
     }
     if let Some(dir) = overrides
-        && let Some(text) = crate::fsutil::read_optional(&dir.join(name))?
+        && let Some(text) = crate::fsutil::read_optional(&dir.join(file_name(name)))?
     {
         return Ok(Some(text));
     }
     Ok(builtin_text(name).map(str::to_owned))
+}
+
+/// Where the override of prompt `name` lives under `.anvil/prompts/`. Free text becomes part of
+/// a prompt's name (`personas/<persona>.md`, `focus/<focus>.md`); a part that cannot be a file
+/// name as it is (longer than 100 bytes, or with a control character) is named by its first
+/// words and a hash of the whole: `personas/a-very-long-persona-3f2a9c1e0b6d.md`.
+pub fn file_name(name: &str) -> String {
+    name.split('/')
+        .map(|part| {
+            if part.len() <= 100 && !part.chars().any(char::is_control) {
+                return part.to_owned();
+            }
+            let stem = part.strip_suffix(".md").unwrap_or(part);
+            let slug: String = stem
+                .chars()
+                .map(|c| if c.is_alphanumeric() { c } else { '-' })
+                .take(40)
+                .collect();
+            let slug = slug.trim_matches('-');
+            let hash = gix::objs::compute_hash(
+                gix::hash::Kind::Sha1,
+                gix::objs::Kind::Blob,
+                stem.as_bytes(),
+            )
+            .expect("SHA-1 hashing cannot fail")
+            .to_hex_with_len(12)
+            .to_string();
+            let ext = if part.ends_with(".md") { ".md" } else { "" };
+            format!("{slug}-{hash}{ext}")
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn template_error(e: minijinja::Error) -> PromptError {

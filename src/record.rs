@@ -5,8 +5,8 @@
 //! adds no branch. A commit's tree holds `state.md` and, per phase, the prompt that was
 //! injected and the response (`NNN-role.{prompt,response}.md`), so storage grows with
 //! the debate, not with its square.
-//! Ref updates are compare-and-swap: a writer that loses a race rebuilds its commit on the new
-//! tip, so two sessions committing at once lose nothing.
+//! Ref updates are one compare-and-swap each: a commit is refused if the line moved since its
+//! writer read it, and the writer decides again (see [`crate::transaction`], the only writer).
 
 use std::path::{Path, PathBuf};
 
@@ -19,14 +19,69 @@ use gix::refs::Target;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Status};
 
+use crate::commit::Meta;
+
+/// What can go wrong with the record. Causes are kept as sources, so a caller can tell a lost
+/// race (worth another try) from a full disk or a refused permission (not worth one).
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("the record at {path} cannot be opened: {message}")]
-    Open { path: PathBuf, message: String },
-    #[error("the record at {path}: {message}")]
-    Git { path: PathBuf, message: String },
+    #[error("the record at {path} cannot be opened: {reason}{}", source.as_ref().map(|s| format!(": {s}")).unwrap_or_default())]
+    Open {
+        path: PathBuf,
+        reason: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    #[error("the record at {path}: cannot read {what}: {source}")]
+    Read {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("cannot write {path}: {source}; {}", advice(source.kind()))]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{name} moved while anvil was writing it")]
+    Moved { name: String },
+    #[error("{name} exists already")]
+    Exists { name: String },
+    #[error("{lock} is held by another process (git, or an anvil that is not anvil's line lock)")]
+    Locked { lock: PathBuf },
+    #[error("cannot update {name}: {source}")]
+    Ref {
+        name: String,
+        #[source]
+        source: gix::error::Error,
+    },
     #[error("'{0}' is not a valid debate or line name for a git ref")]
     BadName(String),
+}
+
+impl RecordError {
+    /// Worth another try after re-reading the line: a lost compare-and-swap or a ref lock that
+    /// someone holds right now. Nothing else is.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, RecordError::Moved { .. } | RecordError::Locked { .. })
+    }
+}
+
+/// What to do about an I/O error, in a few words, for messages that name the file.
+pub fn advice(kind: std::io::ErrorKind) -> &'static str {
+    use std::io::ErrorKind::*;
+    match kind {
+        StorageFull | QuotaExceeded => {
+            "the disk is full: free some space, then run the command again"
+        }
+        PermissionDenied | ReadOnlyFilesystem => {
+            "permission denied: check the owner and mode of the file and its folder"
+        }
+        NotFound => "a file or folder is missing: `anvil doctor` checks the record",
+        _ => "fix the cause, then run the command again",
+    }
 }
 
 /// The record's object database and ref store, opened on their own: reading the repository's
@@ -38,17 +93,15 @@ pub struct Record {
     path: PathBuf,
 }
 
-/// A commit to add on top of a line.
+/// A commit to add on top of a line. The ref is `refs/anvil/<meta.debate>/<meta.line>`.
 #[derive(Debug, Clone)]
 pub struct NewCommit {
-    pub debate: String,
-    pub line: String,
-    /// Who speaks in this commit, shown as the author (`Advocate`, `anvil`, …).
+    /// Who speaks in this commit, shown as the author (`Advocate`, a persona, `anvil`, …); any
+    /// text, made safe for git's header.
     pub author: String,
+    /// Any text: its first line, made safe for git's header.
     pub subject: String,
-    pub body: String,
-    /// `Anvil-*` trailers, in order.
-    pub trailers: Vec<(String, String)>,
+    pub meta: Meta,
     /// Files to add or replace, by path inside the tree.
     pub files: Vec<(String, Vec<u8>)>,
     /// Files to take out of the tree.
@@ -61,11 +114,12 @@ pub struct NewCommit {
 /// What a new commit is built on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Base {
-    /// The commit the line is expected to stand at; `None` for a new, empty line. If another
-    /// writer moved the line meanwhile, the files are applied on the actual tip instead.
+    /// The commit the line must stand at; `None` for a new, empty line. If the line stands
+    /// elsewhere the commit is refused ([`RecordError::Moved`]): the caller decided on what
+    /// it read, so it reads again and decides again.
     Tip(Option<ObjectId>),
-    /// Another line's commit, to start a new line from (`anvil branch`); fails if the line
-    /// exists already.
+    /// Another line's commit, to start a new line from (`anvil branch`); refused
+    /// ([`RecordError::Exists`]) if the line exists already.
     Fork(ObjectId),
 }
 
@@ -73,21 +127,18 @@ const COMMITTER: &str = "anvil";
 const EMAIL: &str = "anvil@localhost";
 /// anvil makes its records with SHA-1, git's default.
 const HASH: gix::hash::Kind = gix::hash::Kind::Sha1;
-const ATTEMPTS: u32 = 20;
-/// How long to wait for a ref's lock before building on the line's tip anew (git's default).
-const LOCK_WAIT: Fail = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
 
 impl Record {
     /// Opens the record, creating an empty bare repository first if there is none.
     pub fn open_or_init(path: &Path) -> Result<Record, RecordError> {
         if !path.join("HEAD").is_file() {
-            std::fs::create_dir_all(path).map_err(|e| open_error(path, e))?;
-            gix::init_bare(path).map_err(|e| open_error(path, e))?;
+            std::fs::create_dir_all(path).map_err(|e| write_error(path, e))?;
+            gix::init_bare(path).map_err(|e| open_error(path, "cannot create it", e))?;
             // The 256 loose-object folders up front: otherwise most commits of a young record
             // pay for a `mkdir` per object in the Stop hook. Git is content with empty ones.
             for fan in 0..=0xffu8 {
                 let dir = path.join("objects").join(format!("{fan:02x}"));
-                std::fs::create_dir_all(&dir).map_err(|e| open_error(path, e))?;
+                std::fs::create_dir_all(&dir).map_err(|e| write_error(&dir, e))?;
             }
         }
         Record::at(path)
@@ -95,7 +146,11 @@ impl Record {
 
     pub fn open(path: &Path) -> Result<Record, RecordError> {
         if !path.join("HEAD").is_file() {
-            return Err(open_error(path, "not a git repository (no HEAD)"));
+            return Err(RecordError::Open {
+                path: path.to_owned(),
+                reason: "not a git repository (no HEAD)".into(),
+                source: None,
+            });
         }
         Record::at(path)
     }
@@ -103,12 +158,14 @@ impl Record {
     /// The stores of the repository at `path`, which has a `HEAD`.
     fn at(path: &Path) -> Result<Record, RecordError> {
         if let Some(format) = object_format(path) {
-            return Err(open_error(
-                path,
-                format!("its objects use {format}; anvil writes records with SHA-1 only"),
-            ));
+            return Err(RecordError::Open {
+                path: path.to_owned(),
+                reason: format!("its objects use {format}; anvil writes records with SHA-1 only"),
+                source: None,
+            });
         }
-        let objects = gix::odb::at(path.join("objects"), HASH).map_err(|e| open_error(path, e))?;
+        let objects = gix::odb::at(path.join("objects"), HASH)
+            .map_err(|e| open_error(path, "cannot open its objects", e))?;
         let options = gix::refs::store::init::Options {
             write_reflog: gix::refs::store::WriteReflog::Disable,
             ..Default::default()
@@ -129,18 +186,28 @@ impl Record {
         format!("refs/anvil/{debate}/{line}")
     }
 
+    /// The lock file git and gix take to update a line's ref.
+    pub fn ref_lock_path(&self, debate: &str, line: &str) -> PathBuf {
+        self.path
+            .join(format!("{}.lock", Record::ref_name(debate, line)))
+    }
+
     /// The commit a line stands at, if the line exists.
     pub fn tip(&self, debate: &str, line: &str) -> Result<Option<ObjectId>, RecordError> {
         let name = Record::ref_name(debate, line);
-        let reference = self.refs.try_find(name.as_str()).map_err(|e| self.git(e))?;
+        let reference = self
+            .refs
+            .try_find(name.as_str())
+            .map_err(|e| self.read_error(&name, e))?;
         Ok(reference.and_then(|r| r.target.try_id().map(ToOwned::to_owned)))
     }
 
-    /// Adds a commit to a line with compare-and-swap on its ref, retrying on the actual tip
-    /// when another writer got there first (except for a fork, which only starts a new line).
-    /// Returns the new commit id.
+    /// Adds a commit to a line with one compare-and-swap of its ref (see [`Base`]), and
+    /// returns its id. A ref lock that is there already is reported as
+    /// [`RecordError::Locked`] at once, not waited for: the caller knows whether it can be
+    /// stale.
     pub fn commit(&self, new: &NewCommit) -> Result<ObjectId, RecordError> {
-        let name = Record::ref_name(&new.debate, &new.line);
+        let name = Record::ref_name(&new.meta.debate, &new.meta.line);
         let full_name: gix::refs::FullName = name
             .as_str()
             .try_into()
@@ -149,107 +216,115 @@ impl Record {
         let mut built = Built::default();
         let mut blobs = Vec::with_capacity(new.files.len());
         for (path, bytes) in &new.files {
-            let id = built
-                .add(Kind::Blob, bytes.clone())
-                .map_err(|e| self.git(e))?;
-            blobs.push((path.as_str(), id));
+            blobs.push((path.as_str(), built.add(Kind::Blob, bytes.clone())));
         }
-        let message = commit_message(new);
-        let (mut parent, fork) = match new.base {
+        let (parent, fork) = match new.base {
             Base::Tip(tip) => (tip, false),
             Base::Fork(from) => (Some(from), true),
         };
-        let mut last_error = None;
-        for attempt in 0..ATTEMPTS {
-            if attempt > 0 {
-                if fork {
-                    break;
-                }
-                // Somebody else moved the line, or holds its lock: build on what is there now.
-                std::thread::sleep(std::time::Duration::from_millis(5 * u64::from(attempt)));
-                parent = self.tip(&new.debate, &new.line)?;
+        let mut buf = Vec::new();
+        let base_tree: gix::objs::Tree = match parent {
+            Some(id) => {
+                let tree = self.tree_of(id)?;
+                self.objects
+                    .find_tree(&tree, &mut buf)
+                    .map_err(|e| self.read_error(&format!("tree {tree}"), e))?
+                    .into()
             }
-            let mut buf = Vec::new();
-            let base_tree: gix::objs::Tree = match parent {
-                Some(id) => {
-                    let tree = self.tree_of(id)?;
-                    self.objects
-                        .find_tree(&tree, &mut buf)
-                        .map_err(|e| self.git(e))?
-                        .into()
-                }
-                None => gix::objs::Tree::empty(),
-            };
-            let mut editor = gix::objs::tree::Editor::new(base_tree, &self.objects, HASH);
-            for (path, id) in &blobs {
-                editor
-                    .upsert(path.split('/'), EntryKind::Blob, *id)
-                    .map_err(|e| self.git(e))?;
-            }
-            for path in &new.remove {
-                editor.remove(path.split('/')).map_err(|e| self.git(e))?;
-            }
-            let tree = editor
-                .write(|tree| built.add_object(Kind::Tree, tree))
-                .map_err(|e| self.git(e))?;
-            let signature = |name: &str| gix::actor::Signature {
-                name: name.into(),
-                email: EMAIL.into(),
-                time: gix::date::Time::new(new.time, 0),
-            };
-            let commit = gix::objs::Commit {
-                tree,
-                parents: parent.into_iter().collect(),
-                author: signature(&new.author),
-                committer: signature(COMMITTER),
-                encoding: None,
-                message: message.as_str().into(),
-                extra_headers: Vec::new(),
-            };
-            let id = built
-                .add_object(Kind::Commit, &commit)
-                .map_err(|e| self.git(e))?;
-            self.persist(std::mem::take(&mut built.objects))?;
-            let expected = match parent {
-                Some(p) if !fork => PreviousValue::MustExistAndMatch(Target::Object(p)),
-                _ => PreviousValue::MustNotExist,
-            };
-            let edit = RefEdit {
-                change: Change::Update {
-                    log: LogChange {
-                        mode: RefLog::AndReference,
-                        force_create_reflog: false,
-                        message: format!("anvil: {}", new.subject).into(),
-                    },
-                    expected,
-                    new: Target::Object(id),
-                },
-                name: full_name.clone(),
-                deref: false,
-            };
-            // Our own committer for the ref transaction: asking gix for one would look up the
-            // local time zone, which costs the hook a walk of the zoneinfo database.
-            let committer = signature(COMMITTER);
-            let mut time_buf = gix::date::parse::TimeBuf::default();
-            let updated = self
-                .refs
-                .transaction()
-                .prepare(Some(edit), LOCK_WAIT, LOCK_WAIT)
-                .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))));
-            match updated {
-                Ok(_) => return Ok(id),
-                Err(e) => last_error = Some(e.to_string()),
-            }
+            None => gix::objs::Tree::empty(),
+        };
+        let mut editor = gix::objs::tree::Editor::new(base_tree, &self.objects, HASH);
+        for (path, id) in &blobs {
+            editor
+                .upsert(path.split('/'), EntryKind::Blob, *id)
+                .map_err(|e| self.read_error("the tree to edit", e))?;
         }
-        let last_error = last_error.unwrap_or_default();
-        Err(RecordError::Git {
-            path: self.path.clone(),
-            message: if fork {
-                format!("could not create {name}: {last_error}")
-            } else {
-                format!("could not update {name} after {ATTEMPTS} attempts: {last_error}")
+        for path in &new.remove {
+            editor
+                .remove(path.split('/'))
+                .map_err(|e| self.read_error("the tree to edit", e))?;
+        }
+        let tree = editor
+            .write(|tree| Ok::<_, std::convert::Infallible>(built.add_object(Kind::Tree, tree)))
+            .map_err(|e| self.read_error("the tree to write", e))?;
+        let signature = |name: &str| gix::actor::Signature {
+            name: name.into(),
+            email: EMAIL.into(),
+            time: gix::date::Time::new(new.time, 0),
+        };
+        let message = crate::commit::message(&new.subject, &new.meta);
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parent.into_iter().collect(),
+            author: signature(&crate::commit::safe_name(&new.author)),
+            committer: signature(COMMITTER),
+            encoding: None,
+            message: message.as_str().into(),
+            extra_headers: Vec::new(),
+        };
+        let id = built.add_object(Kind::Commit, &commit);
+        self.persist(built.objects)?;
+        crate::fault::point("before the ref update").map_err(|e| write_error(&self.path, e))?;
+        let expected = match parent {
+            Some(p) if !fork => PreviousValue::MustExistAndMatch(Target::Object(p)),
+            _ => PreviousValue::MustNotExist,
+        };
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: "anvil".into(),
+                },
+                expected,
+                new: Target::Object(id),
             },
-        })
+            name: full_name,
+            deref: false,
+        };
+        // Our own committer for the ref transaction: asking gix for one would look up the
+        // local time zone, which costs the hook a walk of the zoneinfo database.
+        let committer = signature(COMMITTER);
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        let prepared = self
+            .refs
+            .transaction()
+            .prepare(Some(edit), Fail::Immediately, Fail::Immediately)
+            .map_err(|e| self.ref_error(&name, fork, e))?;
+        // The ref's lock file is in place now: a process killed here leaves it behind.
+        crate::fault::point("while the ref is locked").map_err(|e| write_error(&self.path, e))?;
+        prepared
+            .commit(Some(committer.to_ref(&mut time_buf)))
+            .map_err(|e| self.ref_error(&name, fork, e))?;
+        crate::fault::point("after the ref update").map_err(|e| write_error(&self.path, e))?;
+        Ok(id)
+    }
+
+    /// Sorts a failed ref update into what it means for the caller.
+    fn ref_error(&self, name: &str, fork: bool, e: gix::error::Error) -> RecordError {
+        use gix::refs::file::transaction::prepare::{MustNotExist, ReferenceOutOfDate};
+        if e.downcast_any_ref::<MustNotExist>().is_some() {
+            return if fork {
+                RecordError::Exists { name: name.into() }
+            } else {
+                RecordError::Moved { name: name.into() }
+            };
+        }
+        if e.downcast_any_ref::<ReferenceOutOfDate>().is_some() {
+            return RecordError::Moved { name: name.into() };
+        }
+        let io_kind = e
+            .downcast_any_ref::<std::io::Error>()
+            .map(std::io::Error::kind);
+        if io_kind == Some(std::io::ErrorKind::AlreadyExists) {
+            return RecordError::Locked {
+                lock: self.path.join(format!("{name}.lock")),
+            };
+        }
+        RecordError::Ref {
+            name: name.into(),
+            source: e,
+        }
     }
 
     /// Writes objects built in memory as loose objects, all through one compressor (setting one
@@ -273,7 +348,8 @@ impl Record {
             }
             let mut raw = gix::objs::encode::loose_header(kind, data.len() as u64).to_vec();
             raw.extend_from_slice(&data);
-            deflate(&mut compressor, &raw, &mut loose).map_err(|e| self.git(e))?;
+            deflate(&mut compressor, &raw, &mut loose)
+                .map_err(|e| write_error(&target, std::io::Error::other(e)))?;
             // Written next to where it lands, as git does (and named like git's, so that
             // `git prune` cleans up after a writer that died): a rename within one folder.
             let mut builder = tempfile::Builder::new();
@@ -292,10 +368,11 @@ impl Record {
                 other => other,
             };
             file.and_then(|mut file| {
+                crate::fault::point("writing an object")?;
                 file.write_all(&loose)?;
                 file.persist(&target).map_err(|e| e.error)
             })
-            .map_err(|e| self.git(format!("cannot write {}: {e}", target.display())))?;
+            .map_err(|e| write_error(&target, e))?;
         }
         Ok(())
     }
@@ -308,7 +385,7 @@ impl Record {
     ) -> Result<gix::objs::CommitRef<'a>, RecordError> {
         self.objects
             .find_commit(&id, buf)
-            .map_err(|e| self.git(format!("commit {id}: {e}")))
+            .map_err(|e| self.read_error(&format!("commit {id}"), e))
     }
 
     pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, RecordError> {
@@ -324,25 +401,29 @@ impl Record {
             .objects
             .find_tree_iter(&tree, &mut buf)
             .and_then(|tree| tree.lookup_entry(&self.objects, &mut lookup, path.split('/')))
-            .map_err(|e| self.git(e))?;
+            .map_err(|e| self.read_error(&format!("{path} in {commit}"), e))?;
         let Some(entry) = entry.filter(|e| e.mode.is_blob()) else {
             return Ok(None);
         };
         let blob = self
             .objects
             .find_blob(&entry.oid, &mut buf)
-            .map_err(|e| self.git(e))?;
+            .map_err(|e| self.read_error(&format!("{path} in {commit}"), e))?;
         Ok(Some(blob.data.to_vec()))
     }
 
     /// Lists `(debate, line, tip)` for every line in the record.
     pub fn lines(&self) -> Result<Vec<(String, String, ObjectId)>, RecordError> {
-        let platform = self.refs.iter().map_err(|e| self.git(e))?;
-        let prefix: &gix::path::RelativePath = "refs/anvil/".try_into().map_err(|e| self.git(e))?;
-        let iter = platform.prefixed(prefix).map_err(|e| self.git(e))?;
+        let refs = "refs/anvil/";
+        let platform = self.refs.iter().map_err(|e| self.read_error(refs, e))?;
+        let prefix: &gix::path::RelativePath =
+            refs.try_into().map_err(|e| self.read_error(refs, e))?;
+        let iter = platform
+            .prefixed(prefix)
+            .map_err(|e| self.read_error(refs, e))?;
         let mut out = Vec::new();
         for reference in iter {
-            let reference = reference.map_err(|e| self.git(e))?;
+            let reference = reference.map_err(|e| self.read_error(refs, e))?;
             let name = reference.name.as_bstr().to_str_lossy().into_owned();
             let Some(rest) = name.strip_prefix("refs/anvil/") else {
                 continue;
@@ -358,10 +439,20 @@ impl Record {
         Ok(out)
     }
 
+    /// A failed read of refs or objects, for the readers that name no single file.
     fn git(&self, e: impl std::fmt::Display) -> RecordError {
-        RecordError::Git {
+        self.read_error("refs and objects", e.to_string())
+    }
+
+    fn read_error(
+        &self,
+        what: &str,
+        e: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> RecordError {
+        RecordError::Read {
             path: self.path.clone(),
-            message: e.to_string(),
+            what: what.to_owned(),
+            source: e.into(),
         }
     }
 }
@@ -373,15 +464,17 @@ struct Built {
 }
 
 impl Built {
-    fn add(&mut self, kind: Kind, data: Vec<u8>) -> Result<ObjectId, String> {
-        let id = gix::objs::compute_hash(HASH, kind, &data).map_err(|e| e.to_string())?;
+    fn add(&mut self, kind: Kind, data: Vec<u8>) -> ObjectId {
+        let id = gix::objs::compute_hash(HASH, kind, &data).expect("SHA-1 hashing cannot fail");
         self.objects.push((id, kind, data));
-        Ok(id)
+        id
     }
 
-    fn add_object(&mut self, kind: Kind, object: &impl WriteTo) -> Result<ObjectId, String> {
+    fn add_object(&mut self, kind: Kind, object: &impl WriteTo) -> ObjectId {
         let mut data = Vec::new();
-        object.write_to(&mut data).map_err(|e| e.to_string())?;
+        object
+            .write_to(&mut data)
+            .expect("writing to memory cannot fail");
         self.add(kind, data)
     }
 }
@@ -397,10 +490,22 @@ fn object_format(path: &Path) -> Option<String> {
     })
 }
 
-fn open_error(path: &Path, e: impl std::fmt::Display) -> RecordError {
+fn open_error(
+    path: &Path,
+    reason: &str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> RecordError {
     RecordError::Open {
         path: path.to_owned(),
-        message: e.to_string(),
+        reason: reason.to_owned(),
+        source: Some(Box::new(e)),
+    }
+}
+
+fn write_error(path: &Path, source: std::io::Error) -> RecordError {
+    RecordError::Write {
+        path: path.to_owned(),
+        source,
     }
 }
 
@@ -435,23 +540,6 @@ fn deflate(compressor: &mut Deflate, input: &[u8], out: &mut Vec<u8>) -> Result<
     }
 }
 
-/// Subject, optional body, then the trailers block, as `git interpret-trailers` reads it.
-fn commit_message(new: &NewCommit) -> String {
-    let mut message = String::new();
-    message.push_str(new.subject.lines().next().unwrap_or("").trim());
-    message.push_str("\n\n");
-    if !new.body.trim().is_empty() {
-        message.push_str(new.body.trim());
-        message.push_str("\n\n");
-    }
-    for (key, value) in &new.trailers {
-        // A trailer is one line: fold any newline in the value.
-        let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
-        message.push_str(&format!("{key}: {value}\n"));
-    }
-    message
-}
-
 /// Is `name` usable as one component of `refs/anvil/<debate>/<line>`?
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
@@ -466,18 +554,270 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// Reads that touch only what they name, whatever the number of other debates: one debate's
+/// lines, the debates an id prefix matches, a commit by an abbreviated id, and the times of
+/// line tips from the commit-graph that maintenance writes.
+impl Record {
+    /// The lines of one debate with their tips, sorted by name: one folder of loose refs and a
+    /// binary search in `packed-refs`, never a listing of every ref.
+    pub fn lines_of_debate(&self, debate: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        if !valid_name(debate) {
+            return Ok(Vec::new());
+        }
+        let prefix = format!("refs/anvil/{debate}/");
+        let prefix: &gix::path::RelativePath =
+            prefix.as_str().try_into().map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let mut out = Vec::new();
+        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            let Some(line) = name
+                .strip_prefix("refs/anvil/")
+                .and_then(|r| r.strip_prefix(debate))
+            else {
+                continue;
+            };
+            let line = line.trim_start_matches('/');
+            if let (Some(id), false) = (reference.target.try_id(), line.contains('/')) {
+                out.push((line.to_owned(), id.to_owned()));
+            }
+        }
+        out.sort();
+        out.dedup_by(|a, b| a.0 == b.0);
+        Ok(out)
+    }
+
+    /// The debates whose id starts with `prefix`, sorted: one listing of `refs/anvil/` (names
+    /// only, no file opened) and a binary search in `packed-refs`.
+    pub fn debates_with_prefix(&self, prefix: &str) -> Result<Vec<String>, RecordError> {
+        let mut out = std::collections::BTreeSet::new();
+        if prefix.contains('/') {
+            return Ok(Vec::new());
+        }
+        match std::fs::read_dir(self.path.join("refs/anvil")) {
+            Ok(entries) => {
+                for entry in entries.flatten() {
+                    let Ok(name) = entry.file_name().into_string() else {
+                        continue;
+                    };
+                    // A folder that packing left empty holds no line.
+                    if name.starts_with(prefix)
+                        && std::fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_some())
+                    {
+                        out.insert(name);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(self.read_error("refs/anvil", e)),
+        }
+        if let Some(packed) = self.refs.open_packed_buffer().map_err(|e| self.git(e))? {
+            let full = format!("refs/anvil/{prefix}");
+            for reference in packed.iter_prefixed(full.into()).map_err(|e| self.git(e))? {
+                let reference = reference.map_err(|e| self.git(e))?;
+                let name = reference.name.as_bstr().to_str_lossy();
+                if let Some((debate, _)) = name
+                    .strip_prefix("refs/anvil/")
+                    .and_then(|r| r.split_once('/'))
+                {
+                    out.insert(debate.to_owned());
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The commits whose id starts with `hex` (at least 4 hex digits).
+    pub fn commits_with_prefix(&self, hex: &str) -> Result<Vec<ObjectId>, RecordError> {
+        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
+            return Ok(Vec::new());
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| self.git(e))?;
+        let mut buf = Vec::new();
+        let mut out: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                gix::objs::Find::try_find(&self.objects, id, &mut buf)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|o| o.kind == Kind::Commit)
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Commit times for line tips: from the commit-graph that maintenance writes when it has
+    /// the commit (no object to inflate), else from the commit itself.
+    pub fn commit_times(&self) -> CommitTimes<'_> {
+        let graph =
+            gix::commitgraph::Graph::from_info_dir(&self.path.join("objects/info"), HASH).ok();
+        CommitTimes {
+            record: self,
+            graph,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Every line as `(debate, line, tip)`, in ref order, handed to `each` one at a time.
+    pub fn for_each_line(
+        &self,
+        mut each: impl FnMut(&str, &str, ObjectId) -> Result<(), RecordError>,
+    ) -> Result<(), RecordError> {
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let prefix: &gix::path::RelativePath = "refs/anvil/".try_into().map_err(|e| self.git(e))?;
+        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            let Some((debate, line)) = name
+                .strip_prefix("refs/anvil/")
+                .and_then(|r| r.split_once('/'))
+            else {
+                continue;
+            };
+            if let Some(id) = reference.target.try_id() {
+                each(debate, line, id.to_owned())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Refs outside `refs/anvil/` that sharing needs: the remote-tracking copies of a remote's
+/// lines, and moving a line's ref as a whole (create or fast-forward, compare-and-swap).
+impl Record {
+    /// Every ref under `prefix` (ending in `/`) with its target, as `(name after the
+    /// prefix, id)`, sorted.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        let relative: &gix::path::RelativePath = prefix.try_into().map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let mut out = Vec::new();
+        for reference in platform.prefixed(relative).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            if let (Some(rest), Some(id)) = (name.strip_prefix(prefix), reference.target.try_id()) {
+                out.push((rest.to_owned(), id.to_owned()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Points `refs/anvil/<debate>/<line>` at `new` if it still stands at `expected`
+    /// (`None`: it must not exist yet).
+    pub fn set_line(
+        &self,
+        debate: &str,
+        line: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+        why: &str,
+    ) -> Result<(), RecordError> {
+        if !valid_name(debate) || !valid_name(line) {
+            return Err(RecordError::BadName(format!("{debate}@{line}")));
+        }
+        let name = Record::ref_name(debate, line);
+        let full_name: gix::refs::FullName = name
+            .as_str()
+            .try_into()
+            .map_err(|_| RecordError::BadName(name.clone()))?;
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: format!("anvil: {why}").into(),
+                },
+                expected: match expected {
+                    Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+                    None => PreviousValue::MustNotExist,
+                },
+                new: Target::Object(new),
+            },
+            name: full_name,
+            deref: false,
+        };
+        let committer = gix::actor::Signature {
+            name: COMMITTER.into(),
+            email: EMAIL.into(),
+            time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
+        };
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        // Sharing moves a line outside the line's lock: wait for a writer as git does.
+        let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
+        self.refs
+            .transaction()
+            .prepare(Some(edit), wait, wait)
+            .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))))
+            .map_err(|source| RecordError::Ref {
+                name: name.clone(),
+                source: source.into(),
+            })?;
+        Ok(())
+    }
+
+    /// Is `ancestor` `descendant` itself or one of its ancestors?
+    pub fn is_ancestor(
+        &self,
+        ancestor: ObjectId,
+        descendant: ObjectId,
+    ) -> Result<bool, RecordError> {
+        let mut stack = vec![descendant];
+        let mut seen = std::collections::HashSet::new();
+        let mut buf = Vec::new();
+        while let Some(id) = stack.pop() {
+            if id == ancestor {
+                return Ok(true);
+            }
+            if !seen.insert(id) {
+                continue;
+            }
+            stack.extend(self.find_commit(id, &mut buf)?.parents());
+        }
+        Ok(false)
+    }
+}
+
+/// See [`Record::commit_times`].
+pub struct CommitTimes<'r> {
+    record: &'r Record,
+    graph: Option<gix::commitgraph::Graph>,
+    buf: Vec<u8>,
+}
+
+impl CommitTimes<'_> {
+    /// Seconds since the epoch at which `id` was committed.
+    pub fn of(&mut self, id: ObjectId) -> Result<i64, RecordError> {
+        if let Some(commit) = self.graph.as_ref().and_then(|g| g.commit_by_id(id)) {
+            return Ok(commit.committer_timestamp() as i64);
+        }
+        let commit = self.record.find_commit(id, &mut self.buf)?;
+        let time = commit
+            .committer()
+            .map_err(|e| self.record.git(e))?
+            .seconds();
+        Ok(time)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn new_commit(files: Vec<(&str, &[u8])>, parent: Option<ObjectId>) -> NewCommit {
         NewCommit {
-            debate: "20261122-q-0000".into(),
-            line: "main".into(),
             author: "Advocate".into(),
             subject: "round 1 advocate: yes".into(),
-            body: String::new(),
-            trailers: vec![("Anvil-Phase".into(), "advocate".into())],
+            meta: Meta {
+                debate: "20261122-q-0000".into(),
+                line: "main".into(),
+                phase: "advocate".into(),
+                ..Meta::default()
+            },
             files: files
                 .into_iter()
                 .map(|(p, b)| (p.to_owned(), b.to_vec()))
@@ -577,7 +917,7 @@ mod tests {
     }
 
     #[test]
-    fn a_commit_on_a_stale_tip_is_rebuilt_on_the_actual_one() {
+    fn a_commit_on_a_stale_tip_is_refused_and_a_held_ref_lock_is_reported() {
         let (_dir, _, record) = empty_record();
         let first = record
             .commit(&new_commit(vec![("state.md", b"state 1")], None))
@@ -588,28 +928,56 @@ mod tests {
                 Some(first),
             ))
             .unwrap();
-        // This writer still believes the line stands at `first`.
-        let mine = record
+        // This writer still believes the line stands at `first`: it must decide again.
+        let stale = record
             .commit(&new_commit(
                 vec![("002-critic.response.md", b"no")],
                 Some(first),
             ))
+            .unwrap_err();
+        assert!(matches!(stale, RecordError::Moved { .. }), "{stale:?}");
+        assert!(stale.is_retryable());
+        assert_eq!(record.tip("20261122-q-0000", "main").unwrap(), Some(other));
+        // A new line where one exists is a lost race too.
+        let exists = record
+            .commit(&new_commit(vec![("state.md", b"again")], None))
+            .unwrap_err();
+        assert!(matches!(exists, RecordError::Moved { .. }), "{exists:?}");
+
+        let lock = record.ref_lock_path("20261122-q-0000", "main");
+        std::fs::write(&lock, "").unwrap();
+        let locked = record
+            .commit(&new_commit(
+                vec![("002-critic.response.md", b"no")],
+                Some(other),
+            ))
+            .unwrap_err();
+        assert!(
+            matches!(&locked, RecordError::Locked { lock: l } if *l == lock),
+            "{locked:?}"
+        );
+        assert!(locked.is_retryable());
+        std::fs::remove_file(&lock).unwrap();
+        let mine = record
+            .commit(&new_commit(
+                vec![("002-critic.response.md", b"no")],
+                Some(other),
+            ))
             .unwrap();
         assert_eq!(record.tip("20261122-q-0000", "main").unwrap(), Some(mine));
-        let mut buf = Vec::new();
-        let parents: Vec<ObjectId> = record
-            .find_commit(mine, &mut buf)
-            .unwrap()
-            .parents()
-            .collect();
-        assert_eq!(parents, [other]);
-        for (path, bytes) in [
-            ("state.md", &b"state 1"[..]),
-            ("001-advocate.response.md", b"yes"),
-            ("002-critic.response.md", b"no"),
-        ] {
-            assert_eq!(record.read(mine, path).unwrap().as_deref(), Some(bytes));
-        }
+    }
+
+    #[test]
+    fn a_full_disk_or_a_refused_permission_is_not_retried_and_names_the_file() {
+        let err = write_error(
+            Path::new("/r/objects/ab/cd"),
+            std::io::Error::new(std::io::ErrorKind::StorageFull, "no space"),
+        );
+        assert!(!err.is_retryable());
+        let text = err.to_string();
+        assert!(text.contains("/r/objects/ab/cd"), "{text}");
+        assert!(text.contains("disk is full"), "{text}");
+        assert!(std::error::Error::source(&err).is_some());
     }
 
     #[test]
@@ -651,7 +1019,7 @@ mod tests {
         let main = record.commit(&new_commit(files, None)).unwrap();
         let fork = |line: &str, prompt: &[u8]| {
             let mut new = new_commit(vec![("phases/002-advocate.prompt.md", prompt)], None);
-            new.line = line.into();
+            new.meta.line = line.into();
             new.remove = vec!["phases/002-critic.prompt.md".into()];
             new.base = Base::Fork(main);
             record.commit(&new)
@@ -668,7 +1036,8 @@ mod tests {
             None
         );
         let again = fork("cost", b"other").expect_err("the line exists");
-        assert!(again.to_string().contains("could not create"), "{again}");
+        assert!(matches!(again, RecordError::Exists { .. }), "{again:?}");
+        assert!(again.to_string().contains("exists already"), "{again}");
         assert_eq!(record.tip("20261122-q-0000", "cost").unwrap(), Some(cost));
     }
 }

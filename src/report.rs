@@ -1,32 +1,28 @@
 //! The final report of a line: markdown, or one self-contained HTML file when the output path
 //! ends in `.html`.
 //!
-//! Model text is untrusted. The HTML renderer turns any raw HTML in it into visible text and
-//! neutralises links with script-capable schemes, so nothing a debater writes runs in a browser.
+//! Model text is untrusted. The HTML renderer turns any raw HTML in it into visible text,
+//! neutralises links with script-capable schemes and shows images as links, and the page's
+//! Content-Security-Policy allows no script and no load from anywhere: nothing a debater writes
+//! runs in a browser or tells anyone that the report was opened.
 
 use std::path::{Path, PathBuf};
 
-use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 
-use crate::debate::DebateError;
 use crate::home::Home;
 use crate::state::State;
 
-/// Writes the report of a finished line and returns where it went.
-pub fn write(home: &Home, state: &State, transcript: &str) -> Result<PathBuf, DebateError> {
-    let path = output_path(home, state);
+/// Writes the report of a finished line to `path` (from [`output_path`]): markdown, or one
+/// self-contained HTML page when the path ends in `.html`.
+pub fn write(path: &Path, state: &State, transcript: &str) -> std::io::Result<()> {
     let markdown = markdown(state, transcript);
-    let bytes = if is_html(&path) {
+    let bytes = if is_html(path) {
         html(crate::state::first_line(&state.setup.question), &markdown)
     } else {
         markdown
     };
-    crate::fsutil::write_atomic(&path, bytes.as_bytes()).map_err(|source| DebateError::Io {
-        what: "cannot write the report",
-        path: path.clone(),
-        source,
-    })?;
-    Ok(path)
+    crate::fsutil::write_atomic(path, bytes.as_bytes())
 }
 
 /// `--output` if given (relative to the project), else `.anvil/reports/<debate>[-<line>].md`.
@@ -81,39 +77,57 @@ pub fn html(title: &str, markdown: &str) -> String {
     options.insert(Options::ENABLE_TABLES);
     options.insert(Options::ENABLE_STRIKETHROUGH);
     options.insert(Options::ENABLE_TASKLISTS);
-    let events = Parser::new_ext(markdown, options).map(|event| match event {
+    // The image being shown as a link: its address, and whether it had alt text.
+    let mut image: Option<(CowStr<'_>, bool)> = None;
+    let events = Parser::new_ext(markdown, options).flat_map(move |event| match event {
         // Raw HTML from the model is shown, never interpreted.
-        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        Event::Html(raw) | Event::InlineHtml(raw) => vec![Event::Text(raw)],
         Event::Start(Tag::Link {
             link_type,
             dest_url,
             title,
             id,
-        }) => Event::Start(Tag::Link {
+        }) => vec![Event::Start(Tag::Link {
             link_type,
             dest_url: safe_url(dest_url),
             title,
             id,
-        }),
+        })],
+        // An image from model text would load when the report is opened (a tracking pixel):
+        // it is shown as a link to the image instead, its alt text (else its address) as the
+        // link's text.
         Event::Start(Tag::Image {
             link_type,
             dest_url,
             title,
             id,
-        }) => Event::Start(Tag::Image {
-            link_type,
-            dest_url: safe_url(dest_url),
-            title,
-            id,
-        }),
-        other => other,
+        }) => {
+            let dest_url = safe_url(dest_url);
+            image = Some((dest_url.clone(), false));
+            vec![Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            })]
+        }
+        Event::End(TagEnd::Image) => match image.take() {
+            Some((url, false)) => vec![Event::Text(url), Event::End(TagEnd::Link)],
+            _ => vec![Event::End(TagEnd::Link)],
+        },
+        other => {
+            if let Some((_, alt)) = &mut image {
+                *alt = true;
+            }
+            vec![other]
+        }
     });
     let mut body = String::new();
     pulldown_cmark::html::push_html(&mut body, events);
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data: https:\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'\">\n\
          <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n{body}</main>\n</body>\n</html>\n",
         escape(title)
     )
@@ -168,5 +182,26 @@ mod tests {
         assert!(page.contains("&lt;script&gt;"), "{page}");
         assert!(page.contains("href=\"https://example.org\""), "{page}");
         assert!(page.contains("<title>T &lt;b&gt;</title>"), "{page}");
+    }
+
+    #[test]
+    fn images_are_links_and_the_page_loads_nothing() {
+        let page = html(
+            "T",
+            "![pixel](https://t.example/p.gif) ![](http://t.example/q.png)\n",
+        );
+        assert!(!page.contains("<img"), "{page}");
+        assert!(
+            page.contains("<a href=\"https://t.example/p.gif\">pixel</a>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<a href=\"http://t.example/q.png\">http://t.example/q.png</a>"),
+            "{page}"
+        );
+        assert!(
+            !page.contains("img-src") && !page.contains("https:;"),
+            "{page}"
+        );
     }
 }

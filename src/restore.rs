@@ -8,12 +8,13 @@
 use gix::ObjectId;
 
 use crate::debate::{self, DebateError, PhaseFile};
-use crate::history::{self, HistoryError, LineHistory};
+use crate::history::{self, HistoryError};
 use crate::home::{Home, LineRef};
 use crate::machine;
-use crate::record::{Base, NewCommit, Record};
+use crate::record::Record;
 use crate::revision::Resolved;
 use crate::state::{Role, State, Status};
+use crate::transaction::{self, Change, Options, Plan, Transcript};
 use crate::{fsutil, markers};
 
 impl From<HistoryError> for DebateError {
@@ -42,33 +43,49 @@ pub struct Restored {
 /// Restores `line`'s live files (state and transcript) from its tip in the record and
 /// binds it to `session`, or offers it to the next session that stops. The session is not
 /// marked as informed, so the hook keeps sending it the whole debate until it has seen it.
+/// A damaged state file is moved aside and rebuilt.
 pub fn resume(
     home: &Home,
     record: &Record,
     line: &LineRef,
     session: Option<&str>,
 ) -> Result<Restored, DebateError> {
-    let history = LineHistory::load(record, line)?;
-    let last = history.entries.len() - 1;
-    let mut state = history::state_at(record, history.tip)?;
-    if state.progress.status.is_over() {
-        return Err(DebateError::Invalid(format!(
-            "{line} is {}; nothing to resume (branch from it with `anvil branch --from {}:round-N`)",
-            state.progress.status.name(),
-            line.line
-        )));
+    if record.tip(&line.debate, &line.line)?.is_none() {
+        return Err(HistoryError::NoLine(line.clone()).into());
     }
-    let transcript = history::transcript(record, &history, last, &state)?;
-    state.session = session.map(str::to_owned);
-    let prompt = full_prompt(home, &state, &transcript)?;
-    write_live(home, line, &state, &transcript)?;
+    let options = Options {
+        rebuild: true,
+        ..Options::default()
+    };
+    let done = transaction::run(home, line, options, |current| {
+        let mut state = current.state()?;
+        if state.progress.status.is_over() {
+            return Err(DebateError::Invalid(format!(
+                "{line} is {}; nothing to resume (branch from it with `anvil branch --from {}:round-N`)",
+                state.progress.status.name(),
+                line.line
+            )));
+        }
+        let transcript = fsutil::read_optional(&home.transcript_path(line))
+            .map_err(|source| DebateError::Io {
+                what: "cannot read",
+                path: home.transcript_path(line),
+                source,
+            })?
+            .unwrap_or_default();
+        state.session = session.map(str::to_owned);
+        let prompt = full_prompt(home, &state, &transcript)?;
+        Ok(Plan::Live(Box::new(state.clone()), (state, prompt)))
+    })?;
+    debate::print_notes(&done.notes);
+    let (state, prompt) = done.value;
     bind(home, line, session)?;
     Ok(Restored {
         line: line.clone(),
         state,
         prompt,
         session: session.map(str::to_owned),
-        commit: history.tip,
+        commit: done.tip.expect("the line exists"),
     })
 }
 
@@ -114,7 +131,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
         )));
     }
     let line = LineRef::new(&debate_id, &name);
-    if record.tip(&debate_id, &name)?.is_some() || home.line_dir(&line).exists() {
+    if record.tip(&debate_id, &name)?.is_some() {
         return Err(DebateError::Invalid(format!(
             "{line} exists already; pick another --name"
         )));
@@ -146,6 +163,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
     state.informed_session = None;
     state.last_response = None;
     state.branched_from = Some(format!("{}@{}", from.history.line.line, entry.commit));
+    state.tip = None;
     state.created = now.to_string();
     state.updated = now.to_string();
     state.progress = progress;
@@ -157,48 +175,40 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
     let prompt_path = debate::phase_file(step, cue.role, PhaseFile::Prompt);
     // The prompt that was out at the branch point is not this line's future.
     let stale = debate::phase_file(step, base.progress.phase, PhaseFile::Prompt);
-    let mut trailers = vec![
-        ("Anvil-Debate".to_owned(), debate_id.clone()),
-        ("Anvil-Line".to_owned(), name.clone()),
-        ("Anvil-Phase".to_owned(), "branch".to_owned()),
-        ("Anvil-Round".to_owned(), entry.round.to_string()),
-        ("Anvil-Branched-From".to_owned(), from_name.clone()),
-        ("Anvil-Steering".to_owned(), steer.to_owned()),
-    ];
-    if let Some(s) = req.session {
-        trailers.push(("Anvil-Session".to_owned(), s.to_owned()));
-    }
-    trailers.push(("Anvil-Next".to_owned(), cue.role.name().to_owned()));
-    let commit = record.commit(&NewCommit {
-        debate: debate_id.clone(),
-        line: name.clone(),
-        author: "anvil".into(),
-        subject: format!(
+    // The new line is created under its own lock: two `anvil branch` with one name make one
+    // line, and the other is told it exists.
+    let done = transaction::run(home, &line, Options::default(), |current| {
+        if current.tip.is_some() {
+            return Err(DebateError::Invalid(format!(
+                "{line} exists already; pick another --name"
+            )));
+        }
+        let subject = format!(
             "branch {name} from {from_name}: {}",
             crate::state::first_line(steer)
-        ),
-        body: String::new(),
-        trailers,
-        files: vec![
-            ("state.md".into(), state.to_markdown().into_bytes()),
-            (prompt_path.clone(), prompt.clone().into_bytes()),
-        ],
-        remove: if stale == prompt_path {
-            Vec::new()
-        } else {
-            vec![stale]
-        },
-        time: now.as_second(),
-        base: Base::Fork(entry.commit),
+        );
+        let mut change = Change::bookkeeping(state.clone(), "branch", subject);
+        change.meta.round = entry.round;
+        change.meta.branched_from = Some(from_name.clone());
+        change.meta.steering = vec![steer.to_owned()];
+        change.meta.session = req.session.map(str::to_owned);
+        change.meta.next = Some(cue.role.name().to_owned());
+        change.files = vec![(prompt_path.clone(), prompt.clone().into_bytes())];
+        if stale != prompt_path {
+            change.remove = vec![stale.clone()];
+        }
+        change.fork = Some(entry.commit);
+        change.transcript = Transcript::Replace(transcript.clone());
+        Ok(Plan::Record(Box::new(change), ()))
     })?;
-    write_live(home, &line, &state, &transcript)?;
+    debate::print_notes(&done.notes);
     bind(home, &line, req.session)?;
     Ok(Restored {
         line,
         state,
         prompt,
         session: req.session.map(str::to_owned),
-        commit,
+        commit: done.tip.expect("a new line has a commit"),
     })
 }
 
@@ -228,23 +238,6 @@ fn free_name(record: &Record, debate: &str, steer: &str) -> Result<String, Debat
 fn full_prompt(home: &Home, state: &State, transcript: &str) -> Result<String, DebateError> {
     let cue = machine::current_cue(&state.setup, &state.progress);
     debate::render_prompt(home, state, &cue, true, transcript)
-}
-
-/// Puts a line's live files (transcript, then state) on disk.
-fn write_live(
-    home: &Home,
-    line: &LineRef,
-    state: &State,
-    transcript: &str,
-) -> Result<(), DebateError> {
-    let path = home.transcript_path(line);
-    fsutil::write_atomic(&path, transcript.as_bytes()).map_err(|source| DebateError::Io {
-        what: "cannot write",
-        path: path.clone(),
-        source,
-    })?;
-    state.save(&home.state_path(line))?;
-    Ok(())
 }
 
 /// Binds `line` to `session` alone, or offers it to the next session that stops.

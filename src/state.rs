@@ -230,6 +230,19 @@ pub struct State {
     /// Driven by `anvil run`: interactive pauses are asked at the terminal, not by Claude.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub headless: bool,
+    /// Steering recorded for the next prompt but not delivered yet (the answer to a question
+    /// whose asker had gone): the next recorded phase hands it on with the queue.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_steering: Vec<String>,
+    /// The number of the last queued steering (`anvil steer`) taken into the record: queue
+    /// files numbered up to it are delivered, even if one is still on disk.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steering_taken: u64,
+    /// The record commit the live files show. Only in the live `state.md` (the record's own
+    /// copy cannot name the commit it is in): when the line's ref has moved past it, the live
+    /// files are behind and are brought forward from the record before anything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tip: Option<String>,
     pub created: String,
     pub updated: String,
     pub setup: Setup,
@@ -339,6 +352,10 @@ impl State {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Says which field is wrong and where, in the file's own line numbers, then shows the place.
 fn describe_yaml_error(yaml: &str, err: &serde_saphyr::Error) -> String {
     let plain = err.without_snippet().to_string();
@@ -436,6 +453,9 @@ mod tests {
             branched_from: None,
             question: None,
             headless: false,
+            pending_steering: Vec::new(),
+            steering_taken: 0,
+            tip: None,
             created: "2026-11-22T10:00:00Z".into(),
             updated: "2026-11-22T10:00:00Z".into(),
             setup: Setup {

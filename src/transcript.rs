@@ -41,12 +41,13 @@ pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
     }
 }
 
-/// The section one finished phase adds.
+/// The section one finished phase adds. The completion marker is a control token for anvil,
+/// not part of the argument: it is kept in the record's response file, not here.
 pub fn section(finished: &Finished, text: &str) -> String {
     let mut out = format!(
         "\n## {}\n\n{}\n",
         heading(finished.role, finished.round, finished.voice.as_deref()),
-        text.trim_end()
+        crate::markers::strip_complete(text).trim_end()
     );
     for steering in &finished.steering {
         out.push_str(&format!("\n> **Steering:** {}\n", one_paragraph(steering)));
@@ -54,12 +55,21 @@ pub fn section(finished: &Finished, text: &str) -> String {
     out
 }
 
+/// Appends one section. A writer that dies half-way leaves a torn section behind; that is
+/// harmless, because the state file still names the commit before, and the next transaction
+/// rebuilds the transcript from the record.
 pub fn append(path: &Path, section: &str) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)?;
-    file.write_all(section.as_bytes())
+    let mut half = section.len() / 2;
+    while !section.is_char_boundary(half) {
+        half -= 1;
+    }
+    file.write_all(&section.as_bytes()[..half])?;
+    crate::fault::point("appending to the transcript")?;
+    file.write_all(&section.as_bytes()[half..])
 }
 
 fn quote(text: &str) -> String {

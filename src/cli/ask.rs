@@ -81,7 +81,10 @@ fn waiting_line(ctx: &Ctx, home: &anvil::home::Home) -> Result<anvil::home::Line
     let waiting: Vec<_> = anvil::debate::live_lines(home)?
         .into_iter()
         .filter(|l| {
-            anvil::state::State::load(&home.state_path(l)).is_ok_and(|s| s.question.is_some())
+            anvil::transaction::view(home, l).is_ok_and(|s| {
+                s.progress.status == anvil::state::Status::WaitingForInput
+                    && s.question.is_some_and(|q| q.answer.is_none())
+            })
         })
         .collect();
     match waiting.as_slice() {

@@ -2,6 +2,7 @@
 //! between two lines.
 
 use anvil::compare::{self, Pair};
+use anvil::term::visible;
 
 use super::view::{self, Paint};
 use super::{CliError, Ctx, out};
@@ -57,12 +58,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "b": { "rev": b.canonical(), "commit": b.entry().commit.to_string() },
             "files": files,
         });
-        return out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json).expect("JSON")
-        ));
+        return out(&format!("{}\n", anvil::term::json(&json)));
     }
     let paint = Paint::stdout();
+    // The texts are made visible before they are compared, so that a carriage return in one
+    // (which splits lines for the differ) is shown in place rather than taken for a line end.
+    let pairs: Vec<Pair> = pairs.iter().map(shown).collect();
     let text = if args.stat {
         stat(&pairs)
     } else if args.word {
@@ -71,6 +72,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         pairs.iter().map(|p| unified(p, paint)).collect()
     };
     out(&text)
+}
+
+/// `pair` as a terminal may show it (see [`anvil::term`]).
+fn shown(pair: &Pair) -> Pair {
+    let side = |s: &Option<(String, String)>| {
+        s.as_ref()
+            .map(|(l, t)| (visible(l).into_owned(), visible(t).into_owned()))
+    };
+    Pair {
+        name: visible(&pair.name).into_owned(),
+        a: side(&pair.a),
+        b: side(&pair.b),
+    }
 }
 
 fn unified(pair: &Pair, paint: Paint) -> String {

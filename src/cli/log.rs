@@ -2,9 +2,10 @@
 
 use anvil::history::{self, Entry, LineHistory};
 use anvil::record::Record;
+use anvil::term::visible;
 
 use super::view::{self, Paint};
-use super::{CliError, Ctx, out};
+use super::{CliError, Ctx};
 
 /// Show every debate, newest first, with its lines drawn as a graph (where each line branched
 /// off and with which steering), phase by phase: round, role, first line of text, time.
@@ -24,56 +25,76 @@ pub struct Args {
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
+
+    /// Never page the output (by default a terminal gets $ANVIL_PAGER, $PAGER or `less`).
+    #[arg(long)]
+    no_pager: bool,
 }
 
+/// The debates are ordered from one pass over the refs (tip times come from the commit-graph
+/// once the record is maintained), then loaded, drawn and written one at a time: the first
+/// screen reads only the debates it shows, and `--all` holds one debate in memory at once.
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let listed = record.lines()?;
-    let all = history::debates_newest_first_of(&record, &listed)?;
     let (shown, more): (Vec<String>, usize) = match &args.debate {
         Some(name) => {
             let line = view::line(ctx, &home, &record, Some(name))?;
             (vec![line.debate], 0)
         }
         None => {
+            let all = anvil::revision::debates_by_activity(&record)?;
             let take = if args.all { all.len() } else { args.limit };
             let shown = all.iter().take(take).map(|(d, _)| d.clone()).collect();
             (shown, all.len().saturating_sub(take))
         }
     };
-    let mut debates = Vec::new();
-    for debate in &shown {
-        debates.push(history::load_debate_of(&record, &listed, debate)?);
-    }
+    let mut output = super::pager::Output::start(!args.no_pager);
     if args.json {
-        let list: Vec<serde_json::Value> = debates
-            .iter()
-            .map(|lines| to_json(&record, lines))
-            .collect::<Result<_, _>>()?;
-        return out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({ "debates": list })).expect("JSON")
-        ));
+        output.write("{\n  \"debates\": [")?;
+        for (i, debate) in shown.iter().enumerate() {
+            let lines = history::load_debate(&record, debate)?;
+            let item = anvil::term::json(&to_json(&record, &lines)?);
+            let mut text = String::from(if i == 0 { "\n" } else { ",\n" });
+            for (j, line) in item.lines().enumerate() {
+                if j > 0 {
+                    text.push('\n');
+                }
+                text.push_str("    ");
+                text.push_str(line);
+            }
+            if !output.write(&text)? {
+                break;
+            }
+        }
+        output.write(if shown.is_empty() {
+            "]\n}\n"
+        } else {
+            "\n  ]\n}\n"
+        })?;
+        return output.finish();
     }
     let paint = Paint::stdout();
-    let mut text = String::new();
-    for (i, lines) in debates.iter().enumerate() {
+    for (i, debate) in shown.iter().enumerate() {
+        let lines = history::load_debate(&record, debate)?;
+        let mut text = render(&record, &lines, paint)?;
         if i > 0 {
-            text.push('\n');
+            text.insert(0, '\n');
         }
-        text.push_str(&render(&record, lines, paint)?);
+        if !output.write(&text)? {
+            return output.finish();
+        }
     }
-    if debates.is_empty() {
-        text.push_str("no debates yet; start one with `anvil start \"QUESTION\"`\n");
+    if shown.is_empty() {
+        output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
     }
     if more > 0 {
-        text.push_str(&paint.dim(&format!(
+        output.write(&paint.dim(&format!(
             "\n… {more} older debate{} (`anvil log --all`)\n",
             if more == 1 { "" } else { "s" }
-        )));
+        )))?;
     }
-    out(&text)
+    output.finish()
 }
 
 /// One debate: a title, its setup, and the graph of its lines.
@@ -84,8 +105,8 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
     let state = history::state_at(record, main.tip)?;
     let mut text = format!(
         "{}  {}\n",
-        paint.bold(&paint.yellow(&main.line.debate)),
-        paint.bold(anvil::state::first_line(&state.setup.question))
+        paint.bold(&paint.yellow(&visible(&main.line.debate))),
+        paint.bold(&visible(anvil::state::first_line(&state.setup.question)))
     );
     text.push_str(&paint.dim(&format!(
         "{} · {} round{} · lines: {}\n",
@@ -94,7 +115,7 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
         if state.setup.rounds == 1 { "" } else { "s" },
         lines
             .iter()
-            .map(|h| h.line.line.as_str())
+            .map(|h| visible(&h.line.line))
             .collect::<Vec<_>>()
             .join(", ")
     )));
@@ -117,14 +138,14 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
         let tips = if tips.is_empty() {
             String::new()
         } else {
-            format!(" ({})", tips.join(", "))
+            format!(" ({})", visible(&tips.join(", ")))
         };
         let gist = gist(entry);
         let pad = 50usize.saturating_sub(gist.chars().count());
         text.push_str(&format!(
             "{graph}{} {:<18} {gist}{:pad$}  {}{}\n",
             paint.yellow(&view::short(&commit)),
-            what(entry),
+            visible(&what(entry)),
             "",
             paint.dim(&view::time(entry.time)),
             paint.cyan(&tips),
@@ -147,11 +168,12 @@ fn what(entry: &Entry) -> String {
     }
 }
 
+/// The gist of a phase, shown whatever the text holds (see [`anvil::term`]).
 fn gist(entry: &Entry) -> String {
     if entry.phase == "branch" {
         return format!(
             "from {} · steering: {}",
-            entry.trailer("Anvil-Branched-From").unwrap_or("?"),
+            visible(entry.trailer("Anvil-Branched-From").unwrap_or("?")),
             short_text(&entry.steering.join(" / "), 48)
         );
     }
@@ -165,9 +187,11 @@ fn gist(entry: &Entry) -> String {
     gist
 }
 
+/// `text` made visible and cut to `max` characters.
 fn short_text(text: &str, max: usize) -> String {
+    let text = visible(text);
     if text.chars().count() <= max {
-        text.to_owned()
+        text.into_owned()
     } else {
         let cut: String = text.chars().take(max - 1).collect();
         format!("{}…", cut.trim_end())

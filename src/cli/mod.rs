@@ -14,11 +14,14 @@ mod branch;
 mod cancel;
 mod completions;
 mod diff;
+mod gc;
 mod hook;
 mod init;
 mod install;
 mod log;
+mod pager;
 mod prompts;
+mod push;
 mod replay;
 mod report;
 mod resume;
@@ -60,6 +63,9 @@ enum Command {
     Replay(replay::Args),
     Report(report::Args),
     Serve(serve::Args),
+    Gc(gc::Args),
+    Push(push::Args),
+    Pull(push::PullArgs),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
@@ -99,26 +105,32 @@ impl Ctx {
     }
 
     /// The line a command is about: the one named, else this session's, else the only
-    /// active one.
+    /// active one. Only the named debates, or the active lines, are read.
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
-        let lines = anvil::debate::live_lines(home).map_err(CliError::from_display)?;
         if let Some(name) = name {
-            return match_line(name, &lines);
+            let debate = name.split_once('@').map_or(name, |(d, _)| d);
+            let lines = anvil::active::live_lines_with_prefix(home, debate)
+                .map_err(CliError::from_display)?;
+            return match_line(name, &lines).map_err(|e| {
+                if lines.is_empty() {
+                    e.hint("`anvil status --all` lists the debates here")
+                } else {
+                    e
+                }
+            });
         }
         if let Some(session) = self.session()
             && let Some(line) = home.bound_line(&session).map_err(CliError::from_display)?
         {
             return Ok(line);
         }
-        let active: Vec<&LineRef> = lines
-            .iter()
-            .filter(|l| {
-                anvil::state::State::load(&home.state_path(l))
-                    .is_ok_and(|s| !s.progress.status.is_over())
-            })
+        let active: Vec<LineRef> = anvil::active::lines(home)
+            .map_err(CliError::from_display)?
+            .into_iter()
+            .map(|(line, _)| line)
             .collect();
         match active.as_slice() {
-            [one] => Ok((*one).clone()),
+            [one] => Ok(one.clone()),
             [] => {
                 Err(CliError::new("no active debate")
                     .hint("start one with `anvil start \"QUESTION\"`"))
@@ -251,6 +263,18 @@ pub fn main() -> ExitCode {
         return finish(hook::run(&ctx, command));
     }
     let cli = Cli::parse();
+    // Commands that add to the record start its maintenance when it is due, detached, the
+    // way git runs `gc --auto` after the commands that write.
+    let writes = matches!(
+        cli.command,
+        Command::Start(_)
+            | Command::Run(_)
+            | Command::Branch(_)
+            | Command::Resume(_)
+            | Command::Cancel(_)
+            | Command::Answer(_)
+            | Command::Pull(_)
+    );
     let result = match cli.command {
         Command::Init(args) => init::run(&ctx, args),
         Command::Install(args) => install::run(&ctx, args),
@@ -271,10 +295,19 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay::run(&ctx, args),
         Command::Report(args) => report::run(&ctx, args),
         Command::Serve(args) => serve::run(&ctx, args),
+        Command::Gc(args) => gc::run(&ctx, args),
+        Command::Push(args) => push::run(&ctx, args),
+        Command::Pull(args) => push::run_pull(&ctx, args),
         Command::Prompts(command) => prompts::run(&ctx, command),
         Command::Completions(args) => completions::run(&ctx, args),
         Command::Hook(command) => hook::run(&ctx, command),
     };
+    if writes
+        && result.is_ok()
+        && let Some(home) = Home::find(&ctx.cwd)
+    {
+        anvil::maintenance::auto(&home.record_dir());
+    }
     finish(result)
 }
 

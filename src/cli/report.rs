@@ -33,7 +33,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let mut markdown = anvil::report::markdown(&state, &transcript);
     markdown.push_str(&branches(&record, &lines)?);
     match args.output {
-        None => out(&markdown),
+        // To a terminal the report is shown, never obeyed; a file keeps the text whole.
+        None => out(&anvil::term::visible(&markdown)),
         Some(path) => {
             let is_html = path
                 .extension()

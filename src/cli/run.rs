@@ -72,6 +72,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let mut usage = Usage::default();
     let mut prompt = started.prompt;
     let mut resume = false;
+    let allowed = allowed_tools(&state.setup, &anvil::install::program());
     loop {
         let child = spawn_claude(
             &claude,
@@ -80,6 +81,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             &session,
             resume,
             settings.as_ref().map(|f| f.path()),
+            &allowed,
             &args.claude_args,
         )?;
         let segment = watch(child, &home, &line, began)?;
@@ -103,12 +105,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     "Steered at the terminal by the human.\n\n<anvil-steering>{}</anvil-steering>",
                     steering.trim()
                 );
-                match anvil::debate::record_turn(&home, &line, state, &session, &text)? {
+                match anvil::debate::record_turn(&home, &line, &session, &text)? {
                     Reply::Block { prompt: next, .. } => {
                         prompt = next;
                         resume = true;
                     }
-                    Reply::Pause { .. } | Reply::Finish { .. } => break,
+                    _ => break,
                 }
             }
             (status, phase) => {
@@ -134,6 +136,30 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     out(&format!("{}\n", report.display()))
 }
 
+/// What the headless session may do without asking, which `claude -p` cannot: exactly what
+/// the debate needs. The project's own `permissions.allow` is no help here, since Claude Code
+/// ignores it in a workspace the user has not trusted (a fresh checkout, a CI run).
+///
+/// Claude Code matches a `Bash(PREFIX:*)` rule against the start of each command (each part
+/// of a command line joined with `&&`, `;` or `|` separately), so `Bash(anvil ask:*)` lets a
+/// debater run `anvil ask "…"` and nothing else. The prompts name the command `anvil`; the
+/// rule for the path this binary was started by covers a debater that copies it from a
+/// message, and `PATH` (see [`spawn_claude`]) makes `anvil` this very binary.
+fn allowed_tools(setup: &anvil::state::Setup, program: &str) -> Vec<String> {
+    let mut allowed = Vec::new();
+    if setup.autonomy > 0 {
+        allowed.push("Bash(anvil ask:*)".to_owned());
+        if program != "anvil" {
+            allowed.push(format!("Bash({program} ask:*)"));
+        }
+    }
+    if setup.research {
+        allowed.extend(["WebSearch".to_owned(), "WebFetch".to_owned()]);
+    }
+    allowed
+}
+
+#[allow(clippy::too_many_arguments)]
 fn spawn_claude(
     claude: &Path,
     cwd: &Path,
@@ -141,6 +167,7 @@ fn spawn_claude(
     session: &str,
     resume: bool,
     settings: Option<&Path>,
+    allowed: &[String],
     extra: &[String],
 ) -> Result<Child, CliError> {
     let mut command = Command::new(claude);
@@ -154,6 +181,14 @@ fn spawn_claude(
     if let Some(settings) = settings {
         command.arg("--settings").arg(settings);
     }
+    for rule in allowed {
+        // The flag once per rule: a rule holds spaces, and the flag takes a list of values.
+        command.arg("--allowedTools").arg(rule);
+    }
+    // `anvil` in a debater's command is this binary, wherever it was started from.
+    if let Some(path) = path_with_this_binary() {
+        command.env("PATH", path);
+    }
     command
         .args(extra)
         .current_dir(cwd)
@@ -165,6 +200,17 @@ fn spawn_claude(
         CliError::new(format!("cannot run {}: {e}", claude.display()))
             .hint("install Claude Code, or point --claude (or $ANVIL_CLAUDE_BIN) at it")
     })
+}
+
+/// `PATH` with the directory of the running binary first, or `None` when it cannot be told.
+fn path_with_this_binary() -> Option<std::ffi::OsString> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.to_owned();
+    let mut dirs = vec![dir];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).ok()
 }
 
 /// Follows one claude run to its end: progress on stderr, questions asked at the terminal.
@@ -183,7 +229,10 @@ fn watch(mut child: Child, home: &Home, line: &LineRef, began: Instant) -> Resul
         if let Some(state) = progress.look(home, line)
             && let Some(question) = state.question.as_ref().filter(|q| q.answer.is_none())
         {
-            let answer = read_line(&format!("The debater asks: {}\n> ", question.text))?;
+            let answer = read_line(&format!(
+                "The debater asks: {}\n> ",
+                anvil::term::visible(&question.text)
+            ))?;
             let answer = if answer.trim().is_empty() {
                 "(no answer; state your assumption)".to_owned()
             } else {
@@ -237,11 +286,15 @@ impl Progress {
         let planned = anvil::machine::planned_phases(&state.setup);
         let stamp = format!("[{:>5.1}s]", self.began.elapsed().as_secs_f64());
         for (step, label) in phases_between(home, &state, self.shown) {
+            let label = anvil::term::visible(&label);
             say(&format!("{stamp} {label} (phase {step} of {planned})"));
             self.shown = step;
         }
         let current = state.progress.step + 1;
-        let now = format!("{} (phase {current} of {planned})", state.standing());
+        let now = format!(
+            "{} (phase {current} of {planned})",
+            anvil::term::visible(&state.standing())
+        );
         if !state.progress.status.is_over() && (current > self.shown || now != self.last) {
             say(&format!("{stamp} {now}"));
             self.shown = self.shown.max(current);
@@ -305,4 +358,37 @@ fn new_session_id() -> String {
         0x8000 | (b >> 48 & 0x3fff),
         b & 0xffff_ffff_ffff
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(autonomy: u8, research: bool) -> anvil::state::Setup {
+        let mut setup: anvil::state::Setup = serde_json::from_value(
+            serde_json::json!({ "question": "Q?", "mode": "analyst", "rounds": 1 }),
+        )
+        .unwrap();
+        setup.autonomy = autonomy;
+        setup.research = research;
+        setup
+    }
+
+    #[test]
+    fn the_headless_session_may_run_only_what_the_debate_needs() {
+        assert!(allowed_tools(&setup(0, false), "anvil").is_empty());
+        assert_eq!(
+            allowed_tools(&setup(5, false), "anvil"),
+            ["Bash(anvil ask:*)"]
+        );
+        assert_eq!(
+            allowed_tools(&setup(1, true), "/opt/bin/anvil"),
+            [
+                "Bash(anvil ask:*)",
+                "Bash(/opt/bin/anvil ask:*)",
+                "WebSearch",
+                "WebFetch"
+            ]
+        );
+    }
 }

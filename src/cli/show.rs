@@ -53,15 +53,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "prompt": history::prompt(&record, entry)?,
             "state": history::read_text(&record, entry.commit, "state.md")?,
         });
-        return out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json).expect("JSON")
-        ));
+        return out(&format!("{}\n", anvil::term::json(&json)));
     }
     let paint = Paint::stdout();
     if args.state {
         let state = history::read_text(&record, entry.commit, "state.md")?.unwrap_or_default();
-        return out(&state);
+        return out(&anvil::term::visible(&state));
     }
     out(&view::render_entry(
         &record,

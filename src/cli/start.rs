@@ -238,8 +238,14 @@ pub fn create(
     .with_config(&config)
     .into_setup()
     .map_err(|e| CliError::from_display(e).usage())?;
-    let material =
-        anvil::context::gather(home, &ctx.cwd, &setup.inputs, anvil::context::MAX_BYTES)?;
+    let earlier = anvil::earlier::read(home, &ctx.cwd, &setup.inputs)?;
+    let material = anvil::context::gather(
+        home,
+        &ctx.cwd,
+        &setup.inputs,
+        earlier,
+        anvil::context::MAX_BYTES,
+    )?;
     let inputs = StartInputs {
         material,
         output_dir: config.output_dir.clone(),

@@ -25,23 +25,24 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     slash_safe(args.slash, || {
         let home = ctx.home()?;
-        let lines = match &args.line {
-            Some(name) => vec![ctx.resolve_line(&home, Some(name))?],
-            None => anvil::debate::live_lines(&home)?,
+        // Without --all only the active lines are read, through their index: a project's
+        // thousands of finished debates cost nothing here.
+        let states: Vec<State> = match &args.line {
+            Some(name) => vec![State::load(
+                &home.state_path(&ctx.resolve_line(&home, Some(name))?),
+            )?],
+            None if args.all => anvil::debate::live_lines(&home)?
+                .iter()
+                .map(|line| State::load(&home.state_path(line)))
+                .collect::<Result<_, _>>()?,
+            None => anvil::active::lines(&home)?
+                .into_iter()
+                .map(|(_, state)| state)
+                .collect(),
         };
-        let mut states = Vec::new();
-        for line in lines {
-            let state = State::load(&home.state_path(&line))?;
-            if args.all || args.line.is_some() || !state.progress.status.is_over() {
-                states.push(state);
-            }
-        }
         if args.json {
             let list: Vec<serde_json::Value> = states.iter().map(to_json).collect();
-            return out(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&list).expect("JSON")
-            ));
+            return out(&format!("{}\n", anvil::term::json(&list)));
         }
         if states.is_empty() {
             return out(if args.all {
@@ -59,7 +60,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 }
                 _ => s.standing(),
             };
-            text.push_str(&format!(
+            let shown = format!(
                 "{}@{}  {}  [{}]  {}\n    {}\n",
                 s.debate,
                 s.line,
@@ -70,7 +71,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     None => "waiting for a Claude session".to_owned(),
                 },
                 anvil::state::first_line(&s.setup.question)
-            ));
+            );
+            // No colour of ours here: the whole line is recorded text and is made visible.
+            text.push_str(&anvil::term::visible(&shown));
         }
         out(&text)
     })
@@ -88,7 +91,8 @@ fn to_json(s: &State) -> serde_json::Value {
         "rounds": s.setup.rounds,
         "step": s.progress.step,
         "session": s.session,
-        "question": s.question.as_ref().map(|q| q.text.clone()),
+        // A debater's open question (`anvil ask`); "question" is the debate's own.
+        "pending_question": s.question.as_ref().map(|q| q.text.clone()),
         "updated": s.updated,
     })
 }

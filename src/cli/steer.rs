@@ -28,15 +28,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
         let home = ctx.home()?;
         let line = ctx.resolve_line(&home, args.line.as_deref())?;
-        let state = anvil::state::State::load(&home.state_path(&line))?;
-        if state.progress.status.is_over() {
-            return Err(CliError::new(format!(
-                "{line} is {}; there is nothing to steer",
-                state.progress.status.name()
-            )));
-        }
-        let nanos = anvil::debate::now().as_nanosecond().unsigned_abs();
-        home.queue_steering(&line, text.trim(), nanos)?;
+        // Refused here, under the line's lock, when the steering could no longer be delivered.
+        anvil::debate::steer(&home, &line, &text)?;
         let message = format!("anvil: steering queued for {line}; it reaches the next phase\n");
         if slash {
             out(&message)

@@ -8,6 +8,7 @@ use anvil::history::{Entry, LineHistory};
 use anvil::home::{Home, LineRef};
 use anvil::record::Record;
 use anvil::revision::Resolved;
+use anvil::term::visible;
 
 use super::{CliError, Ctx};
 
@@ -38,15 +39,16 @@ pub fn current_line(ctx: &Ctx, home: &Home, record: &Record) -> Option<LineRef> 
 
 /// The line whose tip was committed last.
 pub fn newest_line(record: &Record) -> Option<LineRef> {
-    let lines = record.lines().ok()?;
-    lines
+    let debates = anvil::revision::debates_by_activity(record).ok()?;
+    let (debate, _) = debates.first()?;
+    let mut times = record.commit_times();
+    record
+        .lines_of_debate(debate)
+        .ok()?
         .into_iter()
-        .filter_map(|(d, l, tip)| {
-            let entry = anvil::history::read_entry(record, tip).ok()?;
-            Some((entry.time, d, l))
-        })
+        .filter_map(|(line, tip)| Some((times.of(tip).ok()?, line)))
         .max()
-        .map(|(_, d, l)| LineRef::new(d, l))
+        .map(|(_, line)| LineRef::new(debate, line))
 }
 
 /// Resolves a revision name against the current line.
@@ -79,12 +81,27 @@ pub fn line(
                 .hint("start one with `anvil start \"QUESTION\"`")
         });
     };
-    let all: Vec<LineRef> = record
-        .lines()?
-        .into_iter()
-        .map(|(d, l, _)| LineRef::new(d, l))
-        .collect();
-    super::match_line(name, &all)
+    // Only the debates the name can mean are read.
+    let debate = name.split_once('@').map_or(name, |(d, _)| d);
+    let exact = anvil::record::valid_name(debate) && !record.lines_of_debate(debate)?.is_empty();
+    let debates = if exact {
+        vec![debate.to_owned()]
+    } else {
+        record.debates_with_prefix(debate)?
+    };
+    let mut all = Vec::new();
+    for d in &debates {
+        for (l, _) in record.lines_of_debate(d)? {
+            all.push(LineRef::new(d, l));
+        }
+    }
+    super::match_line(name, &all).map_err(|e| {
+        if all.is_empty() {
+            e.hint("`anvil log` lists the debates in the record")
+        } else {
+            e
+        }
+    })
 }
 
 /// Colour for stdout: only on a terminal, never with `NO_COLOR`; `CLICOLOR_FORCE` forces it.
@@ -202,17 +219,18 @@ pub fn render_entry(
     paint: Paint,
 ) -> Result<String, CliError> {
     let mut out = String::new();
+    let heading = visible(&entry.heading()).into_owned();
     let title = if prompt {
-        format!("## Prompt for {}", entry.heading())
+        format!("## Prompt for {heading}")
     } else {
-        format!("## {}", entry.heading())
+        format!("## {heading}")
     };
     out.push_str(&paint.bold(&title));
     out.push('\n');
     out.push_str(&paint.dim(&format!(
         "{} · {} · commit {} · {}",
-        history.line,
-        anvil::compare::entry_label(entry),
+        visible(&history.line.to_string()),
+        visible(&anvil::compare::entry_label(entry)),
         short(&entry.commit),
         time(entry.time)
     )));
@@ -227,12 +245,13 @@ pub fn render_entry(
             None => describe(entry),
         }
     };
-    out.push_str(&markdown(body.trim_end(), paint));
+    // Recorded text is made visible before any colour of ours is put around it.
+    out.push_str(&markdown(&visible(body.trim_end()), paint));
     if !body.ends_with('\n') && !paint.on {
         out.push('\n');
     }
     for s in &entry.steering {
-        out.push_str(&paint.yellow(&format!("\n> **Steering:** {s}\n")));
+        out.push_str(&paint.yellow(&format!("\n> **Steering:** {}\n", visible(s))));
     }
     Ok(out)
 }

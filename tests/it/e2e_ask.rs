@@ -30,6 +30,9 @@ fn debater(turn: &Turn) -> Reply {
     }
 }
 
+/// The trusted case: the user's own project, where they accepted Claude Code's trust dialog,
+/// so `anvil install`'s `permissions.allow` (`Bash(anvil ask:*)`) lets the debater ask. The
+/// untrusted case, where Claude Code ignores that list, is `anvil run`'s (see `e2e_run`).
 #[test]
 fn a_debater_asks_and_the_answer_from_a_terminal_reaches_the_phase() {
     let project = Project::installed();
@@ -46,6 +49,7 @@ fn a_debater_asks_and_the_answer_from_a_terminal_reaches_the_phase() {
     let claude = Claude::new(&server, project.path(), &started.prompt)
         .session_id(&session)
         .path_prepend(anvil_dir())
+        .trusted()
         .timeout(Duration::from_secs(90))
         .spawn();
 

@@ -1,8 +1,11 @@
 //! `anvil run`: a whole debate headless through the real Claude Code CLI, steered at the
-//! terminal (stdin) at each interactive pause, without `anvil install`.
+//! terminal (stdin) at each interactive pause, without `anvil install`, in an untrusted
+//! workspace (a fresh HOME: Claude Code ignores the project's `permissions.allow` there).
 
 use std::io::Write;
 use std::process::Stdio;
+
+use serde_json::json;
 
 use crate::support::anvil::{Project, phase_text, turn_tag};
 use crate::support::claude::{ClaudeHome, claude_bin};
@@ -20,7 +23,6 @@ fn anvil_run_drives_a_debate_and_asks_for_steering_at_the_terminal() {
     let project = Project::new();
     let server = ModelServer::start(debater);
     let home = ClaudeHome::new();
-    home.trust(project.path());
     let mut child = project
         .command(&[
             "run",
@@ -104,5 +106,149 @@ fn anvil_run_drives_a_debate_and_asks_for_steering_at_the_terminal() {
         pause.trailer("Anvil-Steering"),
         Some("focus on migration cost")
     );
+    assert!(project.state_md(&debate).contains("status: done"));
+}
+
+const QUESTION: &str = "What budget do we have for a DBA this year?";
+
+/// Commands the advocate tries before it asks: neither is `anvil ask` alone, so both must be
+/// refused (the second would pass a rule matched against the whole line's start).
+const NOT_ALLOWED: [&str; 2] = ["anvil cancel", "anvil ask \"decoy?\" && anvil cancel"];
+
+/// How many tool results the conversation holds so far.
+fn tool_results_so_far(turn: &Turn) -> usize {
+    turn.body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_result")
+        .count()
+}
+
+/// The advocate of round 1 tries two commands it may not run, then asks the human with its
+/// Bash tool and argues with the answer; every other phase plays on.
+fn asking_debater(turn: &Turn) -> Reply {
+    let bash = |command: &str| {
+        Reply::tool_use(
+            "Bash",
+            json!({ "command": command, "description": "Ask the human" }),
+        )
+    };
+    if let Some((_, result, _)) = turn.tool_results().into_iter().next_back() {
+        return match tool_results_so_far(turn) {
+            n if n < NOT_ALLOWED.len() => bash(NOT_ALLOWED[n]),
+            n if n == NOT_ALLOWED.len() => bash(&format!("anvil ask \"{QUESTION}\"")),
+            _ => Reply::text(format!(
+                "ADVOCATE r1, knowing this ({}): hire one.",
+                result.trim()
+            )),
+        };
+    }
+    match turn_tag(turn) {
+        Some(tag) if tag.key() == "ADVOCATE r1" => bash(NOT_ALLOWED[0]),
+        Some(tag) => Reply::text(phase_text(&tag)),
+        None => Reply::text("hello"),
+    }
+}
+
+/// Issue 10's first defect: in an untrusted workspace `claude -p` refused the debater's
+/// `anvil ask` ("This command requires approval"), so the question never reached the human.
+#[test]
+fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer_back() {
+    let project = Project::installed();
+    let server = ModelServer::start(asking_debater);
+    let home = ClaudeHome::new();
+    let mut child = project
+        .command(&[
+            "run",
+            "Should we hire a DBA?",
+            "--rounds",
+            "1",
+            "--autonomy",
+            "5",
+        ])
+        .env("ANVIL_CLAUDE_BIN", claude_bin())
+        .env("HOME", home.path())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "test")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run anvil run");
+    // Answer as a human does: once the question is on the terminal.
+    let mut stdin = child.stdin.take().unwrap();
+    let stderr_pipe = child.stderr.take().unwrap();
+    let watcher = std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr_pipe)) {
+            let Ok(line) = line else { break };
+            if line.starts_with("The debater asks:") {
+                let _ = stdin.write_all(b"about 150k a year\n");
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        seen
+    });
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = watcher.join().unwrap();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+
+    // The question reached the terminal, and the answer reached the debater as the tool's result.
+    assert!(
+        stderr.contains(&format!("The debater asks: {QUESTION}")),
+        "{stderr}"
+    );
+    let results: Vec<(String, bool)> = server
+        .main_turns()
+        .iter()
+        .flat_map(|t| t.tool_results())
+        .map(|(_, text, error)| (text, error))
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(
+        results[2],
+        ("The human answered: about 150k a year".to_owned(), false),
+        "{stderr}"
+    );
+
+    // Nothing but `anvil ask` ran: the other commands were refused, not carried out.
+    for (result, error) in &results[..2] {
+        assert!(*error, "{result}");
+    }
+    assert!(!stderr.contains("decoy"), "{stderr}");
+
+    // And the record has the question, the answer, and a phase built on it.
+    let report = std::path::PathBuf::from(stdout.trim());
+    let debate = report.file_stem().unwrap().to_string_lossy().into_owned();
+    let commits = project.commits(&debate);
+    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+    assert_eq!(
+        phases,
+        [
+            "start",
+            "ask",
+            "answer",
+            "advocate",
+            "critic",
+            "synthesizer"
+        ]
+    );
+    assert_eq!(commits[1].trailer("Anvil-Question"), Some(QUESTION));
+    assert_eq!(
+        commits[2].trailer("Anvil-Answer"),
+        Some("about 150k a year")
+    );
+    let advocate = project.git(&[
+        "show",
+        &format!("{}:001-advocate.response.md", commits[3].id),
+    ]);
+    assert!(advocate.contains("about 150k a year"), "{advocate}");
     assert!(project.state_md(&debate).contains("status: done"));
 }

@@ -20,7 +20,6 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use anvil::home::LineRef;
-use anvil::state::State as LineState;
 
 use super::error::ApiError;
 use super::{App, data};
@@ -82,18 +81,6 @@ pub async fn debate(
     Ok(Json(view).into_response())
 }
 
-/// The live state of a line that must still be running for `what`.
-fn running(app: &App, line: &LineRef, what: &str) -> Result<LineState, ApiError> {
-    let state = LineState::load(&app.home.state_path(line)).map_err(ApiError::internal)?;
-    if state.progress.status.is_over() {
-        return Err(ApiError::conflict(format!(
-            "{line} is {}; there is nothing to {what}",
-            state.progress.status.name()
-        )));
-    }
-    Ok(state)
-}
-
 pub async fn steer(
     State(app): State<Arc<App>>,
     Path((debate, line)): Path<(String, String)>,
@@ -103,11 +90,7 @@ pub async fn steer(
     let response = blocking(move || {
         let line = data::line_ref(&app.home, &debate, &line)?;
         let text = non_empty(&text, "steering")?;
-        running(&app, &line, "steer")?;
-        let nanos = anvil::debate::now().as_nanosecond().unsigned_abs();
-        app.home
-            .queue_steering(&line, &text, nanos)
-            .map_err(ApiError::internal)?;
+        anvil::debate::steer(&app.home, &line, &text).map_err(ApiError::from_debate)?;
         Ok(json!({
             "line": line.to_string(),
             "text": text,

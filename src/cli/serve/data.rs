@@ -292,12 +292,12 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
         });
     }
     if let Ok(queued) = home.queued_steering(line) {
-        for (path, text) in queued {
+        for queued in queued {
             steering.push(Steering {
-                text,
+                time: queued_time(&queued.path),
+                text: queued.text,
                 state: "queued".into(),
                 round: None,
-                time: queued_time(&path),
             });
         }
     }
@@ -344,13 +344,13 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
     })
 }
 
-/// Queued steering files are named by the nanosecond they were queued at.
+/// When a steering file was queued: its modification time.
 fn queued_time(path: &std::path::Path) -> i64 {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.split('-').next())
-        .and_then(|n| n.parse::<u128>().ok())
-        .map_or(0, |n| (n / 1_000_000_000) as i64)
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// A bookkeeping commit in words.

@@ -5,9 +5,14 @@
 //! install it.
 //!
 //! Each run gets a clean environment: `PATH` (with any [`Claude::path_prepend`] dirs), a temporary
-//! `HOME` (a [`ClaudeHome`], whose `.claude.json` marks the working directory as trusted so project
-//! `permissions.allow` apply), `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY=test`,
+//! `HOME` (a [`ClaudeHome`]), `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY=test`,
 //! `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`, plus the test's own variables.
+//!
+//! The working directory is UNTRUSTED, as in every CI run and every fresh checkout: Claude Code
+//! then ignores the project's `permissions.allow` ("this workspace has not been trusted"), so
+//! what a test's Claude may run must come from the command line or `--settings`, exactly as for
+//! a user. [`Claude::trusted`] (or [`ClaudeHome::trust`]) opts in to the trusted case, for the
+//! tests that check it.
 //!
 //! [`ModelServer`]: super::model_server::ModelServer
 
@@ -188,6 +193,7 @@ pub struct Claude {
     session_id: Option<String>,
     settings: Option<Value>,
     timeout: Duration,
+    trusted: bool,
 }
 
 impl Claude {
@@ -204,7 +210,16 @@ impl Claude {
             session_id: None,
             settings: None,
             timeout: Duration::from_secs(60),
+            trusted: false,
         }
+    }
+
+    /// Marks the working directory as trusted in this run's HOME, as a user who accepted
+    /// Claude Code's trust dialog has it: the project's `permissions.allow` then apply. Only
+    /// for tests of the trusted case; every other run is untrusted.
+    pub fn trusted(mut self) -> Claude {
+        self.trusted = true;
+        self
     }
 
     /// Uses (and shares) `home` instead of a fresh one, e.g. to resume a session.
@@ -303,7 +318,9 @@ impl Claude {
 
     /// Starts Claude without waiting.
     pub fn spawn(self) -> RunningClaude {
-        self.home.trust(&self.cwd);
+        if self.trusted {
+            self.home.trust(&self.cwd);
+        }
         let mut child = self.command().spawn().unwrap_or_else(|e| {
             panic!(
                 "cannot start {}: {e}; {INSTALL_HINT}",

@@ -1,0 +1,371 @@
+//! Hostile text: what a model or a user writes never reaches a terminal raw (escape sequences
+//! are shown, not obeyed, while anvil's own colours stay), the hook reads Claude Code's
+//! transcript only as a bounded regular file, and the HTML report loads nothing remote.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::anvil::{Project, Run, anvil_bin};
+
+const S1: &str = "33333333-2222-4333-8444-555555555555";
+
+/// Each thing a terminal obeys: erase the screen, write the clipboard (OSC 52), a disguised
+/// link (OSC 8), a one-character CSI (C1), a bare carriage return, backspaces, a bell, DEL,
+/// another C0 control (vertical tab) and a right-to-left override.
+const HOSTILE: &str = "clear\x1b[2J clip\x1b]52;c;SGVsbG8=\x07 link\x1b]8;;https://evil.example/\x1b\\here\x1b]8;;\x1b\\ csi\u{9b}31m over\rwrite back\x08\x08 del\x7f vt\x0b rtl\u{202e}txt";
+
+/// How each of them must look once made visible.
+const SHOWN: &[&str] = &[
+    "\\x1b[2J",
+    "\\x1b]52;c;SGVsbG8=\\x07",
+    "\\x1b]8;;https://evil.example/\\x1b\\here",
+    "\\u{9b}31m",
+    "over\\x0dwrite",
+    "back\\x08\\x08",
+    "del\\x7f",
+    "vt\\x0b",
+    "rtl\\u{202e}txt",
+];
+
+/// Panics unless `text` holds nothing a terminal would obey other than anvil's own colours
+/// (`ESC [ digits ; m`) and CRLF line ends.
+fn assert_harmless(what: &str, text: &str) {
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\x1b' {
+            let mut j = i + 1;
+            assert_eq!(
+                chars.get(j),
+                Some(&'['),
+                "{what}: a raw ESC at {i}:\n{text:?}"
+            );
+            j += 1;
+            while chars
+                .get(j)
+                .is_some_and(|c| c.is_ascii_digit() || *c == ';')
+            {
+                j += 1;
+            }
+            assert_eq!(
+                chars.get(j),
+                Some(&'m'),
+                "{what}: an escape sequence that is not a colour at {i}:\n{text:?}"
+            );
+            i = j + 1;
+            continue;
+        }
+        let crlf = c == '\r' && chars.get(i + 1) == Some(&'\n');
+        let obeyed = (c.is_ascii_control() && c != '\n' && c != '\t' && !crlf)
+            || ('\u{80}'..='\u{9f}').contains(&c)
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c);
+        assert!(!obeyed, "{what}: raw {c:?} at {i}:\n{text:?}");
+        i += 1;
+    }
+}
+
+fn assert_shown(what: &str, text: &str) {
+    for shown in SHOWN {
+        assert!(
+            text.contains(shown),
+            "{what}: {shown} is not shown:\n{text}"
+        );
+    }
+}
+
+/// A project with a finished two-round debate on a hostile question, every phase hostile,
+/// and hostile steering delivered with round 2's critic.
+struct Hostile {
+    project: Project,
+}
+
+impl Hostile {
+    fn new() -> Hostile {
+        let project = Project::new();
+        let question = format!("Should we {HOSTILE}?");
+        project.start(&[&question, "--rounds", "2", "--session", S1]);
+        let h = Hostile { project };
+        for (i, role) in ["advocate", "critic", "advocate", "critic", "synthesis"]
+            .iter()
+            .enumerate()
+        {
+            if i == 3 {
+                h.anvil(&["steer", &format!("steer {HOSTILE}")], false).ok();
+            }
+            h.hook(&format!(
+                "{role} {i} says {HOSTILE}\nsecond line {HOSTILE} {i}"
+            ));
+        }
+        h
+    }
+
+    fn hook(&self, text: &str) -> Run {
+        let run = self.project.hook(&json!({
+            "session_id": S1,
+            "cwd": self.project.path(),
+            "stop_hook_active": true,
+            "last_assistant_message": text,
+        }));
+        run.ok()
+    }
+
+    /// `anvil ARGS`, with colours forced on or off.
+    fn anvil(&self, args: &[&str], colour: bool) -> Run {
+        let mut cmd = self.project.command(args);
+        cmd.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+        if colour {
+            cmd.env("CLICOLOR_FORCE", "1");
+        } else {
+            cmd.env("NO_COLOR", "1");
+        }
+        let out = cmd.output().expect("run anvil");
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+#[test]
+fn hostile_text_is_shown_not_obeyed_by_every_command_that_prints_it() {
+    let h = Hostile::new();
+    let commands: &[&[&str]] = &[
+        &["log"],
+        &["show", "round-1"],
+        &["show", "round-2/critic"],
+        &["show", "synthesis"],
+        &["show", "round-2/critic", "--prompt"],
+        &["show", "round-2", "--state"],
+        &["replay", "--delay", "0"],
+        &["replay", "--delay", "0", "--prompts"],
+        &["diff", "round-1", "round-2"],
+        &["diff", "round-1", "round-2", "--word"],
+        &["diff", "round-1", "round-2", "--stat"],
+        &["report"],
+        &["status", "--all"],
+    ];
+    for args in commands {
+        for colour in [false, true] {
+            let what = format!("anvil {} (colour {colour})", args.join(" "));
+            let run = h.anvil(args, colour).ok();
+            assert_harmless(&what, &run.stdout);
+            assert_harmless(&what, &run.stderr);
+            if args.contains(&"--prompt") {
+                // The prompt carries the steering, whose whitespace `anvil steer` evened out.
+                assert!(
+                    run.stdout.contains("\\x1b]52;c;"),
+                    "{what}:\n{}",
+                    run.stdout
+                );
+            } else if !args.contains(&"--stat") {
+                assert_shown(&what, &run.stdout);
+            }
+            // anvil's own colours stay where it paints (status and report paint nothing).
+            let paints = !matches!(args[0], "status" | "report")
+                && !args.contains(&"--state")
+                && !args.contains(&"--stat");
+            assert_eq!(
+                colour && paints,
+                run.stdout.contains("\x1b["),
+                "{what}: colours\n{}",
+                run.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn json_output_escapes_what_a_terminal_obeys_and_keeps_the_value() {
+    let h = Hostile::new();
+    for args in [
+        &["log", "--json"][..],
+        &["show", "round-1", "--json"],
+        &["diff", "round-1", "round-2", "--json"],
+        &["status", "--all", "--json"],
+    ] {
+        let run = h.anvil(args, true).ok();
+        assert_harmless(&args.join(" "), &run.stdout);
+        let value: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+        // The value a script reads keeps the text whole.
+        assert!(
+            value.to_string().contains("csi\u{9b}31m"),
+            "{}",
+            args.join(" ")
+        );
+    }
+    let show = h.anvil(&["show", "round-1", "--json"], false).ok();
+    let value: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    let response = value["response"].as_str().unwrap();
+    assert!(response.contains(HOSTILE), "{response:?}");
+}
+
+/// `anvil hook stop` with `input` on stdin, killed if it has not answered within `limit`.
+fn hook_with_limit(project: &Project, input: &serde_json::Value, limit: Duration) -> Run {
+    let mut child = Command::new(anvil_bin())
+        .args(["hook", "stop"])
+        .current_dir(project.path())
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let began = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the hook did not answer within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A debate bound to S1 that has handed out its first prompt (so the next stop records).
+fn bound_debate() -> (Project, String) {
+    let project = Project::new();
+    let started = project.start(&["Q?", "--rounds", "1", "--session", S1]);
+    (project, started.debate)
+}
+
+#[test]
+fn a_transcript_path_at_dev_zero_is_refused_and_the_hook_answers() {
+    let (project, debate) = bound_debate();
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "transcript_path": "/dev/zero" }),
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    // No text came: the prompt is handed out again and nothing is recorded.
+    assert!(
+        run.stdout.contains("\"decision\":\"block\""),
+        "{}",
+        run.describe()
+    );
+    assert_eq!(project.commits(&debate).len(), 1);
+}
+
+#[test]
+fn a_transcript_path_at_a_fifo_does_not_hang_the_hook() {
+    let (project, debate) = bound_debate();
+    let fifo = project.path().join("transcript.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    // Nobody ever writes to the FIFO: opening it for reading would block forever.
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "transcript_path": fifo }),
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    assert_eq!(project.commits(&debate).len(), 1);
+}
+
+#[test]
+fn the_last_assistant_text_is_read_from_the_end_of_a_large_transcript() {
+    let (project, debate) = bound_debate();
+    // 40 MB of earlier conversation, then the phase's text: only the tail is read.
+    let path = project.path().join("big.jsonl");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let filler =
+        json!({"type": "user", "message": {"role": "user", "content": "x".repeat(64 * 1024)}});
+    for _ in 0..640 {
+        writeln!(file, "{filler}").unwrap();
+    }
+    let last = json!({"type": "assistant", "message": {"id": "m1", "role": "assistant",
+        "content": [{"type": "text", "text": "ADVOCATE from the transcript's end"}]}});
+    writeln!(file, "{last}").unwrap();
+    file.flush().unwrap();
+    drop(file);
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "transcript_path": path }),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let commits = project.commits(&debate);
+    assert_eq!(commits.len(), 2, "{}", run.describe());
+    let response = project.git(&[
+        "show",
+        &format!("{}:001-advocate.response.md", commits[1].id),
+    ]);
+    assert_eq!(response.trim(), "ADVOCATE from the transcript's end");
+}
+
+#[test]
+fn a_five_megabyte_message_is_recorded_whole() {
+    let (project, debate) = bound_debate();
+    let mut text = String::with_capacity(5 * 1024 * 1024 + 64);
+    let mut n = 0;
+    while text.len() < 5 * 1024 * 1024 {
+        text.push_str(&format!("line {n}: the advocate goes on and on.\n"));
+        n += 1;
+    }
+    text.push_str("THE END");
+    let run = hook_with_limit(
+        &project,
+        &json!({ "session_id": S1, "cwd": project.path(), "last_assistant_message": text }),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let commits = project.commits(&debate);
+    assert_eq!(commits.len(), 2, "{}", run.describe());
+    let recorded = project.git_show_bytes(&debate, "001-advocate.response.md");
+    assert_eq!(recorded.len(), text.len());
+    assert!(recorded == text.as_bytes());
+}
+
+#[test]
+fn the_html_report_loads_nothing_remote_and_shows_images_as_links() {
+    let project = Project::new();
+    project.start(&["Q?", "--rounds", "1", "--session", S1]);
+    for text in [
+        "Advocate: see ![tracker](https://tracker.example/pixel.gif?u=1) and <img src=https://tracker.example/x.png>.",
+        "Critic: ![local](data:image/png;base64,AAAA) [a link](https://example.org/).",
+        "Synthesis: done.",
+    ] {
+        project
+            .hook(
+                &json!({ "session_id": S1, "cwd": project.path(), "last_assistant_message": text }),
+            )
+            .ok();
+    }
+    let out = project.path().join("report.html");
+    project.anvil(&["report", "-o", out.to_str().unwrap()]).ok();
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(!page.contains("<img"), "{page}");
+    let csp = page
+        .split("Content-Security-Policy\" content=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("a CSP");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(!csp.contains("https:") && !csp.contains("http:"), "{csp}");
+    assert!(!csp.contains("img-src"), "{csp}");
+    // The image is there as a link, with its alt text, so the reader can still follow it.
+    assert!(
+        page.contains("href=\"https://tracker.example/pixel.gif?u=1\""),
+        "{page}"
+    );
+    assert!(page.contains("tracker"), "{page}");
+    assert!(page.contains("href=\"https://example.org/\""), "{page}");
+}

@@ -1,0 +1,400 @@
+//! The record's guarantees under faults, with the built binary: a hook killed at any of its
+//! write points, a full disk, a leftover ref lock, live files put back by hand. Every time the
+//! next deliveries record each phase exactly once, `git fsck --strict` is clean and the debate
+//! runs to its synthesis.
+
+use serde_json::{Value, json};
+
+use crate::support::anvil::{Project, Run, Started, find_tag};
+
+const S1: &str = "11111111-1111-4111-8111-111111111111";
+
+fn input(project: &Project, message: &str) -> Value {
+    json!({
+        "session_id": S1,
+        "cwd": project.path(),
+        "hook_event_name": "Stop",
+        "stop_hook_active": true,
+        "last_assistant_message": message,
+    })
+}
+
+/// The hook with `message`, and `ANVIL_FAULT_AT`/`ANVIL_FAULT` set when `fault` is given.
+fn hook(project: &Project, message: &str, fault: Option<(u32, &str)>) -> Run {
+    let mut command = project.command(&["hook", "stop"]);
+    if let Some((at, kind)) = fault {
+        command
+            .env("ANVIL_FAULT_AT", at.to_string())
+            .env("ANVIL_FAULT", kind);
+    }
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the hook");
+    let stdin = input(project, message).to_string();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The key of the phase a block answer hands out, or what the hook said instead.
+fn next_key(run: &Run) -> String {
+    let Some(v) = run.json() else {
+        return format!("(silent) {}", run.describe());
+    };
+    match v["reason"].as_str().and_then(find_tag) {
+        Some(tag) => tag.key(),
+        None => format!("(message) {v}"),
+    }
+}
+
+fn system_message(run: &Run) -> String {
+    run.json().expect("an answer")["systemMessage"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn start(project: &Project, rounds: &str) -> Started {
+    project.start(&[
+        "Should we adopt GraphQL?",
+        "--rounds",
+        rounds,
+        "--session",
+        S1,
+    ])
+}
+
+/// The record of a finished 1-round debate holds each phase once, and so do the live files
+/// and the report.
+fn assert_recorded_once(project: &Project, started: &Started, texts: &[&str], context: &str) {
+    project.assert_fsck_clean();
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect();
+    assert_eq!(
+        phases,
+        ["start", "advocate", "critic", "synthesizer"],
+        "{context}"
+    );
+    let transcript = project.transcript_md(&started.debate);
+    let report = project.read(
+        project
+            .anvil_home()
+            .join("reports")
+            .join(format!("{}.md", started.debate)),
+    );
+    for (i, text) in texts.iter().enumerate() {
+        assert_eq!(
+            transcript.matches(text).count(),
+            1,
+            "{context}\n{transcript}"
+        );
+        // The report opens with the synthesis, then gives the whole debate.
+        let expected = if i + 1 == texts.len() { 2 } else { 1 };
+        assert_eq!(
+            report.matches(text).count(),
+            expected,
+            "{context}\n{report}"
+        );
+    }
+    let state = project.state_md(&started.debate);
+    assert!(state.contains("status: done"), "{context}\n{state}");
+    assert!(
+        !project
+            .line_dir(&started.debate, "main")
+            .join("incoming.md")
+            .exists(),
+        "{context}"
+    );
+    assert!(
+        !project.anvil_home().join("sessions").join(S1).exists(),
+        "{context}: the session is still bound"
+    );
+}
+
+/// Regression (issue 9, defect 1): a hook killed between its commit and `state.md`, then the
+/// same text again, recorded the phase twice.
+#[test]
+fn a_state_file_left_behind_by_a_kill_does_not_record_the_phase_twice() {
+    let project = Project::new();
+    let started = start(&project, "3");
+    let state_path = project.line_dir(&started.debate, "main").join("state.md");
+    let before = std::fs::read(&state_path).unwrap();
+    let first = hook(&project, "ADVOCATE r1: the case for.", None);
+    assert_eq!(next_key(&first), "CRITIC r1");
+    std::fs::write(&state_path, &before).unwrap();
+
+    let again = hook(&project, "ADVOCATE r1: the case for.", None);
+    assert_eq!(next_key(&again), "CRITIC r1");
+    let reason = |r: &Run| r.json().unwrap()["reason"].clone();
+    assert_eq!(reason(&again), reason(&first));
+    let advocates = project
+        .commits(&started.debate)
+        .iter()
+        .filter(|c| c.subject.starts_with("round 1 advocate"))
+        .count();
+    assert_eq!(advocates, 1);
+    assert!(
+        system_message(&again).contains("behind the record"),
+        "{}",
+        again.describe()
+    );
+
+    // And the next text is the next phase.
+    let next = hook(&project, "CRITIC r1: the case against.", None);
+    assert_eq!(next_key(&next), "ADVOCATE r2");
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect();
+    assert_eq!(phases, ["start", "advocate", "critic"]);
+    let transcript = project.transcript_md(&started.debate);
+    assert_eq!(transcript.matches("ADVOCATE r1: the case for.").count(), 1);
+    assert_eq!(
+        transcript.matches("CRITIC r1: the case against.").count(),
+        1
+    );
+    project.assert_fsck_clean();
+}
+
+/// Regression (issue 9, defect 2): a ref lock left by a kill wedged every later hook.
+#[test]
+fn a_leftover_ref_lock_is_removed_with_a_note_and_the_phase_recorded() {
+    let project = Project::new();
+    let started = start(&project, "1");
+    let lock = project
+        .record_dir()
+        .join(format!("refs/anvil/{}/main.lock", started.debate));
+    std::fs::write(&lock, "").unwrap();
+    let begun = std::time::Instant::now();
+    let run = hook(&project, "ADVOCATE r1", None);
+    assert_eq!(next_key(&run), "CRITIC r1");
+    assert!(
+        system_message(&run).contains("main.lock"),
+        "{}",
+        run.describe()
+    );
+    assert!(!lock.exists());
+    // Not waited for: a second is far more than a hook needs, far less than the old 3.75 s.
+    assert!(begun.elapsed() < std::time::Duration::from_secs(3));
+
+    // `anvil cancel` too.
+    std::fs::write(&lock, "").unwrap();
+    let cancel = project.anvil(&["cancel", &started.debate]).ok();
+    assert!(cancel.stderr.contains("main.lock"), "{}", cancel.describe());
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect();
+    assert_eq!(phases, ["start", "advocate", "cancel"]);
+    project.assert_fsck_clean();
+}
+
+/// Runs a 1-round debate whose `faulty`-th delivery (0: advocate, 2: synthesis) fails at its
+/// `at`-th write point; returns `false` when the hook has fewer write points than that.
+fn run_with_fault(faulty: usize, at: u32, kind: &str) -> bool {
+    let project = Project::new();
+    let started = start(&project, "1");
+    let texts = [
+        "ADVOCATE r1: yes.",
+        "CRITIC r1: no.",
+        "SYNTHESIS: it depends.",
+    ];
+    let next = ["CRITIC r1", "SYNTHESIS"];
+    let context = format!("fault {kind} at point {at} of delivery {faulty}");
+    for (i, text) in texts.iter().enumerate() {
+        if i == faulty {
+            let run = hook(&project, text, Some((at, kind)));
+            if !run.stderr.contains("fault injected") {
+                // The hook got through all its write points: there is no point `at`.
+                assert_eq!(run.code, Some(0), "{context}: {}", run.describe());
+                return false;
+            }
+            if kind == "full" {
+                let message = system_message(&run);
+                assert!(
+                    message.contains("disk is full") || message.contains("no space"),
+                    "{context}: {message}"
+                );
+            } else {
+                assert_ne!(run.code, Some(0), "{context}: {}", run.describe());
+            }
+        }
+        let run = hook(&project, text, None);
+        match next.get(i) {
+            Some(key) => assert_eq!(next_key(&run), *key, "{context}"),
+            None => assert!(
+                run.json().is_some() && system_message(&run).contains("is done"),
+                "{context}: {}",
+                run.describe()
+            ),
+        }
+        project.assert_fsck_clean();
+    }
+    assert_recorded_once(&project, &started, &texts, &context);
+    true
+}
+
+#[test]
+fn a_hook_killed_at_any_write_point_records_every_phase_once() {
+    for faulty in [0, 2] {
+        let mut at = 1;
+        while run_with_fault(faulty, at, "abort") {
+            at += 1;
+        }
+        // A phase with a commit has at least: its objects, the ref, the transcript, the state.
+        assert!(at > 8, "only {} write points were found", at - 1);
+    }
+}
+
+#[test]
+fn a_full_disk_at_any_write_point_loses_nothing_and_records_every_phase_once() {
+    for faulty in [0, 2] {
+        let mut at = 1;
+        while run_with_fault(faulty, at, "full") {
+            at += 1;
+        }
+        assert!(at > 8, "only {} write points were found", at - 1);
+    }
+}
+
+#[test]
+fn hostile_voices_and_model_text_keep_the_record_fsck_clean() {
+    let project = Project::new();
+    let started = project.start(&[
+        "Who pays?",
+        "--stakeholders",
+        "Customers >1k seats,Finance <CFO>,Ops",
+        "--session",
+        S1,
+    ]);
+    for text in [
+        "STAKEHOLDER 1\0 with a NUL and \u{1b}[2J an escape",
+        "\n\nSTAKEHOLDER 2 <b>bold</b>",
+        "STAKEHOLDER 3",
+        "SYNTHESIS",
+    ] {
+        hook(&project, text, None).ok();
+    }
+    project.assert_fsck_clean();
+    let commits = project.commits(&started.debate);
+    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+    assert_eq!(
+        phases,
+        [
+            "start",
+            "stakeholder",
+            "stakeholder",
+            "stakeholder",
+            "synthesizer"
+        ]
+    );
+    assert_eq!(commits[1].author, "Customers ›1k seats");
+    assert_eq!(
+        commits[1].trailer("Anvil-Voice"),
+        Some("Customers >1k seats")
+    );
+    assert_eq!(commits[2].author, "Finance ‹CFO›");
+    assert!(!commits[1].subject.contains('\0'));
+    // The text itself is kept whole in the tree.
+    let response = project.git(&[
+        "show",
+        &format!("{}:001-stakeholder.response.md", commits[1].id),
+    ]);
+    assert_eq!(
+        response,
+        "STAKEHOLDER 1\0 with a NUL and \u{1b}[2J an escape"
+    );
+}
+
+#[test]
+fn a_persona_with_a_newline_and_long_free_text_names_never_break_a_debate() {
+    let project = Project::new();
+    let long_persona = "a veteran operator ".repeat(20);
+    let long_focus = "the cost of running it at scale, ".repeat(130);
+    assert!(long_persona.len() > 255 && long_focus.len() > 4000);
+    // An override directory exists, so the loader looks for files named after them.
+    project
+        .anvil(&["prompts", "eject", "personas/free-text.md"])
+        .ok();
+    let started = project.start(&[
+        "Should we self-host?",
+        "--persona",
+        "Ops\nlead",
+        "--persona",
+        long_persona.trim(),
+        "--focus",
+        &long_focus,
+        "--session",
+        S1,
+    ]);
+    for (text, next) in [("PERSONA 1", "PERSONA"), ("PERSONA 2", "SYNTHESIS")] {
+        let run = hook(&project, text, None);
+        assert!(next_key(&run).starts_with(next), "{}", run.describe());
+    }
+    hook(&project, "SYNTHESIS", None).ok();
+    project.assert_fsck_clean();
+    let commits = project.commits(&started.debate);
+    assert_eq!(commits.len(), 4, "{commits:#?}");
+    assert_eq!(commits[1].author, "Ops lead");
+    assert_eq!(commits[1].trailer("Anvil-Voice"), Some("Ops%0Alead"));
+}
+
+#[test]
+fn control_tokens_stay_out_of_the_transcript_and_the_next_prompt() {
+    let project = Project::new();
+    let started = project.start(&[
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "2",
+        "--interactive",
+        "--session",
+        S1,
+    ]);
+    hook(&project, "ADVOCATE r1", None).ok();
+    hook(&project, "CRITIC r1", None).ok();
+    let run = hook(
+        &project,
+        "Where we stand.\n\n<anvil-steering>none</anvil-steering>",
+        None,
+    );
+    let prompt = run.json().unwrap()["reason"].as_str().unwrap().to_owned();
+    assert!(!prompt.contains("steers this phase"), "{prompt}");
+    assert!(!prompt.contains("- none"), "{prompt}");
+    let run = hook(&project, "It is settled.\n\n<anvil-complete/>", None);
+    assert_eq!(next_key(&run), "SYNTHESIS");
+    hook(&project, "SYNTHESIS: adopt it.", None).ok();
+    let commits = project.commits(&started.debate);
+    assert_eq!(commits[3].phase(), "interactive-pause");
+    assert!(
+        commits[3].trailer("Anvil-Steering").is_none(),
+        "{commits:#?}"
+    );
+    let transcript = project.transcript_md(&started.debate);
+    assert!(!transcript.contains("anvil-complete"), "{transcript}");
+    assert!(transcript.contains("It is settled."), "{transcript}");
+    let report = project.read(
+        project
+            .anvil_home()
+            .join("reports")
+            .join(format!("{}.md", started.debate)),
+    );
+    assert!(!report.contains("anvil-complete"), "{report}");
+    // The raw response in the record keeps it.
+    let raw = project.git(&[
+        "show",
+        &format!("{}:004-advocate.response.md", commits[4].id),
+    ]);
+    assert!(raw.contains("<anvil-complete/>"), "{raw}");
+}
