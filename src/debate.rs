@@ -145,6 +145,7 @@ pub fn start_with(
         }
         let subject = format!("start: {}", crate::state::first_line(&state.setup.question));
         let mut change = Change::bookkeeping(state.clone(), "start", subject);
+        change.meta.round = 0;
         change.meta.session = session.map(str::to_owned);
         change.meta.next = Some(cue.role.name().into());
         change.files = std::iter::once((
@@ -555,6 +556,20 @@ fn reissue(
     state.session = Some(session.to_owned());
     state.informed_session = Some(session.to_owned());
     Ok(Plan::Live(Box::new(state), reply))
+}
+
+/// `line` is driven by `anvil run`, which asks the human at the terminal at interactive
+/// pauses (a fact about this machine, kept in the live state only).
+pub fn drive_headless(home: &Home, line: &LineRef) -> Result<(), DebateError> {
+    transaction::run(home, line, Options::default(), |current| {
+        let mut state = current.state()?;
+        if state.headless {
+            return Ok(Plan::Keep(()));
+        }
+        state.headless = true;
+        Ok(Plan::Live(Box::new(state), ()))
+    })?;
+    Ok(())
 }
 
 /// A session's context was compacted or cleared (Claude Code's SessionStart hook): it no

@@ -89,10 +89,11 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
     let Some((home, session)) = input.locate(cwd) else {
         return Answer::Silent;
     };
-    match drive(&home, session, &input) {
+    let answer = match drive(&home, session, &input) {
         Ok(answer) => answer,
         Err(failure) => Answer::Message(failure.message()),
-    }
+    };
+    crate::feedback::deliver(&home, session, answer)
 }
 
 /// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
@@ -101,12 +102,13 @@ pub fn session_start(stdin: &[u8], cwd: &Path) -> Answer {
     let Ok(input) = serde_json::from_slice::<HookInput>(stdin) else {
         return Answer::Silent;
     };
-    if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
-        return Answer::Silent;
-    }
     let Some((home, session)) = input.locate(cwd) else {
         return Answer::Silent;
     };
+    crate::feedback::register_start(&home, session, &input);
+    if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
+        return Answer::Silent;
+    }
     match debate::forget_session(&home, session) {
         Ok(()) => Answer::Silent,
         Err(e) => Answer::Message(format!("anvil: {e}")),

@@ -16,6 +16,7 @@ pub mod debate;
 pub mod doctor;
 pub mod earlier;
 pub mod fault;
+pub mod feedback;
 pub mod fsutil;
 pub mod graph;
 pub mod history;
