@@ -360,12 +360,19 @@ impl Record {
                 builder.permissions(std::fs::Permissions::from_mode(0o444));
             }
             // The fan-out folders are made with the record; one may be missing from a record
-            // that git wrote or packed.
-            let file = match builder.tempfile_in(&fan_dir) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    std::fs::create_dir_all(&fan_dir).and_then(|()| builder.tempfile_in(&fan_dir))
+            // that git wrote or packed, and `git gc` (anvil gc) removes the ones it empties,
+            // possibly right after this writer made one again: made again, a few times.
+            let mut attempts = 0;
+            let file = loop {
+                match builder.tempfile_in(&fan_dir) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempts < 10 => {
+                        attempts += 1;
+                        if let Err(e) = std::fs::create_dir_all(&fan_dir) {
+                            break Err(e);
+                        }
+                    }
+                    other => break other,
                 }
-                other => other,
             };
             file.and_then(|mut file| {
                 crate::fault::point("writing an object")?;
