@@ -252,15 +252,10 @@ pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateErr
 
 /// Is an `anvil ask` process still waiting on this line?
 fn waiter_alive(home: &Home, line: &LineRef) -> bool {
-    let Ok(Some(pid)) = crate::fsutil::read_optional(&waiter_path(home, line)) else {
-        return false;
-    };
-    let proc = std::path::Path::new("/proc");
-    if proc.is_dir() {
-        proc.join(pid.trim()).exists()
-    } else {
-        true
-    }
+    matches!(
+        crate::fsutil::read_optional(&waiter_path(home, line)),
+        Ok(Some(pid)) if crate::fsutil::process_alive(&pid)
+    )
 }
 
 #[cfg(test)]
