@@ -536,7 +536,7 @@ fn run_starts_a_headless_run_once_and_refuses_a_finished_line() {
     let slow = bin.path().join("claude");
     std::fs::write(&slow, "#!/bin/sh\nexec sleep 60\n").unwrap();
     std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", slow.as_os_str())]);
+    let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", slow.clone().into())]);
 
     let line = served.get(&format!("/api/debates/{debate}")).json()["lines"][0].clone();
     assert_eq!(
@@ -598,7 +598,7 @@ fn run_starts_a_headless_run_once_and_refuses_a_finished_line() {
 fn a_run_that_cannot_start_claude_shows_as_failed() {
     let (project, started) = debate_after_round_1();
     let missing = project.path().join("no-such-claude");
-    let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", missing.as_os_str())]);
+    let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", missing.clone().into())]);
     let res = served.post(
         &format!("/api/debates/{}/lines/main/run", started.debate),
         &json!({}),

@@ -26,7 +26,7 @@ impl Served {
 
     /// `anvil serve` with these variables added to its environment (the headless runs it
     /// starts inherit them: `ANVIL_CLAUDE_BIN`, the model server's address, a `HOME`).
-    pub fn start_with(project: &Project, env: &[(&str, &std::ffi::OsStr)]) -> Served {
+    pub fn start_with(project: &Project, env: &[(&str, std::ffi::OsString)]) -> Served {
         let mut command = project.command(&["serve"]);
         for (k, v) in env {
             command.env(k, v);
