@@ -97,7 +97,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     }
     .drive(prompt);
     let outcome = match &driven {
-        Ok(report) => Ok(format!("done; report at {}", report.display())),
+        Ok(report) => Ok(format!(
+            "done; report at {}",
+            report
+                .strip_prefix(home.project())
+                .unwrap_or(report)
+                .display()
+        )),
         Err(e) => Err(e.message.clone()),
     };
     if let Err(e) = anvil::headless::finish(&home, &line, pid, outcome) {
