@@ -30,6 +30,7 @@ pub mod maintenance;
 pub mod markers;
 pub mod options;
 pub mod prompt;
+pub mod provenance;
 pub mod record;
 pub mod remote;
 pub mod report;
