@@ -19,6 +19,7 @@ pub mod fault;
 pub mod feedback;
 pub mod fsutil;
 pub mod graph;
+pub mod headless;
 pub mod history;
 pub mod home;
 pub mod hook;

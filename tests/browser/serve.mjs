@@ -5,7 +5,8 @@
 //
 // Environment: SERVE_URL (the URL anvil serve printed), ANVIL_BIN, PROJECT, DEBATE, SESSION
 // (the session the debate is bound to), FEEDBACK_SESSION (a registered session without a
-// debate), CHROMIUM, SCREENSHOTS (a directory).
+// debate), CHROMIUM, SCREENSHOTS (a directory). The server was started with a Claude Code CLI
+// and a scripted model in its environment, for the headless run it starts.
 
 import { chromium } from "playwright-core";
 import { execFileSync, spawn } from "node:child_process";
@@ -158,12 +159,26 @@ try {
     "the page shows how to continue the branch");
   const log = anvil(["log", `${DEBATE}@keep-go`]);
   check(log.includes("Assume we keep the Go service"), "the branch is in anvil log");
+  // ... and the page offers to run it headless: anvil serve starts `anvil run --line`.
+  await branchPoint.getByRole("button", { name: "Run headless" }).click();
+  await branchPoint.getByRole("link", { name: `follow ${DEBATE}@keep-go` }).waitFor();
   await page.locator("#tree").getByRole("link", { name: "keep-go" }).waitFor();
   await page.locator("#tree").getByRole("link", { name: "keep-go" }).click();
   await page.locator("#tree .depth-1").waitFor();
   check((await page.locator("#tree").innerText()).includes("Assume we keep the Go service"),
     "the tree shows where the branch came from and its steering");
   await page.screenshot({ path: path.join(SHOTS, "branch.png"), fullPage: true });
+  // The headless run's phases come in live, to its synthesis and its end.
+  const sameDocument = await page.evaluate(() => { window.__runPage = true; return true; });
+  await page.locator("#headless-status.done").waitFor({ timeout: 120000 });
+  check((await page.locator("#headless-status").innerText()).includes("Headless run finished"),
+    "the page shows the headless run's end");
+  await page.locator("#synthesis").getByText(`SYNTHESIS of ${DEBATE}@keep-go`).waitFor();
+  check(sameDocument && await page.evaluate(() => window.__runPage === true),
+    "the run's phases and its end came without a reload");
+  check(await page.getByRole("button", { name: "Run headless" }).count() === 0,
+    "a finished line offers no run");
+  await page.screenshot({ path: path.join(SHOTS, "headless.png"), fullPage: true });
 
   // Compare: two rounds side by side, word by word.
   await page.goto(`${BASE}/debates/${DEBATE}/compare?a=${DEBATE}@main:round-1&b=${DEBATE}@main:round-2`);

@@ -501,3 +501,111 @@ fn a_recorded_phase_is_an_event_on_the_stream() {
     let change: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(change, json!({"kind": "debate", "debate": started.debate}));
 }
+
+/// The line's `headless` as the API shows it, once `done` says it is there.
+fn wait_for_headless(
+    served: &Served,
+    debate: &str,
+    line: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let view = served.get(&format!("/api/debates/{debate}")).json();
+        let line = view["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == line)
+            .cloned()
+            .unwrap_or(Value::Null);
+        if done(&line["headless"]) {
+            return line;
+        }
+        assert!(Instant::now() < deadline, "never came: {line:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn run_starts_a_headless_run_once_and_refuses_a_finished_line() {
+    let (project, started) = debate_after_round_1();
+    let debate = &started.debate;
+    // A "claude" that never answers: the run stays running until the test ends it.
+    let bin = tempfile::tempdir().unwrap();
+    let slow = bin.path().join("claude");
+    std::fs::write(&slow, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", slow.clone().into())]);
+
+    let line = served.get(&format!("/api/debates/{debate}")).json()["lines"][0].clone();
+    assert_eq!(
+        (&line["runnable"], &line["headless"]),
+        (&json!(true), &Value::Null)
+    );
+    let path = format!("/api/debates/{debate}/lines/main/run");
+    let res = served.post(&path, &json!({}));
+    assert_eq!(res.status, 202, "{}", res.body);
+    let reply = res.json();
+    let pid = reply["pid"].as_u64().unwrap();
+    let log = reply["log"].as_str().unwrap().to_owned();
+    assert!(
+        log.starts_with(".anvil/runs/") && log.ends_with(".log"),
+        "{log}"
+    );
+
+    // Shown as running; a second start is a conflict; bad bodies and unknown lines are refused.
+    let line = wait_for_headless(&served, debate, "main", |h| h["state"] == "running");
+    assert_eq!(line["headless"]["pid"], pid);
+    assert_eq!(line["runnable"], false);
+    let again = served.post(&path, &json!({})).error(409);
+    assert!(again.contains("already running headless"), "{again}");
+    served.post(&path, &json!({"text": "x"})).error(400);
+    served
+        .post(&format!("/api/debates/{debate}/lines/nope/run"), &json!({}))
+        .error(404);
+    // The run's progress goes to its log, and it took the line over with a session of its own.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !project.read(&log).contains("running") {
+        assert!(Instant::now() < deadline, "{}", project.read(&log));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        project
+            .read(&log)
+            .contains(&format!("anvil: running {debate}@main"))
+    );
+
+    // Stopped from outside (its process group): the page says it stopped, and it can run again.
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .status();
+    let line = wait_for_headless(&served, debate, "main", |h| h["state"] == "stopped");
+    assert_eq!(line["runnable"], true);
+
+    // A finished line cannot run.
+    served
+        .post(
+            &format!("/api/debates/{debate}/lines/main/cancel"),
+            &json!({}),
+        )
+        .json();
+    let over = served.post(&path, &json!({})).error(409);
+    assert!(over.contains("cancelled"), "{over}");
+}
+
+#[test]
+fn a_run_that_cannot_start_claude_shows_as_failed() {
+    let (project, started) = debate_after_round_1();
+    let missing = project.path().join("no-such-claude");
+    let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", missing.clone().into())]);
+    let res = served.post(
+        &format!("/api/debates/{}/lines/main/run", started.debate),
+        &json!({}),
+    );
+    assert_eq!(res.status, 202, "{}", res.body);
+    let line = wait_for_headless(&served, &started.debate, "main", |h| h["state"] == "failed");
+    let message = line["headless"]["message"].as_str().unwrap();
+    assert!(message.contains("cannot run"), "{message}");
+    assert_eq!(line["runnable"], true);
+}

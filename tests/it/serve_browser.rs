@@ -2,6 +2,8 @@
 //! (headless, through npm's playwright-core) against `anvil serve`, playing the person at the
 //! page and the Claude session at the hook. Screenshots land in target/screenshots/.
 //!
+//! "Run headless" starts a real `claude -p` (the Claude Code CLI against a scripted model).
+//!
 //! Chromium is `$ANVIL_CHROMIUM`, else /usr/bin/chromium; `.ci/run` installs it. Without it
 //! the test fails and says how to install it: it never skips.
 
@@ -10,7 +12,9 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::support::anvil::{Project, anvil_bin};
+use crate::support::anvil::{Project, anvil_bin, phase_text, turn_tag};
+use crate::support::claude::{ClaudeHome, claude_bin};
+use crate::support::model_server::{ModelServer, Reply};
 use crate::support::serve::Served;
 
 const S1: &str = "b0b0b0b0-0000-4000-8000-000000000001";
@@ -78,7 +82,24 @@ fn the_room_in_a_real_browser() {
         )
         .ok();
 
-    let served = Served::start(&project);
+    // For "Run headless": the server's runs use the real Claude Code CLI against a scripted
+    // model, from a fresh (untrusted) HOME.
+    let model = ModelServer::start(|turn| match turn_tag(turn) {
+        Some(tag) => Reply::text(phase_text(&tag)),
+        None => Reply::text("hello"),
+    });
+    let home = ClaudeHome::new();
+    let served = Served::start_with(
+        &project,
+        &[
+            ("ANVIL_CLAUDE_BIN", claude_bin().into()),
+            ("HOME", home.path().into()),
+            ("ANTHROPIC_BASE_URL", model.base_url().into()),
+            ("ANTHROPIC_API_KEY", "test".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+        ],
+    );
     let shots = repo().join("target/screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let out = Command::new("node")
@@ -102,7 +123,7 @@ fn the_room_in_a_real_browser() {
         out.status
     );
     for name in [
-        "list", "debate", "question", "branch", "compare", "sessions",
+        "list", "debate", "question", "branch", "headless", "compare", "sessions",
     ] {
         let png = std::fs::read(shots.join(format!("{name}.png"))).unwrap();
         assert!(
@@ -121,5 +142,12 @@ fn the_room_in_a_real_browser() {
     assert_eq!(
         commits[3].trailers_named("Anvil-Steering"),
         ["Weigh the hiring cost of Rust developers"]
+    );
+    // The branch the page ran headless reached its synthesis in the record.
+    let run = project.line_commits(&started.debate, "keep-go");
+    assert_eq!(
+        run.last().map(|c| c.phase()),
+        Some("synthesizer"),
+        "{run:#?}"
     );
 }

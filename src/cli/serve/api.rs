@@ -156,6 +156,32 @@ pub async fn cancel(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct Nothing {}
+
+/// Runs the line headless (`anvil run --line`), as a child process that outlives the request.
+pub async fn run(
+    State(app): State<Arc<App>>,
+    Path((debate, line)): Path<(String, String)>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let Nothing {} = body(bytes)?;
+    let response = blocking(move || {
+        let line = data::line_ref(&app.home, &debate, &line)?;
+        let run = super::runs::launch(&app, &line)?;
+        Ok(json!({
+            "line": line.to_string(),
+            "state": "running",
+            "pid": run.pid,
+            "log": run.log,
+            "message": "running headless — its phases appear here as they are recorded",
+        }))
+    })
+    .await?;
+    Ok((StatusCode::ACCEPTED, Json(response)).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct BranchBody {
     from: String,
     steer: String,

@@ -63,6 +63,42 @@ pub struct LineView {
     pub tip: String,
     /// Seconds since the epoch of the line's newest commit.
     pub updated: i64,
+    /// The line's last headless run (`anvil run`), if it had one.
+    pub headless: Option<Headless>,
+    /// The line can be run headless now: it is not over and no `anvil run` drives it.
+    pub runnable: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Headless {
+    /// `running`, `done`, `failed`, or `stopped` (its process ended without a word).
+    pub state: String,
+    pub pid: u32,
+    /// Seconds since the epoch.
+    pub started: i64,
+    pub ended: Option<i64>,
+    /// The report's path, or what went wrong.
+    pub message: Option<String>,
+    /// Its log, relative to the project (runs started by the page).
+    pub log: Option<String>,
+}
+
+fn headless(run: anvil::headless::Run) -> Headless {
+    use anvil::headless::RunState;
+    let state = match run.state {
+        RunState::Running if run.is_live() => "running",
+        RunState::Running => "stopped",
+        RunState::Done => "done",
+        RunState::Failed => "failed",
+    };
+    Headless {
+        state: state.to_owned(),
+        pid: run.pid,
+        started: run.started,
+        ended: run.ended,
+        message: run.message,
+        log: run.log,
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -316,7 +352,13 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
             steering: e.steering.first().cloned().unwrap_or_default(),
             time: e.time,
         });
+    let headless = anvil::headless::load(home, line).map(headless);
+    let runnable = !state.progress.status.is_over()
+        && home.state_path(line).is_file()
+        && headless.as_ref().is_none_or(|h| h.state != "running");
     Ok(LineView {
+        headless,
+        runnable,
         name: line.line.clone(),
         status: state.progress.status.name().to_owned(),
         stage: stage(&state).to_owned(),

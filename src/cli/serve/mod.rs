@@ -23,6 +23,7 @@ mod error;
 mod guard;
 mod pages;
 mod render;
+mod runs;
 mod watch;
 
 /// Open the debate room in a browser: read and compare debates, watch them live, steer, answer
@@ -56,6 +57,8 @@ pub struct App {
     hosts: guard::Hosts,
     events: broadcast::Sender<watch::Change>,
     templates: minijinja::Environment<'static>,
+    /// Held while a headless run is checked and started, so two requests start one run.
+    launching: std::sync::Mutex<()>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
@@ -111,6 +114,7 @@ async fn serve(home: Home, ip: IpAddr, args: Args) -> Result<(), CliError> {
         },
         events,
         templates: pages::templates(),
+        launching: std::sync::Mutex::new(()),
     });
     if args.open {
         open_browser(&url);
@@ -127,6 +131,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/debates/{debate}/lines/{line}/steer", post(api::steer))
         .route("/debates/{debate}/lines/{line}/answer", post(api::answer))
         .route("/debates/{debate}/lines/{line}/cancel", post(api::cancel))
+        .route("/debates/{debate}/lines/{line}/run", post(api::run))
         .route("/debates/{debate}/branch", post(api::branch))
         .route("/sessions", get(api::sessions))
         .route("/sessions/{session}/feedback", post(api::feedback))

@@ -74,6 +74,7 @@ fn snapshot(home: &Home) -> Snapshot {
             line.hash(h);
             stat(&line_dir.join("state.md"), h);
             stat(&line_dir.join("transcript.md"), h);
+            stat(&line_dir.join("headless.json"), h);
             for (name, _) in children(&line_dir.join("steering")) {
                 name.hash(h);
             }

@@ -21,8 +21,17 @@ pub struct Served {
 
 impl Served {
     pub fn start(project: &Project) -> Served {
-        let mut child = project
-            .command(&["serve"])
+        Served::start_with(project, &[])
+    }
+
+    /// `anvil serve` with these variables added to its environment (the headless runs it
+    /// starts inherit them: `ANVIL_CLAUDE_BIN`, the model server's address, a `HOME`).
+    pub fn start_with(project: &Project, env: &[(&str, std::ffi::OsString)]) -> Served {
+        let mut command = project.command(&["serve"]);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

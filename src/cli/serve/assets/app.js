@@ -128,6 +128,8 @@
       for (const t of form.querySelectorAll("textarea, input:not([type=hidden])")) t.value = "";
       if (form.hasAttribute("data-branch")) {
         showBranch(form, status, reply);
+      } else if (form.classList.contains("run") && status && reply.line) {
+        status.replaceChildren(reply.message + " ");
       } else if (status) {
         status.textContent = reply.message || "done";
       }
@@ -153,7 +155,53 @@
     const code = document.createElement("pre");
     code.className = "command";
     code.textContent = reply.continue;
-    status.append(p, code);
+    // Or let anvil run it headless, its progress shown on the new line's page. (A button,
+    // not a form: it sits inside the branch form.)
+    const run = document.createElement("button");
+    run.type = "button";
+    run.textContent = "Run headless";
+    run.dataset.runApi = "/api/debates/" + encodeURIComponent(reply.debate) + "/lines/" +
+      encodeURIComponent(reply.line) + "/run";
+    const out = document.createElement("span");
+    out.className = "run-out";
+    out.setAttribute("role", "status");
+    status.append(p, code, run, out);
+    wireRun(run);
+  }
+
+  // "Run headless" of a new branch: starts the run, then links to the line's page.
+  function wireRun(button) {
+    button.addEventListener("click", async () => {
+      const out = button.nextElementSibling;
+      button.disabled = true;
+      out.textContent = " starting…";
+      try {
+        const res = await fetch(button.dataset.runApi, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "application/json", Authorization: "Bearer " + token },
+          body: "{}",
+        });
+        const reply = await res.json().catch(() => ({}));
+        if (!res.ok) {
+          out.textContent = " Error: " + (reply.error || res.status);
+          button.disabled = false;
+          return;
+        }
+        out.replaceChildren(" " + reply.message + " ", lineLink(reply.line));
+      } catch (e) {
+        out.textContent = " Error: " + e;
+        button.disabled = false;
+      }
+    });
+  }
+
+  function lineLink(name) {
+    const [d, l] = name.split("@");
+    const a = document.createElement("a");
+    a.href = "/debates/" + encodeURIComponent(d) + "?line=" + encodeURIComponent(l);
+    a.textContent = "follow " + name;
+    return a;
   }
 
   // Prompts are fetched when opened: they can be long.
@@ -178,6 +226,7 @@
       form.addEventListener("submit", (e) => submit(form, e));
     }
     for (const d of root.querySelectorAll("details[data-prompt-url]")) wirePrompt(d);
+    for (const b of root.querySelectorAll("button[data-run-api]")) wireRun(b);
   }
 
   wire(document);
