@@ -145,6 +145,7 @@ pub fn start_with(
         }
         let subject = format!("start: {}", crate::state::first_line(&state.setup.question));
         let mut change = Change::bookkeeping(state.clone(), "start", subject);
+        change.meta.round = 0;
         change.meta.session = session.map(str::to_owned);
         change.meta.next = Some(cue.role.name().into());
         change.files = std::iter::once((
@@ -231,6 +232,8 @@ pub struct Stop<'a> {
     pub claimed: bool,
     /// The session has seen the line's prompt (always, unless it has just claimed the line).
     pub seen: bool,
+    /// The model, tokens and duration of the turn, when the transcript tells them.
+    pub provenance: Option<&'a crate::provenance::Provenance>,
 }
 
 /// Handles one stop of `line`'s session: records the turn's text as the phase that is out
@@ -274,6 +277,7 @@ pub fn record_turn(
             text: Some(text),
             claimed: false,
             seen: true,
+            provenance: None,
         },
     )
 }
@@ -400,7 +404,7 @@ fn decide_stop(
     }
 
     let finished = &outcome.finished;
-    let meta = Meta {
+    let mut meta = Meta {
         debate: state.debate.clone(),
         line: state.line.clone(),
         phase: finished.role.name().into(),
@@ -417,6 +421,9 @@ fn decide_stop(
         }),
         ..Meta::default()
     };
+    if let Some(provenance) = stop.provenance {
+        provenance.write_to(&mut meta);
+    }
     let reply = match prompt {
         Some(prompt) if state.headless && state.progress.phase == Role::InteractivePause => {
             // `anvil run` asks the human itself: Claude stops until it has the answer.
@@ -549,6 +556,20 @@ fn reissue(
     state.session = Some(session.to_owned());
     state.informed_session = Some(session.to_owned());
     Ok(Plan::Live(Box::new(state), reply))
+}
+
+/// `line` is driven by `anvil run`, which asks the human at the terminal at interactive
+/// pauses (a fact about this machine, kept in the live state only).
+pub fn drive_headless(home: &Home, line: &LineRef) -> Result<(), DebateError> {
+    transaction::run(home, line, Options::default(), |current| {
+        let mut state = current.state()?;
+        if state.headless {
+            return Ok(Plan::Keep(()));
+        }
+        state.headless = true;
+        Ok(Plan::Live(Box::new(state), ()))
+    })?;
+    Ok(())
 }
 
 /// A session's context was compacted or cleared (Claude Code's SessionStart hook): it no

@@ -173,11 +173,29 @@ pub fn gc(record: &Path, only_if_needed: bool) -> Result<Option<Outcome>, Mainte
             message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
         });
     }
+    remove_empty_ref_folders(&record.join("refs/anvil"));
     drop(lock);
     Ok(Some(Outcome {
         before,
         after: footprint(record),
     }))
+}
+
+/// Takes away the folders that packing the refs left empty under `refs/anvil/` (one per
+/// debate), so that listing the refs does not open thousands of empty folders. A folder a
+/// hook is filling at that moment is not empty and stays; gix makes a ref lock's folders
+/// race-proof (it retries when a folder vanishes under it, as git's own cleanup may do).
+fn remove_empty_ref_folders(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            remove_empty_ref_folders(&entry.path());
+            // Fails, harmlessly, when the folder holds a ref.
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
 }
 
 /// Loose objects, packs and bytes on disk of the record.

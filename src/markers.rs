@@ -57,6 +57,20 @@ pub fn scan(text: &str) -> Markers {
 /// `text` without its completion markers (the ones that count: outside code), for what people
 /// read: the transcript and the report. A line left empty by the removal goes too.
 pub fn strip_complete(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = strip_once(text);
+    // Taking a marker out can change where code begins (a fence that followed it on its line
+    // now opens one), so a marker that was in code may count now: take it out too.
+    while scan(&out).complete {
+        let again = strip_once(&out).into_owned();
+        if again == out {
+            break;
+        }
+        out = again.into();
+    }
+    out
+}
+
+fn strip_once(text: &str) -> std::borrow::Cow<'_, str> {
     let lower = text.to_ascii_lowercase();
     if !text.contains('<') || !lower.contains(COMPLETE) {
         return text.into();
@@ -198,6 +212,46 @@ pub fn keeps_course(steering: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn cases() -> u32 {
+        std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(2048)
+    }
+
+    /// Text made of the pieces markers are made of, so that the interesting cases are common.
+    fn markup() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("<anvil-complete/>".to_owned()),
+            Just("< ANVIL-Complete / >".to_owned()),
+            Just("<anvil-steering>".to_owned()),
+            Just("</anvil-steering>".to_owned()),
+            Just("```\n".to_owned()),
+            Just("`".to_owned()),
+            Just("\n    ".to_owned()),
+            Just("\n".to_owned()),
+            "[a-z <>/é]{0,6}",
+        ];
+        prop::collection::vec(piece, 0..12).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+        #[test]
+        fn scanning_and_stripping_never_panic(text in prop_oneof![any::<String>(), markup()]) {
+            let markers = scan(&text);
+            let stripped = strip_complete(&text);
+            // What is left says nothing more about completion than before, and a text that
+            // counted as complete no longer does once stripped (nothing else changes).
+            prop_assert!(!scan(&stripped).complete || !markers.complete);
+            if !markers.complete {
+                prop_assert_eq!(stripped.as_ref(), text.as_str());
+            }
+        }
+    }
 
     #[test]
     fn finds_completion_in_prose() {

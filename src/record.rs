@@ -755,7 +755,7 @@ impl Record {
             .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))))
             .map_err(|source| RecordError::Ref {
                 name: name.clone(),
-                source: source.into(),
+                source,
             })?;
         Ok(())
     }

@@ -244,14 +244,19 @@ fn current(
     notes: &mut Vec<String>,
 ) -> Result<State, DebateError> {
     let path = home.state_path(line);
+    let mut headless = false;
     match State::load(&path) {
         Ok(live) if !rebuild && live.tip.as_deref() == Some(tip.to_string().as_str()) => {
             return Ok(live);
         }
-        Ok(live) if live.tip.is_some() && !rebuild => notes.push(format!(
-            "{line}'s live files were behind the record (a writer stopped half-way); brought forward"
-        )),
-        Ok(_) => {}
+        Ok(live) => {
+            headless = live.headless;
+            if live.tip.is_some() && !rebuild {
+                notes.push(format!(
+                    "{line}'s live files were behind the record (a writer stopped half-way); brought forward"
+                ));
+            }
+        }
         Err(StateError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) if rebuild => {
             let aside = path.with_extension("md.damaged");
@@ -267,20 +272,24 @@ fn current(
         }
         Err(e) => return Err(e.into()),
     }
-    roll_forward(home, record, line, tip)
+    roll_forward(home, record, line, tip, headless)
 }
 
 /// Rebuilds `line`'s live files from the record's commit `tip`.
+/// Whether `anvil run` drives the line is this machine's business, not the record's: it is
+/// kept from the live state being replaced.
 fn roll_forward(
     home: &Home,
     record: &Record,
     line: &LineRef,
     tip: ObjectId,
+    headless: bool,
 ) -> Result<State, DebateError> {
     let history = LineHistory::at(record, line, tip)?;
     let mut state = history::state_at(record, tip)?;
     // A line pulled from a remote may stand under another name than it was recorded with.
     state.line = line.line.clone();
+    state.headless |= headless;
     let text = history::transcript(record, &history, history.entries.len() - 1, &state)?;
     follow(
         home,
@@ -290,7 +299,6 @@ fn roll_forward(
         Transcript::Replace(text),
         false,
     )?;
-    let mut state = state;
     state.tip = Some(tip.to_string());
     Ok(state)
 }

@@ -1,6 +1,7 @@
 //! `anvil log`: the debates of this project and their lines, drawn as a graph.
 
 use anvil::history::{self, Entry, LineHistory};
+use anvil::provenance::Provenance;
 use anvil::record::Record;
 use anvil::term::visible;
 
@@ -25,6 +26,11 @@ pub struct Args {
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
+
+    /// Add what each phase cost (model, tokens, duration), with totals per line and per
+    /// debate.
+    #[arg(long)]
+    stats: bool,
 
     /// Never page the output (by default a terminal gets $ANVIL_PAGER, $PAGER or `less`).
     #[arg(long)]
@@ -78,6 +84,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     for (i, debate) in shown.iter().enumerate() {
         let lines = history::load_debate(&record, debate)?;
         let mut text = render(&record, &lines, paint)?;
+        if args.stats {
+            text.push_str(&stats(&lines, paint));
+        }
         if i > 0 {
             text.insert(0, '\n');
         }
@@ -154,6 +163,59 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
     Ok(text)
 }
 
+/// The cost of a debate: each phase that recorded one, then each line's own phases (not
+/// those it inherited), then the whole debate.
+pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
+    let (per_line, total) = costs(lines);
+    let entries = anvil::graph::entries(lines);
+    let mut text = paint.dim("cost per phase:\n");
+    for commit in anvil::graph::draw(lines).iter().filter_map(|r| r.commit) {
+        let entry = entries[&commit];
+        if let Some(p) = Provenance::read_from(&entry.meta) {
+            text.push_str(&format!(
+                "  {} {:<18} {}\n",
+                paint.yellow(&view::short(&commit)),
+                visible(&what(entry)),
+                visible(&p.summary())
+            ));
+        }
+    }
+    text.push_str(&paint.dim("cost per line:\n"));
+    for (line, p) in &per_line {
+        text.push_str(&format!(
+            "  {:<18} {}\n",
+            visible(line),
+            visible(&p.summary())
+        ));
+    }
+    text.push_str(&format!(
+        "{} {}\n",
+        paint.dim("debate total:"),
+        visible(&total.summary())
+    ));
+    text
+}
+
+/// Each line's own cost (the commits only it holds), and the debate's.
+fn costs(lines: &[LineHistory]) -> (Vec<(String, Provenance)>, Provenance) {
+    let entries = anvil::graph::entries(lines);
+    let mut total = Provenance::default();
+    let per_line = anvil::graph::segments(lines)
+        .into_iter()
+        .map(|segment| {
+            let mut sum = Provenance::default();
+            for commit in &segment.commits {
+                if let Some(p) = Provenance::read_from(&entries[commit].meta) {
+                    sum.add(&p);
+                }
+            }
+            total.add(&sum);
+            (segment.line, sum)
+        })
+        .collect();
+    (per_line, total)
+}
+
 /// `round 2 critic`, `synthesis`, `start`, `branch cost`.
 fn what(entry: &Entry) -> String {
     match entry.role {
@@ -204,6 +266,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
     };
     let state = history::state_at(record, main.tip)?;
     let segments = anvil::graph::segments(lines);
+    let (per_line, total) = costs(lines);
     let line_list: Vec<serde_json::Value> = lines
         .iter()
         .zip(&segments)
@@ -216,6 +279,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
                 "branched_from": first.and_then(|e| e.trailer("Anvil-Branched-From")),
                 "steering": first.filter(|e| e.phase == "branch").map(|e| e.steering.clone()),
                 "synthesis": h.synthesis().map(|i| h.entries[i].commit.to_string()),
+                "cost": per_line.iter().find(|(l, _)| *l == h.line.line).map(|(_, p)| p.to_json()),
             })
         })
         .collect();
@@ -237,6 +301,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
                 "subject": e.subject,
                 "author": e.author,
                 "time": e.time,
+                "provenance": Provenance::read_from(&e.meta).map(|p| p.to_json()),
             })
         })
         .collect();
@@ -247,5 +312,6 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
         "rounds": state.setup.rounds,
         "lines": line_list,
         "commits": commits,
+        "cost": total.to_json(),
     }))
 }

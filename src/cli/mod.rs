@@ -27,6 +27,7 @@ mod replay;
 mod report;
 mod resume;
 mod run;
+mod serve;
 mod show;
 mod slash;
 mod start;
@@ -64,6 +65,7 @@ enum Command {
     Resume(resume::Args),
     Replay(replay::Args),
     Report(report::Args),
+    Serve(serve::Args),
     Gc(gc::Args),
     Push(push::Args),
     Pull(push::PullArgs),
@@ -304,6 +306,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
         Command::Resume(args) => resume::run(ctx, args),
         Command::Replay(args) => replay::run(ctx, args),
         Command::Report(args) => report::run(ctx, args),
+        Command::Serve(args) => serve::run(ctx, args),
         Command::Gc(args) => gc::run(ctx, args),
         Command::Push(args) => push::run(ctx, args),
         Command::Pull(args) => push::run_pull(ctx, args),

@@ -50,9 +50,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let session = new_session_id();
     let started = super::start::create(ctx, &home, args.debate, Some(&session))?;
     let line = started.line.clone();
-    let mut state = started.state;
-    state.headless = true;
-    state.save(&home.state_path(&line))?;
+    let state = started.state;
+    anvil::debate::drive_headless(&home, &line)?;
 
     // Claude needs anvil's Stop hook: the project's own if installed, else one for this run.
     let settings = if anvil::install::has_stop_hook(&home.project().join(".claude")) {

@@ -398,3 +398,51 @@ fn control_tokens_stay_out_of_the_transcript_and_the_next_prompt() {
     ]);
     assert!(raw.contains("<anvil-complete/>"), "{raw}");
 }
+
+/// Regression (issue 9, defect 4): steering accepted just as the debate finished was never
+/// delivered. Now it is refused once only the synthesis is left, and a queue file that shows
+/// up anyway (written without the line's lock) is reported and kept.
+#[test]
+fn steering_is_delivered_or_refused_and_never_silently_dropped() {
+    let project = Project::new();
+    let started = start(&project, "1");
+    assert_eq!(next_key(&hook(&project, "ADVOCATE r1", None)), "CRITIC r1");
+    let queued = project
+        .anvil(&["steer", "--line", &started.line, "be brief"])
+        .ok();
+    assert!(queued.stderr.contains("queued"), "{}", queued.describe());
+    let run = hook(&project, "CRITIC r1", None);
+    assert_eq!(next_key(&run), "SYNTHESIS");
+    assert!(run.stdout.contains("be brief"), "{}", run.describe());
+
+    let refused = project.anvil(&["steer", "--line", &started.line, "too late"]);
+    assert_ne!(refused.code, Some(0), "{}", refused.describe());
+    assert!(
+        refused.stderr.contains("synthesis"),
+        "{}",
+        refused.describe()
+    );
+
+    let queue = project.line_dir(&started.debate, "main").join("steering");
+    std::fs::create_dir_all(&queue).unwrap();
+    let stray = queue.join("00000000000000000099.md");
+    std::fs::write(&stray, "written without the lock").unwrap();
+    let run = hook(&project, "SYNTHESIS", None);
+    let message = system_message(&run);
+    assert!(message.contains("is done"), "{message}");
+    assert!(message.contains("written without the lock"), "{message}");
+    assert!(stray.exists());
+    let refused = project.anvil(&["steer", "--line", &started.line, "after the end"]);
+    assert_ne!(refused.code, Some(0), "{}", refused.describe());
+    assert!(refused.stderr.contains("done"), "{}", refused.describe());
+    let steering: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .flat_map(|c| {
+            c.trailers_named("Anvil-Steering")
+                .into_iter()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(steering, ["be brief"]);
+}
