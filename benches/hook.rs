@@ -1,11 +1,13 @@
-//! Whole-process timings of `anvil hook stop`, the command Claude Code runs at every turn.
+//! Whole-process timings of `anvil-hook stop`, the command Claude Code runs at every turn.
 //!
 //! `cargo bench --bench hook` prints medians for:
-//! 1. a stop in a project with anvil installed but no debate for this session, next to the
-//!    start-up of the same binary doing nothing (`anvil --version`): the ratio is the cost of
-//!    the no-debate path in process starts;
+//! 1. a stop in a project with anvil installed but no debate for this session, measured side by
+//!    side (samples interleaved) with a bare process start (`true`): the ratio is the cost of
+//!    the no-debate path in process starts (target: at most 1.5); next to it the same stop
+//!    through `anvil hook stop` (the whole command line's binary, kept for older installs);
 //! 2. a mid-debate phase of a 3-round debate whose transcript is about 30 KB, commit included;
-//! 3. the bytes of prompt injected over a whole 3-round debate.
+//! 3. the bytes of prompt injected over a whole 3-round debate;
+//! 4. the sizes of both binaries.
 //!
 //! Every sample is a fresh process; mid-debate samples each run on their own copy of the same
 //! prepared project, so every sample records the same phase.
@@ -16,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
+const HOOK: &str = env!("CARGO_BIN_EXE_anvil-hook");
 const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
 const SAMPLES: usize = 101;
 
@@ -25,9 +28,14 @@ fn main() {
     std::fs::create_dir_all(&project).unwrap();
     anvil(&project, &["init"]);
 
-    let version = sample(|| run_timed(&project, &["--version"], b""));
     let idle_input = hook_input(&project, "Nothing to do with anvil.");
-    let idle = sample(|| run_timed(&project, &["hook", "stop"], idle_input.as_bytes()));
+    let bare_true = which("true");
+    // Interleaved, so that whatever else the machine does weighs on all three alike.
+    let [bare, idle, idle_cli] = sample_side_by_side([
+        &mut || run_timed(&project, &bare_true, &[], b""),
+        &mut || run_timed(&project, HOOK, &["stop"], idle_input.as_bytes()),
+        &mut || run_timed(&project, ANVIL, &["hook", "stop"], idle_input.as_bytes()),
+    ]);
 
     // A 3-round debate advanced to round 3's advocate with ~7.5 KB phases: ~30 KB of transcript.
     let (template, injected_so_far) = prepare_debate(work.path());
@@ -51,7 +59,8 @@ fn main() {
         let dir = copies_iter.next().expect("one copy per sample");
         run_timed(
             dir,
-            &["hook", "stop"],
+            HOOK,
+            &["stop"],
             hook_input(dir, &phase_text).as_bytes(),
         )
     });
@@ -65,15 +74,20 @@ fn main() {
     let per_phase = transcript_total / 7;
     let resent: u64 = (1..=6).map(|k| k * per_phase).sum();
 
-    println!("anvil hook stop, whole process, median of {SAMPLES} runs (release build)");
+    println!("anvil-hook stop, whole process, median of {SAMPLES} runs (release build)");
     println!(
-        "  anvil --version (process start)     {:>8.3} ms",
-        ms(version)
+        "  true (a bare process start)                 {:>8.3} ms",
+        ms(bare)
     );
     println!(
-        "  no debate for this session          {:>8.3} ms  ({:.2}x a process start)",
+        "  no debate for this session: anvil-hook      {:>8.3} ms  ({:.2}x true; target <= 1.5x)",
         ms(idle),
-        idle.as_secs_f64() / version.as_secs_f64()
+        idle.as_secs_f64() / bare.as_secs_f64()
+    );
+    println!(
+        "  no debate for this session: anvil hook stop {:>8.3} ms  ({:.2}x true; older wiring)",
+        ms(idle_cli),
+        idle_cli.as_secs_f64() / bare.as_secs_f64()
     );
     println!(
         "  mid-debate phase, {:>2} KB transcript  {:>8.3} ms  (commit included)",
@@ -84,6 +98,41 @@ fn main() {
         "  prompt bytes injected, 3-round debate: {injected} bytes (first prompt + every block)"
     );
     println!("  (re-sending the debate so far with each prompt would add about {resent} bytes)");
+    for bin in [HOOK, ANVIL] {
+        let bytes = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "  size of {:<10} {:>6.2} MB",
+            Path::new(bin).file_name().unwrap().to_string_lossy(),
+            bytes as f64 / 1e6
+        );
+    }
+}
+
+/// `name` found on PATH (for `true`, whose path differs between systems).
+fn which(name: &str) -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} not on PATH"))
+        .display()
+        .to_string()
+}
+
+/// Medians of several measurements whose samples alternate.
+fn sample_side_by_side<const N: usize>(
+    mut runs: [&mut dyn FnMut() -> Duration; N],
+) -> [Duration; N] {
+    let mut times: [Vec<Duration>; N] = std::array::from_fn(|_| Vec::with_capacity(SAMPLES));
+    for _ in 0..SAMPLES {
+        for (run, times) in runs.iter_mut().zip(times.iter_mut()) {
+            times.push(run());
+        }
+    }
+    times.map(|mut t| {
+        t.sort();
+        t[SAMPLES / 2]
+    })
 }
 
 fn ms(d: Duration) -> f64 {
@@ -105,9 +154,9 @@ fn sample(mut f: impl FnMut() -> Duration) -> Duration {
     times[SAMPLES / 2]
 }
 
-fn run_timed(dir: &Path, args: &[&str], stdin: &[u8]) -> Duration {
+fn run_timed(dir: &Path, program: &str, args: &[&str], stdin: &[u8]) -> Duration {
     let start = Instant::now();
-    let mut child = Command::new(ANVIL)
+    let mut child = Command::new(program)
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
@@ -118,7 +167,7 @@ fn run_timed(dir: &Path, args: &[&str], stdin: &[u8]) -> Duration {
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     let output = child.wait_with_output().unwrap();
     let elapsed = start.elapsed();
-    assert!(output.status.success(), "anvil {args:?} failed");
+    assert!(output.status.success(), "{program} {args:?} failed");
     elapsed
 }
 
@@ -138,8 +187,8 @@ fn anvil(dir: &Path, args: &[&str]) -> String {
 }
 
 fn hook(dir: &Path, text: &str) -> String {
-    let mut child = Command::new(ANVIL)
-        .args(["hook", "stop"])
+    let mut child = Command::new(HOOK)
+        .arg("stop")
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

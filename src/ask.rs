@@ -33,8 +33,64 @@ fn load(home: &Home, line: &LineRef) -> Result<State, DebateError> {
     transaction::view(home, line)
 }
 
-/// Puts `question` to the human: the line waits for input until it is answered.
+/// A question this process put to the human, with this process registered as its asker:
+/// an answer, from wherever it comes, is handed to [`Asking::wait`].
+#[must_use = "an asker that never waits loses its answers to the next phase"]
+pub struct Asking {
+    home: Home,
+    line: LineRef,
+    /// The line as the question left it.
+    pub state: State,
+}
+
+/// Puts `question` to the human, with this process as the asker that waits for the answer.
+///
+/// The asker is registered in the same transaction that records the question, under the
+/// line's lock: an answer can never see the question without its asker, however soon after
+/// this returns it comes (before [`Asking::wait`] has begun, say).
+pub fn ask(home: &Home, line: &LineRef, question: &str) -> Result<Asking, DebateError> {
+    let waiter = waiter_path(home, line);
+    let registered = std::cell::Cell::new(false);
+    let opened = put(home, line, question, || {
+        registered.set(true);
+        crate::fsutil::write_atomic(&waiter, std::process::id().to_string().as_bytes()).map_err(
+            |source| DebateError::Io {
+                what: "cannot write",
+                path: waiter.clone(),
+                source,
+            },
+        )
+    });
+    match opened {
+        Ok(state) => Ok(Asking {
+            home: home.clone(),
+            line: line.clone(),
+            state,
+        }),
+        Err(e) => {
+            // Registered in a transaction whose commit then failed: nobody asked.
+            if registered.get() {
+                let _ = crate::home::remove_if_present(&waiter);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Puts `question` to the human with nobody waiting for the answer: it goes with the next
+/// phase's prompt. (A debater asks through [`ask`].)
 pub fn open(home: &Home, line: &LineRef, question: &str) -> Result<State, DebateError> {
+    put(home, line, question, || Ok(()))
+}
+
+/// Records the question; `register` runs under the line's lock once the question is
+/// accepted, before it is committed.
+fn put(
+    home: &Home,
+    line: &LineRef,
+    question: &str,
+    register: impl Fn() -> Result<(), DebateError>,
+) -> Result<State, DebateError> {
     let question = question.trim();
     if question.is_empty() {
         return Err(DebateError::Invalid("the question is empty".into()));
@@ -56,6 +112,7 @@ pub fn open(home: &Home, line: &LineRef, question: &str) -> Result<State, Debate
                 )));
             }
         }
+        register()?;
         state.progress.status = Status::WaitingForInput;
         state.question = Some(Question {
             text: question.to_owned(),
@@ -70,24 +127,29 @@ pub fn open(home: &Home, line: &LineRef, question: &str) -> Result<State, Debate
     Ok(done.value)
 }
 
-/// Waits up to `timeout` for the answer to the open question, checking every `poll`.
-pub fn wait(
-    home: &Home,
-    line: &LineRef,
-    timeout: Duration,
-    poll: Duration,
-) -> Result<Asked, DebateError> {
-    let waiter = waiter_path(home, line);
-    crate::fsutil::write_atomic(&waiter, std::process::id().to_string().as_bytes()).map_err(
-        |source| DebateError::Io {
-            what: "cannot write",
-            path: waiter.clone(),
-            source,
-        },
-    )?;
-    let result = wait_for_answer(home, line, timeout, poll);
-    let _ = crate::home::remove_if_present(&waiter);
-    result
+impl Asking {
+    /// Waits up to `timeout` for the answer, checking every `poll`; the asker is gone
+    /// afterwards (an answer that comes later goes with the next phase's prompt).
+    pub fn wait(self, timeout: Duration, poll: Duration) -> Result<Asked, DebateError> {
+        wait_for_answer(&self.home, &self.line, timeout, poll)
+        // Dropped here: the asker is unregistered.
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        if waiter_is_mine(&self.home, &self.line) {
+            let _ = crate::home::remove_if_present(&waiter_path(&self.home, &self.line));
+        }
+    }
+}
+
+/// Does the asker file name this process?
+fn waiter_is_mine(home: &Home, line: &LineRef) -> bool {
+    matches!(
+        crate::fsutil::read_optional(&waiter_path(home, line)),
+        Ok(Some(pid)) if pid.trim() == std::process::id().to_string()
+    )
 }
 
 fn wait_for_answer(
@@ -190,15 +252,10 @@ pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateErr
 
 /// Is an `anvil ask` process still waiting on this line?
 fn waiter_alive(home: &Home, line: &LineRef) -> bool {
-    let Ok(Some(pid)) = crate::fsutil::read_optional(&waiter_path(home, line)) else {
-        return false;
-    };
-    let proc = std::path::Path::new("/proc");
-    if proc.is_dir() {
-        proc.join(pid.trim()).exists()
-    } else {
-        true
-    }
+    matches!(
+        crate::fsutil::read_optional(&waiter_path(home, line)),
+        Ok(Some(pid)) if crate::fsutil::process_alive(&pid)
+    )
 }
 
 #[cfg(test)]
@@ -221,23 +278,15 @@ mod tests {
     #[test]
     fn an_answer_reaches_the_waiting_asker() {
         let (_dir, home, line) = line_with_debate();
-        open(&home, &line, "Which database?").unwrap();
+        let asking = ask(&home, &line, "Which database?").unwrap();
         assert_eq!(
             load(&home, &line).unwrap().progress.status,
             Status::WaitingForInput
         );
-        let (home2, line2) = (home.clone(), line.clone());
         let asker = std::thread::spawn(move || {
-            wait(
-                &home2,
-                &line2,
-                Duration::from_secs(20),
-                Duration::from_millis(10),
-            )
+            asking.wait(Duration::from_secs(20), Duration::from_millis(10))
         });
-        while !waiter_path(&home, &line).exists() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        std::thread::sleep(Duration::from_millis(30));
         assert!(answer(&home, &line, "Postgres 16").unwrap());
         assert_eq!(
             asker.join().unwrap().unwrap(),
@@ -250,6 +299,41 @@ mod tests {
             Some("Postgres 16")
         );
         assert!(state.pending_steering.is_empty());
+        assert!(!waiter_path(&home, &line).exists(), "the asker is gone");
+    }
+
+    /// Issue 10's race: the question was committed before its asker registered, so an answer
+    /// that came in that gap went to the next phase's prompt, and the asker, waiting on,
+    /// reported "no answer in time".
+    #[test]
+    fn an_answer_right_after_the_question_before_the_wait_begins_reaches_the_asker() {
+        let (_dir, home, line) = line_with_debate();
+        let asking = ask(&home, &line, "Which region?").unwrap();
+        // Answered before the asker has begun to wait.
+        assert!(answer(&home, &line, "eu-west-1").unwrap());
+        let asked = asking
+            .wait(Duration::from_secs(5), Duration::from_millis(5))
+            .unwrap();
+        assert_eq!(asked, Asked::Answered("eu-west-1".into()));
+        let state = load(&home, &line).unwrap();
+        assert!(state.pending_steering.is_empty(), "{state:?}");
+        assert_eq!(state.progress.status, Status::Active);
+    }
+
+    #[test]
+    fn a_refused_question_leaves_the_waiting_asker_registered() {
+        let (_dir, home, line) = line_with_debate();
+        let first = ask(&home, &line, "First?").unwrap();
+        let err = ask(&home, &line, "Second?").err().unwrap().to_string();
+        assert!(err.contains("already waits"), "{err}");
+        assert!(waiter_path(&home, &line).exists());
+        assert!(answer(&home, &line, "one").unwrap());
+        assert_eq!(
+            first
+                .wait(Duration::from_secs(5), Duration::from_millis(5))
+                .unwrap(),
+            Asked::Answered("one".into())
+        );
     }
 
     #[test]
@@ -280,14 +364,10 @@ mod tests {
     #[test]
     fn no_answer_in_time_closes_the_question() {
         let (_dir, home, line) = line_with_debate();
-        open(&home, &line, "Deadline?").unwrap();
-        let asked = wait(
-            &home,
-            &line,
-            Duration::from_millis(30),
-            Duration::from_millis(5),
-        )
-        .unwrap();
+        let asked = ask(&home, &line, "Deadline?")
+            .unwrap()
+            .wait(Duration::from_millis(30), Duration::from_millis(5))
+            .unwrap();
         assert_eq!(asked, Asked::NoAnswer);
         let state = load(&home, &line).unwrap();
         assert_eq!(

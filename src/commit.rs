@@ -150,6 +150,17 @@ schema! {
     branched_from: Option<String> = "Anvil-Branched-From",
     /// The phase whose prompt is out after this commit, or `done`.
     next: Option<String> = "Anvil-Next",
+    /// Provenance and cost of the phase's turn (see `provenance`): the model that answered,
+    model: Option<String> = "Anvil-Model",
+    /// its tokens: input, output, cache read and cache write,
+    tokens_input: Option<u64> = "Anvil-Tokens-Input",
+    tokens_output: Option<u64> = "Anvil-Tokens-Output",
+    tokens_cache_read: Option<u64> = "Anvil-Tokens-Cache-Read",
+    tokens_cache_write: Option<u64> = "Anvil-Tokens-Cache-Write",
+    /// how long the turn took,
+    duration_ms: Option<u64> = "Anvil-Duration-Ms",
+    /// and the Claude Code version that ran it.
+    claude_version: Option<String> = "Anvil-Claude-Version",
 }
 
 /// The whole commit message: the subject (made safe), a blank line, the trailers.
@@ -343,7 +354,8 @@ mod tests {
 
     fn any_meta() -> impl Strategy<Value = Meta> {
         let strings = (any_text(), any_text(), any_text(), any::<u32>());
-        let options = prop::collection::vec(prop::option::of(any_text()), 8);
+        let options = prop::collection::vec(prop::option::of(any_text()), 10);
+        let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 5);
         let lists = (prop::collection::vec(any_text(), 0..4), any::<bool>());
         let extra = prop::collection::vec(("X-[A-Za-z0-9-]{0,8}", any_text()), 0..3);
         (
@@ -352,9 +364,10 @@ mod tests {
             lists,
             extra,
             prop::option::of(any::<u32>()),
+            numbers,
         )
             .prop_map(
-                |((debate, line, phase, round), o, (steering, complete), other, step)| Meta {
+                |((debate, line, phase, round), o, (steering, complete), other, step, n)| Meta {
                     debate,
                     line,
                     phase,
@@ -370,6 +383,13 @@ mod tests {
                     reason: o[5].clone(),
                     branched_from: o[6].clone(),
                     next: o[7].clone(),
+                    model: o[8].clone(),
+                    tokens_input: n[0],
+                    tokens_output: n[1],
+                    tokens_cache_read: n[2],
+                    tokens_cache_write: n[3],
+                    duration_ms: n[4],
+                    claude_version: o[9].clone(),
                     other,
                 },
             )

@@ -31,6 +31,8 @@ pub enum ContextError {
     },
     #[error("--diff: {0}")]
     Diff(String),
+    #[error("--pr: {0}")]
+    PullRequest(String),
     #[error("--context {path}: {message}")]
     Walk { path: String, message: String },
 }
@@ -109,6 +111,25 @@ pub fn gather(
                 "(no uncommitted changes)\n".into()
             } else {
                 patch
+            },
+        });
+    }
+    if let Some(n) = inputs.pr {
+        let pr = pull_request_diff(home.project(), "origin", n)?;
+        pieces.push(Piece {
+            record_path: format!("pr-{n}.patch"),
+            title: format!(
+                "Pull request #{n} ({} at {}, against {} from their merge base {})",
+                pr.reference,
+                &pr.head.to_string()[..12],
+                pr.base_branch,
+                &pr.merge_base.to_string()[..12]
+            ),
+            lang: "diff".into(),
+            text: if pr.patch.is_empty() {
+                "(the pull request changes nothing)\n".into()
+            } else {
+                pr.patch
             },
         });
     }
@@ -288,8 +309,6 @@ fn display_name(project: &Path, cwd: &Path, path: &Path) -> String {
 /// unified diff; binary files are named, not shown. Read with gix, no `git` binary needed.
 pub fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
     use gix::bstr::ByteSlice;
-    use gix::diff::blob::unified_diff::{ConsumeBinaryHunk, ContextSize};
-    use gix::diff::blob::{Algorithm, InternedInput, UnifiedDiff};
 
     let err = |e: &dyn std::fmt::Display| ContextError::Diff(e.to_string());
     let repo = gix::discover(project).map_err(|e| {
@@ -340,33 +359,239 @@ pub fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
         if old == new {
             continue;
         }
-        let (Some(old), Some(new)) = (text_of(old), text_of(new)) else {
-            out.push_str(&format!("Binary file {path} changed\n"));
+        out.push_str(&file_diff(&path, old, new).map_err(|e| err(&e))?);
+    }
+    Ok(out)
+}
+
+/// One file's change as a `diff --git` section (binary files are named, not shown).
+fn file_diff(path: &str, old: Vec<u8>, new: Vec<u8>) -> Result<String, std::io::Error> {
+    use gix::diff::blob::unified_diff::{ConsumeBinaryHunk, ContextSize};
+    use gix::diff::blob::{Algorithm, InternedInput, UnifiedDiff};
+
+    let (Some(old), Some(new)) = (text_of(old), text_of(new)) else {
+        return Ok(format!("Binary file {path} changed\n"));
+    };
+    let input = InternedInput::new(old.as_str(), new.as_str());
+    let diff = gix::diff::blob::diff_with_slider_heuristics(Algorithm::Histogram, &input);
+    let hunks = UnifiedDiff::new(
+        &diff,
+        &input,
+        ConsumeBinaryHunk::new(String::new(), "\n"),
+        ContextSize::symmetrical(3),
+    )
+    .consume()?;
+    let from = if old.is_empty() {
+        "/dev/null".to_owned()
+    } else {
+        format!("a/{path}")
+    };
+    let to = if new.is_empty() {
+        "/dev/null".to_owned()
+    } else {
+        format!("b/{path}")
+    };
+    Ok(format!(
+        "diff --git a/{path} b/{path}\n--- {from}\n+++ {to}\n{hunks}"
+    ))
+}
+
+/// A pull request's changes, as [`pull_request_diff`] finds them.
+#[derive(Debug, Clone)]
+pub struct PullRequest {
+    /// The remote ref it was found under (`refs/pull/N/head`, …).
+    pub reference: String,
+    pub head: gix::ObjectId,
+    /// The remote's default branch (`main`, …).
+    pub base_branch: String,
+    pub merge_base: gix::ObjectId,
+    /// Unified diff from the merge base to the pull request's head.
+    pub patch: String,
+}
+
+/// Fetches pull request `n` from `remote` of the project's repository as forges publish it
+/// (`refs/pull/N/head` on GitHub-style forges, `refs/merge-requests/N/head` on GitLab-style
+/// ones) together with the remote's default branch, and diffs it against their merge base.
+///
+/// The `git` binary does the transport (`ls-remote`, then `fetch` of the two commits, no ref
+/// written in the project); gix finds the merge base and makes the diff.
+pub fn pull_request_diff(
+    project: &Path,
+    remote: &str,
+    n: u32,
+) -> Result<PullRequest, ContextError> {
+    let fail = |m: String| ContextError::PullRequest(m);
+    let git = crate::maintenance::git()
+        .ok_or_else(|| fail("fetching a pull request needs the `git` binary on the PATH".into()))?;
+    let run = |args: &[&str]| -> Result<String, ContextError> {
+        let out = std::process::Command::new(&git)
+            .arg("-C")
+            .arg(project)
+            .args(args)
+            .env_remove("GIT_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| fail(format!("cannot run git: {e}")))?;
+        if !out.status.success() {
+            return Err(fail(format!(
+                "git {} failed: {}",
+                args.first().unwrap_or(&""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let candidates = [
+        format!("refs/pull/{n}/head"),
+        format!("refs/merge-requests/{n}/head"),
+    ];
+    let listed = run(&[
+        "ls-remote",
+        "--symref",
+        remote,
+        "HEAD",
+        &candidates[0],
+        &candidates[1],
+    ])?;
+    let mut head = None;
+    let mut base_ref = None;
+    let mut base = None;
+    for line in listed.lines() {
+        if let Some(rest) = line.strip_prefix("ref: ") {
+            if let Some((target, "HEAD")) = rest.split_once('\t') {
+                base_ref = Some(target.to_owned());
+            }
+            continue;
+        }
+        let Some((id, name)) = line.split_once('\t') else {
             continue;
         };
-        let input = InternedInput::new(old.as_str(), new.as_str());
-        let diff = gix::diff::blob::diff_with_slider_heuristics(Algorithm::Histogram, &input);
-        let hunks = UnifiedDiff::new(
-            &diff,
-            &input,
-            ConsumeBinaryHunk::new(String::new(), "\n"),
-            ContextSize::symmetrical(3),
-        )
-        .consume()
-        .map_err(|e| err(&e))?;
-        let from = if old.is_empty() {
-            "/dev/null".to_owned()
-        } else {
-            format!("a/{path}")
-        };
-        let to = if new.is_empty() {
-            "/dev/null".to_owned()
-        } else {
-            format!("b/{path}")
-        };
-        out.push_str(&format!(
-            "diff --git a/{path} b/{path}\n--- {from}\n+++ {to}\n{hunks}"
-        ));
+        if name == "HEAD" {
+            base = Some(id.to_owned());
+        } else if head.is_none() && candidates.iter().any(|c| c == name) {
+            head = Some((name.to_owned(), id.to_owned()));
+        }
+    }
+    let (reference, head) = head.ok_or_else(|| {
+        fail(format!(
+            "the remote '{remote}' has no pull request {n} (neither {} nor {})",
+            candidates[0], candidates[1]
+        ))
+    })?;
+    let base = base.ok_or_else(|| fail(format!("the remote '{remote}' has no default branch")))?;
+    let base_branch = base_ref
+        .as_deref()
+        .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_owned())
+        .unwrap_or_else(|| "HEAD".to_owned());
+    run(&[
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        remote,
+        &head,
+        &base,
+    ])?;
+
+    let repo = gix::discover(project).map_err(|e| fail(e.to_string()))?;
+    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).map_err(|e| fail(e.to_string()));
+    let (head, base) = (id(&head)?, id(&base)?);
+    let merge_base = merge_base(&repo, head, base)?.ok_or_else(|| {
+        fail(format!(
+            "pull request {n} shares no history with {base_branch}"
+        ))
+    })?;
+    let old = blobs(&repo, merge_base)?;
+    let new = blobs(&repo, head)?;
+    let mut paths: Vec<&String> = old.keys().chain(new.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    let mut patch = String::new();
+    let read = |id: Option<&gix::ObjectId>| -> Result<Vec<u8>, ContextError> {
+        match id {
+            Some(id) => Ok(repo
+                .find_object(*id)
+                .map_err(|e| fail(e.to_string()))?
+                .detach()
+                .data),
+            None => Ok(Vec::new()),
+        }
+    };
+    for path in paths {
+        let (a, b) = (old.get(path), new.get(path));
+        if a == b {
+            continue;
+        }
+        patch.push_str(&file_diff(path, read(a)?, read(b)?).map_err(|e| fail(e.to_string()))?);
+    }
+    Ok(PullRequest {
+        reference,
+        head,
+        base_branch,
+        merge_base,
+        patch,
+    })
+}
+
+/// The nearest common ancestor of `a` and `b`: every ancestor of `b`, then `a`'s ancestors
+/// breadth first until one of them is among those.
+fn merge_base(
+    repo: &gix::Repository,
+    a: gix::ObjectId,
+    b: gix::ObjectId,
+) -> Result<Option<gix::ObjectId>, ContextError> {
+    let parents = |id: gix::ObjectId| -> Result<Vec<gix::ObjectId>, ContextError> {
+        let commit = repo
+            .find_commit(id)
+            .map_err(|e| ContextError::PullRequest(e.to_string()))?;
+        Ok(commit.parent_ids().map(|p| p.detach()).collect())
+    };
+    let mut of_b = std::collections::HashSet::new();
+    let mut stack = vec![b];
+    while let Some(id) = stack.pop() {
+        if of_b.insert(id) {
+            stack.extend(parents(id)?);
+        }
+    }
+    let mut queue = std::collections::VecDeque::from([a]);
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = queue.pop_front() {
+        if of_b.contains(&id) {
+            return Ok(Some(id));
+        }
+        if seen.insert(id) {
+            queue.extend(parents(id)?);
+        }
+    }
+    Ok(None)
+}
+
+/// Every blob of `commit`'s tree by path.
+fn blobs(
+    repo: &gix::Repository,
+    commit: gix::ObjectId,
+) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, ContextError> {
+    use gix::bstr::ByteSlice;
+    let fail = |e: &dyn std::fmt::Display| ContextError::PullRequest(e.to_string());
+    let tree = repo
+        .find_commit(commit)
+        .map_err(|e| fail(&e))?
+        .tree_id()
+        .map_err(|e| fail(&e))?
+        .detach();
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![(String::new(), tree)];
+    while let Some((prefix, id)) = stack.pop() {
+        let tree = repo.find_tree(id).map_err(|e| fail(&e))?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(|e| fail(&e))?;
+            let path = format!("{prefix}{}", entry.filename().to_str_lossy());
+            if entry.mode().is_tree() {
+                stack.push((format!("{path}/"), entry.oid().to_owned()));
+            } else if entry.mode().is_blob() {
+                out.insert(path, entry.oid().to_owned());
+            }
+        }
     }
     Ok(out)
 }

@@ -232,6 +232,8 @@ pub struct Stop<'a> {
     pub claimed: bool,
     /// The session has seen the line's prompt (always, unless it has just claimed the line).
     pub seen: bool,
+    /// The model, tokens and duration of the turn, when the transcript tells them.
+    pub provenance: Option<&'a crate::provenance::Provenance>,
 }
 
 /// Handles one stop of `line`'s session: records the turn's text as the phase that is out
@@ -275,6 +277,7 @@ pub fn record_turn(
             text: Some(text),
             claimed: false,
             seen: true,
+            provenance: None,
         },
     )
 }
@@ -401,7 +404,7 @@ fn decide_stop(
     }
 
     let finished = &outcome.finished;
-    let meta = Meta {
+    let mut meta = Meta {
         debate: state.debate.clone(),
         line: state.line.clone(),
         phase: finished.role.name().into(),
@@ -418,6 +421,9 @@ fn decide_stop(
         }),
         ..Meta::default()
     };
+    if let Some(provenance) = stop.provenance {
+        provenance.write_to(&mut meta);
+    }
     let reply = match prompt {
         Some(prompt) if state.headless && state.progress.phase == Role::InteractivePause => {
             // `anvil run` asks the human itself: Claude stops until it has the answer.

@@ -27,3 +27,18 @@ pub fn read_optional(path: &Path) -> std::io::Result<Option<String>> {
         Err(e) => Err(e),
     }
 }
+
+/// Is the process `pid` (as written in a live file) still running? Where that cannot be told
+/// (no `/proc`), it is taken to be.
+pub fn process_alive(pid: &str) -> bool {
+    let pid = pid.trim();
+    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let proc = Path::new("/proc");
+    if proc.is_dir() {
+        proc.join(pid).exists()
+    } else {
+        true
+    }
+}

@@ -336,12 +336,7 @@ pub fn role_named(name: &str) -> Option<Role> {
 
 /// The lines of one debate in the record, `main` first.
 pub fn lines_of(record: &Record, debate: &str) -> Result<Vec<(String, ObjectId)>, HistoryError> {
-    let mut lines: Vec<(String, ObjectId)> = record
-        .lines()?
-        .into_iter()
-        .filter(|(d, _, _)| d == debate)
-        .map(|(_, l, id)| (l, id))
-        .collect();
+    let mut lines = record.lines_of_debate(debate)?;
     lines.sort_by_key(|(l, _)| (l != "main", l.clone()));
     Ok(lines)
 }
@@ -369,7 +364,11 @@ pub fn debates_newest_first_of(
 
 /// Every line of `debate`, `main` first.
 pub fn load_debate(record: &Record, debate: &str) -> Result<Vec<LineHistory>, HistoryError> {
-    let all = record.lines()?;
+    let all: Vec<(String, String, ObjectId)> = record
+        .lines_of_debate(debate)?
+        .into_iter()
+        .map(|(line, tip)| (debate.to_owned(), line, tip))
+        .collect();
     load_debate_of(record, &all, debate)
 }
 

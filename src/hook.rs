@@ -89,10 +89,11 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
     let Some((home, session)) = input.locate(cwd) else {
         return Answer::Silent;
     };
-    match drive(&home, session, &input) {
+    let answer = match drive(&home, session, &input) {
         Ok(answer) => answer,
         Err(failure) => Answer::Message(failure.message()),
-    }
+    };
+    crate::feedback::deliver(&home, session, answer)
 }
 
 /// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
@@ -101,12 +102,13 @@ pub fn session_start(stdin: &[u8], cwd: &Path) -> Answer {
     let Ok(input) = serde_json::from_slice::<HookInput>(stdin) else {
         return Answer::Silent;
     };
-    if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
-        return Answer::Silent;
-    }
     let Some((home, session)) = input.locate(cwd) else {
         return Answer::Silent;
     };
+    crate::feedback::register_start(&home, session, &input);
+    if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
+        return Answer::Silent;
+    }
     match debate::forget_session(&home, session) {
         Ok(()) => Answer::Silent,
         Err(e) => Answer::Message(format!("anvil: {e}")),
@@ -186,6 +188,11 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
             .transcript_path
             .as_deref()
             .is_some_and(|p| saw_prompt(p, &crate::prompt::tag(&line.debate, &line.line)));
+    // What the turn cost, from the end of the transcript (the same bounded read as the text).
+    let provenance = match (&input.transcript_path, &text) {
+        (Some(path), Some(text)) => turn_provenance(path, text),
+        _ => None,
+    };
     // The one transaction of this stop: under the line's lock, from where the record says the
     // line stands; a second hook for the same stop waits, then sees a repeat.
     let reply = debate::stop(
@@ -196,6 +203,7 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
             text: text.as_deref(),
             claimed,
             seen,
+            provenance: provenance.as_ref(),
         },
     )
     .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
@@ -213,6 +221,26 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
         }
         Reply::Silent => Answer::Silent,
     })
+}
+
+/// How much of the transcript's end is read for a turn's provenance: a turn's entries, short
+/// of huge tool results (whose calls then go uncounted).
+const PROVENANCE_BYTES: u64 = 512 * 1024;
+
+/// The provenance of the turn that ended with `text`. Claude Code may not have written that
+/// turn to its transcript yet: the end of the file is read again for a moment (a few reads,
+/// 25 ms apart, only while it lags); a transcript that does not catch up records nothing.
+fn turn_provenance(transcript: &Path, text: &str) -> Option<crate::provenance::Provenance> {
+    for attempt in 0..12 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        let tail = read_tail(transcript, PROVENANCE_BYTES)?;
+        if let Some(found) = crate::provenance::from_transcript_tail(&tail, Some(text)) {
+            return Some(found);
+        }
+    }
+    None
 }
 
 /// Did the session that claims a line see its prompt (`needle`, the line's tag)? Claude Code

@@ -1,8 +1,18 @@
 //! Merging anvil into Claude Code's settings and commands, and taking it out again.
 //!
-//! The user's own entries are never touched: anvil recognises its hook by its command
-//! (`… hook stop` of an `anvil` binary), its environment entries and permissions by their exact
-//! values, and its command files by a frontmatter key. Installing twice changes nothing.
+//! The user's own entries are never touched: anvil recognises its hooks by their commands
+//! (`anvil-hook SUB`, or the `anvil hook SUB` of older versions, of any path), its environment
+//! entries and permissions by their exact values, and its command files by a frontmatter key.
+//! Installing twice changes nothing.
+//!
+//! What is written calls anvil's binaries by name (`anvil-hook stop`, `anvil slash start`),
+//! never by this machine's path: `.claude/settings.json` is a file teams commit and share. The
+//! binaries must then be on the PATH that Claude Code runs with; `anvil doctor` checks it.
+//!
+//! A value of the user's that anvil changes (the block cap) is remembered in
+//! `anvil-install.json` next to the settings, so that `uninstall` puts it back. Settings files
+//! are rewritten in place of their target (a symlinked `settings.json` stays a symlink) and
+//! keep their permissions.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +23,10 @@ use serde_json::{Map, Value, json};
 pub const BLOCK_CAP_VAR: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
 pub const BLOCK_CAP: &str = "200";
 const MARKER_KEY: &str = "anvil-managed";
+/// The hook binary, called by name.
+pub const HOOK_PROGRAM: &str = "anvil-hook";
+/// What `install` changed of the user's own settings, next to the settings file.
+pub const MEMORY_FILE: &str = "anvil-install.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -43,31 +57,52 @@ pub enum InstallError {
 #[derive(Debug, Default)]
 pub struct Changes {
     pub lines: Vec<String>,
+    /// Things the user should know that changed nothing (a value kept, a note).
+    pub notes: Vec<String>,
 }
 
-/// The shell word that runs this anvil: its absolute path when that needs no quoting.
-pub fn program() -> String {
-    std::env::current_exe()
-        .ok()
-        .and_then(|p| p.to_str().map(str::to_owned))
-        .filter(|p| {
-            p.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-        })
-        .unwrap_or_else(|| "anvil".to_owned())
+/// The hooks anvil installs: (Claude Code event, hook word). Stop drives the debate;
+/// SessionStart notices a compacted or cleared context, so the next prompt is sent in full;
+/// UserPromptExpansion hands the slash commands' arguments over without a shell.
+pub const HOOKS: [(&str, &str); 3] = [
+    ("Stop", "stop"),
+    ("SessionStart", "session-start"),
+    ("UserPromptExpansion", "prompt-expansion"),
+];
+
+/// The command of hook `sub`, calling the hook binary by name.
+pub fn hook_command(sub: &str) -> String {
+    format!("{HOOK_PROGRAM} {sub}")
 }
 
-/// The hooks anvil installs: (Claude Code event, `anvil hook` subcommand). Stop drives the
-/// debate; SessionStart notices a compacted or cleared context, so the next prompt is sent in
-/// full.
-const HOOKS: [(&str, &str); 2] = [("Stop", "stop"), ("SessionStart", "session-start")];
-
-fn hook_command(program: &str, sub: &str) -> String {
-    format!("{program} hook {sub}")
+/// The hook program for a settings file that only this run of this machine uses (`anvil
+/// run`'s `--settings`): the `anvil-hook` beside this executable, else this executable's
+/// `hook` subcommand; by name when neither path needs no quoting.
+pub fn local_hook_program() -> String {
+    let exe = std::env::current_exe().ok();
+    let plain = |p: &Path| {
+        p.to_str()
+            .filter(|s| {
+                s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+            })
+            .map(str::to_owned)
+    };
+    let sibling = exe
+        .as_deref()
+        .and_then(Path::parent)
+        .map(|dir| dir.join(HOOK_PROGRAM))
+        .filter(|p| p.is_file());
+    sibling
+        .as_deref()
+        .and_then(plain)
+        .or_else(|| exe.as_deref().and_then(plain).map(|p| format!("{p} hook")))
+        .unwrap_or_else(|| HOOK_PROGRAM.to_owned())
 }
 
-/// Is `command` the `anvil hook SUB` of some anvil binary?
-fn is_anvil_hook(command: &str, sub: &str) -> bool {
+/// Is `command` anvil's hook `sub`: `anvil-hook SUB`, or `anvil hook SUB` of older versions,
+/// by name or by any path?
+pub fn is_anvil_hook(command: &str, sub: &str) -> bool {
     let mut words = command.split_whitespace();
     let Some(program) = words.next() else {
         return false;
@@ -76,58 +111,84 @@ fn is_anvil_hook(command: &str, sub: &str) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    name.starts_with("anvil") && words.collect::<Vec<_>>() == ["hook", sub]
+    let rest: Vec<&str> = words.collect();
+    if name == HOOK_PROGRAM {
+        return rest == [sub];
+    }
+    name.starts_with("anvil") && rest == ["hook", sub]
 }
 
-fn permissions(program: &str) -> Vec<String> {
-    ["start", "status", "cancel", "steer", "ask", "resume"]
+/// anvil's own subcommands that Claude may run, and that `permissions.allow` lists.
+const ALLOWED_SUBCOMMANDS: [&str; 7] = [
+    "start", "status", "cancel", "steer", "ask", "resume", "slash",
+];
+
+fn permissions() -> Vec<String> {
+    ALLOWED_SUBCOMMANDS
         .iter()
-        .flat_map(|sub| {
-            let mut v = vec![format!("Bash(anvil {sub}:*)")];
-            if program != "anvil" {
-                v.push(format!("Bash({program} {sub}:*)"));
-            }
-            v
-        })
+        .map(|sub| format!("Bash(anvil {sub}:*)"))
         .collect()
 }
 
-/// The slash commands anvil adds, as (file name, contents).
-pub fn commands(program: &str) -> Vec<(&'static str, String)> {
-    let allowed = |sub: &str| {
-        let mut v = vec![format!("Bash(anvil {sub}:*)")];
-        if program != "anvil" {
-            v.push(format!("Bash({program} {sub}:*)"));
+/// The slash commands anvil adds, as (file name, contents). Their shell lines carry no user
+/// text: the arguments arrive through the UserPromptExpansion hook (see [`crate::slash`]).
+pub fn commands() -> Vec<(&'static str, String)> {
+    let file = |description: &str, hint: Option<&str>, shell: &str, after: &str| {
+        let mut text = format!("---\n{MARKER_KEY}: true\ndescription: {description}\n");
+        if let Some(hint) = hint {
+            // Single-quoted YAML: the hint holds double quotes, `[` and `|`.
+            text.push_str(&format!("argument-hint: '{}'\n", hint.replace('\'', "''")));
         }
-        v.join(", ")
+        let program = shell
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        text.push_str(&format!(
+            "allowed-tools: Bash({program}:*)\n---\n!`{shell}`\n"
+        ));
+        if !after.is_empty() {
+            text.push_str(&format!("\n{after}\n"));
+        }
+        text
     };
     vec![
         (
             "anvil.md",
-            format!(
-                "---\n{MARKER_KEY}: true\ndescription: Start an anvil debate on a question\nargument-hint: \"QUESTION\" [--rounds N] [--mode analyst|philosopher|devils-advocate|stakeholders] [--interactive]\nallowed-tools: {}\n---\n!`{program} start --slash $ARGUMENTS`\n",
-                allowed("start")
+            file(
+                "Start an anvil debate on a question",
+                Some(
+                    "\"QUESTION\" [--rounds N] [--mode analyst|philosopher|devils-advocate|stakeholders] [--interactive]",
+                ),
+                "anvil slash start",
+                "",
             ),
         ),
         (
             "anvil-status.md",
-            format!(
-                "---\n{MARKER_KEY}: true\ndescription: Show where anvil debates stand\nallowed-tools: {}\n---\n!`{program} status --slash`\n\nShow the status above to the user as it is, without commentary.\n",
-                allowed("status")
+            file(
+                "Show where anvil debates stand",
+                None,
+                "anvil status --slash",
+                "Show the status above to the user as it is, without commentary.",
             ),
         ),
         (
             "anvil-cancel.md",
-            format!(
-                "---\n{MARKER_KEY}: true\ndescription: Cancel the anvil debate this session is running\nargument-hint: \"[DEBATE[@LINE]]\"\nallowed-tools: {}\n---\n!`{program} cancel --slash $ARGUMENTS`\n\nTell the user the result above in one sentence, and stop debating.\n",
-                allowed("cancel")
+            file(
+                "Cancel the anvil debate this session is running",
+                Some("[DEBATE[@LINE]]"),
+                "anvil slash cancel",
+                "Tell the user the result above in one sentence, and stop debating.",
             ),
         ),
         (
             "anvil-steer.md",
-            format!(
-                "---\n{MARKER_KEY}: true\ndescription: Queue steering for the next phase of the running anvil debate\nargument-hint: \"TEXT\"\nallowed-tools: {}\n---\n!`{program} steer --slash $ARGUMENTS`\n\nAcknowledge the steering above in one sentence; it reaches the debate at the next phase.\n",
-                allowed("steer")
+            file(
+                "Queue steering for the next phase of the running anvil debate",
+                Some("TEXT"),
+                "anvil slash steer",
+                "Acknowledge the steering above in one sentence; it reaches the debate at the next phase.",
             ),
         ),
     ]
@@ -145,41 +206,90 @@ pub fn claude_dir(project: &Path, user: bool) -> PathBuf {
     }
 }
 
-pub fn install(claude: &Path, program: &str) -> Result<Changes, InstallError> {
+/// The block cap as a number, when it is one.
+fn cap_value(value: Option<&Value>) -> Option<u64> {
+    match value? {
+        Value::String(s) => s.trim().parse().ok(),
+        Value::Number(n) => n.as_u64(),
+        _ => None,
+    }
+}
+
+pub fn install(claude: &Path) -> Result<Changes, InstallError> {
     let settings_path = claude.join("settings.json");
+    let memory_path = claude.join(MEMORY_FILE);
     let mut settings = read_settings(&settings_path)?;
+    let mut memory = read_settings(&memory_path)?;
+    let memory_before = memory.clone();
     let mut changes = Changes::default();
     let root = settings
         .as_object_mut()
         .ok_or_else(|| shape(&settings_path, "(top level)", "an object"))?;
 
-    // One entry of ours per hook, replacing any older one (e.g. another binary path).
+    // One entry of ours per hook, replacing any older one (`anvil hook stop`, another path).
     for (event, sub) in HOOKS {
-        let command = hook_command(program, sub);
+        let command = hook_command(sub);
         let list = hook_list(root, event, &settings_path)?;
-        let before = list.len();
-        let ours_present = list
+        let ours: Vec<String> = list
             .iter()
-            .any(|group| group_commands(group).iter().any(|c| *c == command));
-        if !ours_present {
-            remove_anvil_hooks(list, sub);
-            list.push(
-                json!({ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }),
-            );
-            changes.lines.push(if list.len() > before {
-                format!("added the {event} hook")
-            } else {
-                format!("updated the {event} hook")
-            });
+            .flat_map(|g| group_commands(g).into_iter().map(str::to_owned))
+            .filter(|c| is_anvil_hook(c, sub))
+            .collect();
+        if ours == [command.clone()] {
+            continue;
         }
+        remove_anvil_hooks(list, sub);
+        list.push(json!({ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }));
+        changes.lines.push(if ours.is_empty() {
+            format!("added the {event} hook (`{command}`)")
+        } else {
+            format!(
+                "updated the {event} hook (`{command}`, was `{}`)",
+                ours.join("`, `")
+            )
+        });
     }
 
+    // The block cap: the user's own value stays unless it is lower than anvil needs.
     let env = object_entry(root, "env", &settings_path)?;
-    if env.get(BLOCK_CAP_VAR).and_then(Value::as_str) != Some(BLOCK_CAP) {
-        env.insert(BLOCK_CAP_VAR.into(), json!(BLOCK_CAP));
-        changes
-            .lines
-            .push(format!("set env {BLOCK_CAP_VAR}={BLOCK_CAP}"));
+    let current = env.get(BLOCK_CAP_VAR).cloned();
+    let needed: u64 = BLOCK_CAP.parse().expect("a number");
+    let remembered = memory
+        .get("env")
+        .and_then(|e| e.get(BLOCK_CAP_VAR))
+        .is_some();
+    match cap_value(current.as_ref()) {
+        Some(n) if n >= needed => {
+            if !remembered && n != needed {
+                changes.notes.push(format!(
+                    "kept your {BLOCK_CAP_VAR}={n} (anvil needs at least {BLOCK_CAP})"
+                ));
+            }
+        }
+        _ => {
+            env.insert(BLOCK_CAP_VAR.into(), json!(BLOCK_CAP));
+            match &current {
+                None => changes
+                    .lines
+                    .push(format!("set env {BLOCK_CAP_VAR}={BLOCK_CAP}")),
+                Some(old) => changes.lines.push(format!(
+                    "raised env {BLOCK_CAP_VAR} from {} to {BLOCK_CAP}: a debate needs that many \
+                     Stop-hook blocks in a row (`anvil uninstall` puts {} back)",
+                    display_value(old),
+                    display_value(old)
+                )),
+            }
+            if !remembered {
+                let memory = memory
+                    .as_object_mut()
+                    .ok_or_else(|| shape(&memory_path, "(top level)", "an object"))?;
+                let env_memory = object_entry(memory, "env", &memory_path)?;
+                env_memory.insert(
+                    BLOCK_CAP_VAR.into(),
+                    json!({ "set": BLOCK_CAP, "previous": current }),
+                );
+            }
+        }
     }
 
     let perms = object_entry(root, "permissions", &settings_path)?;
@@ -187,24 +297,45 @@ pub fn install(claude: &Path, program: &str) -> Result<Changes, InstallError> {
     let allow = allow
         .as_array_mut()
         .ok_or_else(|| shape(&settings_path, "permissions.allow", "a list"))?;
+    // Older versions also allowed anvil by this machine's path: those go.
+    let wanted = permissions();
+    let before = allow.len();
+    allow.retain(|v| {
+        v.as_str()
+            .is_none_or(|p| !is_anvil_permission(p) || wanted.iter().any(|w| w == p))
+    });
+    let removed = before - allow.len();
     let mut added = 0;
-    for p in permissions(program) {
+    for p in wanted {
         if !allow.iter().any(|v| v.as_str() == Some(p.as_str())) {
             allow.push(json!(p));
             added += 1;
         }
     }
-    if added > 0 {
+    if added > 0 || removed > 0 {
         changes.lines.push(format!(
-            "allowed anvil's own commands ({added} permissions)"
+            "allowed anvil's own commands by name ({added} added, {removed} path-specific removed)"
         ));
     }
     if !changes.lines.is_empty() {
         write_json(&settings_path, &settings)?;
     }
+    // The memory file exists after every install, even with nothing in it to restore: its
+    // absence tells `uninstall` that an older version did the install.
+    if let Some(object) = memory.as_object_mut()
+        && !object.contains_key("about")
+    {
+        object.insert(
+            "about".into(),
+            json!("written by `anvil install`: settings of yours that it changed, which `anvil uninstall` restores"),
+        );
+    }
+    if memory != memory_before {
+        write_json(&memory_path, &memory)?;
+    }
 
     let commands_dir = claude.join("commands");
-    for (name, text) in commands(program) {
+    for (name, text) in commands() {
         let path = commands_dir.join(name);
         match crate::fsutil::read_optional(&path).map_err(|source| InstallError::Read {
             path: path.clone(),
@@ -213,16 +344,11 @@ pub fn install(claude: &Path, program: &str) -> Result<Changes, InstallError> {
             Some(existing) if existing == text => {}
             Some(existing) if !is_ours(&existing) => {
                 changes
-                    .lines
+                    .notes
                     .push(format!("left {} alone: it is not anvil's", path.display()));
             }
             _ => {
-                crate::fsutil::write_atomic(&path, text.as_bytes()).map_err(|source| {
-                    InstallError::Write {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
+                write_in_place(&path, text.as_bytes())?;
                 changes
                     .lines
                     .push(format!("wrote /{}", name.trim_end_matches(".md")));
@@ -232,38 +358,58 @@ pub fn install(claude: &Path, program: &str) -> Result<Changes, InstallError> {
     Ok(changes)
 }
 
+fn display_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The settings files of `.claude` that Claude Code reads, shared one first.
+pub const SETTINGS_FILES: [&str; 2] = ["settings.json", "settings.local.json"];
+
+/// The commands of anvil's hook `sub` in `.claude`'s settings files, with the file.
+pub fn installed_hooks(claude: &Path, event: &str, sub: &str) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for name in SETTINGS_FILES {
+        let path = claude.join(name);
+        let Ok(settings) = read_settings(&path) else {
+            continue;
+        };
+        for group in settings["hooks"][event].as_array().into_iter().flatten() {
+            for command in group_commands(group) {
+                if is_anvil_hook(command, sub) {
+                    out.push((path.clone(), command.to_owned()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Does `.claude` (its `settings.json` or `settings.local.json`) already run anvil's Stop hook?
 pub fn has_stop_hook(claude: &Path) -> bool {
-    ["settings.json", "settings.local.json"].iter().any(|name| {
-        read_settings(&claude.join(name)).is_ok_and(|settings| {
-            settings["hooks"]["Stop"].as_array().is_some_and(|groups| {
-                groups.iter().any(|g| {
-                    group_commands(g)
-                        .into_iter()
-                        .any(|c| is_anvil_hook(c, "stop"))
-                })
-            })
-        })
-    })
+    !installed_hooks(claude, "Stop", "stop").is_empty()
 }
 
 /// Settings that run anvil's Stop hook with the block cap raised, for `claude --settings`.
+/// `program` runs the hooks (e.g. [`local_hook_program`]).
 pub fn hook_settings(program: &str) -> Value {
     json!({
-        "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": hook_command(program, "stop"), "timeout": 60 }] }] },
+        "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": format!("{program} stop"), "timeout": 60 }] }] },
         "env": { BLOCK_CAP_VAR: BLOCK_CAP },
     })
 }
 
 /// Writes anvil as a Claude Code plugin into `dir`: `.claude-plugin/plugin.json`,
-/// `hooks/hooks.json` (both hooks) and `commands/` (the same commands `install` writes).
+/// `hooks/hooks.json` (every hook) and `commands/` (the same commands `install` writes).
 /// Returns the files written. Load it with `claude --plugin-dir DIR`.
-pub fn write_plugin(dir: &Path, program: &str) -> Result<Vec<PathBuf>, InstallError> {
+pub fn write_plugin(dir: &Path) -> Result<Vec<PathBuf>, InstallError> {
     let mut hooks = Map::new();
     for (event, sub) in HOOKS {
         hooks.insert(
             event.to_owned(),
-            json!([{ "hooks": [{ "type": "command", "command": hook_command(program, sub), "timeout": 60 }] }]),
+            json!([{ "hooks": [{ "type": "command", "command": hook_command(sub), "timeout": 60 }] }]),
         );
     }
     let mut files: Vec<(PathBuf, String)> = vec![
@@ -280,17 +426,12 @@ pub fn write_plugin(dir: &Path, program: &str) -> Result<Vec<PathBuf>, InstallEr
             pretty(&json!({ "hooks": hooks })),
         ),
     ];
-    for (name, text) in commands(program) {
+    for (name, text) in commands() {
         files.push((dir.join("commands").join(name), text));
     }
     let mut written = Vec::new();
     for (path, text) in files {
-        crate::fsutil::write_atomic(&path, text.as_bytes()).map_err(|source| {
-            InstallError::Write {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        write_in_place(&path, text.as_bytes())?;
         written.push(path);
     }
     Ok(written)
@@ -304,15 +445,23 @@ fn pretty(value: &Value) -> String {
 
 pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
     let settings_path = claude.join("settings.json");
+    let memory_path = claude.join(MEMORY_FILE);
+    let memory = if memory_path.exists() {
+        Some(read_settings(&memory_path)?)
+    } else {
+        None
+    };
     let mut changes = Changes::default();
     if settings_path.exists() {
         let mut settings = read_settings(&settings_path)?;
         if let Some(root) = settings.as_object_mut() {
+            let mut had_hooks = false;
             if let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) {
                 for (event, sub) in HOOKS {
                     if let Some(list) = hooks.get_mut(event).and_then(Value::as_array_mut)
                         && remove_anvil_hooks(list, sub)
                     {
+                        had_hooks = true;
                         changes.lines.push(format!("removed the {event} hook"));
                     }
                     if hooks
@@ -328,10 +477,7 @@ pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
                 }
             }
             if let Some(env) = root.get_mut("env").and_then(Value::as_object_mut) {
-                if env.get(BLOCK_CAP_VAR).and_then(Value::as_str) == Some(BLOCK_CAP) {
-                    env.remove(BLOCK_CAP_VAR);
-                    changes.lines.push(format!("removed env {BLOCK_CAP_VAR}"));
-                }
+                restore_block_cap(env, memory.as_ref(), had_hooks, &mut changes);
                 if env.is_empty() {
                     root.remove("env");
                 }
@@ -356,7 +502,13 @@ pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
             write_json(&settings_path, &settings)?;
         }
     }
-    for (name, _) in commands("anvil") {
+    if memory.is_some() {
+        std::fs::remove_file(&memory_path).map_err(|source| InstallError::Write {
+            path: memory_path.clone(),
+            source,
+        })?;
+    }
+    for (name, _) in commands() {
         let path = claude.join("commands").join(name);
         if let Some(text) =
             crate::fsutil::read_optional(&path).map_err(|source| InstallError::Read {
@@ -375,6 +527,50 @@ pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
         }
     }
     Ok(changes)
+}
+
+/// Puts the block cap back as it was before `install`: what the memory file says, when the
+/// value is still the one anvil set. Without a memory file (an install by an older version,
+/// which set the cap without asking) anvil's own value goes when anvil's hooks were there.
+fn restore_block_cap(
+    env: &mut Map<String, Value>,
+    memory: Option<&Value>,
+    had_hooks: bool,
+    changes: &mut Changes,
+) {
+    let current = env.get(BLOCK_CAP_VAR).cloned();
+    let Some(memory) = memory else {
+        if had_hooks && current.as_ref().and_then(Value::as_str) == Some(BLOCK_CAP) {
+            env.remove(BLOCK_CAP_VAR);
+            changes.lines.push(format!("removed env {BLOCK_CAP_VAR}"));
+        }
+        return;
+    };
+    let Some(entry) = memory.get("env").and_then(|e| e.get(BLOCK_CAP_VAR)) else {
+        return; // anvil kept the user's value: it stays.
+    };
+    if current.as_ref() != entry.get("set") {
+        if let Some(current) = &current {
+            changes.notes.push(format!(
+                "left env {BLOCK_CAP_VAR}={}: it changed since `anvil install`",
+                display_value(current)
+            ));
+        }
+        return;
+    }
+    match entry.get("previous").filter(|v| !v.is_null()) {
+        Some(previous) => {
+            env.insert(BLOCK_CAP_VAR.into(), previous.clone());
+            changes.lines.push(format!(
+                "restored env {BLOCK_CAP_VAR}={}",
+                display_value(previous)
+            ));
+        }
+        None => {
+            env.remove(BLOCK_CAP_VAR);
+            changes.lines.push(format!("removed env {BLOCK_CAP_VAR}"));
+        }
+    }
 }
 
 fn is_ours(command_file: &str) -> bool {
@@ -399,9 +595,9 @@ fn is_anvil_permission(p: &str) -> bool {
         .and_then(|n| n.to_str())
         .unwrap_or("");
     name.starts_with("anvil")
-        && words.next().is_some_and(|sub| {
-            ["start", "status", "cancel", "steer", "ask", "resume"].contains(&sub)
-        })
+        && words
+            .next()
+            .is_some_and(|sub| ALLOWED_SUBCOMMANDS.contains(&sub))
         && words.next().is_none()
 }
 
@@ -483,11 +679,62 @@ fn read_settings(path: &Path) -> Result<Value, InstallError> {
 }
 
 fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
-    let text = pretty(value);
-    crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|source| InstallError::Write {
+    write_in_place(path, pretty(value).as_bytes())
+}
+
+/// The file a path names once its symlinks are followed (up to a sane depth); the path itself
+/// when it is not a symlink or does not exist yet.
+pub fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    let mut path = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "too many levels of symbolic links at {}",
+        path.display()
+    )))
+}
+
+/// Replaces the contents of `path` atomically, in the file it names: through symlinks (the
+/// link stays, its target changes), keeping the file's permissions (a private settings file
+/// stays private). A new file gets ordinary permissions.
+pub fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
+    let failed = |source| InstallError::Write {
         path: path.to_owned(),
         source,
-    })
+    };
+    let target = resolve_symlinks(path).map_err(failed)?;
+    let permissions = match std::fs::metadata(&target) {
+        Ok(meta) => meta.permissions(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return crate::fsutil::write_atomic(&target, bytes).map_err(failed);
+        }
+        Err(e) => return Err(failed(e)),
+    };
+    // The new contents carry the old permissions before they take the file's place, so a
+    // private file is never readable by others, not even for a moment.
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let write = || -> std::io::Result<()> {
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".anvil-tmp")
+            .permissions(permissions)
+            .tempfile_in(dir)?;
+        std::io::Write::write_all(&mut tmp, bytes)?;
+        tmp.persist(&target).map_err(|e| e.error)?;
+        Ok(())
+    };
+    write().map_err(failed)
 }
 
 #[cfg(test)]
@@ -496,6 +743,13 @@ mod tests {
 
     #[test]
     fn recognises_its_own_hook_only() {
+        assert!(is_anvil_hook("anvil-hook stop", "stop"));
+        assert!(is_anvil_hook(
+            "/opt/bin/anvil-hook prompt-expansion",
+            "prompt-expansion"
+        ));
+        assert!(!is_anvil_hook("anvil-hook stop", "session-start"));
+        assert!(!is_anvil_hook("anvil-hook hook stop", "stop"));
         assert!(is_anvil_hook("/usr/local/bin/anvil hook stop", "stop"));
         assert!(is_anvil_hook("anvil hook stop", "stop"));
         assert!(is_anvil_hook("anvil hook session-start", "session-start"));
@@ -503,6 +757,7 @@ mod tests {
         assert!(!is_anvil_hook("anvil hook stop --debug", "stop"));
         assert!(!is_anvil_hook("my-linter hook stop", "stop"));
         assert!(is_anvil_permission("Bash(/x/anvil start:*)"));
+        assert!(is_anvil_permission("Bash(anvil slash:*)"));
         assert!(!is_anvil_permission("Bash(npm test:*)"));
     }
 }

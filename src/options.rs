@@ -52,6 +52,8 @@ pub struct Options {
     /// `--context` paths, as given (relative to `cwd`).
     pub context: Vec<String>,
     pub diff: bool,
+    /// `--pr N`: a pull request of the project's remote.
+    pub pr: Option<u32>,
     pub follow_up: Option<String>,
     /// `--versus A B`: exactly two when given.
     pub versus: Vec<String>,
@@ -321,6 +323,7 @@ impl Options {
         let inputs = Inputs {
             context,
             diff: self.diff,
+            pr: self.pr,
             follow_up: self.follow_up.map(|f| f.trim().to_owned()),
             versus: self.versus.iter().map(|v| v.trim().to_owned()).collect(),
         };

@@ -360,12 +360,19 @@ impl Record {
                 builder.permissions(std::fs::Permissions::from_mode(0o444));
             }
             // The fan-out folders are made with the record; one may be missing from a record
-            // that git wrote or packed.
-            let file = match builder.tempfile_in(&fan_dir) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    std::fs::create_dir_all(&fan_dir).and_then(|()| builder.tempfile_in(&fan_dir))
+            // that git wrote or packed, and `git gc` (anvil gc) removes the ones it empties,
+            // possibly right after this writer made one again: made again, a few times.
+            let mut attempts = 0;
+            let file = loop {
+                match builder.tempfile_in(&fan_dir) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && attempts < 10 => {
+                        attempts += 1;
+                        if let Err(e) = std::fs::create_dir_all(&fan_dir) {
+                            break Err(e);
+                        }
+                    }
+                    other => break other,
                 }
-                other => other,
             };
             file.and_then(|mut file| {
                 crate::fault::point("writing an object")?;
@@ -437,6 +444,11 @@ impl Record {
         }
         out.sort();
         Ok(out)
+    }
+
+    /// A failed read of refs or objects, for the readers that name no single file.
+    fn git(&self, e: impl std::fmt::Display) -> RecordError {
+        self.read_error("refs and objects", e.to_string())
     }
 
     fn read_error(
@@ -547,6 +559,256 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Reads that touch only what they name, whatever the number of other debates: one debate's
+/// lines, the debates an id prefix matches, a commit by an abbreviated id, and the times of
+/// line tips from the commit-graph that maintenance writes.
+impl Record {
+    /// The lines of one debate with their tips, sorted by name: one folder of loose refs and a
+    /// binary search in `packed-refs`, never a listing of every ref.
+    pub fn lines_of_debate(&self, debate: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        if !valid_name(debate) {
+            return Ok(Vec::new());
+        }
+        let prefix = format!("refs/anvil/{debate}/");
+        let prefix: &gix::path::RelativePath =
+            prefix.as_str().try_into().map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let mut out = Vec::new();
+        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            let Some(line) = name
+                .strip_prefix("refs/anvil/")
+                .and_then(|r| r.strip_prefix(debate))
+            else {
+                continue;
+            };
+            let line = line.trim_start_matches('/');
+            if let (Some(id), false) = (reference.target.try_id(), line.contains('/')) {
+                out.push((line.to_owned(), id.to_owned()));
+            }
+        }
+        out.sort();
+        out.dedup_by(|a, b| a.0 == b.0);
+        Ok(out)
+    }
+
+    /// The debates whose id starts with `prefix`, sorted: one listing of `refs/anvil/` (names
+    /// only, no file opened) and a binary search in `packed-refs`.
+    pub fn debates_with_prefix(&self, prefix: &str) -> Result<Vec<String>, RecordError> {
+        let mut out = std::collections::BTreeSet::new();
+        if prefix.contains('/') {
+            return Ok(Vec::new());
+        }
+        match std::fs::read_dir(self.path.join("refs/anvil")) {
+            Ok(entries) => {
+                for entry in entries.flatten() {
+                    let Ok(name) = entry.file_name().into_string() else {
+                        continue;
+                    };
+                    // A folder that packing left empty holds no line.
+                    if name.starts_with(prefix)
+                        && std::fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_some())
+                    {
+                        out.insert(name);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(self.read_error("refs/anvil", e)),
+        }
+        if let Some(packed) = self.refs.open_packed_buffer().map_err(|e| self.git(e))? {
+            let full = format!("refs/anvil/{prefix}");
+            for reference in packed.iter_prefixed(full.into()).map_err(|e| self.git(e))? {
+                let reference = reference.map_err(|e| self.git(e))?;
+                let name = reference.name.as_bstr().to_str_lossy();
+                if let Some((debate, _)) = name
+                    .strip_prefix("refs/anvil/")
+                    .and_then(|r| r.split_once('/'))
+                {
+                    out.insert(debate.to_owned());
+                }
+            }
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The commits whose id starts with `hex` (at least 4 hex digits).
+    pub fn commits_with_prefix(&self, hex: &str) -> Result<Vec<ObjectId>, RecordError> {
+        let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
+            return Ok(Vec::new());
+        };
+        let mut candidates = std::collections::HashSet::new();
+        self.objects
+            .lookup_prefix(prefix, Some(&mut candidates))
+            .map_err(|e| self.git(e))?;
+        let mut buf = Vec::new();
+        let mut out: Vec<ObjectId> = candidates
+            .into_iter()
+            .filter(|id| {
+                gix::objs::Find::try_find(&self.objects, id, &mut buf)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|o| o.kind == Kind::Commit)
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Commit times for line tips: from the commit-graph that maintenance writes when it has
+    /// the commit (no object to inflate), else from the commit itself.
+    pub fn commit_times(&self) -> CommitTimes<'_> {
+        let graph =
+            gix::commitgraph::Graph::from_info_dir(&self.path.join("objects/info"), HASH).ok();
+        CommitTimes {
+            record: self,
+            graph,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Every line as `(debate, line, tip)`, in ref order, handed to `each` one at a time.
+    pub fn for_each_line(
+        &self,
+        mut each: impl FnMut(&str, &str, ObjectId) -> Result<(), RecordError>,
+    ) -> Result<(), RecordError> {
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let prefix: &gix::path::RelativePath = "refs/anvil/".try_into().map_err(|e| self.git(e))?;
+        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            let Some((debate, line)) = name
+                .strip_prefix("refs/anvil/")
+                .and_then(|r| r.split_once('/'))
+            else {
+                continue;
+            };
+            if let Some(id) = reference.target.try_id() {
+                each(debate, line, id.to_owned())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Refs outside `refs/anvil/` that sharing needs: the remote-tracking copies of a remote's
+/// lines, and moving a line's ref as a whole (create or fast-forward, compare-and-swap).
+impl Record {
+    /// Every ref under `prefix` (ending in `/`) with its target, as `(name after the
+    /// prefix, id)`, sorted.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        let relative: &gix::path::RelativePath = prefix.try_into().map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.git(e))?;
+        let mut out = Vec::new();
+        for reference in platform.prefixed(relative).map_err(|e| self.git(e))? {
+            let reference = reference.map_err(|e| self.git(e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            if let (Some(rest), Some(id)) = (name.strip_prefix(prefix), reference.target.try_id()) {
+                out.push((rest.to_owned(), id.to_owned()));
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Points `refs/anvil/<debate>/<line>` at `new` if it still stands at `expected`
+    /// (`None`: it must not exist yet).
+    pub fn set_line(
+        &self,
+        debate: &str,
+        line: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+        why: &str,
+    ) -> Result<(), RecordError> {
+        if !valid_name(debate) || !valid_name(line) {
+            return Err(RecordError::BadName(format!("{debate}@{line}")));
+        }
+        let name = Record::ref_name(debate, line);
+        let full_name: gix::refs::FullName = name
+            .as_str()
+            .try_into()
+            .map_err(|_| RecordError::BadName(name.clone()))?;
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: false,
+                    message: format!("anvil: {why}").into(),
+                },
+                expected: match expected {
+                    Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+                    None => PreviousValue::MustNotExist,
+                },
+                new: Target::Object(new),
+            },
+            name: full_name,
+            deref: false,
+        };
+        let committer = gix::actor::Signature {
+            name: COMMITTER.into(),
+            email: EMAIL.into(),
+            time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
+        };
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        // Sharing moves a line outside the line's lock: wait for a writer as git does.
+        let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
+        self.refs
+            .transaction()
+            .prepare(Some(edit), wait, wait)
+            .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))))
+            .map_err(|source| RecordError::Ref {
+                name: name.clone(),
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// Is `ancestor` `descendant` itself or one of its ancestors?
+    pub fn is_ancestor(
+        &self,
+        ancestor: ObjectId,
+        descendant: ObjectId,
+    ) -> Result<bool, RecordError> {
+        let mut stack = vec![descendant];
+        let mut seen = std::collections::HashSet::new();
+        let mut buf = Vec::new();
+        while let Some(id) = stack.pop() {
+            if id == ancestor {
+                return Ok(true);
+            }
+            if !seen.insert(id) {
+                continue;
+            }
+            stack.extend(self.find_commit(id, &mut buf)?.parents());
+        }
+        Ok(false)
+    }
+}
+
+/// See [`Record::commit_times`].
+pub struct CommitTimes<'r> {
+    record: &'r Record,
+    graph: Option<gix::commitgraph::Graph>,
+    buf: Vec<u8>,
+}
+
+impl CommitTimes<'_> {
+    /// Seconds since the epoch at which `id` was committed.
+    pub fn of(&mut self, id: ObjectId) -> Result<i64, RecordError> {
+        if let Some(commit) = self.graph.as_ref().and_then(|g| g.commit_by_id(id)) {
+            return Ok(commit.committer_timestamp() as i64);
+        }
+        let commit = self.record.find_commit(id, &mut self.buf)?;
+        let time = commit
+            .committer()
+            .map_err(|e| self.record.git(e))?
+            .seconds();
+        Ok(time)
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 
 use crate::history::{HistoryError, LineHistory};
 use crate::home::LineRef;
-use crate::record::Record;
+use crate::record::{Record, valid_name};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RevisionError {
@@ -124,6 +124,26 @@ pub fn resolve(
     })
 }
 
+/// Every debate in the record with the time of its newest commit, newest first: one pass
+/// over the refs, with tip times from the commit-graph when maintenance has written one.
+pub fn debates_by_activity(record: &Record) -> Result<Vec<(String, i64)>, HistoryError> {
+    let mut times = record.commit_times();
+    let mut newest: std::collections::HashMap<String, i64> = Default::default();
+    record.for_each_line(|debate, _, tip| {
+        let time = times.of(tip)?;
+        match newest.get_mut(debate) {
+            Some(t) => *t = (*t).max(time),
+            None => {
+                newest.insert(debate.to_owned(), time);
+            }
+        }
+        Ok(())
+    })?;
+    let mut newest: Vec<(String, i64)> = newest.into_iter().collect();
+    newest.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+    Ok(newest)
+}
+
 /// `X~K` → (`X`, K); a bare `X~` means one back, as in git.
 fn split_back(text: &str) -> Option<(&str, usize)> {
     match text.rsplit_once('~') {
@@ -172,72 +192,77 @@ impl From<crate::record::RecordError> for Found {
     }
 }
 
-/// A line (its tip) or a commit, by `DEBATE@LINE`, `LINE`, `DEBATE` or an id prefix.
+/// A line (its tip) or a commit, by `DEBATE@LINE`, `LINE`, `DEBATE` or an id prefix. Only
+/// the refs of the debates the name can mean are read, never a listing of every line.
 fn find_target(
     record: &Record,
     target: &str,
     current: Option<&LineRef>,
 ) -> Result<(LineHistory, usize), Found> {
-    let all = record.lines()?;
     let tip_of = |line: LineRef| -> Result<(LineHistory, usize), Found> {
         let history = LineHistory::load(record, &line)?;
         let index = history.entries.len() - 1;
         Ok((history, index))
     };
-    let line_list = |debate: &str| {
-        all.iter()
-            .filter(|(d, _, _)| d == debate)
-            .map(|(_, l, _)| l.as_str())
+    let line_list = |debate: &str| -> Result<String, Found> {
+        Ok(record
+            .lines_of_debate(debate)?
+            .into_iter()
+            .map(|(l, _)| l)
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "))
+    };
+    let has_line = |debate: &str, line: &str| -> Result<bool, Found> {
+        Ok(valid_name(debate) && valid_name(line) && record.tip(debate, line)?.is_some())
     };
     if let Some((debate, line)) = target.split_once('@') {
-        let debate = match_debate(&all, debate)?;
+        let debate = match_debate(record, debate)?;
         let line = if line.is_empty() { "main" } else { line };
-        if !all.iter().any(|(d, l, _)| *d == debate && l == line) {
+        if !has_line(&debate, line)? {
             return Err(Found::Missing(format!(
                 "debate {debate} has no line '{line}'; its lines: {}",
-                line_list(&debate)
+                line_list(&debate)?
             )));
         }
         return tip_of(LineRef::new(debate, line));
     }
     if let Some(current) = current
-        && all
-            .iter()
-            .any(|(d, l, _)| *d == current.debate && l == target)
+        && has_line(&current.debate, target)?
     {
         return tip_of(LineRef::new(&current.debate, target));
     }
-    if let Ok(debate) = match_debate(&all, target) {
-        return tip_of(LineRef::new(debate, "main"));
+    match match_debate(record, target) {
+        Ok(debate) => return tip_of(LineRef::new(debate, "main")),
+        Err(Found::Error(e)) => return Err(Found::Error(e)),
+        Err(Found::Missing(_)) => {}
     }
     if target.len() >= 4 && target.chars().all(|c| c.is_ascii_hexdigit()) {
-        return find_commit(record, &all, &target.to_ascii_lowercase());
+        return find_commit(record, &target.to_ascii_lowercase());
     }
     let mut message = format!("no line, debate or commit named '{target}'");
     if let Some(current) = current {
         message.push_str(&format!(
             "; lines of {}: {}",
             current.debate,
-            line_list(&current.debate)
+            line_list(&current.debate)?
         ));
     }
     Err(Found::Missing(message))
 }
 
-fn match_debate(all: &[(String, String, gix::ObjectId)], prefix: &str) -> Result<String, Found> {
-    let mut debates: Vec<&str> = all
-        .iter()
-        .map(|(d, _, _)| d.as_str())
-        .filter(|d| *d == prefix || (!prefix.is_empty() && d.starts_with(prefix)))
-        .collect();
-    debates.dedup();
-    if debates.contains(&prefix) {
+/// The debate `prefix` names: itself when it is a debate's id, else the only debate whose id
+/// starts with it.
+fn match_debate(record: &Record, prefix: &str) -> Result<String, Found> {
+    if valid_name(prefix) && !record.lines_of_debate(prefix)?.is_empty() {
         return Ok(prefix.to_owned());
     }
+    let debates = if prefix.is_empty() {
+        Vec::new()
+    } else {
+        record.debates_with_prefix(prefix)?
+    };
     match debates.as_slice() {
-        [one] => Ok((*one).to_owned()),
+        [one] => Ok(one.clone()),
         [] => Err(Found::Missing(format!(
             "no debate '{prefix}' in the record"
         ))),
@@ -248,39 +273,42 @@ fn match_debate(all: &[(String, String, gix::ObjectId)], prefix: &str) -> Result
     }
 }
 
-/// Finds the commit whose id starts with `prefix` on some line, preferring the line that
-/// wrote it over lines that inherited it.
-fn find_commit(
-    record: &Record,
-    all: &[(String, String, gix::ObjectId)],
-    prefix: &str,
-) -> Result<(LineHistory, usize), Found> {
-    let mut found: Option<(LineHistory, usize)> = None;
-    let mut ids = std::collections::BTreeSet::new();
-    for (debate, line, _) in all {
-        let history = LineHistory::load(record, &LineRef::new(debate, line))?;
-        for (i, entry) in history.entries.iter().enumerate() {
-            if !entry.commit.to_string().starts_with(prefix) {
-                continue;
-            }
-            ids.insert(entry.commit);
-            let own = entry.line == history.line.line;
-            let better = match &found {
-                None => true,
-                Some((h, j)) => own && h.entries[*j].line != h.line.line,
-            };
-            if better {
-                found = Some((history.clone(), i));
-            }
+/// Finds the commit whose id starts with `prefix`, on the line that wrote it (its trailers
+/// name it) or, failing that, on another line of its debate that holds it.
+fn find_commit(record: &Record, prefix: &str) -> Result<(LineHistory, usize), Found> {
+    let ids = record.commits_with_prefix(prefix)?;
+    let id = match ids.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(Found::Missing(format!(
+                "no commit starting with '{prefix}' on any line"
+            )));
+        }
+        many => {
+            return Err(Found::Missing(format!(
+                "the commit prefix '{prefix}' is ambiguous ({} commits)",
+                many.len()
+            )));
+        }
+    };
+    let entry = crate::history::read_entry(record, id)?;
+    let debate = entry.trailer("Anvil-Debate").unwrap_or_default().to_owned();
+    let mut lines: Vec<String> = record
+        .lines_of_debate(&debate)?
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    // The line that wrote it first, then the others (a line branched off later inherits it).
+    lines.sort_by_key(|l| *l != entry.line);
+    for line in lines {
+        let history = LineHistory::load(record, &LineRef::new(&debate, &line))?;
+        if let Some(i) = history.entries.iter().position(|e| e.commit == id) {
+            return Ok((history, i));
         }
     }
-    if ids.len() > 1 {
-        return Err(Found::Missing(format!(
-            "the commit prefix '{prefix}' is ambiguous ({} commits)",
-            ids.len()
-        )));
-    }
-    found.ok_or_else(|| Found::Missing(format!("no commit starting with '{prefix}' on any line")))
+    Err(Found::Missing(format!(
+        "commit {id} is on no line of the record"
+    )))
 }
 
 #[cfg(test)]

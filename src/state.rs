@@ -57,6 +57,9 @@ pub struct Inputs {
     /// `--diff`: the project's uncommitted changes.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub diff: bool,
+    /// `--pr N`: a pull request's changes, fetched from the project's remote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<u32>,
     /// `--follow-up`: the earlier report (a file, or `DEBATE@LINE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow_up: Option<String>,
@@ -67,7 +70,11 @@ pub struct Inputs {
 
 impl Inputs {
     pub fn is_empty(&self) -> bool {
-        self.context.is_empty() && !self.diff && self.follow_up.is_none() && self.versus.is_empty()
+        self.context.is_empty()
+            && !self.diff
+            && self.pr.is_none()
+            && self.follow_up.is_none()
+            && self.versus.is_empty()
     }
 }
 

@@ -287,6 +287,8 @@ fn roll_forward(
 ) -> Result<State, DebateError> {
     let history = LineHistory::at(record, line, tip)?;
     let mut state = history::state_at(record, tip)?;
+    // A line pulled from a remote may stand under another name than it was recorded with.
+    state.line = line.line.clone();
     state.headless |= headless;
     let text = history::transcript(record, &history, history.entries.len() - 1, &state)?;
     follow(
@@ -328,6 +330,13 @@ fn follow(
             .map_err(io)?,
     }
     settle(home, line, &state, report)?;
+    if !state.progress.status.is_over() {
+        crate::active::mark(home, line).map_err(|source| DebateError::Io {
+            what: "cannot write the active index in",
+            path: home.root().to_owned(),
+            source,
+        })?;
+    }
     state.tip = Some(tip.to_string());
     save_state(home, line, &state)?;
     release(home, line, &state)

@@ -44,13 +44,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let line = ctx.resolve_line(&home, args.line.as_deref())?;
     let question = args.question.join(" ");
     // Nothing on stdout or stderr until the answer: both become the tool's result.
-    anvil::ask::open(&home, &line, &question)?;
-    let asked = anvil::ask::wait(
-        &home,
-        &line,
-        Duration::from_secs(args.wait),
-        Duration::from_millis(200),
-    )?;
+    let asked = anvil::ask::ask(&home, &line, &question)?
+        .wait(Duration::from_secs(args.wait), Duration::from_millis(200))?;
     match asked {
         Asked::Answered(answer) => out(&format!("The human answered: {answer}\n")),
         Asked::NoAnswer => out(

@@ -1,13 +1,11 @@
-//! `anvil hook …`: the entry points Claude Code calls (installed by `anvil install`).
+//! `anvil hook …`: the hooks Claude Code calls, as subcommands of `anvil`.
+//!
+//! `anvil install` wires the small `anvil-hook` binary instead; these stay so that settings
+//! written by older versions (`anvil hook stop`) keep working. Both run the same library code.
 
-use std::io::Read;
-use std::path::Path;
+use super::{CliError, Ctx};
 
-use anvil::hook::Answer;
-
-use super::{CliError, Ctx, out};
-
-/// Claude Code hooks; `anvil install` wires them into .claude/settings.json.
+/// Claude Code hooks (`anvil install` wires `anvil-hook`, which runs the same code).
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Claude Code's Stop hook: record the phase that just ended and hand out the next one.
@@ -17,10 +15,24 @@ pub enum Command {
     /// Claude Code's SessionStart hook: after a compaction or /clear, the next phase's prompt
     /// brings the session up to date in full.
     SessionStart,
+    /// Claude Code's UserPromptExpansion hook: hands the arguments of /anvil, /anvil-steer and
+    /// /anvil-cancel to the command, untouched by any shell.
+    PromptExpansion,
 }
 
-/// `anvil hook stop` / `anvil hook session-start` exactly, recognised without clap.
-pub fn fast_path() -> Option<Command> {
+impl Command {
+    fn word(&self) -> &'static str {
+        match self {
+            Command::Stop => "stop",
+            Command::SessionStart => "session-start",
+            Command::PromptExpansion => "prompt-expansion",
+        }
+    }
+}
+
+/// `anvil hook WORD` exactly, recognised without clap: building the whole command line costs
+/// more than everything an idle hook does.
+pub fn fast_path() -> Option<anvil::hook_process::Handler> {
     let mut args = std::env::args_os().skip(1);
     let (Some(first), Some(second), None) = (args.next(), args.next(), args.next()) else {
         return None;
@@ -28,37 +40,12 @@ pub fn fast_path() -> Option<Command> {
     if first != "hook" {
         return None;
     }
-    match second.to_str()? {
-        "stop" => Some(Command::Stop),
-        "session-start" => Some(Command::SessionStart),
-        _ => None,
-    }
+    anvil::hook_process::handler(second.to_str()?)
 }
 
-pub fn run(ctx: &Ctx, command: Command) -> Result<(), CliError> {
-    match command {
-        Command::Stop => answer(ctx, anvil::hook::stop),
-        Command::SessionStart => answer(ctx, anvil::hook::session_start),
-    }
-}
-
-/// Runs one hook handler on stdin. Whatever happens, the exit is 0 and stdout carries only the
-/// hook's JSON: a failing hook must not break the user's session.
-fn answer(ctx: &Ctx, handler: fn(&[u8], &Path) -> Answer) -> Result<(), CliError> {
-    // Sized for a long turn's text at once: growing from empty costs a read call per doubling.
-    let mut input = Vec::with_capacity(64 * 1024);
-    let answer = match std::io::stdin().read_to_end(&mut input) {
-        Ok(_) => std::panic::catch_unwind(|| handler(&input, &ctx.cwd)).unwrap_or_else(|_| {
-            Answer::Message(
-                "anvil: the hook failed unexpectedly (a bug; please report it). \
-                 Every phase received so far is on disk: see `anvil status`."
-                    .into(),
-            )
-        }),
-        Err(e) => Answer::Message(format!("anvil: cannot read hook input: {e}")),
-    };
-    if let Some(json) = answer.to_json() {
-        out(&format!("{json}\n"))?;
-    }
+pub fn run(_ctx: &Ctx, command: Command) -> Result<(), CliError> {
+    let handler =
+        anvil::hook_process::handler(command.word()).expect("every hook subcommand has a handler");
+    anvil::hook_process::run(handler);
     Ok(())
 }

@@ -2,11 +2,15 @@
 
 use super::{CliError, Ctx, say};
 
-/// Add anvil's Stop hook, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
-/// permissions and environment to Claude Code.
+/// Add anvil's hooks, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
+/// permissions and block cap to Claude Code.
 ///
 /// Writes `.claude/settings.json` and `.claude/commands/` of the project (or of your user with
-/// `--user`), keeping every entry of your own. Running it again changes nothing.
+/// `--user`), keeping every entry of your own. Running it again changes nothing. The hooks
+/// call `anvil-hook` by name and the commands `anvil`, so no path of this machine goes into a
+/// file your team shares: both must be on the PATH Claude Code starts with (`anvil doctor`
+/// checks). A CLAUDE_CODE_STOP_HOOK_BLOCK_CAP of yours that is high enough stays; a lower one
+/// is raised, and `anvil uninstall` puts it back.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Install into ~/.claude for every project instead of this one.
@@ -24,8 +28,30 @@ pub struct UninstallArgs {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let dir = anvil::install::claude_dir(&ctx.cwd, args.user);
-    let changes = anvil::install::install(&dir, &anvil::install::program())?;
-    report(&dir, changes, "already installed")
+    let changes = anvil::install::install(&dir)?;
+    report(&dir, changes, "already installed")?;
+    say_path_note();
+    Ok(())
+}
+
+/// The settings call anvil's binaries by name: say so, and warn when they are not on PATH.
+fn say_path_note() {
+    say(
+        "anvil: the hooks and commands call `anvil-hook` and `anvil` by name, so that no path \
+         of this machine goes into settings a team shares; both must be on the PATH that \
+         Claude Code starts with",
+    );
+    let missing: Vec<&str> = ["anvil", anvil::install::HOOK_PROGRAM]
+        .into_iter()
+        .filter(|name| anvil::doctor::find_on_path(name).is_none())
+        .collect();
+    if !missing.is_empty() {
+        say(&format!(
+            "anvil: warning: {} not on PATH here; `cargo install --path .` installs both \
+             (into ~/.cargo/bin); `anvil doctor` checks the whole installation",
+            missing.join(" and ")
+        ));
+    }
 }
 
 pub fn run_uninstall(ctx: &Ctx, args: UninstallArgs) -> Result<(), CliError> {
@@ -45,13 +71,16 @@ fn report(
     for line in changes.lines {
         say(&format!("anvil: {line} ({})", dir.display()));
     }
+    for note in changes.notes {
+        say(&format!("anvil: note: {note} ({})", dir.display()));
+    }
     Ok(())
 }
 
 /// Write anvil as a Claude Code plugin (hooks and slash commands) into a directory.
 ///
 /// An alternative to `anvil install`: load it with `claude --plugin-dir DIR`, or put it where
-/// your plugins live. The hooks run this anvil binary.
+/// your plugins live. The hooks call `anvil-hook` by name: it must be on Claude Code's PATH.
 #[derive(Debug, clap::Args)]
 pub struct PluginArgs {
     /// The directory to write the plugin into.
@@ -61,12 +90,14 @@ pub struct PluginArgs {
 
 pub fn run_plugin(ctx: &Ctx, args: PluginArgs) -> Result<(), CliError> {
     let dir = ctx.cwd.join(&args.out);
-    let written = anvil::install::write_plugin(&dir, &anvil::install::program())?;
+    let written = anvil::install::write_plugin(&dir)?;
     say(&format!(
-        "anvil: wrote {} files of the plugin in {}; load it with `claude --plugin-dir {}`",
+        "anvil: wrote {} files of the plugin in {}; load it with `claude --plugin-dir {}` \
+         (its commands are /anvil:anvil, /anvil:anvil-steer, …)",
         written.len(),
         dir.display(),
         dir.display()
     ));
+    say_path_note();
     Ok(())
 }

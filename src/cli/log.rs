@@ -1,11 +1,12 @@
 //! `anvil log`: the debates of this project and their lines, drawn as a graph.
 
 use anvil::history::{self, Entry, LineHistory};
+use anvil::provenance::Provenance;
 use anvil::record::Record;
 use anvil::term::visible;
 
 use super::view::{self, Paint};
-use super::{CliError, Ctx, out};
+use super::{CliError, Ctx};
 
 /// Show every debate, newest first, with its lines drawn as a graph (where each line branched
 /// off and with which steering), phase by phase: round, role, first line of text, time.
@@ -25,56 +26,84 @@ pub struct Args {
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
+
+    /// Add what each phase cost (model, tokens, duration), with totals per line and per
+    /// debate.
+    #[arg(long)]
+    stats: bool,
+
+    /// Never page the output (by default a terminal gets $ANVIL_PAGER, $PAGER or `less`).
+    #[arg(long)]
+    no_pager: bool,
 }
 
+/// The debates are ordered from one pass over the refs (tip times come from the commit-graph
+/// once the record is maintained), then loaded, drawn and written one at a time: the first
+/// screen reads only the debates it shows, and `--all` holds one debate in memory at once.
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let listed = record.lines()?;
-    let all = history::debates_newest_first_of(&record, &listed)?;
     let (shown, more): (Vec<String>, usize) = match &args.debate {
         Some(name) => {
             let line = view::line(ctx, &home, &record, Some(name))?;
             (vec![line.debate], 0)
         }
         None => {
+            let all = anvil::revision::debates_by_activity(&record)?;
             let take = if args.all { all.len() } else { args.limit };
             let shown = all.iter().take(take).map(|(d, _)| d.clone()).collect();
             (shown, all.len().saturating_sub(take))
         }
     };
-    let mut debates = Vec::new();
-    for debate in &shown {
-        debates.push(history::load_debate_of(&record, &listed, debate)?);
-    }
+    let mut output = super::pager::Output::start(!args.no_pager);
     if args.json {
-        let list: Vec<serde_json::Value> = debates
-            .iter()
-            .map(|lines| to_json(&record, lines))
-            .collect::<Result<_, _>>()?;
-        return out(&format!(
-            "{}\n",
-            anvil::term::json(&serde_json::json!({ "debates": list }))
-        ));
+        output.write("{\n  \"debates\": [")?;
+        for (i, debate) in shown.iter().enumerate() {
+            let lines = history::load_debate(&record, debate)?;
+            let item = anvil::term::json(&to_json(&record, &lines)?);
+            let mut text = String::from(if i == 0 { "\n" } else { ",\n" });
+            for (j, line) in item.lines().enumerate() {
+                if j > 0 {
+                    text.push('\n');
+                }
+                text.push_str("    ");
+                text.push_str(line);
+            }
+            if !output.write(&text)? {
+                break;
+            }
+        }
+        output.write(if shown.is_empty() {
+            "]\n}\n"
+        } else {
+            "\n  ]\n}\n"
+        })?;
+        return output.finish();
     }
     let paint = Paint::stdout();
-    let mut text = String::new();
-    for (i, lines) in debates.iter().enumerate() {
-        if i > 0 {
-            text.push('\n');
+    for (i, debate) in shown.iter().enumerate() {
+        let lines = history::load_debate(&record, debate)?;
+        let mut text = render(&record, &lines, paint)?;
+        if args.stats {
+            text.push_str(&stats(&lines, paint));
         }
-        text.push_str(&render(&record, lines, paint)?);
+        if i > 0 {
+            text.insert(0, '\n');
+        }
+        if !output.write(&text)? {
+            return output.finish();
+        }
     }
-    if debates.is_empty() {
-        text.push_str("no debates yet; start one with `anvil start \"QUESTION\"`\n");
+    if shown.is_empty() {
+        output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
     }
     if more > 0 {
-        text.push_str(&paint.dim(&format!(
+        output.write(&paint.dim(&format!(
             "\n… {more} older debate{} (`anvil log --all`)\n",
             if more == 1 { "" } else { "s" }
-        )));
+        )))?;
     }
-    out(&text)
+    output.finish()
 }
 
 /// One debate: a title, its setup, and the graph of its lines.
@@ -134,6 +163,59 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
     Ok(text)
 }
 
+/// The cost of a debate: each phase that recorded one, then each line's own phases (not
+/// those it inherited), then the whole debate.
+pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
+    let (per_line, total) = costs(lines);
+    let entries = anvil::graph::entries(lines);
+    let mut text = paint.dim("cost per phase:\n");
+    for commit in anvil::graph::draw(lines).iter().filter_map(|r| r.commit) {
+        let entry = entries[&commit];
+        if let Some(p) = Provenance::read_from(&entry.meta) {
+            text.push_str(&format!(
+                "  {} {:<18} {}\n",
+                paint.yellow(&view::short(&commit)),
+                visible(&what(entry)),
+                visible(&p.summary())
+            ));
+        }
+    }
+    text.push_str(&paint.dim("cost per line:\n"));
+    for (line, p) in &per_line {
+        text.push_str(&format!(
+            "  {:<18} {}\n",
+            visible(line),
+            visible(&p.summary())
+        ));
+    }
+    text.push_str(&format!(
+        "{} {}\n",
+        paint.dim("debate total:"),
+        visible(&total.summary())
+    ));
+    text
+}
+
+/// Each line's own cost (the commits only it holds), and the debate's.
+fn costs(lines: &[LineHistory]) -> (Vec<(String, Provenance)>, Provenance) {
+    let entries = anvil::graph::entries(lines);
+    let mut total = Provenance::default();
+    let per_line = anvil::graph::segments(lines)
+        .into_iter()
+        .map(|segment| {
+            let mut sum = Provenance::default();
+            for commit in &segment.commits {
+                if let Some(p) = Provenance::read_from(&entries[commit].meta) {
+                    sum.add(&p);
+                }
+            }
+            total.add(&sum);
+            (segment.line, sum)
+        })
+        .collect();
+    (per_line, total)
+}
+
 /// `round 2 critic`, `synthesis`, `start`, `branch cost`.
 fn what(entry: &Entry) -> String {
     match entry.role {
@@ -184,6 +266,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
     };
     let state = history::state_at(record, main.tip)?;
     let segments = anvil::graph::segments(lines);
+    let (per_line, total) = costs(lines);
     let line_list: Vec<serde_json::Value> = lines
         .iter()
         .zip(&segments)
@@ -196,6 +279,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
                 "branched_from": first.and_then(|e| e.trailer("Anvil-Branched-From")),
                 "steering": first.filter(|e| e.phase == "branch").map(|e| e.steering.clone()),
                 "synthesis": h.synthesis().map(|i| h.entries[i].commit.to_string()),
+                "cost": per_line.iter().find(|(l, _)| *l == h.line.line).map(|(_, p)| p.to_json()),
             })
         })
         .collect();
@@ -217,6 +301,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
                 "subject": e.subject,
                 "author": e.author,
                 "time": e.time,
+                "provenance": Provenance::read_from(&e.meta).map(|p| p.to_json()),
             })
         })
         .collect();
@@ -227,5 +312,6 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
         "rounds": state.setup.rounds,
         "lines": line_list,
         "commits": commits,
+        "cost": total.to_json(),
     }))
 }

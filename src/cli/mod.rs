@@ -14,16 +14,22 @@ mod branch;
 mod cancel;
 mod completions;
 mod diff;
+mod doctor;
+mod gc;
 mod hook;
 mod init;
 mod install;
 mod log;
+mod pager;
 mod prompts;
+mod push;
 mod replay;
 mod report;
 mod resume;
 mod run;
+mod serve;
 mod show;
+mod slash;
 mod start;
 mod status;
 mod steer;
@@ -44,6 +50,7 @@ enum Command {
     Install(install::Args),
     Uninstall(install::UninstallArgs),
     Plugin(install::PluginArgs),
+    Doctor(doctor::Args),
     Start(start::Args),
     Run(run::Args),
     Status(status::Args),
@@ -58,12 +65,18 @@ enum Command {
     Resume(resume::Args),
     Replay(replay::Args),
     Report(report::Args),
+    Serve(serve::Args),
+    Gc(gc::Args),
+    Push(push::Args),
+    Pull(push::PullArgs),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
     #[command(subcommand)]
     Prompts(prompts::Command),
     Completions(completions::Args),
     #[command(subcommand)]
     Hook(hook::Command),
+    #[command(hide = true)]
+    Slash(slash::Args),
 }
 
 /// What every command gets: where it runs, and anvil's home if there is one.
@@ -97,26 +110,32 @@ impl Ctx {
     }
 
     /// The line a command is about: the one named, else this session's, else the only
-    /// active one.
+    /// active one. Only the named debates, or the active lines, are read.
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
-        let lines = anvil::debate::live_lines(home).map_err(CliError::from_display)?;
         if let Some(name) = name {
-            return match_line(name, &lines);
+            let debate = name.split_once('@').map_or(name, |(d, _)| d);
+            let lines = anvil::active::live_lines_with_prefix(home, debate)
+                .map_err(CliError::from_display)?;
+            return match_line(name, &lines).map_err(|e| {
+                if lines.is_empty() {
+                    e.hint("`anvil status --all` lists the debates here")
+                } else {
+                    e
+                }
+            });
         }
         if let Some(session) = self.session()
             && let Some(line) = home.bound_line(&session).map_err(CliError::from_display)?
         {
             return Ok(line);
         }
-        let active: Vec<&LineRef> = lines
-            .iter()
-            .filter(|l| {
-                anvil::state::State::load(&home.state_path(l))
-                    .is_ok_and(|s| !s.progress.status.is_over())
-            })
+        let active: Vec<LineRef> = anvil::active::lines(home)
+            .map_err(CliError::from_display)?
+            .into_iter()
+            .map(|(line, _)| line)
             .collect();
         match active.as_slice() {
-            [one] => Ok((*one).clone()),
+            [one] => Ok(one.clone()),
             [] => {
                 Err(CliError::new("no active debate")
                     .hint("start one with `anvil start \"QUESTION\"`"))
@@ -245,34 +264,64 @@ pub fn main() -> ExitCode {
     let ctx = Ctx { cwd };
     // The Stop hook runs at the end of every turn of every Claude session: it skips building
     // the whole command line, which costs more than everything else it does when idle.
-    if let Some(command) = hook::fast_path() {
-        return finish(hook::run(&ctx, command));
+    if let Some(handler) = hook::fast_path() {
+        anvil::hook_process::run(handler);
+        return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Init(args) => init::run(&ctx, args),
-        Command::Install(args) => install::run(&ctx, args),
-        Command::Uninstall(args) => install::run_uninstall(&ctx, args),
-        Command::Plugin(args) => install::run_plugin(&ctx, args),
-        Command::Start(args) => start::run(&ctx, args),
-        Command::Run(args) => run::run(&ctx, args),
-        Command::Status(args) => status::run(&ctx, args),
-        Command::Cancel(args) => cancel::run(&ctx, args),
-        Command::Steer(args) => steer::run(&ctx, args),
-        Command::Ask(args) => ask::run(&ctx, args),
-        Command::Answer(args) => ask::run_answer(&ctx, args),
-        Command::Log(args) => log::run(&ctx, args),
-        Command::Show(args) => show::run(&ctx, args),
-        Command::Diff(args) => diff::run(&ctx, args),
-        Command::Branch(args) => branch::run(&ctx, args),
-        Command::Resume(args) => resume::run(&ctx, args),
-        Command::Replay(args) => replay::run(&ctx, args),
-        Command::Report(args) => report::run(&ctx, args),
-        Command::Prompts(command) => prompts::run(&ctx, command),
-        Command::Completions(args) => completions::run(&ctx, args),
-        Command::Hook(command) => hook::run(&ctx, command),
+    finish(dispatch(&ctx, cli.command))
+}
+
+/// Runs one parsed command (typed, or built by `anvil slash` from a slash command's arguments).
+fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
+    // Commands that add to the record start its maintenance when it is due, detached, the
+    // way git runs `gc --auto` after the commands that write.
+    let writes = matches!(
+        command,
+        Command::Start(_)
+            | Command::Run(_)
+            | Command::Branch(_)
+            | Command::Resume(_)
+            | Command::Cancel(_)
+            | Command::Answer(_)
+            | Command::Pull(_)
+    );
+    let result = match command {
+        Command::Init(args) => init::run(ctx, args),
+        Command::Install(args) => install::run(ctx, args),
+        Command::Uninstall(args) => install::run_uninstall(ctx, args),
+        Command::Plugin(args) => install::run_plugin(ctx, args),
+        Command::Doctor(args) => doctor::run(ctx, args),
+        Command::Start(args) => start::run(ctx, args),
+        Command::Run(args) => run::run(ctx, args),
+        Command::Status(args) => status::run(ctx, args),
+        Command::Cancel(args) => cancel::run(ctx, args),
+        Command::Steer(args) => steer::run(ctx, args),
+        Command::Ask(args) => ask::run(ctx, args),
+        Command::Answer(args) => ask::run_answer(ctx, args),
+        Command::Log(args) => log::run(ctx, args),
+        Command::Show(args) => show::run(ctx, args),
+        Command::Diff(args) => diff::run(ctx, args),
+        Command::Branch(args) => branch::run(ctx, args),
+        Command::Resume(args) => resume::run(ctx, args),
+        Command::Replay(args) => replay::run(ctx, args),
+        Command::Report(args) => report::run(ctx, args),
+        Command::Serve(args) => serve::run(ctx, args),
+        Command::Gc(args) => gc::run(ctx, args),
+        Command::Push(args) => push::run(ctx, args),
+        Command::Pull(args) => push::run_pull(ctx, args),
+        Command::Prompts(command) => prompts::run(ctx, command),
+        Command::Completions(args) => completions::run(ctx, args),
+        Command::Hook(command) => hook::run(ctx, command),
+        Command::Slash(args) => slash::run(ctx, args),
     };
-    finish(result)
+    if writes
+        && result.is_ok()
+        && let Some(home) = Home::find(&ctx.cwd)
+    {
+        anvil::maintenance::auto(&home.record_dir());
+    }
+    result
 }
 
 fn finish(result: Result<(), CliError>) -> ExitCode {

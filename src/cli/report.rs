@@ -32,6 +32,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let transcript = history::transcript(&record, this, this.entries.len() - 1, &state)?;
     let mut markdown = anvil::report::markdown(&state, &transcript);
     markdown.push_str(&branches(&record, &lines)?);
+    markdown.push_str("\n## Cost\n\n```text\n");
+    markdown.push_str(&super::log::stats(&lines, Paint { on: false }));
+    markdown.push_str("```\n");
     match args.output {
         // To a terminal the report is shown, never obeyed; a file keeps the text whole.
         None => out(&anvil::term::visible(&markdown)),

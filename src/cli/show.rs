@@ -1,6 +1,7 @@
 //! `anvil show REV`: one recorded phase, or the state of the line at that point.
 
 use anvil::history;
+use anvil::provenance::Provenance;
 
 use super::view::{self, Paint};
 use super::{CliError, Ctx, out};
@@ -52,6 +53,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "response": history::response(&record, entry)?,
             "prompt": history::prompt(&record, entry)?,
             "state": history::read_text(&record, entry.commit, "state.md")?,
+            "provenance": Provenance::read_from(&entry.meta).map(|p| p.to_json()),
         });
         return out(&format!("{}\n", anvil::term::json(&json)));
     }
@@ -60,11 +62,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         let state = history::read_text(&record, entry.commit, "state.md")?.unwrap_or_default();
         return out(&anvil::term::visible(&state));
     }
-    out(&view::render_entry(
-        &record,
-        &resolved.history,
-        entry,
-        args.prompt,
-        paint,
-    )?)
+    let mut text = view::render_entry(&record, &resolved.history, entry, args.prompt, paint)?;
+    if let Some(p) = Provenance::read_from(&entry.meta) {
+        text.push_str(&paint.dim(&format!(
+            "\n{}\n",
+            anvil::term::visible(&format!("cost: {}", p.summary()))
+        )));
+    }
+    out(&text)
 }

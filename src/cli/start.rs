@@ -116,6 +116,14 @@ pub struct DebateArgs {
     #[arg(long, overrides_with = "diff")]
     no_diff: bool,
 
+    /// Add a pull request's changes: fetched from the project's `origin` as the forge
+    /// publishes them (refs/pull/N/head, or refs/merge-requests/N/head), diffed against the
+    /// merge base with the default branch.
+    ///
+    /// Example: --pr 42 "Should we merge this?"
+    #[arg(long, value_name = "N")]
+    pr: Option<u32>,
+
     /// Build on an earlier result: a report file, or a recorded debate DEBATE[@LINE].
     ///
     /// Example: --follow-up .anvil/reports/20261122-graphql-3f2a.md
@@ -222,6 +230,7 @@ pub fn create(
         output: args.output,
         context: args.context,
         diff: args.diff,
+        pr: args.pr,
         follow_up: args.follow_up,
         versus: args.versus,
         cwd: ctx.cwd.clone(),

@@ -25,17 +25,21 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     slash_safe(args.slash, || {
         let home = ctx.home()?;
-        let lines = match &args.line {
-            Some(name) => vec![ctx.resolve_line(&home, Some(name))?],
-            None => anvil::debate::live_lines(&home)?,
+        // Without --all only the active lines are read, through their index: a project's
+        // thousands of finished debates cost nothing here.
+        let states: Vec<State> = match &args.line {
+            Some(name) => vec![State::load(
+                &home.state_path(&ctx.resolve_line(&home, Some(name))?),
+            )?],
+            None if args.all => anvil::debate::live_lines(&home)?
+                .iter()
+                .map(|line| State::load(&home.state_path(line)))
+                .collect::<Result<_, _>>()?,
+            None => anvil::active::lines(&home)?
+                .into_iter()
+                .map(|(_, state)| state)
+                .collect(),
         };
-        let mut states = Vec::new();
-        for line in lines {
-            let state = State::load(&home.state_path(&line))?;
-            if args.all || args.line.is_some() || !state.progress.status.is_over() {
-                states.push(state);
-            }
-        }
         if args.json {
             let list: Vec<serde_json::Value> = states.iter().map(to_json).collect();
             return out(&format!("{}\n", anvil::term::json(&list)));

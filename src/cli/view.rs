@@ -39,15 +39,16 @@ pub fn current_line(ctx: &Ctx, home: &Home, record: &Record) -> Option<LineRef> 
 
 /// The line whose tip was committed last.
 pub fn newest_line(record: &Record) -> Option<LineRef> {
-    let lines = record.lines().ok()?;
-    lines
+    let debates = anvil::revision::debates_by_activity(record).ok()?;
+    let (debate, _) = debates.first()?;
+    let mut times = record.commit_times();
+    record
+        .lines_of_debate(debate)
+        .ok()?
         .into_iter()
-        .filter_map(|(d, l, tip)| {
-            let entry = anvil::history::read_entry(record, tip).ok()?;
-            Some((entry.time, d, l))
-        })
+        .filter_map(|(line, tip)| Some((times.of(tip).ok()?, line)))
         .max()
-        .map(|(_, d, l)| LineRef::new(d, l))
+        .map(|(_, line)| LineRef::new(debate, line))
 }
 
 /// Resolves a revision name against the current line.
@@ -80,12 +81,27 @@ pub fn line(
                 .hint("start one with `anvil start \"QUESTION\"`")
         });
     };
-    let all: Vec<LineRef> = record
-        .lines()?
-        .into_iter()
-        .map(|(d, l, _)| LineRef::new(d, l))
-        .collect();
-    super::match_line(name, &all)
+    // Only the debates the name can mean are read.
+    let debate = name.split_once('@').map_or(name, |(d, _)| d);
+    let exact = anvil::record::valid_name(debate) && !record.lines_of_debate(debate)?.is_empty();
+    let debates = if exact {
+        vec![debate.to_owned()]
+    } else {
+        record.debates_with_prefix(debate)?
+    };
+    let mut all = Vec::new();
+    for d in &debates {
+        for (l, _) in record.lines_of_debate(d)? {
+            all.push(LineRef::new(d, l));
+        }
+    }
+    super::match_line(name, &all).map_err(|e| {
+        if all.is_empty() {
+            e.hint("`anvil log` lists the debates in the record")
+        } else {
+            e
+        }
+    })
 }
 
 /// Colour for stdout: only on a terminal, never with `NO_COLOR`; `CLICOLOR_FORCE` forces it.

@@ -1,8 +1,11 @@
-//! anvil as a Claude Code plugin: `anvil plugin` writes it, `claude --plugin-dir` loads it, and
-//! its Stop hook drives a debate to the synthesis in a project without `anvil install`.
+//! anvil as a Claude Code plugin: `anvil plugin` writes it, Claude Code's own validator accepts
+//! it, `claude --plugin-dir` loads it, and its hooks and commands drive a debate to the
+//! synthesis in an untrusted project without `anvil install`.
+
+use std::process::Command;
 
 use crate::support::anvil::{Project, phase_text, turn_tag};
-use crate::support::claude::{Claude, new_session_id};
+use crate::support::claude::{Claude, claude_bin, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 fn debater(turn: &Turn) -> Reply {
@@ -47,4 +50,66 @@ fn the_plugin_written_by_anvil_plugin_drives_a_debate() {
         out.describe()
     );
     assert!(project.state_md(&started.debate).contains("status: done"));
+}
+
+/// `claude plugin validate` on what `anvil plugin` writes: no error (regression: the unquoted
+/// `argument-hint` of /anvil was not YAML, so Claude Code dropped the command's frontmatter).
+#[test]
+fn claude_plugin_validate_accepts_the_plugin() {
+    let project = Project::new();
+    project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(claude_bin())
+        .args(["plugin", "validate"])
+        .arg(project.path().join("anvil-plugin"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .expect("run claude plugin validate");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(!text.to_lowercase().contains("error"), "{text}");
+    assert!(text.contains("Validation passed"), "{text}");
+}
+
+#[test]
+fn the_plugins_slash_command_starts_a_debate_with_any_question() {
+    let project = Project::new();
+    project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
+    let plugin = project.path().join("anvil-plugin");
+    let server = ModelServer::start(debater);
+    let question = "Ship `anvil` as a \"plugin\"? $PLUGIN_ROOT !";
+    let out = Claude::new(
+        &server,
+        project.path(),
+        format!("/anvil:anvil '{question}' --rounds 1"),
+    )
+    .session_id(new_session_id())
+    .arg("--plugin-dir")
+    .arg(plugin.display().to_string())
+    .run();
+    out.assert_success();
+    let keys: Vec<String> = server
+        .main_turns()
+        .iter()
+        .filter_map(|t| turn_tag(t).map(|t| t.key()))
+        .collect();
+    assert_eq!(
+        keys,
+        ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
+        "{}",
+        out.describe()
+    );
+    let home = anvil::home::Home::find(project.path()).unwrap();
+    let lines = anvil::debate::live_lines(&home).unwrap();
+    let state = anvil::state::State::load(&home.state_path(&lines[0])).unwrap();
+    assert_eq!(state.setup.question, question);
+    assert_eq!(state.progress.status.name(), "done");
 }

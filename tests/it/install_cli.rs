@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::anvil::{Project, Run, anvil_bin};
+use crate::support::anvil::{Project, Run, anvil_dir};
 
 const COMMANDS: [&str; 4] = [
     "anvil.md",
@@ -77,7 +77,7 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn hook_command() -> String {
-    format!("{} hook stop", anvil_bin().display())
+    "anvil-hook stop".to_owned()
 }
 
 /// Every hook command under `hooks.Stop`.
@@ -108,15 +108,19 @@ fn assert_installed(claude: &Path) -> Value {
         .filter(|c| *c == hook_command())
         .collect();
     assert_eq!(ours.len(), 1, "{settings:#}");
-    let session_start = format!("{} hook session-start", anvil_bin().display());
-    let starts: Vec<&Value> = settings["hooks"]["SessionStart"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
-        .filter(|h| h["command"] == session_start.as_str())
-        .collect();
-    assert_eq!(starts.len(), 1, "{settings:#}");
+    for (event, command) in [
+        ("SessionStart", "anvil-hook session-start"),
+        ("UserPromptExpansion", "anvil-hook prompt-expansion"),
+    ] {
+        let found: Vec<&Value> = settings["hooks"][event]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+            .filter(|h| h["command"] == command)
+            .collect();
+        assert_eq!(found.len(), 1, "{event}: {settings:#}");
+    }
     assert_eq!(
         settings["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"], "200",
         "{settings:#}"
@@ -126,22 +130,25 @@ fn assert_installed(claude: &Path) -> Value {
         allow.contains(&"Bash(anvil start:*)".to_owned()),
         "{allow:?}"
     );
-    assert!(
-        allow.contains(&format!("Bash({} start:*)", anvil_bin().display())),
-        "{allow:?}"
-    );
+    // Nothing of this machine goes into the settings a team shares.
+    let text = std::fs::read_to_string(claude.join("settings.json")).unwrap();
+    let here = anvil_dir().display().to_string();
+    assert!(!text.contains(&here), "{text}");
     for name in COMMANDS {
         let text = std::fs::read_to_string(claude.join("commands").join(name))
             .unwrap_or_else(|e| panic!("no {name}: {e}"));
         assert!(text.starts_with("---\n"), "{text}");
         assert!(text.contains("anvil-managed: true"), "{text}");
         assert!(
-            text.contains(&format!("!`{} ", anvil_bin().display())),
-            "{name} does not run this anvil: {text}"
+            text.contains("!`anvil "),
+            "{name} does not run anvil: {text}"
         );
+        // No user text in a shell line: the arguments come through the hook.
+        assert!(!text.contains("$ARGUMENTS"), "{name}: {text}");
+        assert!(!text.contains(&here), "{name}: {text}");
     }
     let slash = std::fs::read_to_string(claude.join("commands/anvil.md")).unwrap();
-    assert!(slash.contains("start --slash $ARGUMENTS"), "{slash}");
+    assert!(slash.contains("!`anvil slash start`"), "{slash}");
     settings
 }
 
@@ -197,13 +204,47 @@ fn an_older_anvil_hook_is_replaced_not_duplicated() {
         .as_array_mut()
         .unwrap()
         .push(json!({"hooks": [{"type": "command", "command": "/old/bin/anvil hook stop"}]}));
+    settings["hooks"]["SessionStart"] =
+        json!([{"hooks": [{"type": "command", "command": "anvil hook session-start"}]}]);
+    settings["permissions"]["allow"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("Bash(/old/bin/anvil start:*)"));
     write_settings(&claude, &settings.to_string());
-    install(&project);
+    let run = install(&project);
+    assert!(
+        run.stderr.contains("updated the Stop hook"),
+        "{}",
+        run.describe()
+    );
     let settings = assert_installed(&claude);
     assert_eq!(
         stop_commands(&settings),
         ["/usr/local/bin/notify-done".to_owned(), hook_command()]
     );
+    assert!(
+        !allowed(&settings).iter().any(|p| p.contains("/old/bin")),
+        "{settings:#}"
+    );
+}
+
+#[test]
+fn uninstall_takes_out_an_older_versions_install() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    let mut settings = users_settings();
+    settings["hooks"]["Stop"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"hooks": [{"type": "command", "command": "/old/bin/anvil hook stop"}]}));
+    settings["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = json!("200");
+    settings["permissions"]["allow"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("Bash(/old/bin/anvil start:*)"));
+    write_settings(&claude, &settings.to_string());
+    project.anvil(&["uninstall"]).ok();
+    assert_eq!(read_json(&claude.join("settings.json")), users_settings());
 }
 
 #[test]
@@ -331,4 +372,128 @@ fn invalid_settings_are_an_error_naming_the_file_and_stay_untouched() {
         run.describe()
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"hooks\": []}");
+}
+
+fn block_cap(claude: &Path) -> Value {
+    read_json(&claude.join("settings.json"))["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"].clone()
+}
+
+#[test]
+fn a_users_higher_block_cap_stays_and_survives_uninstall() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    write_settings(
+        &claude,
+        &json!({"env": {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "500"}}).to_string(),
+    );
+    let run = install(&project);
+    assert_eq!(block_cap(&claude), "500");
+    assert!(run.stderr.contains("kept your"), "{}", run.describe());
+    project.anvil(&["uninstall"]).ok();
+    assert_eq!(
+        read_json(&claude.join("settings.json")),
+        json!({"env": {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "500"}})
+    );
+}
+
+#[test]
+fn a_users_lower_block_cap_is_raised_with_a_note_and_restored_by_uninstall() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    write_settings(
+        &claude,
+        &json!({"env": {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "16"}}).to_string(),
+    );
+    let run = install(&project);
+    assert_eq!(block_cap(&claude), "200");
+    assert!(
+        run.stderr
+            .contains("raised env CLAUDE_CODE_STOP_HOOK_BLOCK_CAP from 16 to 200"),
+        "{}",
+        run.describe()
+    );
+    // A second install remembers the user's value, not anvil's own.
+    install(&project);
+    let run = project.anvil(&["uninstall"]).ok();
+    assert!(run.stderr.contains("restored env"), "{}", run.describe());
+    assert_eq!(
+        read_json(&claude.join("settings.json")),
+        json!({"env": {"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "16"}})
+    );
+    assert!(!claude.join("anvil-install.json").exists());
+}
+
+#[test]
+fn a_block_cap_changed_after_install_is_left_by_uninstall() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    install(&project);
+    let mut settings = read_json(&claude.join("settings.json"));
+    settings["env"]["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = json!("300");
+    write_settings(&claude, &settings.to_string());
+    let run = project.anvil(&["uninstall"]).ok();
+    assert_eq!(block_cap(&claude), "300");
+    assert!(run.stderr.contains("changed since"), "{}", run.describe());
+}
+
+#[test]
+fn a_private_settings_file_stays_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    write_users_settings(&claude);
+    let path = claude.join("settings.json");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    install(&project);
+    assert_installed(&claude);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    project.anvil(&["uninstall"]).ok();
+    assert_eq!(mode(&path), 0o600);
+}
+
+#[test]
+fn a_symlinked_settings_file_stays_a_symlink_and_its_target_is_updated() {
+    let project = Project::new();
+    let claude = project.path().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let dotfiles = tempfile::tempdir().unwrap();
+    let target = dotfiles.path().join("claude-settings.json");
+    std::fs::write(
+        &target,
+        serde_json::to_string_pretty(&users_settings()).unwrap(),
+    )
+    .unwrap();
+    let link = claude.join("settings.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+
+    install(&project);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_link(&link).unwrap(), target);
+    assert_eq!(stop_commands(&read_json(&target))[1], hook_command());
+
+    project.anvil(&["uninstall"]).ok();
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(read_json(&target), users_settings());
+}
+
+#[test]
+fn install_says_the_binaries_are_called_by_name() {
+    let project = Project::new();
+    let run = install(&project);
+    assert!(
+        run.stderr.contains("by name") && run.stderr.contains("PATH"),
+        "{}",
+        run.describe()
+    );
 }

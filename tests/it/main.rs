@@ -1,17 +1,26 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
+mod doctor_cli;
 mod e2e_ask;
 mod e2e_branch;
 mod e2e_cap;
 mod e2e_core;
+mod e2e_cost;
 mod e2e_options;
 mod e2e_plugin;
 mod e2e_run;
+mod e2e_serve;
+mod e2e_slash;
 mod history_cli;
+mod hook_bin;
 mod hook_cli;
 mod hostile_cli;
 mod install_cli;
+mod maintenance_cli;
 mod model_server_selftest;
 mod options_cli;
 mod record_faults;
 mod record_races;
+mod remote_cli;
+mod serve_api;
+mod serve_browser;
 mod support;

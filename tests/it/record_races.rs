@@ -191,13 +191,8 @@ fn an_answer_is_recorded_once_and_reaches_the_debater() {
             let (home, line) = (home.clone(), line.clone());
             std::thread::spawn(move || {
                 std::thread::sleep(delay(i, 3));
-                anvil::ask::open(&home, &line, "Budget?").ok()?;
-                Some(anvil::ask::wait(
-                    &home,
-                    &line,
-                    delay(i, 4),
-                    Duration::from_micros(200),
-                ))
+                let asking = anvil::ask::ask(&home, &line, "Budget?").ok()?;
+                Some(asking.wait(delay(i, 4), Duration::from_micros(200)))
             })
         };
         let hooks = std::thread::spawn(move || {

@@ -18,7 +18,13 @@ pub fn anvil_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_anvil"))
 }
 
-/// The directory of the `anvil` binary, for `PATH`.
+/// The `anvil-hook` binary cargo built for these tests (what `anvil install` wires).
+pub fn anvil_hook_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_anvil-hook"))
+}
+
+/// The directory of the `anvil` and `anvil-hook` binaries, for `PATH`: the installed wiring
+/// calls both by name.
 pub fn anvil_dir() -> PathBuf {
     anvil_bin()
         .parent()
@@ -180,26 +186,45 @@ impl Project {
 
     /// `anvil ARGS` with `stdin` fed in.
     pub fn anvil_stdin(&self, args: &[&str], stdin: &[u8]) -> Run {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run anvil");
-        let mut pipe = child.stdin.take().expect("stdin");
-        let input = stdin.to_vec();
-        let writer = std::thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-        let out = child.wait_with_output().expect("wait for anvil");
-        writer.join().unwrap();
-        Run::from(out)
+        run_with_stdin(self.command(args), stdin)
+    }
+}
+
+/// Runs `command` with `stdin` fed in and collects its output.
+fn run_with_stdin(mut command: Command, stdin: &[u8]) -> Run {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run anvil");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let input = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for anvil");
+    writer.join().unwrap();
+    Run::from(out)
+}
+
+impl Project {
+    /// The Stop hook as `anvil install` wires it (`anvil-hook stop`), with `input` as its JSON
+    /// on stdin.
+    pub fn hook(&self, input: &Value) -> Run {
+        self.hook_program(&["stop"], input.to_string().as_bytes())
     }
 
-    /// `anvil hook stop` with `input` as its JSON on stdin.
-    pub fn hook(&self, input: &Value) -> Run {
-        self.anvil_stdin(&["hook", "stop"], input.to_string().as_bytes())
+    /// `anvil-hook ARGS` with `stdin` fed in, in the project, with no Claude session in its
+    /// environment.
+    pub fn hook_program(&self, args: &[&str], stdin: &[u8]) -> Run {
+        let mut hook = Command::new(anvil_hook_bin());
+        hook.args(args)
+            .current_dir(self.path())
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .env_remove("ANVIL_NOW")
+            .env_remove("CLAUDE_PROJECT_DIR");
+        run_with_stdin(hook, stdin)
     }
 
     /// `anvil start ARGS`, which must succeed.

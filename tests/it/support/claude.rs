@@ -293,7 +293,10 @@ impl Claude {
         }
         cmd.args(&self.args);
 
+        // What `anvil install` writes calls `anvil` and `anvil-hook` by name: the binaries under
+        // test come first, as `cargo install` would put them on a user's PATH.
         let mut path: Vec<PathBuf> = self.path_prepend.clone();
+        path.push(super::anvil::anvil_dir());
         if let Some(p) = std::env::var_os("PATH") {
             path.extend(std::env::split_paths(&p));
         }

@@ -4,3 +4,4 @@
 pub mod anvil;
 pub mod claude;
 pub mod model_server;
+pub mod serve;

@@ -303,6 +303,8 @@ struct Shared {
     main_count: usize,
     per_session: std::collections::HashMap<String, usize>,
     script_panics: Vec<String>,
+    /// The messages sent back to main turns, in order (model, usage, content).
+    sent: Vec<Value>,
 }
 
 /// The running server; stops when dropped.
@@ -364,6 +366,12 @@ impl ModelServer {
     /// Every `/v1/messages` request received so far (side requests included), in arrival order.
     pub fn requests(&self) -> Vec<Turn> {
         self.shared.lock().unwrap().turns.clone()
+    }
+
+    /// The messages the server answered main turns with, in order: what it reported as the
+    /// model and the token usage of each.
+    pub fn sent(&self) -> Vec<Value> {
+        self.shared.lock().unwrap().sent.clone()
     }
 
     /// Only the main conversation turns.
@@ -508,6 +516,9 @@ fn handle(
     }
 
     let message = build_message(&turn, &reply, ids);
+    if turn.is_main() {
+        shared.lock().unwrap().sent.push(message.clone());
+    }
     if turn.stream {
         respond(request, 200, "text/event-stream", sse(&message))
     } else {
@@ -539,7 +550,13 @@ fn build_message(turn: &Turn, reply: &Reply, ids: &AtomicUsize) -> Value {
         "content": content,
         "stop_reason": reply.stop_reason(),
         "stop_sequence": null,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            // Distinct, made-up cache figures, so that a test sees each one carried through.
+            "cache_read_input_tokens": input_tokens / 3 + 1,
+            "cache_creation_input_tokens": input_tokens / 7 + 2,
+        },
     })
 }
 

@@ -1,0 +1,336 @@
+//! Records at team scale: the commands that look back, the Stop hook and the record's size on
+//! disk, with one debate and then with 1,000, 10,000 and 50,000 recorded phase commits.
+//!
+//! `cargo bench --bench scale` (set `ANVIL_SCALE_MAX=10000` for a shorter run).
+//!
+//! How the record is filled: every debate is a 4-round analyst debate (a start commit and
+//! nine recorded turns: ten commits), written in-process through `anvil::debate::start` and
+//! `anvil::debate::record_turn`, the library calls the Stop hook's process makes for a phase
+//! (same commit path, same live files); only the process start is skipped, so that 50,000
+//! commits take minutes, not hours. The measured debate is the first one, left active in
+//! round 3, so `show`, `diff` and `status` have the same thing to print at every size. The
+//! hook itself is timed as a real `anvil hook stop` process recording a phase of a debate
+//! started for it.
+//!
+//! At each size, medians of fresh `anvil` processes (time; peak RSS from `/usr/bin/time -f %M`
+//! when it exists), first on the record as the hook leaves it (loose objects and refs), then
+//! after `anvil gc`; and the record's bytes on disk (allocated blocks, as `du` counts) before
+//! and after `anvil gc`, next to what `git gc` makes of a copy of the same record.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anvil::home::{Home, LineRef};
+
+const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
+const SAMPLES: usize = 11;
+const FILL_SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
+const MEASURED_SESSION: &str = "1c4d3b5f-6071-4829-93a4-b5c6d7e8f901";
+
+fn main() {
+    let max: usize = std::env::var("ANVIL_SCALE_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50_000);
+    let work = tempfile::tempdir().expect("temp dir");
+    let project = work.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let home = Home::init(&project).expect("init");
+
+    // The measured debate: round 1 and 2 recorded, round 3's advocate out.
+    let measured = start(&home, "Should the measured debate go on?", MEASURED_SESSION);
+    for phase in 0..4 {
+        turn(&home, &measured, MEASURED_SESSION, 0, phase);
+    }
+    // The session is done with it: `status` finds it through the active lines, not a session.
+    std::fs::remove_file(home.root().join("sessions").join(MEASURED_SESSION)).ok();
+
+    let commands: Vec<(&str, Vec<String>)> = vec![
+        (
+            "show",
+            vec!["show".into(), format!("{measured}:round-2/critic")],
+        ),
+        (
+            "diff",
+            vec![
+                "diff".into(),
+                format!("{measured}:round-1"),
+                format!("{measured}:round-2"),
+            ],
+        ),
+        ("status", vec!["status".into()]),
+        ("log", vec!["log".into()]),
+        ("log --all", vec!["log".into(), "--all".into()]),
+    ];
+
+    println!("anvil at scale: whole-process medians of {SAMPLES} runs (release build)");
+    println!(
+        "record filled in-process through anvil::debate::{{start, record_turn}} (see the header)"
+    );
+    let mut baseline: Vec<Duration> = Vec::new();
+    let mut commits = 5;
+    let mut debates = 1;
+    let sizes: Vec<usize> = [1_000, 10_000, 50_000]
+        .into_iter()
+        .filter(|&n| n <= max)
+        .collect();
+    // One debate first: the reference the targets compare with.
+    report(&project, &commands, "1 debate", &mut baseline, true);
+    for target in sizes {
+        let built = Instant::now();
+        while commits < target {
+            let line = start(
+                &home,
+                &format!("Debate number {debates}: thing {debates}?"),
+                FILL_SESSION,
+            );
+            for phase in 0..9 {
+                turn(&home, &line, FILL_SESSION, debates, phase);
+            }
+            commits += 10;
+            debates += 1;
+        }
+        eprintln!(
+            "filled to {commits} commits ({debates} debates) in {:.1?}",
+            built.elapsed()
+        );
+        let hook = hook_median(&home, &project);
+        let label = format!("{commits} commits, loose");
+        report(&project, &commands, &label, &mut baseline, false);
+        println!("  {:<12} {:>9.2} ms", "hook (phase)", ms(hook));
+
+        let before = disk_bytes(&home.record_dir());
+        let git_gc = git_gc_bytes(&home.record_dir(), work.path());
+        let gc_start = Instant::now();
+        run(&project, &["gc"]);
+        let gc_took = gc_start.elapsed();
+        let after = disk_bytes(&home.record_dir());
+        let label = format!("{commits} commits, after anvil gc");
+        report(&project, &commands, &label, &mut baseline, false);
+        println!(
+            "  disk: {} loose -> {} after anvil gc ({:.1?}); git gc of a copy: {} (ratio {:.2}, target <= 2)",
+            mib(before),
+            mib(after),
+            gc_took,
+            mib(git_gc),
+            after as f64 / git_gc as f64
+        );
+    }
+}
+
+fn start(home: &Home, question: &str, session: &str) -> LineRef {
+    let setup: anvil::state::Setup = serde_saphyr::from_str(&format!(
+        "question: \"{question}\"\nmode: analyst\nrounds: 4\n"
+    ))
+    .expect("setup");
+    anvil::debate::start(home, setup, Some(session))
+        .expect("start")
+        .line
+}
+
+fn turn(home: &Home, line: &LineRef, session: &str, debate: usize, phase: usize) {
+    anvil::debate::record_turn(home, line, session, &phase_text(debate, phase)).expect("turn");
+}
+
+fn phase_text(debate: usize, phase: usize) -> String {
+    format!(
+        "Phase {phase} of debate {debate}.\n\n{}\n",
+        "An argument that goes on for a while, point after point, with numbers. ".repeat(20)
+    )
+}
+
+/// Prints one row per command; the first call sets the baseline the others compare with.
+fn report(
+    project: &Path,
+    commands: &[(&str, Vec<String>)],
+    label: &str,
+    baseline: &mut Vec<Duration>,
+    first: bool,
+) {
+    println!("{label}:");
+    for (i, (name, args)) in commands.iter().enumerate() {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let samples = if *name == "log --all" { 5 } else { SAMPLES };
+        let time = median(project, &args, samples);
+        let memory = peak_kib(project, &args);
+        if first {
+            baseline.push(time);
+        }
+        let ratio = time.as_secs_f64() / baseline[i].as_secs_f64();
+        println!(
+            "  {:<12} {:>9.2} ms  {:>5.2}x one debate  peak {}",
+            name,
+            ms(time),
+            ratio,
+            memory.map_or("n/a".to_owned(), |k| format!(
+                "{:.1} MiB",
+                k as f64 / 1024.0
+            )),
+        );
+    }
+}
+
+fn median(project: &Path, args: &[&str], samples: usize) -> Duration {
+    let mut times: Vec<Duration> = (0..samples)
+        .map(|_| {
+            let start = Instant::now();
+            run(project, args);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[samples / 2]
+}
+
+fn run(project: &Path, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(ANVIL)
+        .args(args)
+        .current_dir(project)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env("ANVIL_NO_AUTO_GC", "1")
+        .output()
+        .expect("run anvil");
+    assert!(
+        out.status.success(),
+        "anvil {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.stdout.is_empty() || args == ["gc"],
+        "anvil {args:?} printed nothing"
+    );
+    out.stdout
+}
+
+/// Peak resident memory of one run, in KiB, from `/usr/bin/time -f %M`.
+fn peak_kib(project: &Path, args: &[&str]) -> Option<u64> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return None;
+    }
+    let out = Command::new(time)
+        .args(["-f", "%M", "--"])
+        .arg(ANVIL)
+        .args(args)
+        .current_dir(project)
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env("ANVIL_NO_AUTO_GC", "1")
+        .stdout(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The median of real `anvil hook stop` processes, each recording one phase of a debate
+/// started for the hook; the debates are finished in-process afterwards, so that they do
+/// not stay active.
+fn hook_median(home: &Home, project: &Path) -> Duration {
+    let mut times = Vec::new();
+    let mut line: Option<(LineRef, String, usize)> = None;
+    for sample in 0..SAMPLES {
+        if line.as_ref().is_none_or(|(_, _, done)| *done == 8) {
+            if let Some((l, s, done)) = line.take() {
+                for phase in done..9 {
+                    turn(home, &l, &s, 0, phase);
+                }
+            }
+            let session = format!("2d5e4c60-7182-4930-a4b5-c6d7e8f9{sample:04}");
+            let l = start(home, &format!("Hook sample {sample}?"), &session);
+            line = Some((l, session, 0));
+        }
+        let (_, session, done) = line.as_mut().unwrap();
+        let input = serde_json::json!({
+            "session_id": session,
+            "cwd": project,
+            "hook_event_name": "Stop",
+            "stop_hook_active": true,
+            "last_assistant_message": phase_text(sample, *done),
+        })
+        .to_string();
+        let started = Instant::now();
+        let mut child = Command::new(ANVIL)
+            .args(["hook", "stop"])
+            .current_dir(project)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the hook");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        times.push(started.elapsed());
+        assert!(out.status.success());
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("block"),
+            "the hook recorded a phase and asked for the next"
+        );
+        *done += 1;
+    }
+    if let Some((l, s, done)) = line {
+        for phase in done..9 {
+            turn(home, &l, &s, 0, phase);
+        }
+    }
+    times.sort();
+    times[SAMPLES / 2]
+}
+
+/// Bytes allocated on disk under `dir`, as `du` counts them.
+fn disk_bytes(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let meta = entry.metadata().unwrap();
+            total += meta.blocks() * 512;
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    total
+}
+
+/// What `git gc` makes of a copy of the record, in bytes on disk.
+fn git_gc_bytes(record: &Path, work: &Path) -> u64 {
+    let copy: PathBuf = work.join("git-gc-copy");
+    let _ = std::fs::remove_dir_all(&copy);
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(record)
+        .arg(&copy)
+        .status()
+        .expect("cp");
+    assert!(status.success());
+    let status = Command::new("git")
+        .arg("--git-dir")
+        .arg(&copy)
+        .args(["gc", "--quiet", "--prune=now"])
+        .status()
+        .expect("git gc");
+    assert!(status.success());
+    let bytes = disk_bytes(&copy);
+    std::fs::remove_dir_all(&copy).unwrap();
+    bytes
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}

@@ -1,0 +1,36 @@
+//! `anvil-hook`: the hooks Claude Code runs, as their own small binary.
+//!
+//! Claude Code starts the Stop hook at the end of every turn of every session, so its start-up
+//! is paid constantly. This binary links only what a hook needs (the state machine, the record
+//! writer, prompt rendering); the command line, its parser and everything else stay in `anvil`.
+//!
+//! Usage: `anvil-hook stop | session-start | prompt-expansion`, hook JSON on stdin.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let word = match (args.next(), args.next()) {
+        (Some(word), None) => word,
+        _ => return usage(),
+    };
+    match word.to_str().and_then(anvil::hook_process::handler) {
+        Some(handler) => {
+            anvil::hook_process::run(handler);
+            ExitCode::SUCCESS
+        }
+        None if word == "--version" => {
+            println!("anvil-hook {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        None => usage(),
+    }
+}
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: anvil-hook stop|session-start|prompt-expansion  (Claude Code runs it with the \
+         hook's JSON on stdin; `anvil install` wires it)"
+    );
+    ExitCode::from(2)
+}

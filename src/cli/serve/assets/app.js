@@ -1,0 +1,234 @@
+// anvil serve: live updates and forms. Plain JavaScript, no build step, no inline script.
+//
+// Live: the server sends a `change` event whenever a debate (or the sessions) changed; the
+// page fetches itself again and swaps the regions marked `data-live`, keeping what the person
+// is typing and where the focus is. Forms marked `data-api` are sent as JSON with the token
+// in the Authorization header.
+"use strict";
+
+(function () {
+  const token = document.querySelector('meta[name="anvil-token"]')?.content || "";
+  const body = document.body;
+  const page = body.dataset.page;
+  const debate = body.dataset.debate;
+  const live = document.getElementById("live");
+
+  function setLive(text, state) {
+    if (live) live.textContent = text;
+    body.dataset.live = state;
+  }
+
+  // ---- live regions ----
+  let pending = null;
+  let running = false;
+  let again = false;
+
+  async function refresh() {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      const res = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
+      if (!res.ok) return;
+      const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+      for (const fresh of doc.querySelectorAll("[data-live][id]")) {
+        const old = document.getElementById(fresh.id);
+        if (old && old.innerHTML !== fresh.innerHTML) swap(old, fresh);
+      }
+      body.dataset.refreshed = String(Number(body.dataset.refreshed || 0) + 1);
+    } catch (e) {
+      setLive("update failed", "error");
+    } finally {
+      running = false;
+      if (again) {
+        again = false;
+        schedule();
+      }
+    }
+  }
+
+  // Replaces `old` with `fresh`, carrying over typed values, open <details> and focus.
+  function swap(old, fresh) {
+    const active = document.activeElement;
+    const focusId = active && old.contains(active) ? active.id : null;
+    for (const field of old.querySelectorAll("textarea[id], input[id]:not([type=hidden])")) {
+      const twin = fresh.querySelector("#" + CSS.escape(field.id));
+      if (twin) twin.value = field.value;
+    }
+    for (const out of old.querySelectorAll("output[id]")) {
+      const twin = fresh.querySelector("#" + CSS.escape(out.id));
+      if (twin) twin.replaceChildren(...[...out.childNodes].map((n) => n.cloneNode(true)));
+    }
+    for (const d of old.querySelectorAll("details[open]")) {
+      const i = [...old.querySelectorAll("details")].indexOf(d);
+      const twin = fresh.querySelectorAll("details")[i];
+      if (twin) twin.open = true;
+    }
+    const node = document.importNode(fresh, true);
+    old.replaceWith(node);
+    wire(node);
+    if (focusId) document.getElementById(focusId)?.focus();
+  }
+
+  function schedule() {
+    clearTimeout(pending);
+    pending = setTimeout(refresh, 60);
+  }
+
+  function concerns(change) {
+    if (change.kind === "all") return true;
+    if (page === "list") return change.kind === "debate";
+    if (page === "sessions") return change.kind === "sessions";
+    if (debate) return change.kind === "debate" && change.debate === debate;
+    return false;
+  }
+
+  function connect() {
+    const source = new EventSource("/api/events");
+    source.addEventListener("hello", () => setLive("live", "connected"));
+    source.addEventListener("change", (e) => {
+      let change = {};
+      try {
+        change = JSON.parse(e.data);
+      } catch (_) {
+        change = { kind: "all" };
+      }
+      if (concerns(change)) schedule();
+    });
+    source.onerror = () => setLive("reconnecting…", "reconnecting");
+  }
+
+  // ---- forms ----
+  async function submit(form, event) {
+    event.preventDefault();
+    if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
+    const status = form.querySelector("output");
+    const data = {};
+    for (const [k, v] of new FormData(form).entries()) data[k] = String(v);
+    if (data.name === "") delete data.name;
+    const button = form.querySelector("button[type=submit]");
+    if (button) button.disabled = true;
+    if (status) status.textContent = "sending…";
+    try {
+      const res = await fetch(form.dataset.api, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Authorization: "Bearer " + token },
+        body: JSON.stringify(data),
+      });
+      const reply = await res.json().catch(() => ({}));
+      if (!res.ok) {
+        if (status) status.textContent = "Error: " + (reply.error || res.status);
+        form.dataset.result = "error";
+        return;
+      }
+      form.dataset.result = "ok";
+      for (const t of form.querySelectorAll("textarea, input:not([type=hidden])")) t.value = "";
+      if (form.hasAttribute("data-branch")) {
+        showBranch(form, status, reply);
+      } else if (form.classList.contains("run") && status && reply.line) {
+        status.replaceChildren(reply.message + " ");
+      } else if (status) {
+        status.textContent = reply.message || "done";
+      }
+      schedule();
+    } catch (e) {
+      if (status) status.textContent = "Error: " + e;
+      form.dataset.result = "error";
+    } finally {
+      if (button) button.disabled = false;
+    }
+  }
+
+  // After a branch: where it is, and how to continue it.
+  function showBranch(form, status, reply) {
+    if (!status) return;
+    status.textContent = "";
+    const p = document.createElement("p");
+    p.append("New line ");
+    const a = document.createElement("a");
+    a.href = "/debates/" + encodeURIComponent(reply.debate) + "?line=" + encodeURIComponent(reply.line);
+    a.textContent = reply.line;
+    p.append(a, " from " + reply.from + ". Continue it in Claude Code with:");
+    const code = document.createElement("pre");
+    code.className = "command";
+    code.textContent = reply.continue;
+    // Or let anvil run it headless, its progress shown on the new line's page. (A button,
+    // not a form: it sits inside the branch form.)
+    const run = document.createElement("button");
+    run.type = "button";
+    run.textContent = "Run headless";
+    run.dataset.runApi = "/api/debates/" + encodeURIComponent(reply.debate) + "/lines/" +
+      encodeURIComponent(reply.line) + "/run";
+    const out = document.createElement("span");
+    out.className = "run-out";
+    out.setAttribute("role", "status");
+    status.append(p, code, run, out);
+    wireRun(run);
+  }
+
+  // "Run headless" of a new branch: starts the run, then links to the line's page.
+  function wireRun(button) {
+    button.addEventListener("click", async () => {
+      const out = button.nextElementSibling;
+      button.disabled = true;
+      out.textContent = " starting…";
+      try {
+        const res = await fetch(button.dataset.runApi, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "Content-Type": "application/json", Authorization: "Bearer " + token },
+          body: "{}",
+        });
+        const reply = await res.json().catch(() => ({}));
+        if (!res.ok) {
+          out.textContent = " Error: " + (reply.error || res.status);
+          button.disabled = false;
+          return;
+        }
+        out.replaceChildren(" " + reply.message + " ", lineLink(reply.line));
+      } catch (e) {
+        out.textContent = " Error: " + e;
+        button.disabled = false;
+      }
+    });
+  }
+
+  function lineLink(name) {
+    const [d, l] = name.split("@");
+    const a = document.createElement("a");
+    a.href = "/debates/" + encodeURIComponent(d) + "?line=" + encodeURIComponent(l);
+    a.textContent = "follow " + name;
+    return a;
+  }
+
+  // Prompts are fetched when opened: they can be long.
+  function wirePrompt(details) {
+    details.addEventListener("toggle", async () => {
+      const pre = details.querySelector("pre");
+      if (!details.open || !pre || pre.dataset.loaded) return;
+      pre.textContent = "loading…";
+      try {
+        const res = await fetch(details.dataset.promptUrl, { credentials: "same-origin" });
+        const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+        pre.textContent = doc.querySelector("pre.prompt")?.textContent ?? "(no prompt)";
+        pre.dataset.loaded = "1";
+      } catch (e) {
+        pre.textContent = "could not load the prompt: " + e;
+      }
+    });
+  }
+
+  function wire(root) {
+    for (const form of root.querySelectorAll("form[data-api]")) {
+      form.addEventListener("submit", (e) => submit(form, e));
+    }
+    for (const d of root.querySelectorAll("details[data-prompt-url]")) wirePrompt(d);
+    for (const b of root.querySelectorAll("button[data-run-api]")) wireRun(b);
+  }
+
+  wire(document);
+  if (page !== "prompt") connect();
+})();

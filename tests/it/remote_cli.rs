@@ -1,0 +1,418 @@
+//! `anvil push` / `anvil pull` against real remotes on this machine: a bare repository by path
+//! (the clones' `origin`) and a `git daemon` on 127.0.0.1. Two clones debate, branch the same
+//! debate to the same line name, and push and pull both ways.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::json;
+
+use crate::support::anvil::Project;
+
+const ALICE: &str = "aaaaaaaa-1111-4111-8111-111111111111";
+
+/// `git ARGS` in `dir`, isolated from the user's configuration; panics unless it succeeds.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env_remove("GIT_DIR")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A bare remote that checks every object it receives, with a branch and a tag of the
+/// project's own; returns its path and its refs outside `refs/anvil/`.
+fn remote(dir: &Path) -> (PathBuf, String) {
+    let bare = dir.join("shared.git");
+    git(dir, &["init", "--quiet", "--bare", "shared.git"]);
+    git(&bare, &["config", "receive.fsckObjects", "true"]);
+    let seed = dir.join("seed");
+    git(dir, &["init", "--quiet", "-b", "main", "seed"]);
+    std::fs::write(seed.join("README"), "the project\n").unwrap();
+    git(&seed, &["add", "README"]);
+    git(&seed, &["commit", "--quiet", "-m", "first"]);
+    git(&seed, &["tag", "v1"]);
+    git(
+        &seed,
+        &["push", "--quiet", bare.to_str().unwrap(), "main", "v1"],
+    );
+    let refs = project_refs(&bare);
+    (bare, refs)
+}
+
+/// The remote's refs that are not anvil's.
+fn project_refs(bare: &Path) -> String {
+    git(bare, &["for-each-ref", "--format=%(refname) %(objectname)"])
+        .lines()
+        .filter(|l| !l.starts_with("refs/anvil/"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn anvil_refs(bare: &Path) -> Vec<String> {
+    git(
+        bare,
+        &["for-each-ref", "--format=%(refname)", "refs/anvil/"],
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// A clone of `url` with anvil initialised, its git user named `who`.
+fn clone(url: &str, who: &str) -> Project {
+    let project = Project::empty();
+    git(project.path(), &["clone", "--quiet", url, "."]);
+    git(project.path(), &["config", "user.name", who]);
+    project.anvil(&["init"]).ok();
+    project
+}
+
+/// A finished 2-round debate started in `project`; returns its id.
+fn debate(project: &Project) -> String {
+    let out = project
+        .command(&["start", "Should we share debates?", "--rounds", "2"])
+        .env("CLAUDE_CODE_SESSION_ID", ALICE)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let prompt = String::from_utf8_lossy(&out.stdout).into_owned();
+    let id = prompt
+        .split("[anvil ")
+        .nth(1)
+        .and_then(|s| s.split('@').next())
+        .expect("a tag")
+        .to_owned();
+    for text in [
+        "For.",
+        "Against.",
+        "For again.",
+        "Against again.",
+        "Sharing wins.",
+    ] {
+        project
+            .hook(&json!({
+                "session_id": ALICE,
+                "cwd": project.path(),
+                "hook_event_name": "Stop",
+                "stop_hook_active": true,
+                "last_assistant_message": text,
+            }))
+            .ok();
+    }
+    id
+}
+
+fn tip(project: &Project, debate: &str, line: &str) -> String {
+    project
+        .git(&["rev-parse", &format!("refs/anvil/{debate}/{line}")])
+        .trim()
+        .to_owned()
+}
+
+/// Two clones of the remote at `url_a` / `url_b` (what each passes to push and pull; `None`:
+/// the default, the clone's `origin`) exchange debates both ways.
+fn exchange(bare: &Path, clone_url: &str, remote_arg: Option<&str>, project_refs_before: &str) {
+    let alice = clone(clone_url, "Alice");
+    let bob = clone(clone_url, "Bob");
+    let with_remote = |verb: &str| -> Vec<String> {
+        let mut args = vec![verb.to_owned()];
+        args.extend(remote_arg.map(str::to_owned));
+        args
+    };
+    let run = |p: &Project, args: &[String]| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        p.anvil(&args).ok()
+    };
+
+    let id = debate(&alice);
+    run(&alice, &with_remote("push"));
+    assert_eq!(anvil_refs(bare), [format!("refs/anvil/{id}/main")]);
+
+    run(&bob, &with_remote("pull"));
+    assert_eq!(tip(&bob, &id, "main"), tip(&alice, &id, "main"));
+    // Both branch the same debate to the same line name, with different steering.
+    alice
+        .anvil(&[
+            "branch",
+            "--from",
+            &format!("{id}@main:round-1"),
+            "--steer",
+            "Think of cost.",
+            "--name",
+            "cost",
+        ])
+        .ok();
+    bob.anvil(&[
+        "branch",
+        "--from",
+        &format!("{id}@main:round-1"),
+        "--steer",
+        "Think of the cost of people.",
+        "--name",
+        "cost",
+    ])
+    .ok();
+    let (alice_cost, bob_cost) = (tip(&alice, &id, "cost"), tip(&bob, &id, "cost"));
+    assert_ne!(alice_cost, bob_cost);
+
+    run(&alice, &with_remote("push"));
+    let pushed = run(&bob, &with_remote("push"));
+    assert!(
+        pushed.stdout.contains(&format!("{id}@cost-from-bob")),
+        "bob's diverged line goes beside alice's: {}",
+        pushed.describe()
+    );
+    let pulled = run(&bob, &with_remote("pull"));
+    assert!(
+        pulled.stdout.contains("cost-from-"),
+        "{}",
+        pulled.describe()
+    );
+    run(&alice, &with_remote("pull"));
+    // A second round changes nothing.
+    for p in [&alice, &bob] {
+        let again = run(p, &with_remote("pull"));
+        assert!(
+            again.stderr.contains("0 lines moved"),
+            "{}",
+            again.describe()
+        );
+        let again = run(p, &with_remote("push"));
+        assert!(
+            again.stderr.contains("0 lines moved"),
+            "{}",
+            again.describe()
+        );
+    }
+
+    // Nothing lost, both lines everywhere, under names that say where they came from.
+    let kept = if remote_arg.is_some() {
+        "cost-from-shared"
+    } else {
+        "cost-from-origin"
+    };
+    assert_eq!(tip(&alice, &id, "cost"), alice_cost);
+    assert_eq!(tip(&alice, &id, "cost-from-bob"), bob_cost);
+    assert_eq!(tip(&bob, &id, "cost"), bob_cost);
+    assert_eq!(tip(&bob, &id, kept), alice_cost);
+    let mut on_remote = anvil_refs(bare);
+    on_remote.sort();
+    assert_eq!(
+        on_remote,
+        [
+            format!("refs/anvil/{id}/cost"),
+            format!("refs/anvil/{id}/cost-from-bob"),
+            format!("refs/anvil/{id}/main"),
+        ]
+    );
+    assert_eq!(
+        git(bare, &["rev-parse", &format!("refs/anvil/{id}/cost")]).trim(),
+        alice_cost
+    );
+    for p in [&alice, &bob] {
+        let log = p.anvil(&["log", &id]).ok().stdout;
+        assert!(log.contains("cost") && log.contains("cost-from-"), "{log}");
+        p.assert_fsck_clean();
+    }
+    // No branch or tag of the project moved on the remote.
+    assert_eq!(project_refs(bare), project_refs_before);
+    git(bare, &["fsck", "--strict", "--no-dangling"]);
+
+    // The pulled line reads, diffs, reports and resumes like a local one.
+    bob.anvil(&["show", &format!("{id}@{kept}")]).ok();
+    let diff = bob
+        .anvil(&["diff", &format!("{id}@cost"), &format!("{id}@{kept}")])
+        .ok()
+        .stdout;
+    assert!(
+        diff.contains("cost of people") || diff.contains("Think of cost"),
+        "{diff}"
+    );
+    bob.anvil(&["report", &id]).ok();
+    let resumed = bob.anvil(&["resume", &format!("{id}@{kept}")]).ok();
+    assert!(
+        resumed.stdout.contains(&format!("{id}@{kept}")),
+        "{}",
+        resumed.describe()
+    );
+    let status = bob.anvil(&["status"]).ok().stdout;
+    assert!(status.contains(&format!("{id}@{kept}")), "{status}");
+}
+
+#[test]
+fn push_and_pull_through_a_bare_repository_by_path_keep_both_diverged_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bare, before) = remote(dir.path());
+    exchange(&bare, bare.to_str().unwrap(), None, &before);
+}
+
+/// A `git daemon` serving a folder on 127.0.0.1, stopped when dropped.
+struct Daemon {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn daemon(base: &Path) -> Daemon {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("git")
+        .args([
+            "daemon",
+            "--export-all",
+            "--enable=receive-pack",
+            "--reuseaddr",
+            "--listen=127.0.0.1",
+            &format!("--port={port}"),
+            &format!("--base-path={}", base.display()),
+        ])
+        .arg(base)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start git daemon");
+    let daemon = Daemon { child, port };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "git daemon did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    daemon
+}
+
+#[test]
+fn push_and_pull_through_a_git_daemon_keep_both_diverged_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bare, before) = remote(dir.path());
+    let daemon = daemon(dir.path());
+    let url = format!("git://127.0.0.1:{}/shared.git", daemon.port);
+    exchange(&bare, &url, Some(&url), &before);
+}
+
+#[test]
+fn pull_without_an_origin_says_what_to_name() {
+    let project = Project::new();
+    let run = project.anvil(&["pull"]);
+    assert_eq!(run.code, Some(1), "{}", run.describe());
+    assert!(
+        run.stderr.contains("no remote 'origin'"),
+        "{}",
+        run.describe()
+    );
+}
+
+/// A remote whose `refs/pull/7/head` changes `a.txt` and adds `b.txt` on top of `main`'s
+/// first commit, while `main` has moved on (adding `c.txt`) since.
+fn remote_with_pull_request(dir: &Path) -> PathBuf {
+    let bare = dir.join("forge.git");
+    git(
+        dir,
+        &["init", "--quiet", "--bare", "-b", "main", "forge.git"],
+    );
+    let work = dir.join("work");
+    git(dir, &["init", "--quiet", "-b", "main", "work"]);
+    std::fs::write(work.join("a.txt"), "one\n").unwrap();
+    git(&work, &["add", "a.txt"]);
+    git(&work, &["commit", "--quiet", "-m", "base"]);
+    git(&work, &["checkout", "--quiet", "-b", "feature"]);
+    std::fs::write(work.join("a.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(work.join("b.txt"), "new file\n").unwrap();
+    git(&work, &["add", "a.txt", "b.txt"]);
+    git(&work, &["commit", "--quiet", "-m", "the change"]);
+    git(&work, &["checkout", "--quiet", "main"]);
+    std::fs::write(work.join("c.txt"), "main moved on\n").unwrap();
+    git(&work, &["add", "c.txt"]);
+    git(&work, &["commit", "--quiet", "-m", "later on main"]);
+    let url = bare.to_str().unwrap();
+    git(
+        &work,
+        &["push", "--quiet", url, "main", "feature:refs/pull/7/head"],
+    );
+    bare
+}
+
+#[test]
+fn pr_context_holds_exactly_the_pull_requests_change_against_the_merge_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = remote_with_pull_request(dir.path());
+    let project = clone(bare.to_str().unwrap(), "Reviewer");
+    let started = project.start(&["Should we merge it?", "--pr", "7"]);
+    let patch = project.git(&[
+        "show",
+        &format!("refs/anvil/{}/main:context/pr-7.patch", started.debate),
+    ]);
+    let files: Vec<&str> = patch
+        .lines()
+        .filter(|l| l.starts_with("diff --git"))
+        .collect();
+    assert_eq!(
+        files,
+        ["diff --git a/a.txt b/a.txt", "diff --git a/b.txt b/b.txt"],
+        "{patch}"
+    );
+    assert!(
+        patch.contains("+two\n") && patch.contains("+new file\n"),
+        "{patch}"
+    );
+    assert!(
+        !patch.contains("c.txt") && !patch.contains("main moved on"),
+        "{patch}"
+    );
+    assert!(
+        started.prompt.contains("+two"),
+        "the debaters see it: {}",
+        started.prompt
+    );
+    // The project's own refs are untouched: nothing was written but objects.
+    let refs = git(project.path(), &["for-each-ref", "--format=%(refname)"]);
+    assert!(!refs.contains("pull"), "{refs}");
+}
+
+#[test]
+fn pr_that_the_remote_does_not_have_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = remote_with_pull_request(dir.path());
+    let project = clone(bare.to_str().unwrap(), "Reviewer");
+    let run = project.anvil(&["start", "Should we merge it?", "--pr", "8"]);
+    assert_ne!(run.code, Some(0), "{}", run.describe());
+    assert!(
+        run.stderr.contains("no pull request 8")
+            && run.stderr.contains("refs/pull/8/head")
+            && run.stderr.contains("refs/merge-requests/8/head"),
+        "{}",
+        run.describe()
+    );
+    // Nothing was started.
+    let debates = project.anvil_home().join("debates");
+    assert!(std::fs::read_dir(&debates).map_or(true, |mut d| d.next().is_none()));
+}
