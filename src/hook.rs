@@ -377,3 +377,133 @@ pub fn last_assistant_text(transcript: &Path) -> Option<String> {
     }
     (!texts.is_empty()).then(|| texts.join("\n\n"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
+
+    fn cases(default: u32) -> u32 {
+        std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(default)
+    }
+
+    /// A project whose debate is bound to [`SESSION`], one per property (made once: a
+    /// record per case would cost more than the properties), used by one case at a time.
+    fn project_with_debate(
+        cell: &'static std::sync::OnceLock<std::sync::Mutex<(tempfile::TempDir, Home, LineRef)>>,
+    ) -> std::sync::MutexGuard<'static, (tempfile::TempDir, Home, LineRef)> {
+        cell.get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let home = Home::init(dir.path()).unwrap();
+            let setup = crate::options::Options {
+                question: "Q?".into(),
+                rounds: Some(10),
+                ..Default::default()
+            }
+            .into_setup()
+            .unwrap();
+            let line = debate::start(&home, setup, Some(SESSION)).unwrap().line;
+            std::sync::Mutex::new((dir, home, line))
+        })
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+    }
+
+    type Fixture = std::sync::OnceLock<std::sync::Mutex<(tempfile::TempDir, Home, LineRef)>>;
+    static BYTES: Fixture = std::sync::OnceLock::new();
+    static FIELDS: Fixture = std::sync::OnceLock::new();
+
+    /// Whatever the hook answers is one JSON object that Claude Code can read.
+    fn assert_protocol(answer: &Answer) {
+        if let Some(json) = answer.to_json() {
+            let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+            assert!(value.is_object(), "{json}");
+            assert!(!json.contains('\n'), "one line: {json}");
+        }
+    }
+
+    /// Any JSON value, a few levels deep, for the fields of the hook input.
+    fn any_json() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            ".{0,40}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map("[a-z_]{1,8}", inner, 0..4)
+                    .prop_map(|m| { serde_json::Value::Object(m.into_iter().collect()) }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(2048)))]
+
+        /// Bytes that are not Claude Code's hook input never panic the hook and never change
+        /// the debate: at most a message, as one JSON line.
+        #[test]
+        fn any_bytes_as_hook_input_are_answered_without_a_panic(
+            bytes in prop::collection::vec(any::<u8>(), 0..512),
+        ) {
+            let fixture = project_with_debate(&BYTES);
+            let (dir, home, line) = &*fixture;
+            let before = crate::fsutil::read_optional(&home.state_path(line)).unwrap();
+            let answer = stop(&bytes, dir.path());
+            assert_protocol(&answer);
+            let after = crate::fsutil::read_optional(&home.state_path(line)).unwrap();
+            prop_assert_eq!(before, after);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(1024)))]
+
+        /// Hook input of the right shape with fields of any type or content: never a panic,
+        /// always a protocol answer; a field of the wrong type is an unreadable input, and a
+        /// turn of this session's debate is recorded (the step moves by one) or answered as
+        /// before; once the debate is over the hook is silent for it.
+        #[test]
+        fn any_fields_in_hook_input_are_answered_without_a_panic(
+            session in prop_oneof![Just(SESSION.to_owned()), ".{0,20}"],
+            message in prop_oneof![
+                any_json(),
+                ".{0,200}".prop_map(serde_json::Value::from),
+            ],
+            transcript in prop_oneof![
+                Just(serde_json::Value::Null),
+                Just(serde_json::Value::from("/dev/null")),
+                any_json(),
+            ],
+            active in prop_oneof![any::<bool>().prop_map(serde_json::Value::from), any_json()],
+        ) {
+            let fixture = project_with_debate(&FIELDS);
+            let (dir, home, line) = &*fixture;
+            let step = |home: &Home| {
+                crate::state::State::load(&home.state_path(line)).unwrap().progress.step
+            };
+            let before = step(home);
+            let input = serde_json::json!({
+                "session_id": session,
+                "cwd": dir.path(),
+                "last_assistant_message": message,
+                "transcript_path": transcript,
+                "stop_hook_active": active,
+                "hook_event_name": "Stop",
+            });
+            let answer = stop(input.to_string().as_bytes(), dir.path());
+            assert_protocol(&answer);
+            prop_assert!(step(home) <= before + 1, "one stop records at most one phase");
+        }
+    }
+}

@@ -330,4 +330,117 @@ mod tests {
         assert!(is_selector("synthesis"));
         assert!(!is_selector("cost"));
     }
+
+    mod properties {
+        use super::*;
+        use crate::home::Home;
+        use proptest::prelude::*;
+
+        const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
+
+        /// A record with one debate: three phases recorded on `main`, and a branch `cost` from
+        /// round 1. Built once: the properties only read it.
+        fn fixture() -> &'static (tempfile::TempDir, Home, LineRef) {
+            static FIXTURE: std::sync::OnceLock<(tempfile::TempDir, Home, LineRef)> =
+                std::sync::OnceLock::new();
+            FIXTURE.get_or_init(|| {
+                let dir = tempfile::tempdir().unwrap();
+                let home = Home::init(dir.path()).unwrap();
+                let setup = crate::options::Options {
+                    question: "Q?".into(),
+                    rounds: Some(3),
+                    ..Default::default()
+                }
+                .into_setup()
+                .unwrap();
+                let line = crate::debate::start(&home, setup, Some(SESSION))
+                    .unwrap()
+                    .line;
+                for text in ["ADVOCATE one", "CRITIC one", "ADVOCATE two"] {
+                    crate::debate::record_turn(&home, &line, SESSION, text).unwrap();
+                }
+                let record = Record::open(&home.record_dir()).unwrap();
+                let from = resolve(&record, "round-1", Some(&line)).unwrap();
+                crate::restore::branch(
+                    &home,
+                    &record,
+                    crate::restore::Branch {
+                        from: &from,
+                        steer: "focus on cost",
+                        name: Some("cost"),
+                        session: None,
+                    },
+                )
+                .unwrap();
+                (dir, home, line)
+            })
+        }
+
+        fn cases() -> u32 {
+            std::env::var("PROPTEST_CASES")
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(2048)
+        }
+
+        /// Names built from the grammar: targets, selectors and `~K`, valid or not.
+        fn grammar_name() -> impl Strategy<Value = String> {
+            let target = prop_oneof![
+                Just(String::new()),
+                Just("main".to_owned()),
+                Just("cost".to_owned()),
+                Just("nope".to_owned()),
+                "[0-9]{8}-q-[0-9a-f]{0,4}".prop_map(|d| format!("{d}@main")),
+                "[0-9a-f]{1,12}",
+            ];
+            let selector = prop_oneof![
+                Just(None),
+                (0u32..6).prop_map(|n| Some(format!("round-{n}"))),
+                (
+                    0u32..6,
+                    prop_oneof![Just("advocate"), Just("critic"), Just("persona")]
+                )
+                    .prop_map(|(n, r)| Some(format!("round-{n}/{r}"))),
+                Just(Some("synthesis".to_owned())),
+            ];
+            let back = prop_oneof![
+                Just(String::new()),
+                (0u32..12).prop_map(|k| format!("~{k}"))
+            ];
+            (target, selector, back).prop_map(|(t, s, b)| match s {
+                Some(s) if t.is_empty() => format!("{s}{b}"),
+                Some(s) => format!("{t}:{s}{b}"),
+                None => format!("{t}{b}"),
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+            /// Any text as a revision name: an answer or an error that names it, never a panic;
+            /// what resolves is a commit of the line it names.
+            #[test]
+            fn any_text_resolves_or_is_refused_by_name(
+                name in prop_oneof![".{0,40}", grammar_name()],
+            ) {
+                let (_dir, home, line) = fixture();
+                let record = Record::open(&home.record_dir()).unwrap();
+                match resolve(&record, &name, Some(line)) {
+                    Ok(found) => prop_assert!(found.index < found.history.entries.len()),
+                    Err(e) => prop_assert!(!e.to_string().is_empty()),
+                }
+            }
+
+            /// What a resolved name prints as (`canonical`) names the same commit again.
+            #[test]
+            fn canonical_names_round_trip(name in grammar_name()) {
+                let (_dir, home, line) = fixture();
+                let record = Record::open(&home.record_dir()).unwrap();
+                if let Ok(found) = resolve(&record, &name, Some(line)) {
+                    let again = resolve(&record, &found.canonical(), Some(line)).unwrap();
+                    prop_assert_eq!(again.entry().commit, found.entry().commit);
+                }
+            }
+        }
+    }
 }
