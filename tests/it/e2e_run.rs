@@ -3,12 +3,11 @@
 //! workspace (a fresh HOME: Claude Code ignores the project's `permissions.allow` there).
 
 use std::io::Write;
-use std::process::Stdio;
 
 use serde_json::json;
 
 use crate::support::anvil::{Project, phase_text, turn_tag};
-use crate::support::claude::{ClaudeHome, claude_bin};
+use crate::support::claude::{ClaudeHome, spawn_headless};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 fn debater(turn: &Turn) -> Reply {
@@ -23,25 +22,18 @@ fn anvil_run_drives_a_debate_and_asks_for_steering_at_the_terminal() {
     let project = Project::new();
     let server = ModelServer::start(debater);
     let home = ClaudeHome::new();
-    let mut child = project
-        .command(&[
+    let mut child = spawn_headless(
+        &project,
+        &[
             "run",
             "Should we adopt GraphQL?",
             "--rounds",
             "2",
             "--interactive",
-        ])
-        .env("ANVIL_CLAUDE_BIN", claude_bin())
-        .env("HOME", home.path())
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run anvil run");
+        ],
+        &server,
+        &home,
+    );
     child
         .stdin
         .take()
@@ -160,26 +152,19 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
     let project = Project::installed();
     let server = ModelServer::start(asking_debater);
     let home = ClaudeHome::new();
-    let mut child = project
-        .command(&[
+    let mut child = spawn_headless(
+        &project,
+        &[
             "run",
             "Should we hire a DBA?",
             "--rounds",
             "1",
             "--autonomy",
             "5",
-        ])
-        .env("ANVIL_CLAUDE_BIN", claude_bin())
-        .env("HOME", home.path())
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run anvil run");
+        ],
+        &server,
+        &home,
+    );
     // Answer as a human does: once the question is on the terminal.
     let mut stdin = child.stdin.take().unwrap();
     let stderr_pipe = child.stderr.take().unwrap();

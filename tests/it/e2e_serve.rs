@@ -3,15 +3,13 @@
 //! branch made through the API runs headless from the API to its synthesis; and a debater's
 //! question in `anvil run --autonomy 5` is answered through the API.
 
-use std::ffi::OsString;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::anvil::{Project, anvil_dir, phase_text, turn_tag};
-use crate::support::claude::{Claude, ClaudeHome, claude_bin, new_session_id};
+use crate::support::claude::{Claude, ClaudeHome, headless_env, new_session_id, spawn_headless};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::serve::{Request, Served};
 
@@ -90,19 +88,6 @@ fn steering_posted_through_the_api_reaches_the_next_phase_of_a_running_claude() 
     assert_eq!(view["lines"][0]["status"], "done");
 }
 
-/// What a headless `claude -p` needs in its environment to talk to `server` from a fresh,
-/// untrusted HOME.
-fn claude_env(server: &ModelServer, home: &ClaudeHome) -> Vec<(&'static str, OsString)> {
-    vec![
-        ("ANVIL_CLAUDE_BIN", claude_bin().into()),
-        ("HOME", home.path().into()),
-        ("ANTHROPIC_BASE_URL", server.base_url().into()),
-        ("ANTHROPIC_API_KEY", "test".into()),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-        ("DISABLE_AUTOUPDATER", "1".into()),
-    ]
-}
-
 /// Polls `GET path` until `ready` accepts the answer.
 fn poll(served: &Served, path: &str, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -154,7 +139,7 @@ fn a_branch_made_through_the_api_runs_headless_from_the_api_to_its_synthesis() {
         None => Reply::text("hello"),
     });
     let home = ClaudeHome::new();
-    let served = Served::start_with(&project, &claude_env(&server, &home));
+    let served = Served::start_with(&project, &headless_env(&server, &home));
 
     // Branch from round 1 through the API, then run the new line headless through the API.
     let branch = served.post(
@@ -264,27 +249,20 @@ fn anvil_run_autonomy_5_brings_the_question_to_the_page_and_the_pages_answer_to_
     let served = Served::start(&project);
     let server = ModelServer::start(asking_debater);
     let home = ClaudeHome::new();
-    let mut run = project
-        .command(&[
+    // A stdin that stays open and empty (never written): only the page answers.
+    let mut run = spawn_headless(
+        &project,
+        &[
             "run",
             "Should we hire a DBA?",
             "--rounds",
             "1",
             "--autonomy",
             "5",
-        ])
-        .env("ANVIL_CLAUDE_BIN", claude_bin())
-        .env("HOME", home.path())
-        .env("ANTHROPIC_BASE_URL", server.base_url())
-        .env("ANTHROPIC_API_KEY", "test")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        // A stdin that stays open and empty: only the page answers.
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run anvil run");
+        ],
+        &server,
+        &home,
+    );
     let stdin = run.stdin.take();
 
     // The question shows in the page's view of the running debate, while `anvil ask` waits.

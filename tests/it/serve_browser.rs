@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::support::anvil::{Project, anvil_bin, phase_text, turn_tag};
-use crate::support::claude::{ClaudeHome, claude_bin};
+use crate::support::claude::{ClaudeHome, headless_env};
 use crate::support::model_server::{ModelServer, Reply};
 use crate::support::serve::Served;
 
@@ -89,17 +89,7 @@ fn the_room_in_a_real_browser() {
         None => Reply::text("hello"),
     });
     let home = ClaudeHome::new();
-    let served = Served::start_with(
-        &project,
-        &[
-            ("ANVIL_CLAUDE_BIN", claude_bin().into()),
-            ("HOME", home.path().into()),
-            ("ANTHROPIC_BASE_URL", model.base_url().into()),
-            ("ANTHROPIC_API_KEY", "test".into()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-            ("DISABLE_AUTOUPDATER", "1".into()),
-        ],
-    );
+    let served = Served::start_with(&project, &headless_env(&model, &home));
     let shots = repo().join("target/screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let out = Command::new("node")

@@ -489,3 +489,36 @@ impl ClaudeOutput {
         self
     }
 }
+
+/// What `anvil run` (or `anvil serve`, which starts it) needs in its environment so that the
+/// headless `claude -p` it starts talks to `server` from `home`, a fresh untrusted HOME.
+pub fn headless_env(
+    server: &ModelServer,
+    home: &ClaudeHome,
+) -> Vec<(&'static str, std::ffi::OsString)> {
+    vec![
+        ("ANVIL_CLAUDE_BIN", claude_bin().into()),
+        ("HOME", home.path().into()),
+        ("ANTHROPIC_BASE_URL", server.base_url().into()),
+        ("ANTHROPIC_API_KEY", "test".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+    ]
+}
+
+/// `anvil ARGS` (e.g. `run …`) started with [`headless_env`] and every pipe open.
+pub fn spawn_headless(
+    project: &super::anvil::Project,
+    args: &[&str],
+    server: &ModelServer,
+    home: &ClaudeHome,
+) -> Child {
+    project
+        .command(args)
+        .envs(headless_env(server, home))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run anvil")
+}
