@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::anvil::{Project, anvil_dir, phase_text, turn_tag};
+use crate::support::anvil::{Project, advocate_asks, anvil_dir};
 use crate::support::claude::{Claude, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
@@ -14,20 +14,7 @@ const QUESTION: &str = "Which database do we run in production today?";
 
 /// Asks once, at the start of the advocate's phase; otherwise plays each phase.
 fn debater(turn: &Turn) -> Reply {
-    if let Some((_, result, _)) = turn.tool_results().into_iter().next_back() {
-        return Reply::text(format!(
-            "ADVOCATE r1, knowing this ({}): a considered argument.",
-            result.trim()
-        ));
-    }
-    match turn_tag(turn) {
-        Some(tag) if tag.key() == "ADVOCATE r1" => Reply::tool_use(
-            "Bash",
-            json!({ "command": format!("anvil ask \"{QUESTION}\""), "description": "Ask the human" }),
-        ),
-        Some(tag) => Reply::text(phase_text(&tag)),
-        None => Reply::text("hello"),
-    }
+    advocate_asks(turn, QUESTION)
 }
 
 /// The trusted case: the user's own project, where they accepted Claude Code's trust dialog,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::anvil::{Project, anvil_dir, phase_text, turn_tag};
+use crate::support::anvil::{Project, advocate_asks, anvil_dir, phase_text, turn_tag};
 use crate::support::claude::{Claude, ClaudeHome, headless_env, new_session_id, spawn_headless};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::serve::{Request, Served};
@@ -227,20 +227,7 @@ const ANSWER: &str = "About 150k a year, approved by finance";
 
 /// The advocate of round 1 asks the human with its Bash tool and argues with the answer.
 fn asking_debater(turn: &Turn) -> Reply {
-    if let Some((_, result, _)) = turn.tool_results().into_iter().next_back() {
-        return Reply::text(format!(
-            "ADVOCATE r1, knowing this ({}): hire one.",
-            result.trim()
-        ));
-    }
-    match turn_tag(turn) {
-        Some(tag) if tag.key() == "ADVOCATE r1" => Reply::tool_use(
-            "Bash",
-            json!({ "command": format!("anvil ask \"{QUESTION}\""), "description": "Ask the human" }),
-        ),
-        Some(tag) => Reply::text(phase_text(&tag)),
-        None => Reply::text("hello"),
-    }
+    advocate_asks(turn, QUESTION)
 }
 
 #[test]

@@ -483,3 +483,26 @@ pub fn phase_text(tag: &Tag) -> String {
         tag.line
     )
 }
+
+/// A scripted debater whose round-1 advocate asks the human `question` with its Bash tool
+/// (`anvil ask`), then argues with the tool's result; every other phase plays its part.
+pub fn advocate_asks(turn: &Turn, question: &str) -> super::model_server::Reply {
+    use super::model_server::Reply;
+    if let Some((_, result, _)) = turn.tool_results().into_iter().next_back() {
+        return Reply::text(format!(
+            "ADVOCATE r1, knowing this ({}): a considered argument.",
+            result.trim()
+        ));
+    }
+    match turn_tag(turn) {
+        Some(tag) if tag.key() == "ADVOCATE r1" => Reply::tool_use(
+            "Bash",
+            serde_json::json!({
+                "command": format!("anvil ask \"{question}\""),
+                "description": "Ask the human",
+            }),
+        ),
+        Some(tag) => Reply::text(phase_text(&tag)),
+        None => Reply::text("hello"),
+    }
+}
