@@ -80,29 +80,7 @@ fn a_debater_asks_and_the_answer_from_a_terminal_reaches_the_phase() {
 
     let state = project.state_md(&started.debate);
     assert!(state.contains("status: done"), "{state}");
-    let commits = project.commits(&started.debate);
-    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
-    assert_eq!(
-        phases,
-        [
-            "start",
-            "ask",
-            "answer",
-            "advocate",
-            "critic",
-            "synthesizer"
-        ]
-    );
-    assert_eq!(commits[1].trailer("Anvil-Question"), Some(QUESTION));
-    assert_eq!(
-        commits[2].trailer("Anvil-Answer"),
-        Some("Postgres 16, self-hosted")
-    );
-    let advocate = project.git(&[
-        "show",
-        &format!("{}:001-advocate.response.md", commits[3].id),
-    ]);
-    assert!(advocate.contains("Postgres 16, self-hosted"), "{advocate}");
+    project.assert_asked_and_answered(&started.debate, QUESTION, "Postgres 16, self-hosted");
 }
 
 #[test]

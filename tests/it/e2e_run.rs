@@ -212,28 +212,6 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
     // And the record has the question, the answer, and a phase built on it.
     let report = std::path::PathBuf::from(stdout.trim());
     let debate = report.file_stem().unwrap().to_string_lossy().into_owned();
-    let commits = project.commits(&debate);
-    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
-    assert_eq!(
-        phases,
-        [
-            "start",
-            "ask",
-            "answer",
-            "advocate",
-            "critic",
-            "synthesizer"
-        ]
-    );
-    assert_eq!(commits[1].trailer("Anvil-Question"), Some(QUESTION));
-    assert_eq!(
-        commits[2].trailer("Anvil-Answer"),
-        Some("about 150k a year")
-    );
-    let advocate = project.git(&[
-        "show",
-        &format!("{}:001-advocate.response.md", commits[3].id),
-    ]);
-    assert!(advocate.contains("about 150k a year"), "{advocate}");
+    project.assert_asked_and_answered(&debate, QUESTION, "about 150k a year");
     assert!(project.state_md(&debate).contains("status: done"));
 }

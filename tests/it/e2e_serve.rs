@@ -304,26 +304,7 @@ fn anvil_run_autonomy_5_brings_the_question_to_the_page_and_the_pages_answer_to_
         [(format!("The human answered: {ANSWER}"), false)],
         "{stderr}"
     );
-    let commits = project.commits(&debate);
-    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
-    assert_eq!(
-        phases,
-        [
-            "start",
-            "ask",
-            "answer",
-            "advocate",
-            "critic",
-            "synthesizer"
-        ]
-    );
-    assert_eq!(commits[1].trailer("Anvil-Question"), Some(QUESTION));
-    assert_eq!(commits[2].trailer("Anvil-Answer"), Some(ANSWER));
-    let advocate = project.git(&[
-        "show",
-        &format!("{}:001-advocate.response.md", commits[3].id),
-    ]);
-    assert!(advocate.contains(ANSWER), "{advocate}");
+    project.assert_asked_and_answered(&debate, QUESTION, ANSWER);
     let view = served.get(&format!("/api/debates/{debate}")).json();
     assert_eq!(line(&view, "main")["headless"]["state"], "done");
 }

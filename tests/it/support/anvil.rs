@@ -322,6 +322,32 @@ impl Project {
         self.line_commits(debate, "main")
     }
 
+    /// The record of a one-round debate whose advocate asked the human `question` and was
+    /// answered `answer`: the question and the answer are commits of their own, before the
+    /// advocate's phase, which argues with the answer.
+    pub fn assert_asked_and_answered(&self, debate: &str, question: &str, answer: &str) {
+        let commits = self.commits(debate);
+        let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+        assert_eq!(
+            phases,
+            [
+                "start",
+                "ask",
+                "answer",
+                "advocate",
+                "critic",
+                "synthesizer"
+            ]
+        );
+        assert_eq!(commits[1].trailer("Anvil-Question"), Some(question));
+        assert_eq!(commits[2].trailer("Anvil-Answer"), Some(answer));
+        let advocate = self.git(&[
+            "show",
+            &format!("{}:001-advocate.response.md", commits[3].id),
+        ]);
+        assert!(advocate.contains(answer), "{advocate}");
+    }
+
     /// The commits of `refs/anvil/<debate>/<line>`, oldest first (first parents only, so a
     /// branched line starts with its parent line's history), read with `git log`.
     pub fn line_commits(&self, debate: &str, line: &str) -> Vec<Commit> {
