@@ -396,9 +396,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(
-            std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(4096)
-        ))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(4096)))]
 
         #[test]
         fn every_meta_round_trips(meta in any_meta(), subject in any_text()) {

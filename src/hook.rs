@@ -385,13 +385,6 @@ mod tests {
 
     const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
 
-    fn cases(default: u32) -> u32 {
-        std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(default)
-    }
-
     /// A project whose debate is bound to [`SESSION`], one per property (made once: a
     /// record per case would cost more than the properties), used by one case at a time.
     fn project_with_debate(
@@ -448,7 +441,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(cases(2048)))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(2048)))]
 
         /// Bytes that are not Claude Code's hook input never panic the hook and never change
         /// the debate: at most a message, as one JSON line.
@@ -467,7 +460,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(cases(1024)))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(1024)))]
 
         /// Hook input of the right shape with fields of any type or content: never a panic,
         /// always a protocol answer; a field of the wrong type is an unreadable input, and a

@@ -214,13 +214,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn cases() -> u32 {
-        std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(2048)
-    }
-
     /// Text made of the pieces markers are made of, so that the interesting cases are common.
     fn markup() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
@@ -238,7 +231,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(cases()))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(2048)))]
 
         #[test]
         fn scanning_and_stripping_never_panic(text in prop_oneof![any::<String>(), markup()]) {

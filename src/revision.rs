@@ -376,13 +376,6 @@ mod tests {
             })
         }
 
-        fn cases() -> u32 {
-            std::env::var("PROPTEST_CASES")
-                .ok()
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(2048)
-        }
-
         /// Names built from the grammar: targets, selectors and `~K`, valid or not.
         fn grammar_name() -> impl Strategy<Value = String> {
             let target = prop_oneof![
@@ -415,7 +408,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(cases()))]
+            #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(2048)))]
 
             /// Any text as a revision name: an answer or an error that names it, never a panic;
             /// what resolves is a commit of the line it names.
