@@ -218,6 +218,18 @@ pub fn state_at(record: &Record, commit: ObjectId) -> Result<State, HistoryError
     )?)
 }
 
+/// The state of `line` at `commit`: [`state_at`], named after the line it stands on. A line
+/// pulled from a remote may stand under another name than the one it was recorded with.
+pub fn line_state(
+    record: &Record,
+    line: &LineRef,
+    commit: ObjectId,
+) -> Result<State, HistoryError> {
+    let mut state = state_at(record, commit)?;
+    state.line = line.line.clone();
+    Ok(state)
+}
+
 /// A file of `commit`'s tree as text.
 pub fn read_text(
     record: &Record,

@@ -230,7 +230,7 @@ pub fn view(home: &Home, line: &LineRef) -> Result<State, DebateError> {
         .ok_or_else(|| DebateError::Invalid(format!("there is no line {line} in the record")))?;
     match State::load(&home.state_path(line)) {
         Ok(live) if live.tip.as_deref() == Some(tip.to_string().as_str()) => Ok(live),
-        _ => Ok(history::state_at(&record, tip)?),
+        _ => Ok(history::line_state(&record, line, tip)?),
     }
 }
 
@@ -286,9 +286,7 @@ fn roll_forward(
     headless: bool,
 ) -> Result<State, DebateError> {
     let history = LineHistory::at(record, line, tip)?;
-    let mut state = history::state_at(record, tip)?;
-    // A line pulled from a remote may stand under another name than it was recorded with.
-    state.line = line.line.clone();
+    let mut state = history::line_state(record, line, tip)?;
     state.headless |= headless;
     let text = history::transcript(record, &history, history.entries.len() - 1, &state)?;
     follow(

@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let Some(this) = lines.iter().find(|h| h.line == line) else {
         return Err(CliError::new(format!("no line {line}")));
     };
-    let state = history::state_at(&record, this.tip)?;
+    let state = history::line_state(&record, &line, this.tip)?;
     let transcript = history::transcript(&record, this, this.entries.len() - 1, &state)?;
     let mut markdown = anvil::report::markdown(&state, &transcript);
     markdown.push_str(&branches(&record, &lines)?);
