@@ -39,5 +39,7 @@ pub mod revision;
 pub mod slash;
 pub mod state;
 pub mod term;
+#[cfg(test)]
+mod testkit;
 pub mod transaction;
 pub mod transcript;

@@ -1,0 +1,18 @@
+//! Fixtures shared by the unit tests of several modules.
+
+use crate::home::{Home, LineRef};
+
+/// A fresh home holding one started debate (question "Q?", session `s-1`) and its line. The
+/// directory is removed when the returned guard is dropped.
+pub fn line_with_debate() -> (tempfile::TempDir, Home, LineRef) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = Home::init(dir.path()).unwrap();
+    let setup = crate::options::Options {
+        question: "Q?".into(),
+        ..Default::default()
+    }
+    .into_setup()
+    .unwrap();
+    let started = crate::debate::start(&home, setup, Some("s-1")).unwrap();
+    (dir, home, started.line)
+}
