@@ -261,19 +261,7 @@ fn waiter_alive(home: &Home, line: &LineRef) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line_with_debate() -> (tempfile::TempDir, Home, LineRef) {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home::init(dir.path()).unwrap();
-        let setup = crate::options::Options {
-            question: "Q?".into(),
-            ..Default::default()
-        }
-        .into_setup()
-        .unwrap();
-        let started = crate::debate::start(&home, setup, Some("s-1")).unwrap();
-        (dir, home, started.line)
-    }
+    use crate::testkit::line_with_debate;
 
     #[test]
     fn an_answer_reaches_the_waiting_asker() {

@@ -396,7 +396,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(4096)))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(4096)))]
 
         #[test]
         fn every_meta_round_trips(meta in any_meta(), subject in any_text()) {

@@ -153,19 +153,7 @@ pub fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn line() -> (tempfile::TempDir, Home, LineRef) {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home::init(dir.path()).unwrap();
-        let setup = crate::options::Options {
-            question: "Q?".into(),
-            ..Default::default()
-        }
-        .into_setup()
-        .unwrap();
-        let started = crate::debate::start(&home, setup, Some("s-1")).unwrap();
-        (dir, home, started.line)
-    }
+    use crate::testkit::line_with_debate as line;
 
     #[test]
     fn one_live_run_per_line_and_its_end_is_kept() {

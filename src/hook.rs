@@ -160,16 +160,25 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
         },
     };
 
-    let text = input
+    // The text, and the turn's provenance, from one read of the transcript's end: when the
+    // hook input hands the text over, the transcript is read only for the provenance (it may
+    // lag behind); when the text comes from the transcript, its tail already holds the turn.
+    let handed = input
         .last_assistant_message
         .clone()
-        .filter(|t| !t.trim().is_empty())
-        .or_else(|| {
-            input
-                .transcript_path
-                .as_deref()
-                .and_then(last_assistant_text)
-        });
+        .filter(|t| !t.trim().is_empty());
+    let transcript = input.transcript_path.as_deref();
+    let (text, from_tail) = match (handed, transcript) {
+        (Some(text), _) => (Some(text), None),
+        (None, Some(path)) => match read_tail(path, TAIL_BYTES) {
+            Some(tail) => match assistant_text_in(&tail) {
+                Some(text) => (Some(text), Some(tail)),
+                None => (None, None),
+            },
+            None => (None, None),
+        },
+        (None, None) => (None, None),
+    };
 
     // The phase text is on disk before anything else happens to it.
     let saved = match &text {
@@ -184,13 +193,20 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
         None => None,
     };
     let seen = !claimed
-        || input
-            .transcript_path
-            .as_deref()
-            .is_some_and(|p| saw_prompt(p, &crate::prompt::tag(&line.debate, &line.line)));
-    // What the turn cost, from the end of the transcript (the same bounded read as the text).
-    let provenance = match (&input.transcript_path, &text) {
-        (Some(path), Some(text)) => turn_provenance(path, text),
+        || transcript.is_some_and(|p| {
+            saw_prompt(
+                p,
+                &crate::prompt::tag(&line.debate, &line.line),
+                from_tail.is_some(),
+            )
+        });
+    // What the turn cost, from the end of the transcript, only when there is a text to record.
+    let provenance = match (transcript, &text, &from_tail) {
+        (_, Some(text), Some(tail)) => crate::provenance::from_transcript_tail(
+            tail_from_line(tail, PROVENANCE_BYTES as usize),
+            Some(text),
+        ),
+        (Some(path), Some(text), None) => turn_provenance(path, text),
         _ => None,
     };
     // The one transaction of this stop: under the line's lock, from where the record says the
@@ -227,9 +243,11 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
 /// of huge tool results (whose calls then go uncounted).
 const PROVENANCE_BYTES: u64 = 512 * 1024;
 
-/// The provenance of the turn that ended with `text`. Claude Code may not have written that
-/// turn to its transcript yet: the end of the file is read again for a moment (a few reads,
-/// 25 ms apart, only while it lags); a transcript that does not catch up records nothing.
+/// The provenance of the turn that ended with `text`, handed over by the hook input. Claude
+/// Code may not have written that turn to its transcript yet: the end of the file is read
+/// again for a moment (a few reads, 25 ms apart, only while it lags); a transcript that does
+/// not catch up records nothing. (A text read from the transcript needs no wait: its tail
+/// already holds the turn, and `drive` reads the provenance from that tail.)
 fn turn_provenance(transcript: &Path, text: &str) -> Option<crate::provenance::Provenance> {
     for attempt in 0..12 {
         if attempt > 0 {
@@ -247,13 +265,17 @@ fn turn_provenance(transcript: &Path, text: &str) -> Option<crate::provenance::P
 /// writes its transcript a moment after the turn ends (observed: absent at the first stop of a
 /// `claude -p` run), so give it until the transcript holds an assistant text before deciding
 /// that the session never saw the prompt. This runs once per claimed line, never per stop.
-fn saw_prompt(transcript: &Path, needle: &str) -> bool {
+/// `has_text`: the transcript is already known to hold an assistant text (no wait, no re-read).
+fn saw_prompt(transcript: &Path, needle: &str, has_text: bool) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
     loop {
         if mentions(transcript, needle) {
             return true;
         }
-        if last_assistant_text(transcript).is_some() || std::time::Instant::now() >= deadline {
+        if has_text
+            || last_assistant_text(transcript).is_some()
+            || std::time::Instant::now() >= deadline
+        {
             return false;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -302,6 +324,21 @@ fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// The last `max` bytes of `bytes` (a tail that starts at a line), from the start of a line:
+/// a first line cut by the bound is left out, as [`read_tail`] leaves it out of the file.
+fn tail_from_line(bytes: &[u8], max: usize) -> &[u8] {
+    let start = bytes.len().saturating_sub(max);
+    if start == 0 {
+        return bytes;
+    }
+    let rest = &bytes[start..];
+    let cut = rest
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(rest.len(), |i| i + 1);
+    &rest[cut..]
+}
+
 /// Does the session's transcript contain `needle`? Searches the end of the file, a block at a
 /// time, so memory stays small whatever the file's size.
 fn mentions(transcript: &Path, needle: &str) -> bool {
@@ -340,7 +377,12 @@ fn mentions(transcript: &Path, needle: &str) -> bool {
 /// joined. A line that is not JSON (a write in progress) is ignored. Only the end of the file
 /// ([`TAIL_BYTES`]) is read, and only if it is a regular file.
 pub fn last_assistant_text(transcript: &Path) -> Option<String> {
-    let tail = read_tail(transcript, TAIL_BYTES)?;
+    assistant_text_in(&read_tail(transcript, TAIL_BYTES)?)
+}
+
+/// The text of the last assistant message in `tail`, the end of a transcript read from the
+/// start of a line (see [`last_assistant_text`]).
+fn assistant_text_in(tail: &[u8]) -> Option<String> {
     let mut message_id: Option<String> = None;
     let mut texts: Vec<String> = Vec::new();
     for line in tail.split(|b| *b == b'\n') {
@@ -384,6 +426,22 @@ mod tests {
     use proptest::prelude::*;
 
     const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
+
+    #[test]
+    fn a_tail_cut_from_read_bytes_is_the_tail_read_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let lines: Vec<String> = (0..200).map(|i| format!("{{\"n\":{i}}}")).collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let whole = read_tail(&path, 10_000).unwrap();
+        for max in [0, 1, 7, 100, 999, 2000, 10_000] {
+            assert_eq!(
+                tail_from_line(&whole, max),
+                read_tail(&path, max as u64).unwrap().as_slice(),
+                "max {max}"
+            );
+        }
+    }
 
     /// A project whose debate is bound to [`SESSION`], one per property (made once: a
     /// record per case would cost more than the properties), used by one case at a time.
@@ -441,7 +499,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(2048)))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(2048)))]
 
         /// Bytes that are not Claude Code's hook input never panic the hook and never change
         /// the debate: at most a message, as one JSON line.
@@ -460,7 +518,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(1024)))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(1024)))]
 
         /// Hook input of the right shape with fields of any type or content: never a panic,
         /// always a protocol answer; a field of the wrong type is an unreadable input, and a

@@ -39,17 +39,7 @@ pub mod revision;
 pub mod slash;
 pub mod state;
 pub mod term;
+#[cfg(test)]
+mod testkit;
 pub mod transaction;
 pub mod transcript;
-
-/// What the library's tests share.
-#[cfg(test)]
-mod testing {
-    /// Cases per property: `PROPTEST_CASES` for a long run, else `default` (thousands in CI).
-    pub fn cases(default: u32) -> u32 {
-        std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(default)
-    }
-}

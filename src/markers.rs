@@ -231,7 +231,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(2048)))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(2048)))]
 
         #[test]
         fn scanning_and_stripping_never_panic(text in prop_oneof![any::<String>(), markup()]) {

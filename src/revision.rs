@@ -408,7 +408,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(2048)))]
+            #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(2048)))]
 
             /// Any text as a revision name: an answer or an error that names it, never a panic;
             /// what resolves is a commit of the line it names.

@@ -414,7 +414,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testing::cases(2048)))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testkit::cases(2048)))]
         #[test]
         fn one_quoted_question_is_kept_verbatim(q in "[^\"]*[^\"\\s]") {
             let args = format!("\"{q}\" --rounds 2");

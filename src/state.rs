@@ -526,7 +526,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(crate::testing::cases(2048)))]
+        #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(2048)))]
         #[test]
         fn any_question_round_trips(q in any::<String>()) {
             // Control characters other than tab/newline cannot be stored in YAML text as-is.
