@@ -88,36 +88,6 @@ fn rebuild(home: &Home) -> io::Result<()> {
     crate::fsutil::write_atomic(&dir(home).join(COMPLETE), b"")
 }
 
-/// The lines with live files whose debate id starts with `prefix`: one listing of the
-/// debates folder, then only the matching debates are opened.
-pub fn live_lines_with_prefix(home: &Home, prefix: &str) -> io::Result<Vec<LineRef>> {
-    let mut out = Vec::new();
-    let debates = match std::fs::read_dir(home.debates_dir()) {
-        Ok(d) => d,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(e),
-    };
-    for debate in debates {
-        let debate = debate?;
-        let Ok(debate_name) = debate.file_name().into_string() else {
-            continue;
-        };
-        if !debate_name.starts_with(prefix) {
-            continue;
-        }
-        for line in std::fs::read_dir(debate.path())? {
-            let line = line?;
-            if let Ok(line_name) = line.file_name().into_string()
-                && line.path().join("state.md").is_file()
-            {
-                out.push(LineRef::new(&debate_name, line_name));
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,7 +120,7 @@ mod tests {
         assert_eq!(listed, std::slice::from_ref(&b));
         assert!(!home.root().join("active").join(a.to_string()).exists());
         assert_eq!(
-            live_lines_with_prefix(&home, &b.debate[..b.debate.len() - 2]).unwrap(),
+            crate::debate::live_lines_with_prefix(&home, &b.debate[..b.debate.len() - 2]).unwrap(),
             [b]
         );
     }

@@ -674,6 +674,12 @@ pub(crate) fn print_notes(notes: &[String]) {
 
 /// All lines with live files, sorted by debate id (oldest first).
 pub fn live_lines(home: &Home) -> std::io::Result<Vec<LineRef>> {
+    live_lines_with_prefix(home, "")
+}
+
+/// The lines with live files whose debate id starts with `prefix`, sorted by debate id: one
+/// listing of the debates folder, then only the matching debates are opened.
+pub fn live_lines_with_prefix(home: &Home, prefix: &str) -> std::io::Result<Vec<LineRef>> {
     let mut out = Vec::new();
     let debates = match std::fs::read_dir(home.debates_dir()) {
         Ok(d) => d,
@@ -685,6 +691,9 @@ pub fn live_lines(home: &Home) -> std::io::Result<Vec<LineRef>> {
         let Ok(debate_name) = debate.file_name().into_string() else {
             continue;
         };
+        if !debate_name.starts_with(prefix) {
+            continue;
+        }
         for line in std::fs::read_dir(debate.path())? {
             let line = line?;
             if let Ok(line_name) = line.file_name().into_string()

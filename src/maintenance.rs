@@ -147,11 +147,11 @@ pub fn gc(record: &Path, only_if_needed: bool) -> Result<Option<Outcome>, Mainte
         }
     }
     let before = footprint(record);
-    let output = Command::new(&git)
-        .arg("--git-dir")
-        .arg(record)
-        // The record's own settings win over a user's global ones that would weaken it.
-        .args([
+    // The record's own settings win over a user's global ones that would weaken it.
+    run_git(
+        &git,
+        record,
+        &[
             "-c",
             "gc.auto=0",
             "-c",
@@ -161,22 +161,9 @@ pub fn gc(record: &Path, only_if_needed: bool) -> Result<Option<Outcome>, Mainte
             "gc.packRefs=false",
             "gc",
             "--quiet",
-        ])
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_OBJECT_DIRECTORY")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
-        .map_err(|source| MaintenanceError::Io {
-            what: "cannot run git gc",
-            path: record.to_owned(),
-            source,
-        })?;
-    if !output.status.success() {
-        return Err(MaintenanceError::Git {
-            path: record.to_owned(),
-            message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-        });
-    }
+        ],
+        "cannot run git gc",
+    )?;
     pack_refs(&git, record)?;
     remove_empty_ref_folders(&record.join("refs/anvil"));
     drop(lock);
@@ -285,21 +272,24 @@ pub fn git() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-/// Packs the refs into `packed-refs` (git locks only that file), then takes away each loose
-/// ref under `refs/anvil/` that still holds its packed value. A loose ref goes only under the
-/// line's lock (when the line has live files: a hook could be moving it) and the ref's own
-/// lock, taken the way git and gix take it (a `.lock` file created exclusively), and only
-/// after reading it again under both: a ref that moved meanwhile stays loose, with its new
-/// value. A line that is busy is left loose until the next maintenance.
-fn pack_refs(git: &Path, record: &Path) -> Result<(), MaintenanceError> {
+/// Runs `git --git-dir RECORD ARGS…` with no inherited repository variables; a failure is
+/// `what` (git could not be run) or git's own message.
+fn run_git(
+    git: &Path,
+    record: &Path,
+    args: &[&str],
+    what: &'static str,
+) -> Result<(), MaintenanceError> {
     let output = Command::new(git)
         .arg("--git-dir")
         .arg(record)
-        .args(["pack-refs", "--all", "--no-prune"])
+        .args(args)
         .env_remove("GIT_DIR")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .env_remove("GIT_INDEX_FILE")
         .output()
         .map_err(|source| MaintenanceError::Io {
-            what: "cannot run git pack-refs",
+            what,
             path: record.to_owned(),
             source,
         })?;
@@ -309,6 +299,22 @@ fn pack_refs(git: &Path, record: &Path) -> Result<(), MaintenanceError> {
             message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
         });
     }
+    Ok(())
+}
+
+/// Packs the refs into `packed-refs` (git locks only that file), then takes away each loose
+/// ref under `refs/anvil/` that still holds its packed value. A loose ref goes only under the
+/// line's lock (when the line has live files: a hook could be moving it) and the ref's own
+/// lock, taken the way git and gix take it (a `.lock` file created exclusively), and only
+/// after reading it again under both: a ref that moved meanwhile stays loose, with its new
+/// value. A line that is busy is left loose until the next maintenance.
+fn pack_refs(git: &Path, record: &Path) -> Result<(), MaintenanceError> {
+    run_git(
+        git,
+        record,
+        &["pack-refs", "--all", "--no-prune"],
+        "cannot run git pack-refs",
+    )?;
     let packed = std::fs::read_to_string(record.join("packed-refs")).unwrap_or_default();
     let packed: std::collections::HashMap<&str, &str> = packed
         .lines()

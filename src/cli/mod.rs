@@ -114,7 +114,7 @@ impl Ctx {
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
         if let Some(name) = name {
             let debate = name.split_once('@').map_or(name, |(d, _)| d);
-            let lines = anvil::active::live_lines_with_prefix(home, debate)
+            let lines = anvil::debate::live_lines_with_prefix(home, debate)
                 .map_err(CliError::from_display)?;
             return match_line(name, &lines).map_err(|e| {
                 if lines.is_empty() {

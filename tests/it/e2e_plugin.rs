@@ -2,6 +2,7 @@
 //! it, `claude --plugin-dir` loads it, and its hooks and commands drive a debate to the
 //! synthesis in an untrusted project without `anvil install`.
 
+use std::path::Path;
 use std::process::Command;
 
 use crate::support::anvil::{Project, phase_text, turn_tag};
@@ -13,6 +14,29 @@ fn debater(turn: &Turn) -> Reply {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("hello"),
     }
+}
+
+/// Runs Claude Code with the plugin at `plugin` on `prompt` in `project`, and asserts that it
+/// succeeded after exactly one round: advocate, critic, synthesis.
+fn one_round_with_plugin(project: &Project, plugin: &Path, prompt: &str) {
+    let server = ModelServer::start(debater);
+    let out = Claude::new(&server, project.path(), prompt)
+        .session_id(new_session_id())
+        .arg("--plugin-dir")
+        .arg(plugin.display().to_string())
+        .run();
+    out.assert_success();
+    let keys: Vec<String> = server
+        .main_turns()
+        .iter()
+        .filter_map(|t| turn_tag(t).map(|t| t.key()))
+        .collect();
+    assert_eq!(
+        keys,
+        ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
+        "{}",
+        out.describe()
+    );
 }
 
 #[test]
@@ -31,24 +55,7 @@ fn the_plugin_written_by_anvil_plugin_drives_a_debate() {
     assert!(!project.path().join(".claude/settings.json").exists());
 
     let started = project.start(&["Should we ship a plugin?", "--rounds", "1"]);
-    let server = ModelServer::start(debater);
-    let out = Claude::new(&server, project.path(), &started.prompt)
-        .session_id(new_session_id())
-        .arg("--plugin-dir")
-        .arg(plugin.display().to_string())
-        .run();
-    out.assert_success();
-    let keys: Vec<String> = server
-        .main_turns()
-        .iter()
-        .filter_map(|t| turn_tag(t).map(|t| t.key()))
-        .collect();
-    assert_eq!(
-        keys,
-        ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
-        "{}",
-        out.describe()
-    );
+    one_round_with_plugin(&project, &plugin, &started.prompt);
     assert!(project.state_md(&started.debate).contains("status: done"));
 }
 
@@ -84,28 +91,11 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question() {
     let project = Project::new();
     project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
     let plugin = project.path().join("anvil-plugin");
-    let server = ModelServer::start(debater);
     let question = "Ship `anvil` as a \"plugin\"? $PLUGIN_ROOT !";
-    let out = Claude::new(
-        &server,
-        project.path(),
-        format!("/anvil:anvil '{question}' --rounds 1"),
-    )
-    .session_id(new_session_id())
-    .arg("--plugin-dir")
-    .arg(plugin.display().to_string())
-    .run();
-    out.assert_success();
-    let keys: Vec<String> = server
-        .main_turns()
-        .iter()
-        .filter_map(|t| turn_tag(t).map(|t| t.key()))
-        .collect();
-    assert_eq!(
-        keys,
-        ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
-        "{}",
-        out.describe()
+    one_round_with_plugin(
+        &project,
+        &plugin,
+        &format!("/anvil:anvil '{question}' --rounds 1"),
     );
     let home = anvil::home::Home::find(project.path()).unwrap();
     let lines = anvil::debate::live_lines(&home).unwrap();
