@@ -233,10 +233,7 @@ pub async fn branch(
     let response = blocking(move || {
         let home = &app.home;
         let not_found = || ApiError::not_found(format!("no debate '{debate}'"));
-        if !anvil::record::valid_name(&debate) {
-            return Err(not_found());
-        }
-        let record = data::record(home)?.ok_or_else(not_found)?;
+        let record = data::named_record(home, &[&debate], not_found)?;
         if anvil::history::lines_of(&record, &debate)
             .map_err(ApiError::internal)?
             .is_empty()
