@@ -249,15 +249,7 @@ pub async fn branch(
                 "'{name}' cannot name a line (letters, digits, '-', '_' and '.')"
             )));
         }
-        let main = LineRef::new(&debate, "main");
-        let from = anvil::revision::resolve(&record, req.from.trim(), Some(&main))
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        if from.history.line.debate != debate {
-            return Err(ApiError::bad_request(format!(
-                "'{}' is not a moment of {debate}",
-                req.from
-            )));
-        }
+        let from = data::moment(&record, &debate, req.from.trim())?;
         let restored = anvil::restore::branch(
             home,
             &record,

@@ -202,6 +202,24 @@ pub fn named_record(
     record(home)?.ok_or_else(not_found)
 }
 
+/// The moment `name` names (a revision, read from `debate@main` when it names no line), 400 if
+/// it names none or a moment of another debate.
+pub fn moment(
+    record: &Record,
+    debate: &str,
+    name: &str,
+) -> Result<anvil::revision::Resolved, ApiError> {
+    let main = LineRef::new(debate, "main");
+    let r = anvil::revision::resolve(record, name, Some(&main))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if r.history.line.debate != debate {
+        return Err(ApiError::bad_request(format!(
+            "'{name}' is not a moment of {debate}"
+        )));
+    }
+    Ok(r)
+}
+
 /// The line's state: its live file when there is one, else its tip's `state.md`.
 fn state_of(home: &Home, record: &Record, line: &LineRef, tip: gix::ObjectId) -> Option<State> {
     let path = home.state_path(line);
