@@ -81,25 +81,48 @@ pub async fn debate(
     Ok(Json(view).into_response())
 }
 
+/// A change to one line: parses the body, then (off the async threads) finds the line, 404 if it
+/// has no live state, and answers `status` with what `act` returns.
+async fn on_line<B: DeserializeOwned + Send + 'static>(
+    app: Arc<App>,
+    debate: String,
+    line: String,
+    bytes: Result<Bytes, BytesRejection>,
+    status: StatusCode,
+    act: impl FnOnce(&App, &LineRef, B) -> Result<Value, ApiError> + Send + 'static,
+) -> Result<Response, ApiError> {
+    let req: B = body(bytes)?;
+    let response = blocking(move || {
+        let line = data::line_ref(&app.home, &debate, &line)?;
+        act(&app, &line, req)
+    })
+    .await?;
+    Ok((status, Json(response)).into_response())
+}
+
 pub async fn steer(
     State(app): State<Arc<App>>,
     Path((debate, line)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let Text { text } = body(bytes)?;
-    let response = blocking(move || {
-        let line = data::line_ref(&app.home, &debate, &line)?;
-        let text = non_empty(&text, "steering")?;
-        anvil::debate::steer(&app.home, &line, &text).map_err(ApiError::from_debate)?;
-        Ok(json!({
-            "line": line.to_string(),
-            "text": text,
-            "state": "queued",
-            "message": "queued — delivered when Claude next stops",
-        }))
-    })
-    .await?;
-    Ok((StatusCode::ACCEPTED, Json(response)).into_response())
+    on_line(
+        app,
+        debate,
+        line,
+        bytes,
+        StatusCode::ACCEPTED,
+        |app, line, Text { text }| {
+            let text = non_empty(&text, "steering")?;
+            anvil::debate::steer(&app.home, line, &text).map_err(ApiError::from_debate)?;
+            Ok(json!({
+                "line": line.to_string(),
+                "text": text,
+                "state": "queued",
+                "message": "queued — delivered when Claude next stops",
+            }))
+        },
+    )
+    .await
 }
 
 pub async fn answer(
@@ -107,24 +130,28 @@ pub async fn answer(
     Path((debate, line)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let Text { text } = body(bytes)?;
-    let response = blocking(move || {
-        let line = data::line_ref(&app.home, &debate, &line)?;
-        let text = non_empty(&text, "an answer")?;
-        let now = anvil::ask::answer(&app.home, &line, &text).map_err(ApiError::from_debate)?;
-        Ok(json!({
-            "line": line.to_string(),
-            "answer": text,
-            "delivered_now": now,
-            "message": if now {
-                "answered; the debater goes on with it now"
-            } else {
-                "answered; it reaches the debate with the next phase"
-            },
-        }))
-    })
-    .await?;
-    Ok(Json(response).into_response())
+    on_line(
+        app,
+        debate,
+        line,
+        bytes,
+        StatusCode::OK,
+        |app, line, Text { text }| {
+            let text = non_empty(&text, "an answer")?;
+            let now = anvil::ask::answer(&app.home, line, &text).map_err(ApiError::from_debate)?;
+            Ok(json!({
+                "line": line.to_string(),
+                "answer": text,
+                "delivered_now": now,
+                "message": if now {
+                    "answered; the debater goes on with it now"
+                } else {
+                    "answered; it reaches the debate with the next phase"
+                },
+            }))
+        },
+    )
+    .await
 }
 
 #[derive(Deserialize)]
@@ -139,19 +166,23 @@ pub async fn cancel(
     Path((debate, line)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let CancelBody { reason } = body(bytes)?;
-    let response = blocking(move || {
-        let line = data::line_ref(&app.home, &debate, &line)?;
-        let state = anvil::debate::cancel(&app.home, &line, reason.trim())
-            .map_err(ApiError::from_debate)?;
-        Ok(json!({
-            "line": line.to_string(),
-            "status": state.progress.status.name(),
-            "round": state.progress.round,
-        }))
-    })
-    .await?;
-    Ok(Json(response).into_response())
+    on_line(
+        app,
+        debate,
+        line,
+        bytes,
+        StatusCode::OK,
+        |app, line, CancelBody { reason }| {
+            let state = anvil::debate::cancel(&app.home, line, reason.trim())
+                .map_err(ApiError::from_debate)?;
+            Ok(json!({
+                "line": line.to_string(),
+                "status": state.progress.status.name(),
+                "round": state.progress.round,
+            }))
+        },
+    )
+    .await
 }
 
 #[derive(Deserialize)]
@@ -164,20 +195,24 @@ pub async fn run(
     Path((debate, line)): Path<(String, String)>,
     bytes: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let Nothing {} = body(bytes)?;
-    let response = blocking(move || {
-        let line = data::line_ref(&app.home, &debate, &line)?;
-        let run = super::runs::launch(&app, &line)?;
-        Ok(json!({
-            "line": line.to_string(),
-            "state": "running",
-            "pid": run.pid,
-            "log": run.log,
-            "message": "running headless — its phases appear here as they are recorded",
-        }))
-    })
-    .await?;
-    Ok((StatusCode::ACCEPTED, Json(response)).into_response())
+    on_line(
+        app,
+        debate,
+        line,
+        bytes,
+        StatusCode::ACCEPTED,
+        |app, line, Nothing {}| {
+            let run = super::runs::launch(app, line)?;
+            Ok(json!({
+                "line": line.to_string(),
+                "state": "running",
+                "pid": run.pid,
+                "log": run.log,
+                "message": "running headless — its phases appear here as they are recorded",
+            }))
+        },
+    )
+    .await
 }
 
 #[derive(Deserialize)]
@@ -198,10 +233,7 @@ pub async fn branch(
     let response = blocking(move || {
         let home = &app.home;
         let not_found = || ApiError::not_found(format!("no debate '{debate}'"));
-        if !anvil::record::valid_name(&debate) {
-            return Err(not_found());
-        }
-        let record = data::record(home)?.ok_or_else(not_found)?;
+        let record = data::named_record(home, &[&debate], not_found)?;
         if anvil::history::lines_of(&record, &debate)
             .map_err(ApiError::internal)?
             .is_empty()
@@ -217,15 +249,7 @@ pub async fn branch(
                 "'{name}' cannot name a line (letters, digits, '-', '_' and '.')"
             )));
         }
-        let main = LineRef::new(&debate, "main");
-        let from = anvil::revision::resolve(&record, req.from.trim(), Some(&main))
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        if from.history.line.debate != debate {
-            return Err(ApiError::bad_request(format!(
-                "'{}' is not a moment of {debate}",
-                req.from
-            )));
-        }
+        let from = data::moment(&record, &debate, req.from.trim())?;
         let restored = anvil::restore::branch(
             home,
             &record,

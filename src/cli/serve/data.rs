@@ -189,6 +189,37 @@ pub fn record(home: &Home) -> Result<Option<Record>, ApiError> {
     Ok(Some(Record::open(&dir).map_err(ApiError::internal)?))
 }
 
+/// The record, for a request that names `names` (a debate, a line): `not_found` when a name
+/// could not be one or nothing has been recorded yet.
+pub fn named_record(
+    home: &Home,
+    names: &[&str],
+    not_found: impl Fn() -> ApiError,
+) -> Result<Record, ApiError> {
+    if !names.iter().all(|n| anvil::record::valid_name(n)) {
+        return Err(not_found());
+    }
+    record(home)?.ok_or_else(not_found)
+}
+
+/// The moment `name` names (a revision, read from `debate@main` when it names no line), 400 if
+/// it names none or a moment of another debate.
+pub fn moment(
+    record: &Record,
+    debate: &str,
+    name: &str,
+) -> Result<anvil::revision::Resolved, ApiError> {
+    let main = LineRef::new(debate, "main");
+    let r = anvil::revision::resolve(record, name, Some(&main))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if r.history.line.debate != debate {
+        return Err(ApiError::bad_request(format!(
+            "'{name}' is not a moment of {debate}"
+        )));
+    }
+    Ok(r)
+}
+
 /// The line's state: its live file when there is one, else its tip's `state.md`.
 fn state_of(home: &Home, record: &Record, line: &LineRef, tip: gix::ObjectId) -> Option<State> {
     let path = home.state_path(line);
@@ -246,10 +277,7 @@ pub fn debates(home: &Home, query: &str) -> Result<Vec<DebateSummary>, ApiError>
 /// One debate with every line, or 404.
 pub fn debate(home: &Home, id: &str) -> Result<DebateView, ApiError> {
     let not_found = || ApiError::not_found(format!("no debate '{id}'"));
-    if !anvil::record::valid_name(id) {
-        return Err(not_found());
-    }
-    let record = record(home)?.ok_or_else(not_found)?;
+    let record = named_record(home, &[id], not_found)?;
     let all = record.lines().map_err(ApiError::internal)?;
     let histories = history::load_debate_of(&record, &all, id).map_err(ApiError::internal)?;
     if histories.is_empty() {
@@ -432,10 +460,7 @@ pub fn line_ref(home: &Home, debate: &str, line: &str) -> Result<LineRef, ApiErr
 /// The prompt that asked for the phase recorded at `step` on `line`.
 pub fn prompt(home: &Home, debate: &str, line: &str, step: u32) -> Result<String, ApiError> {
     let not_found = || ApiError::not_found(format!("no phase {step} on {debate}@{line}"));
-    if !anvil::record::valid_name(debate) || !anvil::record::valid_name(line) {
-        return Err(not_found());
-    }
-    let record = record(home)?.ok_or_else(not_found)?;
+    let record = named_record(home, &[debate, line], not_found)?;
     let history =
         LineHistory::load(&record, &LineRef::new(debate, line)).map_err(|_| not_found())?;
     let entry = history
@@ -451,10 +476,7 @@ pub fn prompt(home: &Home, debate: &str, line: &str, step: u32) -> Result<String
 /// The report of a line as markdown, built from its record (finished or not).
 pub fn report(home: &Home, debate: &str, line: &str) -> Result<(String, String), ApiError> {
     let not_found = || ApiError::not_found(format!("no line '{debate}@{line}'"));
-    if !anvil::record::valid_name(debate) || !anvil::record::valid_name(line) {
-        return Err(not_found());
-    }
-    let record = record(home)?.ok_or_else(not_found)?;
+    let record = named_record(home, &[debate, line], not_found)?;
     let line = LineRef::new(debate, line);
     let history = LineHistory::load(&record, &line).map_err(|_| not_found())?;
     let state = history::state_at(&record, history.tip).map_err(ApiError::internal)?;

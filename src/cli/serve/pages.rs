@@ -276,18 +276,8 @@ fn compare_pairs(
     b: &str,
 ) -> Result<Vec<serde_json::Value>, ApiError> {
     let record = data::record(&app.home)?.ok_or_else(|| ApiError::not_found("no record"))?;
-    let main = anvil::home::LineRef::new(debate, "main");
-    let resolve = |name: &str| {
-        let r = anvil::revision::resolve(&record, name, Some(&main))
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        if r.history.line.debate != debate {
-            return Err(ApiError::bad_request(format!(
-                "'{name}' is not a moment of {debate}"
-            )));
-        }
-        Ok(r)
-    };
-    let (ra, rb) = (resolve(a)?, resolve(b)?);
+    let ra = data::moment(&record, debate, a)?;
+    let rb = data::moment(&record, debate, b)?;
     let pairs = anvil::compare::pairs(&record, &ra, &rb).map_err(ApiError::internal)?;
     Ok(pairs
         .iter()
