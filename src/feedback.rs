@@ -143,7 +143,7 @@ pub fn messages(home: &Home, session: &str) -> io::Result<Vec<Message>> {
     };
     let mut out = Vec::new();
     for (folder, delivered) in [("delivered", true), ("queued", false)] {
-        for (id, path) in files(&dir.join(folder))? {
+        for (id, path) in fsutil::visible_entries(&dir.join(folder))? {
             if let Some(text) = fsutil::read_optional(&path)? {
                 out.push(Message {
                     queued_at: queued_at(&id),
@@ -165,24 +165,6 @@ fn queued_at(id: &str) -> i64 {
         .map_or(0, |n| (n / 1_000_000_000) as i64)
 }
 
-/// `(name, path)` of the visible files in `dir`, by name; an absent directory is empty.
-fn files(dir: &Path) -> io::Result<Vec<(String, PathBuf)>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut out: Vec<(String, PathBuf)> = entries
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let name = e.file_name().into_string().ok()?;
-            (!name.starts_with('.')).then(|| (name, e.path()))
-        })
-        .collect();
-    out.sort();
-    Ok(out)
-}
-
 /// Takes every queued message of `session` for delivery: each file is moved to `delivered/`
 /// (a rename, so when two hooks see one stop, each message goes out once) and its text
 /// returned, oldest first.
@@ -190,7 +172,7 @@ pub fn take(home: &Home, session: &str) -> io::Result<Vec<String>> {
     let Some(dir) = inbox(home, session) else {
         return Ok(Vec::new());
     };
-    let queued = files(&dir.join("queued"))?;
+    let queued = fsutil::visible_entries(&dir.join("queued"))?;
     if queued.is_empty() {
         return Ok(Vec::new());
     }

@@ -42,3 +42,22 @@ pub fn process_alive(pid: &str) -> bool {
         true
     }
 }
+
+/// `(name, path)` of the visible entries of `dir` (names not starting with `.`), sorted by
+/// name; an absent directory has none.
+pub fn visible_entries(dir: &Path) -> std::io::Result<Vec<(String, std::path::PathBuf)>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out: Vec<(String, std::path::PathBuf)> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            (!name.starts_with('.')).then(|| (name, e.path()))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}

@@ -298,21 +298,9 @@ pub fn remove_if_present(path: &Path) -> io::Result<()> {
 
 /// `(file name, contents)` of the visible files in `dir`; an absent directory is empty.
 fn read_dir_texts(dir: &Path) -> io::Result<Vec<(String, String)>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
     let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry?;
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if name.starts_with('.') {
-            continue;
-        }
-        if let Some(text) = fsutil::read_optional(&entry.path())? {
+    for (name, path) in fsutil::visible_entries(dir)? {
+        if let Some(text) = fsutil::read_optional(&path)? {
             out.push((name, text));
         }
     }

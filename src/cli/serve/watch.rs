@@ -117,20 +117,9 @@ fn snapshot(home: &Home) -> Snapshot {
     }
 }
 
-/// Visible entries of `dir` as (name, path), sorted; none when it is absent.
+/// Visible entries of `dir` as (name, path), sorted; none when it is absent or unreadable.
 fn children(dir: &Path) -> Vec<(String, std::path::PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, std::path::PathBuf)> = entries
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let name = e.file_name().into_string().ok()?;
-            (!name.starts_with('.')).then(|| (name, e.path()))
-        })
-        .collect();
-    out.sort();
-    out
+    anvil::fsutil::visible_entries(dir).unwrap_or_default()
 }
 
 fn stat(path: &Path, h: &mut impl Hasher) {
