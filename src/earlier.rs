@@ -91,11 +91,21 @@ fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> 
         return Ok(None);
     }
     let record = Record::open(&home.record_dir()).map_err(|e| e.to_string())?;
-    let lines = record.lines().map_err(|e| e.to_string())?;
-    let Some((debate, _, tip)) = lines
-        .into_iter()
-        .find(|(d, l, _)| *l == wanted.line && d.starts_with(&wanted.debate))
-    else {
+    // The first debate the id (or its prefix) names that has the line, looked up by name.
+    let mut found = None;
+    for debate in record
+        .debates_with_prefix(&wanted.debate)
+        .map_err(|e| e.to_string())?
+    {
+        if let Some(tip) = record
+            .tip(&debate, &wanted.line)
+            .map_err(|e| e.to_string())?
+        {
+            found = Some((debate, tip));
+            break;
+        }
+    }
+    let Some((debate, tip)) = found else {
         return Ok(None);
     };
     let read = |path: &str| -> Result<Option<String>, String> {

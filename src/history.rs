@@ -376,25 +376,7 @@ pub fn debates_newest_first_of(
 
 /// Every line of `debate`, `main` first.
 pub fn load_debate(record: &Record, debate: &str) -> Result<Vec<LineHistory>, HistoryError> {
-    let all: Vec<(String, String, ObjectId)> = record
-        .lines_of_debate(debate)?
-        .into_iter()
-        .map(|(line, tip)| (debate.to_owned(), line, tip))
-        .collect();
-    load_debate_of(record, &all, debate)
-}
-
-/// [`load_debate`] with the record's lines listed once by the caller, for many debates.
-pub fn load_debate_of(
-    record: &Record,
-    all: &[(String, String, ObjectId)],
-    debate: &str,
-) -> Result<Vec<LineHistory>, HistoryError> {
-    let mut lines: Vec<(&str, ObjectId)> = all
-        .iter()
-        .filter(|(d, _, _)| d == debate)
-        .map(|(_, l, tip)| (l.as_str(), *tip))
-        .collect();
+    let mut lines = record.lines_of_debate(debate)?;
     lines.sort_by_key(|(l, _)| (*l != "main", l.to_string()));
     lines
         .into_iter()

@@ -202,16 +202,6 @@ impl Home {
         Ok(None)
     }
 
-    /// Queues steering for `line`'s next stop, unless the line can no longer take it (it is
-    /// over, or its synthesis is being written): checked and queued under the line's lock, so
-    /// steering that is accepted is delivered. `now_nanos` is no longer used (queue files are
-    /// numbered under the lock); see [`crate::debate::steer`], which this calls.
-    pub fn queue_steering(&self, line: &LineRef, text: &str, _now_nanos: u128) -> io::Result<()> {
-        crate::debate::steer(self, line, text)
-            .map(drop)
-            .map_err(|e| io::Error::other(e.to_string()))
-    }
-
     /// Writes queue file number `number` for `line`. Only under the line's lock.
     pub(crate) fn write_queued(&self, line: &LineRef, number: u64, text: &str) -> io::Result<()> {
         let name = format!("{number:020}.md");

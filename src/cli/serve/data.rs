@@ -278,8 +278,7 @@ pub fn debates(home: &Home, query: &str) -> Result<Vec<DebateSummary>, ApiError>
 pub fn debate(home: &Home, id: &str) -> Result<DebateView, ApiError> {
     let not_found = || ApiError::not_found(format!("no debate '{id}'"));
     let record = named_record(home, &[id], not_found)?;
-    let all = record.lines().map_err(ApiError::internal)?;
-    let histories = history::load_debate_of(&record, &all, id).map_err(ApiError::internal)?;
+    let histories = history::load_debate(&record, id).map_err(ApiError::internal)?;
     if histories.is_empty() {
         return Err(not_found());
     }
