@@ -18,12 +18,9 @@
 //! everything reachable from a ref, and prunes only unreachable loose objects older than its
 //! grace period (`gc.pruneExpire`, two weeks by default), so the objects a hook has written
 //! but not yet pointed its ref at (a window of milliseconds) are never candidates; a loose
-//! line's ref is never locked by git: `git pack-refs --no-prune` only writes `packed-refs`, and
-//! the loose copies it made redundant are taken away by anvil itself, each under the line's
-//! lock and the ref's own lock, and only while it still holds the packed value (see
-//! [`pack_refs`]). A hook that finds a ref lock under its line's lock may then rightly take
-//! it for a leftover. Two maintenances never run together (an advisory lock in the record,
-//! besides git's own `gc.pid`).
+//! ref that a hook holds locked is left loose by `pack-refs`, and a hook that meets a ref lock
+//! that `pack-refs` holds tries again. Two maintenances never run together (an advisory lock
+//! in the record, besides git's own `gc.pid`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -156,15 +153,13 @@ pub fn gc(record: &Path, only_if_needed: bool) -> Result<Option<Outcome>, Mainte
             "gc.auto=0",
             "-c",
             "gc.writeCommitGraph=true",
-            // Refs are packed below, without git locking a loose ref a hook may be moving.
             "-c",
-            "gc.packRefs=false",
+            "gc.packRefs=true",
             "gc",
             "--quiet",
         ],
         "cannot run git gc",
     )?;
-    pack_refs(&git, record)?;
     remove_empty_ref_folders(&record.join("refs/anvil"));
     drop(lock);
     Ok(Some(Outcome {
@@ -300,89 +295,4 @@ fn run_git(
         });
     }
     Ok(())
-}
-
-/// Packs the refs into `packed-refs` (git locks only that file), then takes away each loose
-/// ref under `refs/anvil/` that still holds its packed value. A loose ref goes only under the
-/// line's lock (when the line has live files: a hook could be moving it) and the ref's own
-/// lock, taken the way git and gix take it (a `.lock` file created exclusively), and only
-/// after reading it again under both: a ref that moved meanwhile stays loose, with its new
-/// value. A line that is busy is left loose until the next maintenance.
-fn pack_refs(git: &Path, record: &Path) -> Result<(), MaintenanceError> {
-    run_git(
-        git,
-        record,
-        &["pack-refs", "--all", "--no-prune"],
-        "cannot run git pack-refs",
-    )?;
-    let packed = std::fs::read_to_string(record.join("packed-refs")).unwrap_or_default();
-    let packed: std::collections::HashMap<&str, &str> = packed
-        .lines()
-        .filter_map(|l| {
-            let (id, name) = l.split_once(' ')?;
-            name.starts_with("refs/anvil/").then_some((name, id))
-        })
-        .collect();
-    // The home the record belongs to, for the lines' locks (`.anvil/record`).
-    let home = record
-        .parent()
-        .and_then(Path::parent)
-        .and_then(crate::home::Home::find)
-        .filter(|h| h.record_dir() == record);
-    let Ok(debates) = std::fs::read_dir(record.join("refs/anvil")) else {
-        return Ok(());
-    };
-    for debate in debates.flatten() {
-        let Ok(lines) = std::fs::read_dir(debate.path()) else {
-            continue;
-        };
-        let debate_name = debate.file_name().to_string_lossy().into_owned();
-        for entry in lines.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".lock") || !entry.file_type().is_ok_and(|t| t.is_file()) {
-                continue;
-            }
-            let full = format!("refs/anvil/{debate_name}/{name}");
-            let Some(packed_id) = packed.get(full.as_str()) else {
-                continue;
-            };
-            let line = crate::home::LineRef::new(&debate_name, &name);
-            prune_loose_ref(home.as_ref(), &line, &entry.path(), packed_id);
-        }
-    }
-    Ok(())
-}
-
-/// Takes away one loose ref if, under the line's and the ref's locks, it still holds
-/// `packed_id`. Anything in the way (a busy line, a held ref lock) leaves it loose.
-fn prune_loose_ref(
-    home: Option<&crate::home::Home>,
-    line: &crate::home::LineRef,
-    loose: &Path,
-    packed_id: &str,
-) {
-    let _line_lock = match home {
-        Some(home) if home.line_dir(line).is_dir() => {
-            match home.lock_line(line, std::time::Duration::ZERO) {
-                Ok(lock) => Some(lock),
-                Err(_) => return,
-            }
-        }
-        _ => None,
-    };
-    let mut lock_path = loose.as_os_str().to_owned();
-    lock_path.push(".lock");
-    let lock_path = PathBuf::from(lock_path);
-    if std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&lock_path)
-        .is_err()
-    {
-        return;
-    }
-    if std::fs::read_to_string(loose).is_ok_and(|id| id.trim() == packed_id) {
-        let _ = std::fs::remove_file(loose);
-    }
-    let _ = std::fs::remove_file(&lock_path);
 }
