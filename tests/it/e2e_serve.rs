@@ -251,6 +251,24 @@ fn anvil_run_autonomy_5_brings_the_question_to_the_page_and_the_pages_answer_to_
         &home,
     );
     let stdin = run.stdin.take();
+    // What `anvil run` prints at the terminal, read as it comes.
+    let terminal = Arc::new(Mutex::new(String::new()));
+    let reader = {
+        let terminal = Arc::clone(&terminal);
+        let mut pipe = run.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut pipe, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                terminal
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
 
     // The question shows in the page's view of the running debate, while `anvil ask` waits.
     let list = poll(&served, "/api/debates", "the debate", |v| {
@@ -266,6 +284,12 @@ fn anvil_run_autonomy_5_brings_the_question_to_the_page_and_the_pages_answer_to_
     assert_eq!(line(&view, "main")["stage"], "waiting");
     assert_eq!(line(&view, "main")["question"]["answer"], Value::Null);
     assert_eq!(line(&view, "main")["headless"]["state"], "running");
+    // Answered once the terminal shows the question too, so both channels are open at once.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !terminal.lock().unwrap().contains(QUESTION) {
+        assert!(Instant::now() < deadline, "{}", terminal.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let answered = served.post(
         &format!("/api/debates/{debate}/lines/main/answer"),
         &json!({ "text": ANSWER }),
@@ -279,8 +303,9 @@ fn anvil_run_autonomy_5_brings_the_question_to_the_page_and_the_pages_answer_to_
 
     let out = run.wait_with_output().unwrap();
     drop(stdin);
+    reader.join().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = terminal.lock().unwrap().clone();
     assert!(out.status.success(), "{stdout}\n{stderr}");
     // The terminal saw the question too, and that the page answered it first.
     assert!(
