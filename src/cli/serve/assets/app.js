@@ -61,10 +61,18 @@
       const twin = fresh.querySelector("#" + CSS.escape(out.id));
       if (twin) twin.replaceChildren(...[...out.childNodes].map((n) => n.cloneNode(true)));
     }
-    for (const d of old.querySelectorAll("details[open]")) {
-      const i = [...old.querySelectorAll("details")].indexOf(d);
-      const twin = fresh.querySelectorAll("details")[i];
-      if (twin) twin.open = true;
+    // <details> are matched by id: a region that gained a phase or a line since has more of
+    // them, so their order says nothing. A loaded prompt is kept rather than fetched again.
+    for (const d of old.querySelectorAll("details[open][id]")) {
+      const twin = fresh.querySelector("#" + CSS.escape(d.id));
+      if (!twin) continue;
+      twin.open = true;
+      const pre = d.querySelector("pre[data-loaded]");
+      const twinPre = twin.querySelector("pre");
+      if (pre && twinPre) {
+        twinPre.textContent = pre.textContent;
+        twinPre.dataset.loaded = "1";
+      }
     }
     const node = document.importNode(fresh, true);
     old.replaceWith(node);
@@ -101,6 +109,13 @@
   }
 
   // ---- forms ----
+
+  // A live refresh may replace a region while a request is in flight: its answer goes to the
+  // element now in the page under the same id, not to the detached one the request began with.
+  function current(el) {
+    return (el && el.id && document.getElementById(el.id)) || el;
+  }
+
   async function submit(form, event) {
     event.preventDefault();
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
@@ -119,31 +134,38 @@
         body: JSON.stringify(data),
       });
       const reply = await res.json().catch(() => ({}));
+      const out = current(status);
+      const now = (out && out.closest("form")) || form;
       if (!res.ok) {
-        if (status) status.textContent = "Error: " + (reply.error || res.status);
-        form.dataset.result = "error";
+        if (out) out.textContent = "Error: " + (reply.error || res.status);
+        now.dataset.result = "error";
         return;
       }
-      form.dataset.result = "ok";
-      for (const t of form.querySelectorAll("textarea, input:not([type=hidden])")) t.value = "";
+      now.dataset.result = "ok";
+      for (const f of new Set([form, now])) {
+        for (const t of f.querySelectorAll("textarea, input:not([type=hidden])")) t.value = "";
+      }
       if (form.hasAttribute("data-branch")) {
-        showBranch(form, status, reply);
-      } else if (form.classList.contains("run") && status && reply.line) {
-        status.replaceChildren(reply.message + " ");
-      } else if (status) {
-        status.textContent = reply.message || "done";
+        showBranch(out, reply);
+      } else if (form.classList.contains("run") && out && reply.line) {
+        out.replaceChildren(reply.message + " ");
+      } else if (out) {
+        out.textContent = reply.message || "done";
       }
       schedule();
     } catch (e) {
-      if (status) status.textContent = "Error: " + e;
-      form.dataset.result = "error";
+      const out = current(status);
+      if (out) out.textContent = "Error: " + e;
+      ((out && out.closest("form")) || form).dataset.result = "error";
     } finally {
       if (button) button.disabled = false;
+      const twin = current(button);
+      if (twin) twin.disabled = false;
     }
   }
 
   // After a branch: where it is, and how to continue it.
-  function showBranch(form, status, reply) {
+  function showBranch(status, reply) {
     if (!status) return;
     status.textContent = "";
     const p = document.createElement("p");
@@ -163,6 +185,7 @@
     run.dataset.runApi = "/api/debates/" + encodeURIComponent(reply.debate) + "/lines/" +
       encodeURIComponent(reply.line) + "/run";
     const out = document.createElement("span");
+    out.id = status.id + "-run";
     out.className = "run-out";
     out.setAttribute("role", "status");
     status.append(p, code, run, out);
@@ -172,9 +195,14 @@
   // "Run headless" of a new branch: starts the run, then links to the line's page.
   function wireRun(button) {
     button.addEventListener("click", async () => {
-      const out = button.nextElementSibling;
+      const started = button.nextElementSibling;
       button.disabled = true;
-      out.textContent = " starting…";
+      started.textContent = " starting…";
+      // The span and the button as they are in the page when the answer comes.
+      const now = () => {
+        const out = current(started);
+        return [out, out.previousElementSibling || button];
+      };
       try {
         const res = await fetch(button.dataset.runApi, {
           method: "POST",
@@ -183,15 +211,18 @@
           body: "{}",
         });
         const reply = await res.json().catch(() => ({}));
+        const [out, twin] = now();
         if (!res.ok) {
           out.textContent = " Error: " + (reply.error || res.status);
-          button.disabled = false;
+          twin.disabled = false;
           return;
         }
+        twin.disabled = true;
         out.replaceChildren(" " + reply.message + " ", lineLink(reply.line));
       } catch (e) {
+        const [out, twin] = now();
         out.textContent = " Error: " + e;
-        button.disabled = false;
+        twin.disabled = false;
       }
     });
   }
