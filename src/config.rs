@@ -3,7 +3,9 @@
 //! [`crate::options::Options::with_config`]).
 //!
 //! The file is strict: an unknown key is an error naming it, not a silently ignored typo.
-//! Only `anvil start`/`anvil run` read it; the Stop hook never does.
+//! `anvil start`/`anvil run` read the debate options; the `[gc]` table is read by the
+//! automatic maintenance (see [`crate::maintenance`]), which the Stop hook looks at only after a
+//! synthesis.
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +38,23 @@ pub struct Config {
     /// Context paths, relative to the project root.
     pub context: Option<Vec<String>>,
     pub diff: Option<bool>,
+    /// When the record is packed automatically (`[gc]`).
+    pub gc: Option<Gc>,
+}
+
+/// `[gc]`: when commands and the Stop hook start the record's maintenance in the background,
+/// as git's `gc.auto` and `gc.autoPackLimit` do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gc {
+    /// Loose objects above which maintenance starts (estimated from one fan-out folder, as
+    /// git does); 0 turns the automatic maintenance off.
+    pub auto: Option<usize>,
+    /// Packs above which maintenance starts; 0: the number of packs is not looked at.
+    pub auto_pack_limit: Option<usize>,
+    /// Debates whose refs are loose (written since the last maintenance) above which
+    /// maintenance starts; 0: not looked at.
+    pub auto_loose_debates: Option<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +130,11 @@ output = "decision.md"
 output_dir = "docs/debates"
 context = ["src/"]
 diff = true
+
+[gc]
+auto = 0
+auto_pack_limit = 10
+auto_loose_debates = 20
 "#,
         )
         .unwrap();
@@ -119,6 +143,14 @@ diff = true
         assert_eq!(c.autonomy, Some(3));
         assert_eq!(c.output_dir, Some(PathBuf::from("docs/debates")));
         assert_eq!(c.context, Some(vec!["src/".to_owned()]));
+        assert_eq!(
+            c.gc,
+            Some(Gc {
+                auto: Some(0),
+                auto_pack_limit: Some(10),
+                auto_loose_debates: Some(20),
+            })
+        );
     }
 
     #[test]
@@ -126,6 +158,8 @@ diff = true
         let err = parse("rounds = 2\nrouns = 3\n").unwrap_err();
         assert!(err.contains("rouns"), "{err}");
         assert!(err.contains(".anvil/config.toml"), "{err}");
+        let err = parse("[gc]\nautp = 3\n").unwrap_err();
+        assert!(err.contains("autp"), "{err}");
     }
 
     #[test]

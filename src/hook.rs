@@ -227,6 +227,12 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
     if let Some(path) = &saved {
         let _ = crate::home::remove_if_present(path);
     }
+    // A debate has just ended: the one stop where the record's maintenance is looked at (a
+    // few directory listings; when it is due, a detached `anvil gc --auto` that nobody waits
+    // for). Ordinary phases and sessions without a debate never pay for it.
+    if matches!(reply, Reply::Finish { .. }) {
+        crate::maintenance::start_if_due(home);
+    }
     Ok(match reply {
         Reply::Block { prompt, notice } => Answer::Block {
             reason: prompt,

@@ -47,6 +47,10 @@ pub enum RecordError {
     },
     #[error("{name} moved while anvil was writing it")]
     Moved { name: String },
+    /// An object the line needs was not found where this process looked: a maintenance
+    /// (`git gc`) moved it into a new pack at that moment. A record opened again finds it.
+    #[error("the record at {path}: {what} could not be found (moved into a pack at that moment?)")]
+    Missing { path: PathBuf, what: String },
     #[error("{name} exists already")]
     Exists { name: String },
     #[error("{lock} is held by another process (git, or an anvil that is not anvil's line lock)")]
@@ -65,7 +69,15 @@ impl RecordError {
     /// Worth another try after re-reading the line: a lost compare-and-swap or a ref lock that
     /// someone holds right now. Nothing else is.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, RecordError::Moved { .. } | RecordError::Locked { .. })
+        matches!(
+            self,
+            RecordError::Moved { .. } | RecordError::Locked { .. } | RecordError::Missing { .. }
+        )
+    }
+
+    /// Worth another try only with the record opened again (see [`RecordError::Missing`]).
+    pub fn needs_reopen(&self) -> bool {
+        matches!(self, RecordError::Missing { .. })
     }
 }
 
@@ -223,12 +235,18 @@ impl Record {
             Base::Fork(from) => (Some(from), true),
         };
         let mut buf = Vec::new();
+        // The parent and its tree were there a moment ago (the ref names the parent): one
+        // that is not found has just been packed, and the caller opens the record again.
         let base_tree: gix::objs::Tree = match parent {
             Some(id) => {
-                let tree = self.tree_of(id)?;
+                let tree = self
+                    .objects
+                    .find_commit(&id, &mut buf)
+                    .map_err(|e| self.find_error(&format!("commit {id}"), e))?
+                    .tree();
                 self.objects
                     .find_tree(&tree, &mut buf)
-                    .map_err(|e| self.read_error(&format!("tree {tree}"), e))?
+                    .map_err(|e| self.find_error(&format!("tree {tree}"), e))?
                     .into()
             }
             None => gix::objs::Tree::empty(),
@@ -342,8 +360,10 @@ impl Record {
             let target = fan_dir.join(rest);
             // Only the loose copy is looked for: asking the object database about an object
             // it lacks makes it rescan its packs, and a duplicate of a packed object is
-            // harmless (git keeps one when it next packs).
-            if target.exists() {
+            // harmless (git keeps one when it next packs). A loose copy that is there may be
+            // an unreachable leftover that `git gc` is about to prune as old: it is made young
+            // again, as git does, so that it outlives the commit that now needs it.
+            if freshen(&target) {
                 continue;
             }
             let mut raw = gix::objs::encode::loose_header(kind, data.len() as u64).to_vec();
@@ -451,6 +471,18 @@ impl Record {
         self.read_error("refs and objects", e.to_string())
     }
 
+    /// A failed lookup of an object that must exist: [`RecordError::Missing`] when it was not
+    /// found, else a read error.
+    fn find_error(&self, what: &str, e: gix::error::Error) -> RecordError {
+        if e.is_not_found() {
+            return RecordError::Missing {
+                path: self.path.clone(),
+                what: what.to_owned(),
+            };
+        }
+        self.read_error(what, e)
+    }
+
     fn read_error(
         &self,
         what: &str,
@@ -507,6 +539,14 @@ fn open_error(
         reason: reason.to_owned(),
         source: Some(Box::new(e)),
     }
+}
+
+/// Sets the modification time of the loose object at `path` to now; `false` when there is no
+/// such file or its time cannot be set (then the object is written again).
+fn freshen(path: &Path) -> bool {
+    std::fs::File::open(path)
+        .and_then(|file| file.set_modified(std::time::SystemTime::now()))
+        .is_ok()
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> RecordError {
@@ -988,7 +1028,7 @@ mod tests {
     }
 
     #[test]
-    fn an_object_the_record_has_is_not_written_again() {
+    fn an_object_the_record_has_is_not_written_again_but_made_young() {
         let (_dir, path, record) = empty_record();
         let first = record
             .commit(&new_commit(vec![("state.md", b"same text")], None))
@@ -998,6 +1038,12 @@ mod tests {
             .to_hex()
             .to_string();
         let file = path.join("objects").join(&blob[..2]).join(&blob[2..]);
+        // As old as an unreachable leftover that `git gc` would prune.
+        let weeks_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(21 * 86_400);
+        std::fs::File::open(&file)
+            .unwrap()
+            .set_modified(weeks_ago)
+            .unwrap();
         let written = std::fs::metadata(&file).unwrap();
         record
             .commit(&new_commit(vec![("copy.md", b"same text")], Some(first)))
@@ -1008,10 +1054,8 @@ mod tests {
             use std::os::unix::fs::MetadataExt;
             assert_eq!(std::fs::metadata(&file).unwrap().ino(), written.ino());
         }
-        assert_eq!(
-            std::fs::metadata(&file).unwrap().modified().unwrap(),
-            written.modified().unwrap()
-        );
+        let young = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+        assert!(std::fs::metadata(&file).unwrap().modified().unwrap() > young);
         // One blob, two trees, two commits.
         assert_eq!(loose_files(&path), (5, Vec::new()));
     }

@@ -17,7 +17,9 @@
 //!
 //! Under the line's lock, only anvil itself could be writing the line's ref, so a ref lock
 //! file left there is a leftover from a process that died, and is removed with a note
-//! instead of being waited for.
+//! instead of being waited for. The one exception is the record's maintenance: `git gc`
+//! locks each loose ref for a moment to pack it, so while a maintenance runs a ref lock is
+//! waited for, never removed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -142,6 +144,8 @@ pub struct Done<T> {
 
 /// Tries of a commit that lost a race with a writer that does not take the line's lock.
 const ATTEMPTS: u32 = 5;
+/// How long a commit waits for a ref lock that a running maintenance holds.
+const GC_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Runs one change of `line` (see the module's documentation). `decide` sees the line as the
 /// record has it and may run more than once, if a writer outside anvil moves the line's ref
@@ -159,11 +163,13 @@ pub fn run<T>(
             path: home.line_dir(line).join(".lock"),
             source,
         })?;
-    let record = Record::open_or_init(&home.record_dir())?;
+    let mut record = Record::open_or_init(&home.record_dir())?;
     let mut notes = Vec::new();
     clear_ref_lock(&record, line, &mut notes)?;
     let mut rebuild = options.rebuild;
     let mut attempt = 0;
+    let began = std::time::Instant::now();
+    let mut gc_met = false;
     loop {
         attempt += 1;
         let tip = record.tip(&line.debate, &line.line)?;
@@ -206,11 +212,25 @@ pub fn run<T>(
         };
         let id = match record.commit(&new) {
             Ok(id) => id,
-            Err(e) if e.is_retryable() && attempt < ATTEMPTS => {
-                std::thread::sleep(Duration::from_millis(5 * u64::from(attempt)));
+            Err(e) => {
+                let locked = matches!(e, RecordError::Locked { .. });
+                // Once a maintenance was met, its ref locks (and those of one started right
+                // after it) are waited for.
+                gc_met = gc_met || (locked && crate::maintenance::running(record.path()));
+                let again =
+                    attempt < ATTEMPTS || (locked && gc_met && began.elapsed() < GC_PATIENCE);
+                if !e.is_retryable() || !again {
+                    return Err(e.into());
+                }
+                std::thread::sleep(Duration::from_millis(5 * u64::from(attempt.min(10))));
+                if e.needs_reopen() {
+                    record = Record::open(&home.record_dir())?;
+                }
+                if locked {
+                    clear_ref_lock(&record, line, &mut notes)?;
+                }
                 continue;
             }
-            Err(e) => return Err(e.into()),
         };
         follow(home, line, state, id, change.transcript, change.report)?;
         return Ok(Done {
@@ -410,13 +430,18 @@ fn save_state(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateEr
 }
 
 /// Removes the line's ref lock if one is there. Under the line's lock nobody else in anvil
-/// can be updating the ref, so the file is a leftover of a writer that died.
+/// can be updating the ref, so the file is a leftover of a writer that died, unless a
+/// maintenance is running: then it may be git's, packing the ref, and it is left alone (the
+/// commit waits for it).
 fn clear_ref_lock(
     record: &Record,
     line: &LineRef,
     notes: &mut Vec<String>,
 ) -> Result<(), DebateError> {
     let lock = record.ref_lock_path(&line.debate, &line.line);
+    if !lock.exists() || crate::maintenance::running(record.path()) {
+        return Ok(());
+    }
     match std::fs::remove_file(&lock) {
         Ok(()) => {
             notes.push(format!(

@@ -2,17 +2,20 @@
 
 use std::path::PathBuf;
 
-use anvil::maintenance;
+use anvil::maintenance::{self, Footprint, Limits, Packer, When};
 
 use super::{CliError, Ctx, out, say};
 
 /// Pack the record: objects into a pack with deltas, refs into packed-refs, and a
 /// commit-graph, so that it stays small and fast to read as debates accumulate. Safe while
 /// debates run: nothing a line needs is removed. Uses the `git` binary (never needed by the
-/// Stop hook). Commands that write the record run it in the background when it is due.
+/// Stop hook); without it, gix packs the objects without deltas and the refs stay loose.
+/// Commands that write the record, and the Stop hook after a synthesis, run it in the
+/// background when it is due (`[gc]` in .anvil/config.toml; `auto = 0` turns that off).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only when the record needs it (many loose objects or packs), as `git gc --auto`.
+    /// Only when the record needs it (many loose objects, packs or loose refs), as
+    /// `git gc --auto`; says nothing when it does not, or when another maintenance runs.
     #[arg(long)]
     auto: bool,
 
@@ -33,19 +36,30 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     if !record.join("HEAD").is_file() {
         return Err(CliError::new("no debates recorded yet; nothing to pack"));
     }
-    let outcome = maintenance::gc(&record, args.auto).map_err(|e| match e {
-        maintenance::MaintenanceError::NoGit => CliError::new(e.to_string())
-            .hint("the Stop hook never needs git; only packing the record does"),
+    let when = if args.auto {
+        When::IfDue(Limits::of_record(&record)?)
+    } else {
+        When::Always
+    };
+    let packer = Packer::find();
+    let outcome = maintenance::gc(&record, when, &packer).map_err(|e| match e {
+        maintenance::MaintenanceError::Busy(_) => CliError::from_display(e)
+            .hint("wait for it to finish; a maintenance that was killed holds no lock"),
         other => CliError::from_display(other),
     })?;
     let Some(outcome) = outcome else {
-        if !args.auto {
-            say("anvil: nothing to do");
+        if args.json {
+            return out("{\n  \"packed\": false\n}\n");
         }
         return Ok(());
     };
+    let (b, a) = (outcome.before, outcome.after);
+    if args.auto && !args.json {
+        // Run in the background, or by hand as `git gc --auto` is: it did its job quietly.
+        return Ok(());
+    }
     if args.json {
-        let side = |f: maintenance::Footprint| {
+        let side = |f: Footprint| {
             serde_json::json!({
                 "loose_objects": f.loose_objects,
                 "packs": f.packs,
@@ -55,22 +69,34 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         return out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&serde_json::json!({
-                "before": side(outcome.before),
-                "after": side(outcome.after),
+                "packed": true,
+                "packer": match outcome.packer {
+                    Packer::Git(_) => "git",
+                    Packer::Gix => "gix",
+                },
+                "before": side(b),
+                "after": side(a),
             }))
             .expect("JSON")
         ));
     }
-    let (b, a) = (outcome.before, outcome.after);
-    say(&format!(
-        "anvil: record packed: {} loose objects in {} packs, {} -> {} loose objects in {} packs, {}",
+    let sizes = format!(
+        "{} loose objects in {} packs, {} -> {} loose objects in {} packs, {}",
         b.loose_objects,
         b.packs,
         human(b.bytes),
         a.loose_objects,
         a.packs,
         human(a.bytes)
-    ));
+    );
+    match outcome.packer {
+        Packer::Git(_) => say(&format!("anvil: record packed: {sizes}")),
+        Packer::Gix => say(&format!(
+            "anvil: git not found: objects packed by anvil itself, without deltas; refs stay \
+             loose ({sizes}). With git on the PATH, `anvil gc` packs the record about twice \
+             as small."
+        )),
+    }
     Ok(())
 }
 

@@ -319,7 +319,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
         && result.is_ok()
         && let Some(home) = Home::find(&ctx.cwd)
     {
-        anvil::maintenance::auto(&home.record_dir());
+        anvil::maintenance::start_if_due(&home);
     }
     result
 }

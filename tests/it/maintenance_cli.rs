@@ -1,6 +1,11 @@
-//! `anvil gc`: the record packed while hooks commit, nothing lost, everything fsck-clean.
+//! `anvil gc`: the record packed while hooks commit, nothing lost, everything fsck-clean;
+//! with git or, without it, with gix; started in the background when it is due (by commands
+//! that write, and by the Stop hook after a synthesis); one at a time, and never blocked by
+//! one that was killed.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -31,6 +36,25 @@ fn response_file(step: u32) -> String {
 
 #[test]
 fn gc_racing_hooks_keeps_every_phase_and_leaves_the_record_fsck_clean() {
+    race_gc_against_hooks(None);
+}
+
+#[test]
+fn gc_without_git_racing_hooks_keeps_every_phase_and_leaves_the_record_fsck_clean() {
+    let no_git = tempfile::tempdir().unwrap();
+    race_gc_against_hooks(Some(no_git.path()));
+}
+
+/// Four debates committing phases through the hook while `anvil gc` runs again and again,
+/// with `PATH` set to `path` for gc when given (a folder without git: gix packs).
+fn race_gc_against_hooks(path: Option<&Path>) {
+    let gc_command = |project: &Project, args: &[&str]| {
+        let mut command = project.command(args);
+        if let Some(path) = path {
+            command.env("PATH", path).env_remove("ANVIL_GIT");
+        }
+        crate::support::anvil::Run::from_output(command.output().unwrap())
+    };
     let project = Project::new();
     let debates: Vec<String> = (0..4)
         .map(|i| {
@@ -60,7 +84,7 @@ fn gc_racing_hooks_keeps_every_phase_and_leaves_the_record_fsck_clean() {
     std::thread::scope(|scope| {
         let gc = scope.spawn(|| {
             while !hooks_done.load(Ordering::SeqCst) {
-                let run = project.anvil(&["gc"]);
+                let run = gc_command(&project, &["gc"]);
                 if run.code != Some(0) {
                     hooks_done.store(true, Ordering::SeqCst);
                     panic!("gc: {}", run.describe());
@@ -108,7 +132,7 @@ fn gc_racing_hooks_keeps_every_phase_and_leaves_the_record_fsck_clean() {
     );
 
     // One last pack, then every phase of every debate is still there, in order.
-    project.anvil(&["gc"]).ok();
+    gc_command(&project, &["gc"]).ok();
     for (i, debate) in debates.iter().enumerate() {
         let commits = project.commits(debate);
         assert_eq!(commits.len() as u32, 2 * ROUNDS + 2, "start + every phase");
@@ -120,7 +144,15 @@ fn gc_racing_hooks_keeps_every_phase_and_leaves_the_record_fsck_clean() {
     project.assert_fsck_clean();
     let counted = project.git(&["count-objects", "-v"]);
     assert!(counted.contains("count: 0\n"), "all packed: {counted}");
-    assert!(project.record_dir().join("packed-refs").is_file());
+    // gix makes one pack; git one, and a cruft pack for what no ref reaches (yet).
+    if path.is_some() {
+        assert!(counted.contains("packs: 1\n"), "one pack: {counted}");
+    }
+    // git packs the refs too; gix leaves them loose.
+    assert_eq!(
+        project.record_dir().join("packed-refs").is_file(),
+        path.is_none()
+    );
     // Reads work on the packed record, through packed refs and the commit-graph.
     let log = project.anvil(&["log", "--all"]).ok().stdout;
     for debate in &debates {
@@ -154,20 +186,336 @@ fn gc_keeps_a_young_object_that_no_ref_points_at_yet() {
     project.git(&["cat-file", "-e", &in_flight]);
 }
 
+/// Writes `.anvil/config.toml` with these `[gc]` settings.
+fn gc_config(project: &Project, settings: &str) {
+    std::fs::write(
+        project.anvil_home().join("config.toml"),
+        format!("[gc]\n{settings}\n"),
+    )
+    .unwrap();
+}
+
+/// Loose objects in the fan-out folder that the automatic step looks at (`17`, as in git).
+fn sample_folder_count(project: &Project) -> usize {
+    std::fs::read_dir(project.record_dir().join("objects/17"))
+        .map(|d| d.flatten().filter(|e| e.file_name().len() == 38).count())
+        .unwrap_or(0)
+}
+
+/// Adds unreachable loose blobs whose ids start with `17` until that folder holds `n`: what
+/// makes the automatic step find the record due, whatever ids the debates' objects got.
+fn fill_sample_folder(project: &Project, n: usize) {
+    let repo = gix::open(project.record_dir()).unwrap();
+    let mut i = 0u64;
+    while sample_folder_count(project) < n {
+        i += 1;
+        let content = format!("filler {i}\n");
+        let id = gix::objs::compute_hash(
+            gix::hash::Kind::Sha1,
+            gix::objs::Kind::Blob,
+            content.as_bytes(),
+        )
+        .unwrap();
+        if id.as_bytes()[0] == 0x17 {
+            repo.write_blob(content.as_bytes()).unwrap();
+        }
+    }
+}
+
+fn packs(project: &Project) -> usize {
+    std::fs::read_dir(project.record_dir().join("objects/pack"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Is a maintenance running? (Its lock is held.)
+fn gc_running(project: &Project) -> bool {
+    let Ok(file) = std::fs::File::open(project.record_dir().join("anvil-gc.lock")) else {
+        return false;
+    };
+    file.try_lock().is_err()
+}
+
+/// Waits until a maintenance started in the background has packed the record and let go
+/// of its lock (a minute at most: the machine may be busy).
+fn wait_for_background_gc(project: &Project) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while packs(project) == 0 || gc_running(project) {
+        assert!(
+            Instant::now() < deadline,
+            "no maintenance packed the record in the background"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
-fn gc_without_git_says_what_it_needs() {
+fn gc_auto_packs_when_the_sample_folder_is_over_the_limit_and_not_under() {
     let project = Project::new();
     project.start(&["A question?"]);
-    let empty = tempfile::tempdir().unwrap();
-    let run = project
-        .command(&["gc"])
-        .env("PATH", empty.path())
-        .env_remove("ANVIL_GIT")
+    // 256 loose objects in all: more than one in the sample folder is over the limit.
+    gc_config(&project, "auto = 256");
+    fill_sample_folder(&project, 1);
+    let run = project.anvil(&["gc", "--auto"]).ok();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    assert_eq!(packs(&project), 0, "at the limit: nothing to do");
+
+    fill_sample_folder(&project, 2);
+    // `auto = 0` turns the automatic maintenance off, whatever the record holds.
+    gc_config(&project, "auto = 0");
+    project.anvil(&["gc", "--auto"]).ok();
+    assert_eq!(packs(&project), 0, "turned off");
+
+    gc_config(&project, "auto = 256");
+    let run = project.anvil(&["gc", "--auto", "--json"]).ok();
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["packed"], true, "{}", run.stdout);
+    assert_eq!(json["after"]["loose_objects"], 0, "{}", run.stdout);
+    project.assert_fsck_clean();
+    // Packed (the fillers too, in git's cruft pack): no longer due.
+    project.anvil(&["gc", "--auto"]).ok();
+    assert_eq!(sample_folder_count(&project), 0);
+    // A bad `[gc]` is named, as any key of the file.
+    gc_config(&project, "auto = \"often\"");
+    let run = project.anvil(&["gc", "--auto"]);
+    assert_eq!(run.code, Some(1));
+    assert!(run.stderr.contains("auto"), "{}", run.describe());
+}
+
+#[test]
+fn a_command_that_writes_starts_gc_in_the_background_when_due() {
+    let project = Project::new();
+    let first = project.start(&["First question?"]);
+    gc_config(&project, "auto = 256");
+    fill_sample_folder(&project, 2);
+    // `anvil start` returns at once; the maintenance it started packs the record meanwhile.
+    let second = project.start(&["Second question?"]);
+    wait_for_background_gc(&project);
+    let counted = project.git(&["count-objects", "-v"]);
+    assert!(counted.contains("count: 0\n"), "{counted}");
+    project.assert_fsck_clean();
+    assert!(project.record_dir().join("packed-refs").is_file());
+    for started in [&first, &second] {
+        assert_eq!(project.commits(&started.debate).len(), 1, "the start");
+    }
+}
+
+#[test]
+fn the_stop_hook_starts_gc_in_the_background_after_a_synthesis_only() {
+    const SESSION: &str = "4b4b4b4b-0000-4000-8000-000000000001";
+    let project = Project::new();
+    let out = project
+        .command(&["start", "Hooked question?", "--rounds", "2"])
+        .env("CLAUDE_CODE_SESSION_ID", SESSION)
         .output()
         .unwrap();
-    assert_eq!(run.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(stderr.contains("needs the `git` binary"), "{stderr}");
-    // The record is untouched and still readable.
-    project.anvil(&["log"]).ok();
+    assert!(out.status.success());
+    let debate = crate::support::anvil::find_tag(&String::from_utf8_lossy(&out.stdout))
+        .unwrap()
+        .debate()
+        .to_owned();
+    gc_config(&project, "auto = 256");
+    fill_sample_folder(&project, 2);
+    let stop = |step: u32| {
+        let run = project.hook(&json!({
+            "session_id": SESSION,
+            "cwd": project.path(),
+            "hook_event_name": "Stop",
+            "stop_hook_active": step > 1,
+            "last_assistant_message": text(0, step),
+        }));
+        assert_eq!(run.code, Some(0), "{}", run.describe());
+        run
+    };
+    // The debating phases never start a maintenance, due or not.
+    for step in 1..=4 {
+        assert!(stop(step).stdout.contains("\"decision\":\"block\""));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(packs(&project), 0, "a debating phase started a maintenance");
+    assert!(!project.record_dir().join("anvil-gc.lock").exists());
+
+    // The synthesis does, and the hook answers without waiting for it.
+    let last = stop(5);
+    assert!(!last.stdout.contains("\"decision\""), "{}", last.describe());
+    wait_for_background_gc(&project);
+    let commits = project.commits(&debate);
+    assert_eq!(commits.len(), 6, "start + every phase");
+    for step in 1..=5 {
+        let role = match step {
+            5 => "synthesizer",
+            s if s % 2 == 1 => "advocate",
+            _ => "critic",
+        };
+        let bytes = project.git_show_bytes(&debate, &format!("{step:03}-{role}.response.md"));
+        assert_eq!(String::from_utf8(bytes).unwrap(), text(0, step));
+    }
+    project.assert_fsck_clean();
+    let counted = project.git(&["count-objects", "-v"]);
+    assert!(counted.contains("count: 0\n"), "{counted}");
+}
+
+#[test]
+fn gc_without_git_packs_with_gix_and_loses_nothing() {
+    let project = Project::new();
+    let started = project.start(&["A question?"]);
+    let no_git = tempfile::tempdir().unwrap();
+    let without_git = |args: &[&str]| {
+        let out = project
+            .command(args)
+            .env("PATH", no_git.path())
+            .env_remove("ANVIL_GIT")
+            .output()
+            .unwrap();
+        crate::support::anvil::Run::from_output(out)
+    };
+    let run = without_git(&["gc"]).ok();
+    assert!(
+        run.stderr
+            .contains("git not found: objects packed by anvil itself"),
+        "{}",
+        run.describe()
+    );
+    project.assert_fsck_clean();
+    let counted = project.git(&["count-objects", "-v"]);
+    assert!(
+        counted.contains("count: 0\n") && counted.contains("packs: 1\n"),
+        "{counted}"
+    );
+    // The record reads as before, and takes new commits.
+    assert_eq!(project.commits(&started.debate).len(), 1);
+    project
+        .anvil(&["show", &format!("{}:round-0", started.line)])
+        .ok();
+    project.anvil(&["cancel", &started.line]).ok();
+    assert_eq!(project.commits(&started.debate).len(), 2);
+
+    // The automatic step without git: silent, packed all the same.
+    gc_config(&project, "auto = 256");
+    fill_sample_folder(&project, 2);
+    let run = without_git(&["gc", "--auto"]).ok();
+    assert_eq!(run.stderr, "");
+    let json: serde_json::Value =
+        serde_json::from_str(&without_git(&["gc", "--json"]).ok().stdout).unwrap();
+    assert_eq!(json["packer"], "gix");
+    project.assert_fsck_clean();
+}
+
+/// A `git` that only says it started, then waits until the test lets it go (a minute at
+/// most), so that a maintenance stays in the middle of its work as long as a test needs.
+struct SlowGit {
+    dir: tempfile::TempDir,
+}
+
+impl SlowGit {
+    fn new() -> SlowGit {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let script = format!(
+            "#!/bin/sh\necho $$ > {d}/pid\ni=0\nwhile [ ! -e {d}/release ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\n"
+        );
+        let path = dir.path().join("git");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        SlowGit { dir }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.dir.path().join("git")
+    }
+
+    /// Waits until a maintenance has started it.
+    fn wait_started(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.dir.path().join("pid").exists() {
+            assert!(Instant::now() < deadline, "the maintenance never ran git");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn release(&self) {
+        std::fs::write(self.dir.path().join("release"), b"").unwrap();
+    }
+}
+
+impl Drop for SlowGit {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+#[test]
+fn a_second_gc_is_turned_away_while_one_runs() {
+    let project = Project::new();
+    project.start(&["A question?"]);
+    let git = SlowGit::new();
+    let mut first = project
+        .command(&["gc"])
+        .env("ANVIL_GIT", git.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    git.wait_started();
+    let second = project.anvil(&["gc"]);
+    assert_eq!(second.code, Some(1), "{}", second.describe());
+    assert!(
+        second
+            .stderr
+            .contains("another maintenance of the record is running"),
+        "{}",
+        second.describe()
+    );
+    // The automatic one, due, leaves the work to the one that runs, without a word.
+    gc_config(&project, "auto = 256");
+    fill_sample_folder(&project, 2);
+    let auto = project.anvil(&["gc", "--auto"]).ok();
+    assert_eq!((auto.stdout.as_str(), auto.stderr.as_str()), ("", ""));
+    assert_eq!(packs(&project), 0);
+    git.release();
+    assert!(first.wait().unwrap().success());
+    // Once it is done, the next one runs.
+    project.anvil(&["gc"]).ok();
+    assert!(packs(&project) >= 1);
+    assert_eq!(sample_folder_count(&project), 0);
+    project.assert_fsck_clean();
+}
+
+#[test]
+fn a_gc_killed_halfway_blocks_no_later_one() {
+    let project = Project::new();
+    let started = project.start(&["A question?"]);
+    let git = SlowGit::new();
+    let mut killed = project
+        .command(&["gc"])
+        .env("ANVIL_GIT", git.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    git.wait_started();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    git.release();
+    assert!(project.record_dir().join("anvil-gc.lock").exists());
+    // What a `git gc` killed halfway leaves: its `gc.pid`, naming a process that is gone.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    std::fs::write(
+        project.record_dir().join("gc.pid"),
+        format!("999999999 {host}"),
+    )
+    .unwrap();
+
+    let run = project.anvil(&["gc"]).ok();
+    assert!(run.stderr.contains("record packed"), "{}", run.describe());
+    assert!(!project.record_dir().join("gc.pid").exists());
+    assert_eq!(packs(&project), 1);
+    project.assert_fsck_clean();
+    assert_eq!(project.commits(&started.debate).len(), 1);
 }

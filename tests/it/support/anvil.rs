@@ -45,6 +45,11 @@ pub struct Run {
 }
 
 impl Run {
+    /// The outcome of a command run with `output()`.
+    pub fn from_output(out: Output) -> Run {
+        Run::from(out)
+    }
+
     fn from(out: Output) -> Run {
         Run {
             code: out.status.code(),
