@@ -48,6 +48,32 @@ macro_rules! number_field {
 }
 number_field!(u32, u64);
 
+/// Dollars as exact decimal text (`0.012345678`).
+impl Field for crate::provenance::Usd {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        out.push((key.to_owned(), self.decimal()));
+    }
+    fn take(&mut self, value: &str) -> bool {
+        crate::provenance::Usd::parse(value)
+            .map(|v| *self = v)
+            .is_some()
+    }
+}
+
+/// A list of models' usage is one trailer per model, in order.
+impl Field for Vec<crate::provenance::ModelUsage> {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        for item in self {
+            out.push((key.to_owned(), item.encode()));
+        }
+    }
+    fn take(&mut self, value: &str) -> bool {
+        crate::provenance::ModelUsage::decode(value)
+            .map(|m| self.push(m))
+            .is_some()
+    }
+}
+
 /// A flag is written as `yes` when set and left out otherwise.
 impl Field for bool {
     fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
@@ -161,6 +187,23 @@ schema! {
     duration_ms: Option<u64> = "Anvil-Duration-Ms",
     /// and the Claude Code version that ran it.
     claude_version: Option<String> = "Anvil-Claude-Version",
+    /// What the headless runs of `anvil run` cost, on the commit recorded after them (see
+    /// `provenance::RunCost`): how many `claude -p` runs,
+    run_count: Option<u32> = "Anvil-Run-Count",
+    /// the price Claude Code computed,
+    run_cost_usd: Option<crate::provenance::Usd> = "Anvil-Run-Cost-Usd",
+    /// the tokens of all their API calls,
+    run_tokens_input: Option<u64> = "Anvil-Run-Tokens-Input",
+    run_tokens_output: Option<u64> = "Anvil-Run-Tokens-Output",
+    run_tokens_cache_read: Option<u64> = "Anvil-Run-Tokens-Cache-Read",
+    run_tokens_cache_write: Option<u64> = "Anvil-Run-Tokens-Cache-Write",
+    /// their wall time and the part of it spent on the API,
+    run_duration_ms: Option<u64> = "Anvil-Run-Duration-Ms",
+    run_api_duration_ms: Option<u64> = "Anvil-Run-Api-Duration-Ms",
+    /// their turns,
+    run_turns: Option<u64> = "Anvil-Run-Turns",
+    /// and the same per model.
+    run_models: Vec<crate::provenance::ModelUsage> = "Anvil-Run-Model",
 }
 
 /// The whole commit message: the subject (made safe), a blank line, the trailers.
@@ -358,6 +401,12 @@ mod tests {
         let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 5);
         let lists = (prop::collection::vec(any_text(), 0..4), any::<bool>());
         let extra = prop::collection::vec(("X-[A-Za-z0-9-]{0,8}", any_text()), 0..3);
+        let runs = (
+            prop::option::of(any::<u32>()),
+            prop::option::of(any::<u64>()),
+            prop::collection::vec(prop::option::of(any::<u64>()), 7),
+            prop::collection::vec(any_model_usage(), 0..3),
+        );
         (
             strings,
             options,
@@ -365,9 +414,18 @@ mod tests {
             extra,
             prop::option::of(any::<u32>()),
             numbers,
+            runs,
         )
             .prop_map(
-                |((debate, line, phase, round), o, (steering, complete), other, step, n)| Meta {
+                |(
+                    (debate, line, phase, round),
+                    o,
+                    (steering, complete),
+                    other,
+                    step,
+                    n,
+                    (run_count, cost, r, run_models),
+                )| Meta {
                     debate,
                     line,
                     phase,
@@ -390,9 +448,32 @@ mod tests {
                     tokens_cache_write: n[3],
                     duration_ms: n[4],
                     claude_version: o[9].clone(),
+                    run_count,
+                    run_cost_usd: cost.map(|nanos| crate::provenance::Usd { nanos }),
+                    run_tokens_input: r[0],
+                    run_tokens_output: r[1],
+                    run_tokens_cache_read: r[2],
+                    run_tokens_cache_write: r[3],
+                    run_duration_ms: r[4],
+                    run_api_duration_ms: r[5],
+                    run_turns: r[6],
+                    run_models,
                     other,
                 },
             )
+    }
+
+    fn any_model_usage() -> impl Strategy<Value = crate::provenance::ModelUsage> {
+        (any_text(), prop::collection::vec(any::<u64>(), 5)).prop_map(|(model, n)| {
+            crate::provenance::ModelUsage {
+                model,
+                input_tokens: n[0],
+                output_tokens: n[1],
+                cache_read_tokens: n[2],
+                cache_write_tokens: n[3],
+                cost: crate::provenance::Usd { nanos: n[4] },
+            }
+        })
     }
 
     proptest! {

@@ -572,6 +572,27 @@ pub fn drive_headless(home: &Home, line: &LineRef) -> Result<(), DebateError> {
     Ok(())
 }
 
+/// Records what the `claude -p` runs of one `anvil run` of `line` cost, once they are over
+/// (done, paused for good, or failed): one bookkeeping commit with the `Anvil-Run-*`
+/// trailers; the line's state stays as it is. The runs' phases were recorded by the hook
+/// meanwhile, each with its own figures from the transcript.
+pub fn record_run(
+    home: &Home,
+    line: &LineRef,
+    session: &str,
+    cost: &crate::provenance::RunCost,
+) -> Result<(), DebateError> {
+    transaction::run(home, line, Options::default(), |current| {
+        let state = current.state()?;
+        let subject = format!("headless run: {}", cost.summary());
+        let mut change = Change::bookkeeping(state, "run", subject);
+        change.meta.session = Some(session.to_owned());
+        cost.write_to(&mut change.meta);
+        Ok(Plan::Record(Box::new(change), ()))
+    })?;
+    Ok(())
+}
+
 /// A session's context was compacted or cleared (Claude Code's SessionStart hook): it no
 /// longer holds the debate, so the next prompt it gets brings it up to date in full.
 pub fn forget_session(home: &Home, session: &str) -> Result<(), DebateError> {

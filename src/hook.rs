@@ -250,12 +250,13 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
 const PROVENANCE_BYTES: u64 = 512 * 1024;
 
 /// The provenance of the turn that ended with `text`, handed over by the hook input. Claude
-/// Code may not have written that turn to its transcript yet: the end of the file is read
-/// again for a moment (a few reads, 25 ms apart, only while it lags); a transcript that does
-/// not catch up records nothing. (A text read from the transcript needs no wait: its tail
+/// Code may not have written that turn to its transcript yet (at the first stop of a
+/// `claude -p` run, typically): the end of the file is read again for a moment (25 ms apart,
+/// only while it lags, a second at most: a busy machine lags that long); a transcript that
+/// does not catch up records nothing. (A text read from the transcript needs no wait: its tail
 /// already holds the turn, and `drive` reads the provenance from that tail.)
 fn turn_provenance(transcript: &Path, text: &str) -> Option<crate::provenance::Provenance> {
-    for attempt in 0..12 {
+    for attempt in 0..40 {
         if attempt > 0 {
             std::thread::sleep(std::time::Duration::from_millis(25));
         }

@@ -1,7 +1,7 @@
 //! `anvil log`: the debates of this project and their lines, drawn as a graph.
 
 use anvil::history::{self, Entry, LineHistory};
-use anvil::provenance::Provenance;
+use anvil::provenance::{ModelUsage, Provenance, RunCost};
 use anvil::record::Record;
 use anvil::term::visible;
 
@@ -193,7 +193,73 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
         paint.dim("debate total:"),
         visible(&total.summary())
     ));
+    let (runs_per_line, runs_total) = run_costs(lines);
+    if runs_total.runs == 0 {
+        return text;
+    }
+    text.push_str(&paint.dim("headless runs (anvil run), as Claude Code priced them:\n"));
+    for commit in anvil::graph::draw(lines).iter().filter_map(|r| r.commit) {
+        let entry = entries[&commit];
+        if let Some(run) = RunCost::read_from(&entry.meta) {
+            text.push_str(&format!(
+                "  {} {:<18} {}\n",
+                paint.yellow(&view::short(&commit)),
+                visible(&entry.line),
+                visible(&run.summary())
+            ));
+            for m in &run.models {
+                text.push_str(&format!("      {}\n", visible(&model_summary(m))));
+            }
+        }
+    }
+    text.push_str(&paint.dim("runs per line:\n"));
+    for (line, run) in runs_per_line.iter().filter(|(_, r)| r.runs > 0) {
+        text.push_str(&format!(
+            "  {:<18} {}\n",
+            visible(line),
+            visible(&run.summary())
+        ));
+    }
+    text.push_str(&format!(
+        "{} {}\n",
+        paint.dim("runs total:"),
+        visible(&runs_total.summary())
+    ));
     text
+}
+
+/// `claude-x: $0.0123 · 150 in, 50 out, 7 cache read, 3 cache write tokens`.
+pub fn model_summary(m: &ModelUsage) -> String {
+    format!(
+        "{}: {} · {} in, {} out, {} cache read, {} cache write tokens",
+        m.model,
+        m.cost.human(),
+        m.input_tokens,
+        m.output_tokens,
+        m.cache_read_tokens,
+        m.cache_write_tokens
+    )
+}
+
+/// What each line's own headless runs cost (the run commits only it holds), and the
+/// debate's.
+fn run_costs(lines: &[LineHistory]) -> (Vec<(String, RunCost)>, RunCost) {
+    let entries = anvil::graph::entries(lines);
+    let mut total = RunCost::default();
+    let per_line = anvil::graph::segments(lines)
+        .into_iter()
+        .map(|segment| {
+            let mut sum = RunCost::default();
+            for commit in &segment.commits {
+                if let Some(run) = RunCost::read_from(&entries[commit].meta) {
+                    sum.add(&run);
+                }
+            }
+            total.add(&sum);
+            (segment.line, sum)
+        })
+        .collect();
+    (per_line, total)
 }
 
 /// Each line's own cost (the commits only it holds), and the debate's.
@@ -267,6 +333,8 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
     let state = history::state_at(record, main.tip)?;
     let segments = anvil::graph::segments(lines);
     let (per_line, total) = costs(lines);
+    let (runs_per_line, runs_total) = run_costs(lines);
+    let run_json = |run: &RunCost| (run.runs > 0).then(|| run.to_json());
     let line_list: Vec<serde_json::Value> = lines
         .iter()
         .zip(&segments)
@@ -280,6 +348,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
                 "steering": first.filter(|e| e.phase == "branch").map(|e| e.steering.clone()),
                 "synthesis": h.synthesis().map(|i| h.entries[i].commit.to_string()),
                 "cost": per_line.iter().find(|(l, _)| *l == h.line.line).map(|(_, p)| p.to_json()),
+                "run_cost": runs_per_line.iter().find(|(l, _)| *l == h.line.line).and_then(|(_, r)| run_json(r)),
             })
         })
         .collect();
@@ -302,6 +371,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
                 "author": e.author,
                 "time": e.time,
                 "provenance": Provenance::read_from(&e.meta).map(|p| p.to_json()),
+                "run": RunCost::read_from(&e.meta).map(|r| r.to_json()),
             })
         })
         .collect();
@@ -313,5 +383,6 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
         "lines": line_list,
         "commits": commits,
         "cost": total.to_json(),
+        "run_cost": run_json(&runs_total),
     }))
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anvil::debate::{DebateError, Reply};
 use anvil::home::{Home, LineRef};
+use anvil::provenance::RunCost;
 use anvil::state::{Role, State, Status};
 
 use super::start::DebateArgs;
@@ -52,13 +53,6 @@ pub struct Args {
     claude_args: Vec<String>,
 }
 
-/// What one `claude -p` run reported.
-#[derive(Default)]
-struct Usage {
-    input: u64,
-    output: u64,
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let claude = args
@@ -87,6 +81,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
     };
     anvil::headless::claim(&home, &line, pid, None)?;
+    let mut cost = RunCost::default();
     let driven = Driver {
         home: &home,
         line: &line,
@@ -95,7 +90,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         session: &session,
         input: Input::new(!args.no_stdin),
     }
-    .drive(prompt);
+    .drive(prompt, &mut cost);
+    // What the runs cost goes in the record however they ended.
+    if cost.runs > 0
+        && let Err(e) = anvil::debate::record_run(&home, &line, &session, &cost)
+    {
+        say(&format!(
+            "anvil: note: the runs' cost was not recorded: {e}"
+        ));
+    }
     let outcome = match &driven {
         Ok(report) => Ok(format!(
             "done; report at {}",
@@ -124,8 +127,9 @@ struct Driver<'a> {
 }
 
 impl Driver<'_> {
-    /// Runs claude from `prompt` until the line is done; returns the report's path.
-    fn drive(mut self, prompt: String) -> Result<PathBuf, CliError> {
+    /// Runs claude from `prompt` until the line is done; returns the report's path. What
+    /// each run cost is added to `cost`, whatever happens.
+    fn drive(mut self, prompt: String, cost: &mut RunCost) -> Result<PathBuf, CliError> {
         let (home, line) = (self.home, self.line);
         anvil::debate::drive_headless(home, line)?;
 
@@ -147,7 +151,6 @@ impl Driver<'_> {
             self.claude.display()
         ));
         let began = Instant::now();
-        let mut usage = Usage::default();
         let state = State::load(&home.state_path(line))?;
         let allowed = allowed_tools(&state.setup);
         // A line that stands at a pause (resumed there) asks the human before Claude runs.
@@ -166,9 +169,7 @@ impl Driver<'_> {
                     self.claude_args,
                 )?;
                 claude_ran = true;
-                let segment = watch(child, home, line, began, &mut self.input)?;
-                usage.input += segment.input;
-                usage.output += segment.output;
+                watch(child, home, line, began, &mut self.input, cost)?;
             }
             let state = State::load(&home.state_path(line))?;
             match (state.progress.status, state.progress.phase) {
@@ -196,11 +197,10 @@ impl Driver<'_> {
         let state = State::load(&home.state_path(line))?;
         let report = anvil::report::output_path(home, &state);
         say(&format!(
-            "anvil: {line} done in {:.0?} · {} phases · tokens in {} out {}",
+            "anvil: {line} done in {:.0?} · {} phases · {}",
             began.elapsed(),
             state.progress.step,
-            usage.input,
-            usage.output
+            cost.summary()
         ));
         Ok(report)
     }
@@ -380,14 +380,16 @@ fn path_with_this_binary() -> Option<std::ffi::OsString> {
 }
 
 /// Follows one claude run to its end: progress on stderr, a debater's questions asked at the
-/// terminal and answered from there or from elsewhere, whichever comes first.
+/// terminal and answered from there or from elsewhere, whichever comes first. What the run
+/// cost (its JSON result) is added to `cost`, even when it failed.
 fn watch(
     mut child: Child,
     home: &Home,
     line: &LineRef,
     began: Instant,
     input: &mut Input,
-) -> Result<Usage, CliError> {
+    cost: &mut RunCost,
+) -> Result<(), CliError> {
     let mut stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -452,6 +454,9 @@ fn watch(
     progress.look(home, line);
     let text = reader.join().unwrap_or_default();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    if let Some(run) = RunCost::from_result(&json) {
+        cost.add(&run);
+    }
     if !status.success() || json["is_error"].as_bool() == Some(true) {
         return Err(CliError::new(format!(
             "claude failed ({status}): {}",
@@ -461,10 +466,7 @@ fn watch(
             "the debate is saved; continue it with `anvil run --line {line}`"
         )));
     }
-    Ok(Usage {
-        input: json["usage"]["input_tokens"].as_u64().unwrap_or(0),
-        output: json["usage"]["output_tokens"].as_u64().unwrap_or(0),
-    })
+    Ok(())
 }
 
 /// Progress lines on stderr: one per phase, even for a phase that began and ended between two

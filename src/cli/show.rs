@@ -1,7 +1,7 @@
 //! `anvil show REV`: one recorded phase, or the state of the line at that point.
 
 use anvil::history;
-use anvil::provenance::Provenance;
+use anvil::provenance::{Provenance, RunCost};
 
 use super::view::{self, Paint};
 use super::{CliError, Ctx, out};
@@ -54,6 +54,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "prompt": history::prompt(&record, entry)?,
             "state": history::read_text(&record, entry.commit, "state.md")?,
             "provenance": Provenance::read_from(&entry.meta).map(|p| p.to_json()),
+            "run": RunCost::read_from(&entry.meta).map(|r| r.to_json()),
         });
         return out(&format!("{}\n", anvil::term::json(&json)));
     }
@@ -68,6 +69,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "\n{}\n",
             anvil::term::visible(&format!("cost: {}", p.summary()))
         )));
+    }
+    if let Some(run) = RunCost::read_from(&entry.meta) {
+        let mut lines = format!("cost of the headless runs: {}", run.summary());
+        for m in &run.models {
+            lines.push_str(&format!("\n  {}", super::log::model_summary(m)));
+        }
+        text.push_str(&paint.dim(&format!("\n{}\n", anvil::term::visible(&lines))));
     }
     out(&text)
 }

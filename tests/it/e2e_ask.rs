@@ -80,7 +80,7 @@ fn a_debater_asks_and_the_answer_from_a_terminal_reaches_the_phase() {
 
     let state = project.state_md(&started.debate);
     assert!(state.contains("status: done"), "{state}");
-    project.assert_asked_and_answered(&started.debate, QUESTION, "Postgres 16, self-hosted");
+    project.assert_asked_and_answered(&started.debate, QUESTION, "Postgres 16, self-hosted", false);
 }
 
 #[test]

@@ -212,6 +212,6 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
     // And the record has the question, the answer, and a phase built on it.
     let report = std::path::PathBuf::from(stdout.trim());
     let debate = report.file_stem().unwrap().to_string_lossy().into_owned();
-    project.assert_asked_and_answered(&debate, QUESTION, "about 150k a year");
+    project.assert_asked_and_answered(&debate, QUESTION, "about 150k a year", true);
     assert!(project.state_md(&debate).contains("status: done"));
 }

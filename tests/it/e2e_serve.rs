@@ -201,7 +201,9 @@ fn a_branch_made_through_the_api_runs_headless_from_the_api_to_its_synthesis() {
             "branch",
             "advocate",
             "critic",
-            "synthesizer"
+            "synthesizer",
+            // What the headless run cost, recorded once it was over.
+            "run"
         ],
         "{}",
         project.read(&log)
@@ -329,7 +331,7 @@ fn anvil_run_autonomy_5_brings_the_question_to_the_page_and_the_pages_answer_to_
         [(format!("The human answered: {ANSWER}"), false)],
         "{stderr}"
     );
-    project.assert_asked_and_answered(&debate, QUESTION, ANSWER);
+    project.assert_asked_and_answered(&debate, QUESTION, ANSWER, true);
     let view = served.get(&format!("/api/debates/{debate}")).json();
     assert_eq!(line(&view, "main")["headless"]["state"], "done");
 }

@@ -329,21 +329,29 @@ impl Project {
 
     /// The record of a one-round debate whose advocate asked the human `question` and was
     /// answered `answer`: the question and the answer are commits of their own, before the
-    /// advocate's phase, which argues with the answer.
-    pub fn assert_asked_and_answered(&self, debate: &str, question: &str, answer: &str) {
+    /// advocate's phase, which argues with the answer. A debate that `anvil run` drove
+    /// (`headless`) ends with the commit of what its run cost.
+    pub fn assert_asked_and_answered(
+        &self,
+        debate: &str,
+        question: &str,
+        answer: &str,
+        headless: bool,
+    ) {
         let commits = self.commits(debate);
         let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
-        assert_eq!(
-            phases,
-            [
-                "start",
-                "ask",
-                "answer",
-                "advocate",
-                "critic",
-                "synthesizer"
-            ]
-        );
+        let mut expected = vec![
+            "start",
+            "ask",
+            "answer",
+            "advocate",
+            "critic",
+            "synthesizer",
+        ];
+        if headless {
+            expected.push("run");
+        }
+        assert_eq!(phases, expected);
         assert_eq!(commits[1].trailer("Anvil-Question"), Some(question));
         assert_eq!(commits[2].trailer("Anvil-Answer"), Some(answer));
         let advocate = self.git(&[
