@@ -812,3 +812,58 @@ pub fn progress_notice(state: &State) -> String {
         state.standing()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provenance::{RunCost, Usd};
+    use crate::testkit::line_with_debate;
+
+    fn deliver(home: &Home, line: &LineRef, text: &str) -> Reply {
+        stop(
+            home,
+            line,
+            Stop {
+                session: "s-1",
+                text: Some(text),
+                claimed: false,
+                seen: true,
+                provenance: None,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_runs_cost_is_a_commit_beside_the_phases_and_the_line_goes_on() {
+        let (_dir, home, line) = line_with_debate();
+        deliver(&home, &line, "The advocate's case.");
+        let before = State::load(&home.state_path(&line)).unwrap();
+        let cost = RunCost {
+            runs: 1,
+            cost: Usd { nanos: 1_500_000 },
+            input_tokens: 10,
+            turns: 2,
+            ..RunCost::default()
+        };
+        record_run(&home, &line, "s-1", &cost).unwrap();
+        let after = State::load(&home.state_path(&line)).unwrap();
+        assert_eq!(after.progress, before.progress);
+        // The text delivered again is still known as a repeat: nothing is recorded.
+        assert!(matches!(
+            deliver(&home, &line, "The advocate's case."),
+            Reply::Block { .. }
+        ));
+        assert_eq!(
+            State::load(&home.state_path(&line)).unwrap().progress.step,
+            before.progress.step
+        );
+        deliver(&home, &line, "The critic's answer.");
+        let record = crate::record::Record::open(&home.record_dir()).unwrap();
+        let history = crate::history::LineHistory::load(&record, &line).unwrap();
+        let phases: Vec<&str> = history.entries.iter().map(|e| e.phase.as_str()).collect();
+        assert_eq!(phases, ["start", "advocate", "run", "critic"]);
+        assert_eq!(RunCost::read_from(&history.entries[2].meta), Some(cost));
+        assert_eq!(history.entries[3].step, 2);
+    }
+}
