@@ -6,6 +6,9 @@
 //!    the no-debate path in process starts (target: at most 1.5); next to it the same stop
 //!    through `anvil hook stop` (the whole command line's binary, kept for older installs);
 //! 2. a mid-debate phase of a 3-round debate whose transcript is about 30 KB, commit included;
+//!    then its synthesis (commit and report), where the hook also looks whether the record's
+//!    maintenance is due: once when it is not, once when it is (it then starts a detached
+//!    `anvil gc --auto`, here with a `git` that does nothing, and does not wait for it);
 //! 3. the bytes of prompt injected over a whole 3-round debate;
 //! 4. the sizes of both binaries.
 //!
@@ -65,6 +68,72 @@ fn main() {
         )
     });
 
+    // The same debate one step before its end: round 3 recorded, the synthesis out.
+    let before_synthesis = work.path().join("before-synthesis");
+    copy_dir(&template, &before_synthesis);
+    for label in ["ADVOCATE round 3", "CRITIC round 3"] {
+        hook(&before_synthesis, &phase(label, 7_500));
+    }
+    let synthesis_copies = |name: &str, due: bool| -> Vec<PathBuf> {
+        (0..SAMPLES)
+            .map(|i| {
+                let dest = work.path().join(format!("{name}-{i}"));
+                copy_dir(&before_synthesis, &dest);
+                if due {
+                    // Two debates with loose refs against a limit of one.
+                    std::fs::write(
+                        dest.join(".anvil/config.toml"),
+                        "[gc]\nauto_loose_debates = 1\n",
+                    )
+                    .unwrap();
+                    std::fs::create_dir_all(dest.join(".anvil/record/refs/anvil/other")).unwrap();
+                }
+                dest
+            })
+            .collect()
+    };
+    let not_due = synthesis_copies("synthesis", false);
+    let due = synthesis_copies("synthesis-due", true);
+    let _ = Command::new("sync").status();
+    std::thread::sleep(Duration::from_secs(1));
+    let synthesis_text = phase("SYNTHESIS", 7_500);
+    let (mut not_due_iter, mut due_iter) = (not_due.iter(), due.iter());
+    let true_git = which("true");
+    let [synthesis, synthesis_spawn] = sample_side_by_side([
+        &mut || {
+            let dir = not_due_iter.next().expect("one copy per sample");
+            run_timed(
+                dir,
+                HOOK,
+                &["stop"],
+                hook_input(dir, &synthesis_text).as_bytes(),
+            )
+        },
+        &mut || {
+            let dir = due_iter.next().expect("one copy per sample");
+            let started = Instant::now();
+            let mut child = Command::new(HOOK)
+                .arg("stop")
+                .current_dir(dir)
+                .env("ANVIL_GIT", &true_git)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn anvil-hook");
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(hook_input(dir, &synthesis_text).as_bytes())
+                .unwrap();
+            let output = child.wait_with_output().unwrap();
+            let elapsed = started.elapsed();
+            assert!(output.status.success());
+            elapsed
+        },
+    ]);
+
     let injected = injected_so_far + finish_debate(&template);
     // What re-sending the debate so far with every prompt would have cost instead: the
     // transcript at each of the 7 phase prompts after the first.
@@ -93,6 +162,14 @@ fn main() {
         "  mid-debate phase, {:>2} KB transcript  {:>8.3} ms  (commit included)",
         transcript_bytes / 1024,
         ms(mid)
+    );
+    println!(
+        "  synthesis, maintenance not due         {:>8.3} ms  (commit, report, the look at the record)",
+        ms(synthesis)
+    );
+    println!(
+        "  synthesis, maintenance due             {:>8.3} ms  (the same, and a detached anvil gc --auto started)",
+        ms(synthesis_spawn)
     );
     println!(
         "  prompt bytes injected, 3-round debate: {injected} bytes (first prompt + every block)"

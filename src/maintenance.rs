@@ -415,6 +415,16 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
     )
     .map_err(|e| fail(e.to_string()))?;
     drop(data);
+    // Read-only, as git leaves its packs (gix writes them private to their owner).
+    #[cfg(unix)]
+    for path in [&written.data_path, &written.index_path]
+        .into_iter()
+        .flatten()
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444))
+            .map_err(io("cannot make read-only", path))?;
+    }
     if let Some(keep) = &written.keep_path {
         std::fs::remove_file(keep).map_err(io("cannot remove", keep))?;
     }
@@ -435,6 +445,11 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
                 });
             }
         }
+    }
+    // The fan-out folders left empty go too, as `git prune-packed` removes them (a writer
+    // makes its folder again; one that holds a file is not removed).
+    for fan in 0..=0xffu8 {
+        let _ = std::fs::remove_dir(objects_dir.join(format!("{fan:02x}")));
     }
     let packed: std::collections::HashSet<gix::ObjectId> = ids.into_iter().collect();
     // A multi-pack index names the packs it covers: then no pack is removed (git would
