@@ -14,7 +14,7 @@
 //! the refs and writes a commit-graph. gix (0.90) writes packs too, but computes no deltas (it
 //! only copies the deltas of packs that exist): a debate's phases shrink mostly through deltas
 //! (every commit's `state.md`, prompts that repeat their instructions), so a gix pack stays
-//! about twice to three times the size of git's. Without `git` on the PATH, [`gc`] packs the
+//! about 2.4 times the size of git's (`cargo bench --bench scale`). Without `git` on the PATH, [`gc`] packs the
 //! objects with gix all the same ([`Packer::Gix`]: still a fraction of the loose record, and
 //! one file instead of thousands); the refs then stay loose and no commit-graph is written.
 //!

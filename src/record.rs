@@ -66,8 +66,9 @@ pub enum RecordError {
 }
 
 impl RecordError {
-    /// Worth another try after re-reading the line: a lost compare-and-swap or a ref lock that
-    /// someone holds right now. Nothing else is.
+    /// Worth another try after re-reading the line: a lost compare-and-swap, a ref lock that
+    /// someone holds right now, or an object that a maintenance has just packed away (with the
+    /// record opened again, [`RecordError::needs_reopen`]). Nothing else is.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,

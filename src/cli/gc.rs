@@ -93,8 +93,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         Packer::Git(_) => say(&format!("anvil: record packed: {sizes}")),
         Packer::Gix => say(&format!(
             "anvil: git not found: objects packed by anvil itself, without deltas; refs stay \
-             loose ({sizes}). With git on the PATH, `anvil gc` packs the record about twice \
-             as small."
+             loose ({sizes}). With git on the PATH, `anvil gc` packs the record to less than \
+             half that size."
         )),
     }
     Ok(())
