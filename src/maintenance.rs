@@ -19,7 +19,8 @@
 //! grace period (`gc.pruneExpire`, two weeks by default), so the objects a hook has written
 //! but not yet pointed its ref at (a window of milliseconds) are never candidates; a loose
 //! ref that a hook holds locked is left loose by `pack-refs`, and a hook that meets a ref lock
-//! that `pack-refs` holds tries again. Two maintenances never run together (an advisory lock
+//! while a maintenance runs waits for git to release it instead of taking it for a leftover
+//! (see `transaction::clear_ref_lock`). Two maintenances never run together (an advisory lock
 //! in the record, besides git's own `gc.pid`).
 
 use std::path::{Path, PathBuf};
@@ -111,6 +112,21 @@ pub fn auto(record: &Path) {
     let _ = command.spawn();
 }
 
+/// Is a maintenance of `record` running now (is its lock held)? Asked only by a writer that
+/// met a ref lock, which is rare: the answer costs an open and a lock call.
+pub fn running(record: &Path) -> bool {
+    let Ok(lock) = std::fs::File::open(record.join(GC_LOCK)) else {
+        return false;
+    };
+    matches!(
+        lock.try_lock_shared(),
+        Err(std::fs::TryLockError::WouldBlock)
+    )
+}
+
+/// The advisory lock a maintenance holds, in the record.
+const GC_LOCK: &str = "anvil-gc.lock";
+
 /// Packs the record: objects into a pack with deltas, refs into `packed-refs`, a
 /// commit-graph for the tips' times; unreachable loose objects are pruned only past git's
 /// grace period. With `only_if_needed`, returns `None` when the record does not need it or
@@ -120,7 +136,7 @@ pub fn gc(record: &Path, only_if_needed: bool) -> Result<Option<Outcome>, Mainte
         return Ok(None);
     }
     let git = git().ok_or(MaintenanceError::NoGit)?;
-    let lock_path = record.join("anvil-gc.lock");
+    let lock_path = record.join(GC_LOCK);
     let lock = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
