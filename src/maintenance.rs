@@ -177,6 +177,11 @@ pub fn gc(record: &Path, only_if_needed: bool) -> Result<Option<Outcome>, Mainte
         "cannot run git gc",
     )?;
     remove_empty_ref_folders(&record.join("refs/anvil"));
+    // The refs are packed and their folders gone: the index of recent debates is written
+    // anew from them, compactly. A cache: if that fails, the next reader rebuilds it.
+    if let Ok(opened) = crate::record::Record::open(record) {
+        let _ = crate::recent::rebuild(&opened);
+    }
     drop(lock);
     Ok(Some(Outcome {
         before,
