@@ -50,6 +50,8 @@ pub enum Fix {
     RollForward { line: String },
     /// Write anvil's own command file as this version writes it.
     Rewrite { path: PathBuf },
+    /// Rebuild the index of recent debates from the refs (it is a cache of them).
+    RebuildIndex,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -581,7 +583,102 @@ fn record(home: &Home, now: SystemTime) -> Vec<Finding> {
     }
     out.push(objects(&dir));
     out.extend(lines(home, &dir));
+    out.push(recent_index(&dir));
     out
+}
+
+/// The index of recent debates (the order of `anvil log`) against the refs it caches.
+fn recent_index(dir: &Path) -> Finding {
+    use crate::recent::Health;
+    let finding = |level, message: String| Finding::new("record", "recent-index", level, message);
+    let health = Record::open(dir).and_then(|record| crate::recent::check(&record));
+    let path = crate::recent::path(dir);
+    let rebuild =
+        "`anvil doctor --fix` rebuilds it from the refs (so does `anvil gc`); nothing is lost";
+    match health {
+        Ok(Health::Fine { debates }) => finding(
+            Level::Ok,
+            format!(
+                "the index of recent debates agrees with the refs ({debates} debate{})",
+                if debates == 1 { "" } else { "s" }
+            ),
+        ),
+        Ok(Health::Missing) => finding(
+            Level::Note,
+            format!(
+                "there is no index of recent debates ({}): the next `anvil log` builds it",
+                path.display()
+            ),
+        )
+        .hint(rebuild)
+        .fix(Fix::RebuildIndex),
+        Ok(Health::Damaged(why)) => finding(
+            Level::Warn,
+            format!(
+                "the index of recent debates {} cannot be read ({why}); `anvil log` rebuilds it, \
+                 with one pass over every ref",
+                path.display()
+            ),
+        )
+        .hint(rebuild)
+        .fix(Fix::RebuildIndex),
+        Ok(Health::Outdated {
+            behind,
+            ahead,
+            unaccounted,
+        }) => {
+            let mut parts = Vec::new();
+            if !behind.is_empty() {
+                parts.push(format!(
+                    "it misses that {} moved (refs written by git behind anvil's back?); \
+                     `anvil log` may list {} too low",
+                    names(&behind),
+                    if behind.len() == 1 { "it" } else { "them" }
+                ));
+            }
+            if !ahead.is_empty() {
+                parts.push(format!(
+                    "it claims {} moved later than {} did (corrected when read)",
+                    names(&ahead),
+                    if ahead.len() == 1 { "it" } else { "they" }
+                ));
+            }
+            if unaccounted {
+                parts.push(
+                    "the refs were changed by something other than anvil since it was written \
+                     (the next `anvil log` rebuilds it)"
+                        .to_owned(),
+                );
+            }
+            let level = if behind.is_empty() {
+                Level::Note
+            } else {
+                Level::Warn
+            };
+            finding(
+                level,
+                format!(
+                    "the index of recent debates is out of date: {}",
+                    parts.join("; ")
+                ),
+            )
+            .hint(rebuild)
+            .fix(Fix::RebuildIndex)
+        }
+        Err(e) => finding(
+            Level::Warn,
+            format!("cannot check the index of recent debates: {e}"),
+        ),
+    }
+}
+
+/// `a, b and 3 more`.
+fn names(debates: &[String]) -> String {
+    let shown: Vec<&str> = debates.iter().take(3).map(String::as_str).collect();
+    match debates.len().saturating_sub(3) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
 }
 
 fn file_name_starts(path: &Path, prefix: &str) -> bool {
@@ -933,6 +1030,18 @@ pub fn repair(env: &Environment, findings: &mut [Finding]) {
             Fix::RollForward { line } => match (&home, LineRef::parse(line)) {
                 (Some(home), Some(line)) => roll_forward(home, &line),
                 _ => Err("the line is gone".into()),
+            },
+            Fix::RebuildIndex => match &home {
+                Some(home) => Record::open(&home.record_dir())
+                    .and_then(|record| crate::recent::rebuild(&record))
+                    .map(|debates| {
+                        format!(
+                            "rebuilt the index of recent debates from the refs ({} debates)",
+                            debates.len()
+                        )
+                    })
+                    .map_err(|e| e.to_string()),
+                None => Err("there is no .anvil here".into()),
             },
         };
         finding.fixed = Some(match result {

@@ -250,22 +250,36 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
 const PROVENANCE_BYTES: u64 = 512 * 1024;
 
 /// The provenance of the turn that ended with `text`, handed over by the hook input. Claude
-/// Code may not have written that turn to its transcript yet (at the first stop of a
-/// `claude -p` run, typically): the end of the file is read again for a moment (25 ms apart,
-/// only while it lags, a second at most: a busy machine lags that long); a transcript that
-/// does not catch up records nothing. (A text read from the transcript needs no wait: its tail
+/// Code may not have written that turn to its transcript yet, nor even created the file (at
+/// the first stop of a `claude -p` run, typically): the end of the file is read again for a
+/// moment (25 ms apart, only while it lags, a second at most: a busy machine lags that long);
+/// a transcript that does not catch up records nothing. (A text read from the transcript needs no wait: its tail
 /// already holds the turn, and `drive` reads the provenance from that tail.)
 fn turn_provenance(transcript: &Path, text: &str) -> Option<crate::provenance::Provenance> {
     for attempt in 0..40 {
         if attempt > 0 {
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
-        let tail = read_tail(transcript, PROVENANCE_BYTES)?;
+        let Some(tail) = read_tail(transcript, PROVENANCE_BYTES) else {
+            if may_appear(transcript) {
+                continue;
+            }
+            return None;
+        };
         if let Some(found) = crate::provenance::from_transcript_tail(&tail, Some(text)) {
             return Some(found);
         }
     }
     None
+}
+
+/// Is `path` a transcript that Claude Code has not created yet? At the first stop of a
+/// `claude -p` run the hook may come before the file: a `.jsonl` that is missing in a folder
+/// that exists is waited for like one that lags.
+fn may_appear(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+        && path.parent().is_some_and(Path::is_dir)
+        && !path.exists()
 }
 
 /// Did the session that claims a line see its prompt (`needle`, the line's tag)? Claude Code
@@ -433,6 +447,17 @@ mod tests {
     use proptest::prelude::*;
 
     const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
+
+    #[test]
+    fn only_a_missing_jsonl_in_a_folder_that_exists_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(may_appear(&dir.path().join("session.jsonl")));
+        assert!(!may_appear(&dir.path().join("session.txt")));
+        assert!(!may_appear(&dir.path().join("gone/session.jsonl")));
+        assert!(!may_appear(Path::new("session.jsonl")));
+        std::fs::write(dir.path().join("there.jsonl"), b"").unwrap();
+        assert!(!may_appear(&dir.path().join("there.jsonl")));
+    }
 
     #[test]
     fn a_tail_cut_from_read_bytes_is_the_tail_read_from_the_file() {

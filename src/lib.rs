@@ -31,6 +31,7 @@ pub mod markers;
 pub mod options;
 pub mod prompt;
 pub mod provenance;
+pub mod recent;
 pub mod record;
 pub mod remote;
 pub mod report;

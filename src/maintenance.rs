@@ -14,16 +14,18 @@
 //! the refs and writes a commit-graph. gix (0.90) writes packs too, but computes no deltas (it
 //! only copies the deltas of packs that exist): a debate's phases shrink mostly through deltas
 //! (every commit's `state.md`, prompts that repeat their instructions), so a gix pack stays
-//! about 2.4 times the size of git's (`cargo bench --bench scale`). Without `git` on the PATH, [`gc`] packs the
-//! objects with gix all the same ([`Packer::Gix`]: still a fraction of the loose record, and
-//! one file instead of thousands); the refs then stay loose and no commit-graph is written.
+//! about 2.4 times the size of git's (`cargo bench --bench scale`). Without `git` on the
+//! PATH, [`gc`] packs the objects with gix all the same ([`Packer::Gix`]: still a fraction of
+//! the loose record, and one file instead of thousands); the refs then stay loose and no
+//! commit-graph is written.
 //!
 //! Safety against hooks committing at the same moment. With git: `git gc` keeps everything
 //! reachable from a ref, and prunes only unreachable loose objects older than its grace
 //! period (`gc.pruneExpire`, two weeks by default), so the objects a hook has written but not
 //! yet pointed its ref at (a window of milliseconds) are never candidates; a loose ref that a
-//! hook holds locked is left loose by `pack-refs`, and a hook that meets a ref lock that
-//! `pack-refs` holds tries again. With gix: only loose objects that are in the new pack are
+//! hook holds locked is left loose by `pack-refs`, and a hook that meets a ref lock (or
+//! `packed-refs.lock`) while a maintenance runs waits for git to release it instead of taking
+//! it for a leftover (see `transaction::clear_ref_lock`). With gix: only loose objects that are in the new pack are
 //! removed, after the pack and its index are in place, and an old pack is removed only when
 //! every object it holds is in the new one; nothing unreachable is ever pruned. Two
 //! maintenances never run together: an advisory lock on `anvil-gc.lock` in the record, which
@@ -277,6 +279,13 @@ pub fn gc(record: &Path, when: When, packer: &Packer) -> Result<Option<Outcome>,
         Packer::Git(git) => pack_with_git(git, record),
         Packer::Gix => pack_with_gix(record),
     };
+    // The refs are packed (with git) and their folders gone: the index of recent debates is
+    // written anew from them, compactly. A cache: if that fails, the next reader rebuilds it.
+    if packed.is_ok()
+        && let Ok(opened) = crate::record::Record::open(record)
+    {
+        let _ = crate::recent::rebuild(&opened);
+    }
     let _ = lock.set_len(0);
     drop(lock);
     packed?;

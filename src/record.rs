@@ -147,6 +147,8 @@ impl Record {
         if !path.join("HEAD").is_file() {
             std::fs::create_dir_all(path).map_err(|e| write_error(path, e))?;
             gix::init_bare(path).map_err(|e| open_error(path, "cannot create it", e))?;
+            // A new record knows all of its (no) debates: readers need not rebuild the index.
+            crate::recent::create(path).map_err(|e| write_error(path, e))?;
             // The 256 loose-object folders up front: otherwise most commits of a young record
             // pay for a `mkdir` per object in the Stop hook. Git is content with empty ones.
             for fan in 0..=0xffu8 {
@@ -305,6 +307,9 @@ impl Record {
         // local time zone, which costs the hook a walk of the zoneinfo database.
         let committer = signature(COMMITTER);
         let mut time_buf = gix::date::parse::TimeBuf::default();
+        // Noted in the index of recent debates before the ref moves, held until it has.
+        let _note =
+            crate::recent::note(&self.path, &new.meta.debate, &new.meta.line, id, new.time)?;
         let prepared = self
             .refs
             .transaction()
@@ -795,6 +800,8 @@ impl Record {
             time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
         };
         let mut time_buf = gix::date::parse::TimeBuf::default();
+        let time = self.commit_times().of(new)?;
+        let _note = crate::recent::note(&self.path, debate, line, new, time)?;
         // Sharing moves a line outside the line's lock: wait for a writer as git does.
         let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
         self.refs

@@ -124,26 +124,6 @@ pub fn resolve(
     })
 }
 
-/// Every debate in the record with the time of its newest commit, newest first: one pass
-/// over the refs, with tip times from the commit-graph when maintenance has written one.
-pub fn debates_by_activity(record: &Record) -> Result<Vec<(String, i64)>, HistoryError> {
-    let mut times = record.commit_times();
-    let mut newest: std::collections::HashMap<String, i64> = Default::default();
-    record.for_each_line(|debate, _, tip| {
-        let time = times.of(tip)?;
-        match newest.get_mut(debate) {
-            Some(t) => *t = (*t).max(time),
-            None => {
-                newest.insert(debate.to_owned(), time);
-            }
-        }
-        Ok(())
-    })?;
-    let mut newest: Vec<(String, i64)> = newest.into_iter().collect();
-    newest.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
-    Ok(newest)
-}
-
 /// `X~K` → (`X`, K); a bare `X~` means one back, as in git.
 fn split_back(text: &str) -> Option<(&str, usize)> {
     match text.rsplit_once('~') {

@@ -430,17 +430,40 @@ fn save_state(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateEr
 }
 
 /// Removes the line's ref lock if one is there. Under the line's lock nobody else in anvil
-/// can be updating the ref, so the file is a leftover of a writer that died, unless a
-/// maintenance is running: then it may be git's, packing the ref, and it is left alone (the
-/// commit waits for it).
+/// can be updating the ref, so the file is a leftover of a writer that died, with one
+/// exception: while a maintenance runs, `git pack-refs` locks each loose ref for the moment
+/// it takes to fold it into `packed-refs`. Removing that lock would let git delete the loose
+/// ref after this hook wrote it (the line would fall back to its packed, older tip), so then
+/// the lock is waited for; one that outlives [`PACK_REFS_PATIENCE`] unchanged is not git's.
 fn clear_ref_lock(
     record: &Record,
     line: &LineRef,
     notes: &mut Vec<String>,
 ) -> Result<(), DebateError> {
     let lock = record.ref_lock_path(&line.debate, &line.line);
-    if !lock.exists() || crate::maintenance::running(record.path()) {
+    let identity = |path: &Path| {
+        std::fs::symlink_metadata(path).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.ino(), m.mtime_nsec(), m.mtime())
+        })
+    };
+    let Some(mut seen) = identity(&lock) else {
         return Ok(());
+    };
+    if crate::maintenance::running(record.path()) {
+        let mut since = std::time::Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(2));
+            match identity(&lock) {
+                None => return Ok(()),
+                Some(now) if now != seen => {
+                    seen = now;
+                    since = std::time::Instant::now();
+                }
+                Some(_) if since.elapsed() >= PACK_REFS_PATIENCE => break,
+                Some(_) => {}
+            }
+        }
     }
     match std::fs::remove_file(&lock) {
         Ok(()) => {
@@ -454,3 +477,7 @@ fn clear_ref_lock(
         Err(source) => Err(RecordError::Write { path: lock, source }.into()),
     }
 }
+
+/// How long a ref lock met during a maintenance may stay unchanged before it is taken for a
+/// leftover: `git pack-refs` holds one for the moment it prunes that ref.
+const PACK_REFS_PATIENCE: Duration = Duration::from_secs(1);

@@ -8,8 +8,12 @@ use anvil::term::visible;
 use super::view::{self, Paint};
 use super::{CliError, Ctx};
 
-/// Show every debate, newest first, with its lines drawn as a graph (where each line branched
-/// off and with which steering), phase by phase: round, role, first line of text, time.
+/// How many debates `anvil log` shows without `-n` or `--all`.
+const FIRST_SCREEN: usize = 10;
+
+/// Show the debates, most recently active first, with their lines drawn as a graph (where
+/// each line branched off and with which steering), phase by phase: round, role, first line
+/// of text, time. Without `-n` or `--all`, the ten most recently active debates.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this debate (a prefix of its id is enough; `@LINE` is ignored).
@@ -19,9 +23,15 @@ pub struct Args {
     #[arg(long)]
     all: bool,
 
-    /// How many debates to show (newest first).
-    #[arg(short = 'n', long, default_value_t = 10)]
-    limit: usize,
+    /// Show at most N phases (commits), newest first, as `git log -n N` does: the graph is
+    /// cut after its N-th commit.
+    #[arg(
+        short = 'n',
+        long = "max-count",
+        visible_alias = "limit",
+        value_name = "N"
+    )]
+    max_count: Option<usize>,
 
     /// Print JSON for scripts.
     #[arg(long)]
@@ -37,31 +47,56 @@ pub struct Args {
     no_pager: bool,
 }
 
-/// The debates are ordered from one pass over the refs (tip times come from the commit-graph
-/// once the record is maintained), then loaded, drawn and written one at a time: the first
-/// screen reads only the debates it shows, and `--all` holds one debate in memory at once.
+/// The debates come most recently active first from the index of recent debates (checked
+/// against the refs of the debates it names; see [`anvil::recent`]), or from one pass over
+/// the refs for `--all`; each is then loaded, drawn and written on its own, so the first
+/// screen reads only the debates it shows and `--all` holds one debate in memory at once.
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let (shown, more): (Vec<String>, usize) = match &args.debate {
+    let mut order: Box<dyn Iterator<Item = Result<String, CliError>>> = match &args.debate {
         Some(name) => {
             let line = view::line(ctx, &home, &record, Some(name))?;
-            (vec![line.debate], 0)
+            Box::new(std::iter::once(Ok(line.debate)))
         }
-        None => {
-            let all = anvil::revision::debates_by_activity(&record)?;
-            let take = if args.all { all.len() } else { args.limit };
-            let shown = all.iter().take(take).map(|(d, _)| d.clone()).collect();
-            (shown, all.len().saturating_sub(take))
-        }
+        None if args.all => Box::new(
+            anvil::recent::scan(&record)?
+                .into_iter()
+                .map(|(debate, _)| Ok(debate)),
+        ),
+        None => Box::new(
+            anvil::recent::Newest::new(
+                &record,
+                args.max_count.unwrap_or(FIRST_SCREEN).min(FIRST_SCREEN) + 1,
+            )?
+            .map(|found| found.map(|(debate, _)| debate).map_err(CliError::from)),
+        ),
     };
+    let debates = match (&args.debate, args.all, args.max_count) {
+        (None, false, None) => FIRST_SCREEN,
+        _ => usize::MAX,
+    };
+    let mut budget = args.max_count.unwrap_or(usize::MAX);
     let mut output = super::pager::Output::start(!args.no_pager);
+    let paint = Paint::stdout();
+    let mut shown = 0;
+    let mut more = false;
     if args.json {
         output.write("{\n  \"debates\": [")?;
-        for (i, debate) in shown.iter().enumerate() {
-            let lines = history::load_debate(&record, debate)?;
-            let item = anvil::term::json(&to_json(&record, &lines)?);
-            let mut text = String::from(if i == 0 { "\n" } else { ",\n" });
+    }
+    while budget > 0 {
+        let Some(debate) = order.next().transpose()? else {
+            break;
+        };
+        if shown == debates {
+            more = true;
+            break;
+        }
+        let lines = history::load_debate(&record, &debate)?;
+        let (text, commits) = if args.json {
+            let (item, commits) = to_json(&record, &lines, budget)?;
+            let item = anvil::term::json(&item);
+            let mut text = String::from(if shown == 0 { "\n" } else { ",\n" });
             for (j, line) in item.lines().enumerate() {
                 if j > 0 {
                     text.push('\n');
@@ -69,47 +104,54 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 text.push_str("    ");
                 text.push_str(line);
             }
-            if !output.write(&text)? {
-                break;
-            }
-        }
-        output.write(if shown.is_empty() {
-            "]\n}\n"
+            (text, commits)
         } else {
-            "\n  ]\n}\n"
-        })?;
-        return output.finish();
-    }
-    let paint = Paint::stdout();
-    for (i, debate) in shown.iter().enumerate() {
-        let lines = history::load_debate(&record, debate)?;
-        let mut text = render(&record, &lines, paint)?;
-        if args.stats {
-            text.push_str(&stats(&lines, paint));
-        }
-        if i > 0 {
-            text.insert(0, '\n');
-        }
-        if !output.write(&text)? {
+            let (mut text, commits) = draw(&record, &lines, paint, budget)?;
+            if args.stats {
+                text.push_str(&stats(&lines, paint));
+            }
+            if shown > 0 {
+                text.insert(0, '\n');
+            }
+            (text, commits)
+        };
+        budget -= commits.min(budget);
+        shown += 1;
+        if !text.is_empty() && !output.write(&text)? {
             return output.finish();
         }
     }
-    if shown.is_empty() {
+    drop(order);
+    if args.json {
+        output.write(if shown == 0 { "]\n}\n" } else { "\n  ]\n}\n" })?;
+        return output.finish();
+    }
+    if shown == 0 && args.max_count != Some(0) {
         output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
     }
-    if more > 0 {
-        output.write(&paint.dim(&format!(
-            "\n… {more} older debate{} (`anvil log --all`)\n",
-            if more == 1 { "" } else { "s" }
-        )))?;
+    if more {
+        output.write(&paint.dim(
+            "\n… older debates not shown (`anvil log --all`, or `-n N` for the N newest phases)\n",
+        ))?;
     }
     output.finish()
 }
 
 /// One debate: a title, its setup, and the graph of its lines.
 pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<String, CliError> {
+    Ok(draw(record, lines, paint, usize::MAX)?.0)
+}
+
+/// [`render`] cut after `budget` commits, as `git log --graph -n`; with the number of commits
+/// drawn.
+fn draw(
+    record: &Record,
+    lines: &[LineHistory],
+    paint: Paint,
+    budget: usize,
+) -> Result<(String, usize), CliError> {
     let Some(main) = lines.first() else {
-        return Ok(String::new());
+        return Ok((String::new(), 0));
     };
     let state = history::state_at(record, main.tip)?;
     let mut text = format!(
@@ -131,13 +173,18 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
     let rows = anvil::graph::draw(lines);
     let entries = anvil::graph::entries(lines);
     let width = rows.iter().map(|r| r.graph.len()).max().unwrap_or(0);
+    let mut drawn = 0;
     for row in rows {
+        if drawn == budget {
+            break;
+        }
         let graph = format!("{:<width$}", row.graph);
         let Some(commit) = row.commit else {
             text.push_str(graph.trim_end());
             text.push('\n');
             continue;
         };
+        drawn += 1;
         let entry = entries[&commit];
         let tips: Vec<&str> = lines
             .iter()
@@ -160,7 +207,7 @@ pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<St
             paint.cyan(&tips),
         ));
     }
-    Ok(text)
+    Ok((text, drawn))
 }
 
 /// The cost of a debate: each phase that recorded one, then each line's own phases (not
@@ -326,9 +373,15 @@ fn short_text(text: &str, max: usize) -> String {
     }
 }
 
-fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, CliError> {
+/// One debate as JSON, its commits cut after `budget` (in the order of the graph); with the
+/// number of commits given.
+fn to_json(
+    record: &Record,
+    lines: &[LineHistory],
+    budget: usize,
+) -> Result<(serde_json::Value, usize), CliError> {
     let Some(main) = lines.first() else {
-        return Ok(serde_json::Value::Null);
+        return Ok((serde_json::Value::Null, 0));
     };
     let state = history::state_at(record, main.tip)?;
     let segments = anvil::graph::segments(lines);
@@ -356,6 +409,7 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
     let commits: Vec<serde_json::Value> = anvil::graph::draw(lines)
         .iter()
         .filter_map(|r| r.commit)
+        .take(budget)
         .map(|c| {
             let e = entries[&c];
             serde_json::json!({
@@ -375,7 +429,8 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
             })
         })
         .collect();
-    Ok(serde_json::json!({
+    let count = commits.len();
+    let value = serde_json::json!({
         "debate": main.line.debate,
         "question": state.setup.question,
         "mode": state.setup.mode.name(),
@@ -384,5 +439,6 @@ fn to_json(record: &Record, lines: &[LineHistory]) -> Result<serde_json::Value, 
         "commits": commits,
         "cost": total.to_json(),
         "run_cost": run_json(&runs_total),
-    }))
+    });
+    Ok((value, count))
 }

@@ -37,18 +37,18 @@ pub fn current_line(ctx: &Ctx, home: &Home, record: &Record) -> Option<LineRef> 
     newest_line(record)
 }
 
-/// The line whose tip was committed last.
+/// The line whose tip was committed last (the newest debate from the index of recent
+/// debates, then its newest line).
 pub fn newest_line(record: &Record) -> Option<LineRef> {
-    let debates = anvil::revision::debates_by_activity(record).ok()?;
-    let (debate, _) = debates.first()?;
+    let (debate, _) = anvil::recent::Newest::new(record, 1).ok()?.next()?.ok()?;
     let mut times = record.commit_times();
     record
-        .lines_of_debate(debate)
+        .lines_of_debate(&debate)
         .ok()?
         .into_iter()
         .filter_map(|(line, tip)| Some((times.of(tip).ok()?, line)))
         .max()
-        .map(|(_, line)| LineRef::new(debate, line))
+        .map(|(_, line)| LineRef::new(&debate, line))
 }
 
 /// Resolves a revision name against the current line.

@@ -421,3 +421,61 @@ fn a_path_set_in_claude_codes_settings_is_the_one_checked() {
         "anvil-hook is not on the PATH set in",
     );
 }
+
+#[test]
+fn an_index_of_recent_debates_that_missed_a_move_is_reported_and_rebuilt_by_fix() {
+    let project = Project::installed();
+    let env = Env::new();
+    let started = project.start(&["Should we?", "--rounds", "2", "--session", SESSION]);
+    let (_, findings) = env.findings(&project, &[]);
+    find(
+        &findings,
+        "recent-index",
+        "ok",
+        "agrees with the refs (1 debate)",
+    );
+
+    // A line moved by git behind anvil's back: the index still claims the older time.
+    let index = project.record_dir().join("anvil-recent");
+    let before = std::fs::read(&index).unwrap();
+    // A phase recorded later than the start (a pinned clock, not a wait).
+    let mut hook = project.command(&["hook", "stop"]);
+    hook.env("ANVIL_NOW", "2030-01-01T00:00:00Z")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut hook = hook.spawn().unwrap();
+    let input = json!({
+        "session_id": SESSION,
+        "cwd": project.path(),
+        "hook_event_name": "Stop",
+        "stop_hook_active": true,
+        "last_assistant_message": "The advocate's case.",
+    });
+    std::io::Write::write_all(
+        &mut hook.stdin.take().unwrap(),
+        input.to_string().as_bytes(),
+    )
+    .unwrap();
+    let out = hook.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("block"));
+    std::fs::write(&index, before).unwrap();
+    let (run, findings) = env.findings(&project, &[]);
+    let stale = find(&findings, "recent-index", "warn", &started.debate);
+    assert_eq!(stale["fix"]["kind"], "rebuild-index", "{stale:#}");
+    assert_eq!(run.code, Some(0), "a cache out of date is not broken");
+
+    let (_, fixed) = env.findings(&project, &["--fix"]);
+    let f = find(&fixed, "recent-index", "ok", "out of date");
+    assert!(f["fixed"].as_str().unwrap().contains("rebuilt"), "{f:#}");
+    let (_, findings) = env.findings(&project, &[]);
+    find(&findings, "recent-index", "ok", "agrees with the refs");
+
+    std::fs::remove_file(&index).unwrap();
+    let (_, findings) = env.findings(&project, &[]);
+    find(
+        &findings,
+        "recent-index",
+        "note",
+        "no index of recent debates",
+    );
+}

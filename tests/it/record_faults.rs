@@ -213,6 +213,60 @@ fn a_leftover_ref_lock_is_removed_with_a_note_and_the_phase_recorded() {
     project.assert_fsck_clean();
 }
 
+/// While a maintenance runs, `git pack-refs` holds a loose ref's lock for a moment: the hook
+/// must wait for it, not remove it (git would then delete the ref the hook just wrote). A lock
+/// that stays unchanged past the wait is a leftover, removed with a note as without a
+/// maintenance.
+#[test]
+fn a_ref_lock_met_during_a_maintenance_is_waited_for_not_removed() {
+    let project = Project::new();
+    let started = start(&project, "2");
+    let record = project.record_dir();
+    let lock = record.join(format!("refs/anvil/{}/main.lock", started.debate));
+    // The maintenance: its advisory lock held and naming a live process, as `anvil gc`
+    // holds it while git runs.
+    let gc = std::fs::File::create(record.join("anvil-gc.lock")).unwrap();
+    gc.lock().unwrap();
+    std::fs::write(record.join("anvil-gc.lock"), std::process::id().to_string()).unwrap();
+
+    // git's short-lived lock: gone 150 ms later, with the hook waiting meanwhile.
+    std::fs::write(&lock, "").unwrap();
+    let released = std::thread::spawn({
+        let lock = lock.clone();
+        move || {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            std::fs::remove_file(&lock).unwrap();
+        }
+    });
+    let run = hook(&project, "ADVOCATE r1", None);
+    released.join().unwrap();
+    assert_eq!(next_key(&run), "CRITIC r1", "{}", run.describe());
+    assert!(
+        !system_message(&run).contains("main.lock"),
+        "a lock that git released is not reported as a leftover: {}",
+        run.describe()
+    );
+
+    // A leftover met during a maintenance: unchanged for the whole wait, then removed.
+    std::fs::write(&lock, "").unwrap();
+    let run = hook(&project, "CRITIC r1", None);
+    assert_eq!(next_key(&run), "ADVOCATE r2", "{}", run.describe());
+    assert!(
+        system_message(&run).contains("main.lock"),
+        "{}",
+        run.describe()
+    );
+    assert!(!lock.exists());
+    drop(gc);
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect();
+    assert_eq!(phases, ["start", "advocate", "critic"]);
+    project.assert_fsck_clean();
+}
+
 /// Runs a 1-round debate whose `faulty`-th delivery (0: advocate, 2: synthesis) fails at its
 /// `at`-th write point; returns `false` when the hook has fewer write points than that.
 fn run_with_fault(faulty: usize, at: u32, kind: &str) -> bool {
