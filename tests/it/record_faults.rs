@@ -61,6 +61,15 @@ fn system_message(run: &Run) -> String {
         .to_owned()
 }
 
+/// The phases of a debate's main line, oldest first.
+fn phases(project: &Project, debate: &str) -> Vec<String> {
+    project
+        .commits(debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect()
+}
+
 fn start(project: &Project, rounds: &str) -> Started {
     project.start(&[
         "Should we adopt GraphQL?",
@@ -75,11 +84,7 @@ fn start(project: &Project, rounds: &str) -> Started {
 /// and the report.
 fn assert_recorded_once(project: &Project, started: &Started, texts: &[&str], context: &str) {
     project.assert_fsck_clean();
-    let phases: Vec<String> = project
-        .commits(&started.debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
-        .collect();
+    let phases = phases(&project, &started.debate);
     assert_eq!(
         phases,
         ["start", "advocate", "critic", "synthesizer"],
@@ -152,11 +157,7 @@ fn a_state_file_left_behind_by_a_kill_does_not_record_the_phase_twice() {
     // And the next text is the next phase.
     let next = hook(&project, "CRITIC r1: the case against.", None);
     assert_eq!(next_key(&next), "ADVOCATE r2");
-    let phases: Vec<String> = project
-        .commits(&started.debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
-        .collect();
+    let phases = phases(&project, &started.debate);
     assert_eq!(phases, ["start", "advocate", "critic"]);
     let transcript = project.transcript_md(&started.debate);
     assert_eq!(transcript.matches("ADVOCATE r1: the case for.").count(), 1);
@@ -204,11 +205,7 @@ fn a_leftover_ref_lock_is_removed_with_a_note_and_the_phase_recorded() {
     std::fs::write(&lock, "").unwrap();
     let cancel = project.anvil(&["cancel", &started.debate]).ok();
     assert!(cancel.stderr.contains("main.lock"), "{}", cancel.describe());
-    let phases: Vec<String> = project
-        .commits(&started.debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
-        .collect();
+    let phases = phases(&project, &started.debate);
     assert_eq!(phases, ["start", "advocate", "cancel"]);
     project.assert_fsck_clean();
 }
@@ -258,11 +255,7 @@ fn a_ref_lock_met_during_a_maintenance_is_waited_for_not_removed() {
     );
     assert!(!lock.exists());
     drop(gc);
-    let phases: Vec<String> = project
-        .commits(&started.debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
-        .collect();
+    let phases = phases(&project, &started.debate);
     assert_eq!(phases, ["start", "advocate", "critic"]);
     project.assert_fsck_clean();
 }
