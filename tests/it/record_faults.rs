@@ -84,7 +84,7 @@ fn start(project: &Project, rounds: &str) -> Started {
 /// and the report.
 fn assert_recorded_once(project: &Project, started: &Started, texts: &[&str], context: &str) {
     project.assert_fsck_clean();
-    let phases = phases(&project, &started.debate);
+    let phases = phases(project, &started.debate);
     assert_eq!(
         phases,
         ["start", "advocate", "critic", "synthesizer"],
