@@ -103,16 +103,26 @@ impl Provenance {
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "model": self.model,
-            "tokens": {
-                "input": self.input_tokens,
-                "output": self.output_tokens,
-                "cache_read": self.cache_read_tokens,
-                "cache_write": self.cache_write_tokens,
-            },
+            "tokens": tokens_json(
+                self.input_tokens,
+                self.output_tokens,
+                self.cache_read_tokens,
+                self.cache_write_tokens
+            ),
             "duration_ms": self.duration_ms,
             "claude_version": self.claude_version,
         })
     }
+}
+
+/// Token counts as `--json` outputs show them, wherever they come from.
+fn tokens_json(input: u64, output: u64, cache_read: u64, cache_write: u64) -> serde_json::Value {
+    serde_json::json!({
+        "input": input,
+        "output": output,
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+    })
 }
 
 /// An amount of US dollars, exact to the billionth (what Claude Code reports is a float; a
@@ -367,23 +377,23 @@ impl RunCost {
             "runs": self.runs,
             "cost_usd": self.cost.as_f64(),
             "cost_usd_exact": self.cost.decimal(),
-            "tokens": {
-                "input": self.input_tokens,
-                "output": self.output_tokens,
-                "cache_read": self.cache_read_tokens,
-                "cache_write": self.cache_write_tokens,
-            },
+            "tokens": tokens_json(
+                self.input_tokens,
+                self.output_tokens,
+                self.cache_read_tokens,
+                self.cache_write_tokens
+            ),
             "duration_ms": self.duration_ms,
             "api_duration_ms": self.api_duration_ms,
             "turns": self.turns,
             "models": self.models.iter().map(|m| serde_json::json!({
                 "model": m.model,
-                "tokens": {
-                    "input": m.input_tokens,
-                    "output": m.output_tokens,
-                    "cache_read": m.cache_read_tokens,
-                    "cache_write": m.cache_write_tokens,
-                },
+                "tokens": tokens_json(
+                    m.input_tokens,
+                    m.output_tokens,
+                    m.cache_read_tokens,
+                    m.cache_write_tokens
+                ),
                 "cost_usd": m.cost.as_f64(),
             })).collect::<Vec<_>>(),
         })

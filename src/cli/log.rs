@@ -291,38 +291,32 @@ pub fn model_summary(m: &ModelUsage) -> String {
 /// What each line's own headless runs cost (the run commits only it holds), and the
 /// debate's.
 fn run_costs(lines: &[LineHistory]) -> (Vec<(String, RunCost)>, RunCost) {
-    let entries = anvil::graph::entries(lines);
-    let mut total = RunCost::default();
-    let per_line = anvil::graph::segments(lines)
-        .into_iter()
-        .map(|segment| {
-            let mut sum = RunCost::default();
-            for commit in &segment.commits {
-                if let Some(run) = RunCost::read_from(&entries[commit].meta) {
-                    sum.add(&run);
-                }
-            }
-            total.add(&sum);
-            (segment.line, sum)
-        })
-        .collect();
-    (per_line, total)
+    sums(lines, RunCost::read_from, RunCost::add)
 }
 
 /// Each line's own cost (the commits only it holds), and the debate's.
 fn costs(lines: &[LineHistory]) -> (Vec<(String, Provenance)>, Provenance) {
+    sums(lines, Provenance::read_from, Provenance::add)
+}
+
+/// The figures `read` finds in each line's own commits, summed per line and for the debate.
+fn sums<T: Default>(
+    lines: &[LineHistory],
+    read: impl Fn(&anvil::commit::Meta) -> Option<T>,
+    add: impl Fn(&mut T, &T),
+) -> (Vec<(String, T)>, T) {
     let entries = anvil::graph::entries(lines);
-    let mut total = Provenance::default();
+    let mut total = T::default();
     let per_line = anvil::graph::segments(lines)
         .into_iter()
         .map(|segment| {
-            let mut sum = Provenance::default();
+            let mut sum = T::default();
             for commit in &segment.commits {
-                if let Some(p) = Provenance::read_from(&entries[commit].meta) {
-                    sum.add(&p);
+                if let Some(figures) = read(&entries[commit].meta) {
+                    add(&mut sum, &figures);
                 }
             }
-            total.add(&sum);
+            add(&mut total, &sum);
             (segment.line, sum)
         })
         .collect();
