@@ -8,12 +8,16 @@ use anvil::term::visible;
 use super::view::{self, Paint};
 use super::{CliError, Ctx};
 
-/// How many debates `anvil log` shows without `-n` or `--all`.
-const FIRST_SCREEN: usize = 10;
+/// Without `-n` or `--all`, `anvil log` shows the most recently active debates, each whole,
+/// until they hold this many phases, about a terminal screen as `git log` fills one...
+const FIRST_SCREEN_PHASES: usize = 20;
+/// ...or until it has shown this many debates, however short.
+const FIRST_SCREEN_DEBATES: usize = 10;
 
 /// Show the debates, most recently active first, with their lines drawn as a graph (where
 /// each line branched off and with which steering), phase by phase: round, role, first line
-/// of text, time. Without `-n` or `--all`, the ten most recently active debates.
+/// of text, time. Without `-n` or `--all`, a first screen: the most recently active debates,
+/// each whole, until they hold 20 phases (at most ten debates).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this debate (a prefix of its id is enough; `@LINE` is ignored).
@@ -54,74 +58,64 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let mut order: Box<dyn Iterator<Item = Result<String, CliError>>> = match &args.debate {
-        Some(name) => {
-            let line = view::line(ctx, &home, &record, Some(name))?;
-            Box::new(std::iter::once(Ok(line.debate)))
-        }
-        None if args.all => Box::new(
-            anvil::recent::scan(&record)?
-                .into_iter()
-                .map(|(debate, _)| Ok(debate)),
-        ),
-        None => Box::new(
-            anvil::recent::Newest::new(
-                &record,
-                args.max_count.unwrap_or(FIRST_SCREEN).min(FIRST_SCREEN) + 1,
-            )?
-            .map(|found| found.map(|(debate, _)| debate).map_err(CliError::from)),
-        ),
-    };
-    let debates = match (&args.debate, args.all, args.max_count) {
-        (None, false, None) => FIRST_SCREEN,
-        _ => usize::MAX,
-    };
-    let mut budget = args.max_count.unwrap_or(usize::MAX);
-    let mut output = super::pager::Output::start(!args.no_pager);
     let paint = Paint::stdout();
-    let mut shown = 0;
     let mut more = false;
+    let mut pieces: Box<dyn Iterator<Item = Result<(String, usize), CliError>>> =
+        match (&args.debate, args.all, args.max_count) {
+            (Some(name), _, _) => {
+                let line = view::line(ctx, &home, &record, Some(name))?;
+                let budget = args.max_count.unwrap_or(usize::MAX);
+                Box::new(std::iter::once(piece(
+                    &record,
+                    &line.debate,
+                    &args,
+                    paint,
+                    budget,
+                )))
+            }
+            (None, true, _) => {
+                let debates = anvil::recent::scan(&record)?;
+                Box::new(within_budget(
+                    &record,
+                    debates.into_iter().map(|(debate, _)| Ok(debate)),
+                    &args,
+                    paint,
+                ))
+            }
+            (None, false, Some(n)) => {
+                let newest = anvil::recent::Newest::new(&record, n.min(FIRST_SCREEN_DEBATES) + 1)?;
+                Box::new(within_budget(
+                    &record,
+                    newest.map(|found| found.map(|(debate, _)| debate).map_err(CliError::from)),
+                    &args,
+                    paint,
+                ))
+            }
+            (None, false, None) => {
+                let (shown, older) = first_screen(&record, &args, paint)?;
+                more = older;
+                Box::new(shown.into_iter().map(Ok))
+            }
+        };
+    let mut output = super::pager::Output::start(!args.no_pager);
+    let mut shown = 0;
     if args.json {
         output.write("{\n  \"debates\": [")?;
     }
-    while budget > 0 {
-        let Some(debate) = order.next().transpose()? else {
-            break;
-        };
-        if shown == debates {
-            more = true;
-            break;
+    for piece in pieces.by_ref() {
+        let (mut text, _) = piece?;
+        if text.is_empty() {
+            continue;
         }
-        let lines = history::load_debate(&record, &debate)?;
-        let (text, commits) = if args.json {
-            let (item, commits) = to_json(&record, &lines, budget)?;
-            let item = anvil::term::json(&item);
-            let mut text = String::from(if shown == 0 { "\n" } else { ",\n" });
-            for (j, line) in item.lines().enumerate() {
-                if j > 0 {
-                    text.push('\n');
-                }
-                text.push_str("    ");
-                text.push_str(line);
-            }
-            (text, commits)
-        } else {
-            let (mut text, commits) = draw(&record, &lines, paint, budget)?;
-            if args.stats {
-                text.push_str(&stats(&lines, paint));
-            }
-            if shown > 0 {
-                text.insert(0, '\n');
-            }
-            (text, commits)
-        };
-        budget -= commits.min(budget);
+        if shown > 0 || args.json {
+            text.insert_str(0, if args.json && shown > 0 { ",\n" } else { "\n" });
+        }
         shown += 1;
-        if !text.is_empty() && !output.write(&text)? {
+        if !output.write(&text)? {
             return output.finish();
         }
     }
-    drop(order);
+    drop(pieces);
     if args.json {
         output.write(if shown == 0 { "]\n}\n" } else { "\n  ]\n}\n" })?;
         return output.finish();
@@ -135,6 +129,80 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         ))?;
     }
     output.finish()
+}
+
+/// The debates named by `order`, each drawn as it comes, until `-n`'s budget of commits is
+/// spent.
+fn within_budget<'a>(
+    record: &'a Record,
+    order: impl Iterator<Item = Result<String, CliError>> + 'a,
+    args: &'a Args,
+    paint: Paint,
+) -> impl Iterator<Item = Result<(String, usize), CliError>> + 'a {
+    let mut budget = args.max_count.unwrap_or(usize::MAX);
+    order.map_while(move |debate| {
+        if budget == 0 {
+            return None;
+        }
+        let drawn = debate.and_then(|debate| piece(record, &debate, args, paint, budget));
+        if let Ok((_, commits)) = &drawn {
+            budget -= (*commits).min(budget);
+        }
+        Some(drawn)
+    })
+}
+
+/// The first screen: the most recently active debates, each whole, until they hold
+/// [`FIRST_SCREEN_PHASES`] phases or number [`FIRST_SCREEN_DEBATES`]; and whether older
+/// debates were left out.
+fn first_screen(
+    record: &Record,
+    args: &Args,
+    paint: Paint,
+) -> Result<(Vec<(String, usize)>, bool), CliError> {
+    let mut newest = anvil::recent::Newest::new(record, FIRST_SCREEN_DEBATES + 1)?;
+    let mut shown = Vec::new();
+    let mut phases = 0;
+    while phases < FIRST_SCREEN_PHASES && shown.len() < FIRST_SCREEN_DEBATES {
+        let Some((debate, _)) = newest.next().transpose()? else {
+            return Ok((shown, false));
+        };
+        let drawn = piece(record, &debate, args, paint, usize::MAX)?;
+        phases += drawn.1;
+        shown.push(drawn);
+    }
+    let more = newest.next().transpose()?.is_some();
+    Ok((shown, more))
+}
+
+/// One debate as `log` prints it (text or a JSON item), cut after `budget` commits, with the
+/// number of commits it holds.
+fn piece(
+    record: &Record,
+    debate: &str,
+    args: &Args,
+    paint: Paint,
+    budget: usize,
+) -> Result<(String, usize), CliError> {
+    let lines = history::load_debate(record, debate)?;
+    if args.json {
+        let (item, commits) = to_json(record, &lines, budget)?;
+        let item = anvil::term::json(&item);
+        let mut text = String::new();
+        for (j, line) in item.lines().enumerate() {
+            if j > 0 {
+                text.push('\n');
+            }
+            text.push_str("    ");
+            text.push_str(line);
+        }
+        return Ok((text, commits));
+    }
+    let (mut text, commits) = draw(record, &lines, paint, budget)?;
+    if args.stats {
+        text.push_str(&stats(&lines, paint));
+    }
+    Ok((text, commits))
 }
 
 /// One debate: a title, its setup, and the graph of its lines.

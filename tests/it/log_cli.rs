@@ -190,7 +190,7 @@ fn branch(project: &Project, minute: u32, debate: &str, name: &str) -> Command {
 }
 
 #[test]
-fn the_first_screen_shows_ten_debates_and_says_there_are_more() {
+fn the_first_screen_shows_at_most_ten_debates_and_says_there_are_more() {
     let project = Project::new();
     let ids: Vec<String> = (0..12).map(|n| start(&project, n as u32, n)).collect();
     let shown = order(&project, &[]);
@@ -209,6 +209,36 @@ fn the_first_screen_shows_ten_debates_and_says_there_are_more() {
             .stdout
             .contains("not shown")
     );
+}
+
+/// Longer debates fill the first screen sooner: whole debates, newest first, until they hold
+/// twenty phases, about a terminal screen.
+#[test]
+fn the_first_screen_shows_whole_debates_until_twenty_phases() {
+    let project = Project::new();
+    let mut ids = Vec::new();
+    for n in 0..4 {
+        let minute = n as u32 * 10;
+        ids.push(start(&project, minute, n));
+        // Six phases: round 3's critic is the last before the synthesis; seven commits each.
+        for phase in 1..=6 {
+            stop(&project, minute + phase, n);
+        }
+    }
+    let text = project.anvil(&["log"]).ok().stdout;
+    // 7 + 7 < 20 <= 7 + 7 + 7: the three newest debates, each whole.
+    assert_eq!(commit_rows(&text).len(), 21, "{text}");
+    for id in &ids[1..] {
+        assert!(text.contains(id.as_str()), "{id} missing:\n{text}");
+    }
+    assert!(!text.contains(ids[0].as_str()), "{text}");
+    assert!(text.contains("older debates not shown"), "{text}");
+    let newest: Vec<String> = ids[1..].iter().rev().cloned().collect();
+    assert_eq!(order(&project, &[]), newest);
+    // Nothing is left out once every debate fits.
+    let all = project.anvil(&["log", "--all"]).ok().stdout;
+    assert_eq!(commit_rows(&all).len(), 28, "{all}");
+    assert!(!all.contains("not shown"), "{all}");
 }
 
 #[test]
@@ -391,7 +421,8 @@ fn hooks_in_different_debates_at_once_all_appear_in_log() {
         }
     }
     assert!(matches!(health(&project), Health::Fine { debates } if debates == n));
-    let shown = order(&project, &[]);
+    // Through the index, as the first screen reads it, but long enough for all of them.
+    let shown = order(&project, &["-n", "100"]);
     assert_eq!(shown, git_order(&project));
     let mut sorted = shown.clone();
     sorted.sort();
@@ -399,7 +430,10 @@ fn hooks_in_different_debates_at_once_all_appear_in_log() {
     all.sort();
     assert_eq!(sorted, all);
     // Each shows every phase its hooks recorded: start + 3.
-    for debate in log_json(&project, &[])["debates"].as_array().unwrap() {
+    for debate in log_json(&project, &["-n", "100"])["debates"]
+        .as_array()
+        .unwrap()
+    {
         assert_eq!(debate["commits"].as_array().unwrap().len(), 4, "{debate:#}");
     }
 }
