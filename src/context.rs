@@ -115,11 +115,12 @@ pub fn gather(
         });
     }
     if let Some(n) = inputs.pr {
-        let pr = pull_request_diff(home.project(), "origin", n)?;
+        let pr = pull_request_diff(home.project(), n)?;
         pieces.push(Piece {
             record_path: format!("pr-{n}.patch"),
             title: format!(
-                "Pull request #{n} ({} at {}, against {} from their merge base {})",
+                "Pull request #{n} ({} {} at {}, against {} from their merge base {})",
+                pr.remote,
                 pr.reference,
                 &pr.head.to_string()[..12],
                 pr.base_branch,
@@ -399,6 +400,8 @@ fn file_diff(path: &str, old: Vec<u8>, new: Vec<u8>) -> Result<String, std::io::
 /// A pull request's changes, as [`pull_request_diff`] finds them.
 #[derive(Debug, Clone)]
 pub struct PullRequest {
+    /// The remote it came from (`origin`, or `upstream` in a fork's clone).
+    pub remote: String,
     /// The remote ref it was found under (`refs/pull/N/head`, …).
     pub reference: String,
     pub head: gix::ObjectId,
@@ -409,17 +412,17 @@ pub struct PullRequest {
     pub patch: String,
 }
 
-/// Fetches pull request `n` from `remote` of the project's repository as forges publish it
+/// Fetches pull request `n` from the project's remote as forges publish it
 /// (`refs/pull/N/head` on GitHub-style forges, `refs/merge-requests/N/head` on GitLab-style
 /// ones) together with the remote's default branch, and diffs it against their merge base.
 ///
+/// The remote is `origin`, then `upstream` when `origin` does not have it (a fork's clone:
+/// pull requests live on the repository it was forked from); a project with neither but
+/// exactly one remote uses that one.
+///
 /// The `git` binary does the transport (`ls-remote`, then `fetch` of the two commits, no ref
 /// written in the project); gix finds the merge base and makes the diff.
-pub fn pull_request_diff(
-    project: &Path,
-    remote: &str,
-    n: u32,
-) -> Result<PullRequest, ContextError> {
+pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextError> {
     let fail = |m: String| ContextError::PullRequest(m);
     let git = crate::maintenance::git()
         .ok_or_else(|| fail("fetching a pull request needs the `git` binary on the PATH".into()))?;
@@ -441,18 +444,66 @@ pub fn pull_request_diff(
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     };
+    let repo = gix::discover(project).map_err(|_| {
+        fail(format!(
+            "{} is not in a git repository: pull request {n} is fetched from its remote",
+            project.display()
+        ))
+    })?;
+    let remotes = run(&["remote"])?;
+    let remotes: Vec<&str> = remotes.lines().map(str::trim).collect();
+    let mut tried: Vec<&str> = ["origin", "upstream"]
+        .into_iter()
+        .filter(|r| remotes.contains(r))
+        .collect();
+    if tried.is_empty() {
+        match remotes.as_slice() {
+            [only] => tried.push(only),
+            [] => {
+                return Err(fail(format!(
+                    "the project has no git remote to fetch pull request {n} from \
+                     (add one: git remote add origin URL)"
+                )));
+            }
+            _ => {
+                return Err(fail(format!(
+                    "the project has no remote 'origin' or 'upstream' to fetch pull request \
+                     {n} from, and several others ({}); name one of them origin",
+                    remotes.join(", ")
+                )));
+            }
+        }
+    }
     let candidates = [
         format!("refs/pull/{n}/head"),
         format!("refs/merge-requests/{n}/head"),
     ];
-    let listed = run(&[
-        "ls-remote",
-        "--symref",
-        remote,
-        "HEAD",
-        &candidates[0],
-        &candidates[1],
-    ])?;
+    let mut found = None;
+    for remote in &tried {
+        let listed = run(&[
+            "ls-remote",
+            "--symref",
+            remote,
+            "HEAD",
+            &candidates[0],
+            &candidates[1],
+        ])?;
+        if candidates
+            .iter()
+            .any(|c| listed.lines().any(|l| l.ends_with(&format!("\t{c}"))))
+        {
+            found = Some((*remote, listed));
+            break;
+        }
+    }
+    let (remote, listed) = found.ok_or_else(|| {
+        fail(format!(
+            "no pull request {n} on {} (looked for {} and {})",
+            tried.join(" or "),
+            candidates[0],
+            candidates[1]
+        ))
+    })?;
     let mut head = None;
     let mut base_ref = None;
     let mut base = None;
@@ -474,8 +525,7 @@ pub fn pull_request_diff(
     }
     let (reference, head) = head.ok_or_else(|| {
         fail(format!(
-            "the remote '{remote}' has no pull request {n} (neither {} nor {})",
-            candidates[0], candidates[1]
+            "{remote} listed pull request {n} in a form not understood"
         ))
     })?;
     let base = base.ok_or_else(|| fail(format!("the remote '{remote}' has no default branch")))?;
@@ -493,7 +543,6 @@ pub fn pull_request_diff(
         &base,
     ])?;
 
-    let repo = gix::discover(project).map_err(|e| fail(e.to_string()))?;
     let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).map_err(|e| fail(e.to_string()));
     let (head, base) = (id(&head)?, id(&base)?);
     let merge_base = merge_base(&repo, head, base)?.ok_or_else(|| {
@@ -525,6 +574,7 @@ pub fn pull_request_diff(
         patch.push_str(&file_diff(path, read(a)?, read(b)?).map_err(|e| fail(e.to_string()))?);
     }
     Ok(PullRequest {
+        remote: remote.to_owned(),
         reference,
         head,
         base_branch,

@@ -116,9 +116,9 @@ pub struct DebateArgs {
     #[arg(long, overrides_with = "diff")]
     no_diff: bool,
 
-    /// Add a pull request's changes: fetched from the project's `origin` as the forge
-    /// publishes them (refs/pull/N/head, or refs/merge-requests/N/head), diffed against the
-    /// merge base with the default branch.
+    /// Add a pull request's changes: fetched from the project's `origin` (or `upstream`,
+    /// where a fork's pull requests live) as the forge publishes them (refs/pull/N/head, or
+    /// refs/merge-requests/N/head), diffed against the merge base with the default branch.
     ///
     /// Example: --pr 42 "Should we merge this?"
     #[arg(long, value_name = "N")]

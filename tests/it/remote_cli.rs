@@ -398,6 +398,79 @@ fn pr_context_holds_exactly_the_pull_requests_change_against_the_merge_base() {
     assert!(!refs.contains("pull"), "{refs}");
 }
 
+/// A fork's clone: `origin` is the fork (no pull requests), `upstream` the forge's repository
+/// where pull request 7 lives.
+#[test]
+fn pr_missing_on_origin_is_fetched_from_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let forge = remote_with_pull_request(dir.path());
+    let fork = dir.path().join("fork.git");
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "--quiet",
+            "--bare",
+            forge.to_str().unwrap(),
+            fork.to_str().unwrap(),
+        ],
+    );
+    // A bare clone takes the branches only: the fork has no pull request refs.
+    assert_eq!(git(&fork, &["for-each-ref", "refs/pull"]), "");
+    let project = clone(fork.to_str().unwrap(), "Reviewer");
+    git(
+        project.path(),
+        &["remote", "add", "upstream", forge.to_str().unwrap()],
+    );
+    let started = project.start(&["Should we merge it?", "--pr", "7"]);
+    let patch = project.git(&[
+        "show",
+        &format!("refs/anvil/{}/main:context/pr-7.patch", started.debate),
+    ]);
+    assert!(
+        patch.contains("+two\n") && patch.contains("+new file\n") && !patch.contains("c.txt"),
+        "{patch}"
+    );
+    assert!(
+        started.prompt.contains("upstream refs/pull/7/head"),
+        "says where it came from: {}",
+        started.prompt
+    );
+    // Neither has pull request 8: the error names both.
+    let run = project.anvil(&["start", "Should we merge it?", "--pr", "8"]);
+    assert_ne!(run.code, Some(0), "{}", run.describe());
+    assert!(
+        run.stderr
+            .contains("no pull request 8 on origin or upstream"),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn pr_outside_a_repository_or_without_a_remote_says_what_is_missing() {
+    let project = Project::new();
+    let run = project.anvil(&["start", "Should we merge it?", "--pr", "3"]);
+    assert_ne!(run.code, Some(0), "{}", run.describe());
+    assert!(
+        run.stderr.contains("is not in a git repository"),
+        "{}",
+        run.describe()
+    );
+    git(project.path(), &["init", "--quiet"]);
+    let run = project.anvil(&["start", "Should we merge it?", "--pr", "3"]);
+    assert_ne!(run.code, Some(0), "{}", run.describe());
+    assert!(
+        run.stderr
+            .contains("no git remote to fetch pull request 3 from")
+            && run.stderr.contains("git remote add origin"),
+        "{}",
+        run.describe()
+    );
+    let debates = project.anvil_home().join("debates");
+    assert!(std::fs::read_dir(&debates).map_or(true, |mut d| d.next().is_none()));
+}
+
 #[test]
 fn pr_that_the_remote_does_not_have_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
