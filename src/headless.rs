@@ -46,6 +46,45 @@ impl Run {
     }
 }
 
+/// How long the log of a run started from `anvil serve` is kept once nothing writes to it.
+pub const LOG_KEPT: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Removes the logs under `.anvil/runs/` that nothing has written to for `kept`, except the
+/// log of a run that still lives (one waiting for an answer writes nothing); how many went.
+/// A log is named `DEBATE@LINE-SECONDS.log` after the line it ran.
+pub fn prune_logs(home: &Home, kept: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(home.root().join("runs")) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".log") else {
+            continue;
+        };
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|age| age > kept);
+        if !stale {
+            continue;
+        }
+        let live = stem
+            .rsplit_once('-')
+            .and_then(|(line, _)| LineRef::parse(line))
+            .and_then(|line| current(home, &line))
+            .and_then(|run| run.log)
+            .is_some_and(|log| log.ends_with(&name));
+        if !live && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 fn path(home: &Home, line: &LineRef) -> PathBuf {
     home.line_dir(line).join("headless.json")
 }
@@ -154,6 +193,41 @@ pub fn finish(
 mod tests {
     use super::*;
     use crate::testkit::line_with_debate as line;
+
+    #[test]
+    fn logs_nothing_wrote_to_for_a_month_go_unless_their_run_lives() {
+        let (_dir, home, line) = line();
+        let runs = home.root().join("runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 24 * 3600);
+        let file = |name: &str, aged: bool| {
+            let path = runs.join(name);
+            let f = std::fs::File::create(&path).unwrap();
+            if aged {
+                f.set_modified(old).unwrap();
+            }
+            path
+        };
+        let ended = file(&format!("{line}-100.log"), true);
+        let fresh = file(&format!("{line}-200.log"), false);
+        let waiting = file(&format!("{line}-300.log"), true);
+        let other = file("notes.txt", true);
+        // This test's own process stands for a run that still lives, silent for a month.
+        claim(
+            &home,
+            &line,
+            std::process::id(),
+            Some(format!(".anvil/runs/{line}-300.log")),
+        )
+        .unwrap();
+        assert_eq!(prune_logs(&home, LOG_KEPT), 1);
+        assert!(!ended.exists());
+        assert!(fresh.exists() && waiting.exists() && other.exists());
+        // Once that run has ended, its log goes too.
+        finish(&home, &line, std::process::id(), Ok("done".into())).unwrap();
+        assert_eq!(prune_logs(&home, LOG_KEPT), 1);
+        assert!(!waiting.exists() && fresh.exists());
+    }
 
     #[test]
     fn one_live_run_per_line_and_its_end_is_kept() {

@@ -29,10 +29,24 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
-    let record = match args.record {
-        Some(path) => path,
-        None => ctx.home()?.record_dir(),
+    let (record, home) = match args.record {
+        Some(path) => (path, None),
+        None => {
+            let home = ctx.home()?;
+            (home.record_dir(), Some(home))
+        }
     };
+    // Logs of runs started from `anvil serve`, long finished: they are not part of the record.
+    let logs = home.map_or(0, |home| {
+        anvil::headless::prune_logs(&home, anvil::headless::LOG_KEPT)
+    });
+    if logs > 0 && !args.auto && !args.json {
+        say(&format!(
+            "anvil: removed {logs} log{} of runs started from `anvil serve` that nothing wrote \
+             to for 30 days (.anvil/runs/)",
+            if logs == 1 { "" } else { "s" }
+        ));
+    }
     if !record.join("HEAD").is_file() {
         return Err(CliError::new("no debates recorded yet; nothing to pack"));
     }
@@ -49,7 +63,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     })?;
     let Some(outcome) = outcome else {
         if args.json {
-            return out("{\n  \"packed\": false\n}\n");
+            return out(&format!(
+                "{{\n  \"packed\": false,\n  \"run_logs_removed\": {logs}\n}}\n"
+            ));
         }
         return Ok(());
     };
@@ -76,6 +92,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 },
                 "before": side(b),
                 "after": side(a),
+                "run_logs_removed": logs,
             }))
             .expect("JSON")
         ));

@@ -449,6 +449,28 @@ impl Drop for SlowGit {
     }
 }
 
+/// Logs of runs started from `anvil serve` are not part of the record; gc removes the ones
+/// nothing wrote to for a month (see `headless::prune_logs` for a run that still lives).
+#[test]
+fn gc_removes_logs_of_runs_long_over() {
+    let project = Project::new();
+    project.start(&["Keep the logs tidy?"]);
+    let runs = project.anvil_home().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let old = std::fs::File::create(runs.join("20260101-x-1a2b@main-1767225600.log")).unwrap();
+    old.set_modified(std::time::SystemTime::now() - Duration::from_secs(31 * 24 * 3600))
+        .unwrap();
+    std::fs::write(runs.join("20260101-x-1a2b@main-1795000000.log"), "recent\n").unwrap();
+    let run = project.anvil(&["gc", "--json"]).ok();
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["run_logs_removed"], 1, "{}", run.stdout);
+    let left: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["20260101-x-1a2b@main-1795000000.log"]);
+}
+
 #[test]
 fn a_second_gc_is_turned_away_while_one_runs() {
     let project = Project::new();
