@@ -53,7 +53,7 @@ pub fn ask(home: &Home, line: &LineRef, question: &str) -> Result<Asking, Debate
     let registered = std::cell::Cell::new(false);
     let opened = put(home, line, question, || {
         registered.set(true);
-        crate::fsutil::write_atomic(&waiter, std::process::id().to_string().as_bytes()).map_err(
+        crate::fsutil::write_atomic(&waiter, crate::fsutil::process_token().as_bytes()).map_err(
             |source| DebateError::Io {
                 what: "cannot write",
                 path: waiter.clone(),
@@ -148,7 +148,7 @@ impl Drop for Asking {
 fn waiter_is_mine(home: &Home, line: &LineRef) -> bool {
     matches!(
         crate::fsutil::read_optional(&waiter_path(home, line)),
-        Ok(Some(pid)) if pid.trim() == std::process::id().to_string()
+        Ok(Some(token)) if token.trim() == crate::fsutil::process_token()
     )
 }
 
@@ -254,7 +254,7 @@ pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateErr
 fn waiter_alive(home: &Home, line: &LineRef) -> bool {
     matches!(
         crate::fsutil::read_optional(&waiter_path(home, line)),
-        Ok(Some(pid)) if crate::fsutil::process_alive(&pid)
+        Ok(Some(token)) if crate::fsutil::process_alive(&token)
     )
 }
 

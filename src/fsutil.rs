@@ -28,18 +28,55 @@ pub fn read_optional(path: &Path) -> std::io::Result<Option<String>> {
     }
 }
 
-/// Is the process `pid` (as written in a live file) still running? Where that cannot be told
-/// (no `/proc`), it is taken to be.
-pub fn process_alive(pid: &str) -> bool {
-    let pid = pid.trim();
-    if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+/// This process as a live file names it: `PID@START`, its id and its start time (clock ticks
+/// since boot, from `/proc`), so that a later process that is given the same id is not taken
+/// for it; just `PID` where the start time cannot be read.
+pub fn process_token() -> String {
+    let pid = std::process::id();
+    match process_start(pid) {
+        Some(start) => format!("{pid}@{start}"),
+        None => pid.to_string(),
+    }
+}
+
+/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`, field 22); `None`
+/// for a process that is gone or a zombie (dead, not yet reaped), or without `/proc`.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The name in parentheses may hold spaces and parentheses: count fields after the last.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    // Field 3 was the state; the start time is field 22.
+    fields.nth(18)?.parse().ok()
+}
+
+/// Is the process a live file names still running? The file holds a [`process_token`] (or
+/// a bare `PID`, as older builds wrote): the process must exist, not be a zombie, and, when
+/// the token has a start time, have started then (its id was not given to another process
+/// since). Where `/proc` is missing, a well-formed token is taken to be alive.
+pub fn process_alive(token: &str) -> bool {
+    let token = token.trim();
+    let (pid, start) = match token.split_once('@') {
+        Some((pid, start)) => (pid, Some(start)),
+        None => (token, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || start.is_some_and(|s| !digits(s)) {
         return false;
     }
-    let proc = Path::new("/proc");
-    if proc.is_dir() {
-        proc.join(pid).exists()
-    } else {
-        true
+    let Ok(pid) = pid.parse::<u32>() else {
+        return false;
+    };
+    if !Path::new("/proc/self/stat").is_file() {
+        return true;
+    }
+    match (process_start(pid), start) {
+        (None, _) => false,
+        (Some(now), Some(then)) => then.parse() == Ok(now),
+        (Some(_), None) => true,
     }
 }
 
@@ -60,4 +97,41 @@ pub fn visible_entries(dir: &Path) -> std::io::Result<Vec<(String, std::path::Pa
         .collect();
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_is_known_by_its_id_and_start_time() {
+        let me = process_token();
+        assert!(process_alive(&me), "{me}");
+        let (pid, start) = me.split_once('@').expect("Linux has /proc");
+        assert!(process_alive(pid), "a bare id, as older builds wrote");
+        // The same id with another start time: a process that had this id before.
+        let earlier = start.parse::<u64>().unwrap() - 1;
+        assert!(!process_alive(&format!("{pid}@{earlier}")));
+        for bad in ["", "x", "12x", "1@", "@1", "1@x", "99999999999"] {
+            assert!(!process_alive(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_dead_or_zombie_process_is_not_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Not yet reaped: a zombie once it has exited.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while process_start(pid).is_some() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(
+            Path::new(&format!("/proc/{pid}")).exists(),
+            "exited, not yet reaped: a zombie"
+        );
+        assert!(!process_alive(&pid.to_string()), "a zombie is dead");
+        child.wait().unwrap();
+        assert!(!process_alive(&pid.to_string()), "reaped");
+    }
 }

@@ -25,6 +25,10 @@ pub enum RunState {
 pub struct Run {
     /// The `anvil run` process.
     pub pid: u32,
+    /// When that process started (clock ticks since boot), so that another process given
+    /// the same id later is not taken for it; absent where it cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_start: Option<u64>,
     pub state: RunState,
     /// Seconds since the epoch.
     pub started: i64,
@@ -42,7 +46,11 @@ impl Run {
     /// Still running: its file says so and its process is alive. A run whose process died
     /// without a word (killed) is not.
     pub fn is_live(&self) -> bool {
-        self.state == RunState::Running && crate::fsutil::process_alive(&self.pid.to_string())
+        let token = match self.pid_start {
+            Some(start) => format!("{}@{start}", self.pid),
+            None => self.pid.to_string(),
+        };
+        self.state == RunState::Running && crate::fsutil::process_alive(&token)
     }
 }
 
@@ -151,9 +159,12 @@ pub fn claim(
         let state = current.state()?;
         let before = load(home, line);
         check(line, &state, before.as_ref(), pid)?;
-        let mine = before.filter(|r| r.pid == pid && r.state == RunState::Running);
+        let pid_start = crate::fsutil::process_start(pid);
+        let mine = before
+            .filter(|r| r.pid == pid && r.pid_start == pid_start && r.state == RunState::Running);
         let run = Run {
             pid,
+            pid_start,
             state: RunState::Running,
             started: mine
                 .as_ref()
@@ -259,6 +270,7 @@ mod tests {
         // A pid no process has (beyond the kernel's limit).
         let dead = Run {
             pid: 999_999_999,
+            pid_start: None,
             state: RunState::Running,
             started: 1,
             ended: None,
@@ -267,7 +279,17 @@ mod tests {
         };
         save(&home, &line, &dead).unwrap();
         assert!(!dead.is_live());
-        claim(&home, &line, std::process::id(), None).unwrap();
+        // This process's id, but a start time it does not have: the run of an earlier
+        // process that had the same id.
+        let me = std::process::id();
+        let earlier = Run {
+            pid: me,
+            pid_start: crate::fsutil::process_start(me).map(|s| s - 1),
+            ..dead.clone()
+        };
+        assert!(!earlier.is_live());
+        claim(&home, &line, me, None).unwrap();
+        assert!(load(&home, &line).unwrap().is_live());
         // Another process's end does not overwrite this one's run.
         finish(&home, &line, 999_999_999, Ok("x".into())).unwrap();
         assert_eq!(load(&home, &line).unwrap().state, RunState::Running);

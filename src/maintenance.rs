@@ -129,7 +129,7 @@ pub fn needed(record: &Path, limits: &Limits) -> bool {
 /// touching the lock itself, so that asking never turns a maintenance away.
 pub fn running(record: &Path) -> bool {
     std::fs::read_to_string(record.join(LOCK_FILE))
-        .is_ok_and(|pid| crate::fsutil::process_alive(&pid))
+        .is_ok_and(|token| crate::fsutil::process_alive(&token))
 }
 
 /// The automatic step, for CLI commands that wrote to the record and for the Stop hook after
@@ -272,7 +272,7 @@ pub fn gc(record: &Path, when: When, packer: &Packer) -> Result<Option<Outcome>,
     // Who holds it, for the writers that meet a ref lock meanwhile (see [`running`]).
     let mut lock = lock;
     let _ = lock.set_len(0).and_then(|()| {
-        std::io::Write::write_all(&mut lock, std::process::id().to_string().as_bytes())
+        std::io::Write::write_all(&mut lock, crate::fsutil::process_token().as_bytes())
     });
     let before = footprint(record);
     let packed = match packer {
