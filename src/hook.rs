@@ -249,28 +249,54 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
 /// of huge tool results (whose calls then go uncounted).
 const PROVENANCE_BYTES: u64 = 512 * 1024;
 
-/// The provenance of the turn that ended with `text`, handed over by the hook input. Claude
-/// Code may not have written that turn to its transcript yet, nor even created the file (at
-/// the first stop of a `claude -p` run, typically): the end of the file is read again for a
-/// moment (25 ms apart, only while it lags, a second at most: a busy machine lags that long);
-/// a transcript that does not catch up records nothing. (A text read from the transcript needs no wait: its tail
-/// already holds the turn, and `drive` reads the provenance from that tail.)
-fn turn_provenance(transcript: &Path, text: &str) -> Option<crate::provenance::Provenance> {
-    for attempt in 0..40 {
-        if attempt > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(25));
-        }
-        let Some(tail) = read_tail(transcript, PROVENANCE_BYTES) else {
-            if may_appear(transcript) {
-                continue;
-            }
-            return None;
-        };
-        if let Some(found) = crate::provenance::from_transcript_tail(&tail, Some(text)) {
-            return Some(found);
+/// What one look at a transcript that may lag behind the turn found.
+enum Look<T> {
+    Found(T),
+    /// Not there yet: look again.
+    NotYet,
+    /// Will not come: stop looking.
+    Never,
+}
+
+/// Claude Code writes a turn to its transcript a moment after the turn ends (at the first stop
+/// of a `claude -p` run the file may not even exist yet): look again every `every` until
+/// something is found, a look says it never will be, or `patience` has passed.
+fn wait_for<T>(
+    patience: std::time::Duration,
+    every: std::time::Duration,
+    mut look: impl FnMut() -> Look<T>,
+) -> Option<T> {
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        match look() {
+            Look::Found(found) => return Some(found),
+            Look::Never => return None,
+            Look::NotYet if std::time::Instant::now() >= deadline => return None,
+            Look::NotYet => std::thread::sleep(every),
         }
     }
-    None
+}
+
+/// The provenance of the turn that ended with `text`, handed over by the hook input, read
+/// from the end of the transcript, waited for while the transcript lags (25 ms apart, a
+/// second at most: a busy machine lags that long); a transcript that does not catch up
+/// records nothing. (A text read from the transcript needs no wait: its tail already holds
+/// the turn, and `drive` reads the provenance from that tail.)
+fn turn_provenance(transcript: &Path, text: &str) -> Option<crate::provenance::Provenance> {
+    let (patience, every) = (
+        std::time::Duration::from_secs(1),
+        std::time::Duration::from_millis(25),
+    );
+    wait_for(patience, every, || {
+        match read_tail(transcript, PROVENANCE_BYTES) {
+            None if may_appear(transcript) => Look::NotYet,
+            None => Look::Never,
+            Some(tail) => match crate::provenance::from_transcript_tail(&tail, Some(text)) {
+                Some(found) => Look::Found(found),
+                None => Look::NotYet,
+            },
+        }
+    })
 }
 
 /// Is `path` a transcript that Claude Code has not created yet? At the first stop of a
@@ -282,25 +308,26 @@ fn may_appear(path: &Path) -> bool {
         && !path.exists()
 }
 
-/// Did the session that claims a line see its prompt (`needle`, the line's tag)? Claude Code
-/// writes its transcript a moment after the turn ends (observed: absent at the first stop of a
-/// `claude -p` run), so give it until the transcript holds an assistant text before deciding
-/// that the session never saw the prompt. This runs once per claimed line, never per stop.
-/// `has_text`: the transcript is already known to hold an assistant text (no wait, no re-read).
+/// Did the session that claims a line see its prompt (`needle`, the line's tag)? The
+/// transcript is looked at again (5 ms apart, 1.5 s at most) until it holds an assistant text
+/// before deciding that the session never saw the prompt. This runs once per claimed line,
+/// never per stop. `has_text`: the transcript is already known to hold an assistant text (no
+/// wait, no re-read).
 fn saw_prompt(transcript: &Path, needle: &str, has_text: bool) -> bool {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
-    loop {
+    let (patience, every) = (
+        std::time::Duration::from_millis(1500),
+        std::time::Duration::from_millis(5),
+    );
+    wait_for(patience, every, || {
         if mentions(transcript, needle) {
-            return true;
+            Look::Found(())
+        } else if has_text || last_assistant_text(transcript).is_some() {
+            Look::Never
+        } else {
+            Look::NotYet
         }
-        if has_text
-            || last_assistant_text(transcript).is_some()
-            || std::time::Instant::now() >= deadline
-        {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    })
+    .is_some()
 }
 
 /// The most of a transcript's end that is read for the last assistant text. The text is at
