@@ -92,7 +92,7 @@ pub fn note(
     let written = (|| {
         let mut file = open_locked(&path, Lock::Shared)?;
         let before = fingerprint(record);
-        file.write_all(format!("+ {time} {debate} {line} {tip}\n").as_bytes())?;
+        append(&mut file, &format!("+ {time} {debate} {line} {tip}\n"))?;
         Ok::<_, io::Error>((file, before))
     })();
     match written {
@@ -120,7 +120,7 @@ impl Drop for Note {
         let after = fingerprint(&self.record);
         if after != self.before {
             // Lost, the chain of fingerprints breaks and the next reader rebuilds: safe.
-            let _ = file.write_all(format!("! {} {after}\n", self.before).as_bytes());
+            let _ = append(&mut file, &format!("! {} {after}\n", self.before));
         }
     }
 }
@@ -160,6 +160,30 @@ fn open_locked(path: &Path, lock: Lock) -> io::Result<File> {
         "{} kept being replaced while anvil waited for it",
         path.display()
     )))
+}
+
+/// Does the index end with a line without its newline? Only a writer that died halfway
+/// leaves one (a note is one short write, and its ref moves after it), or damage.
+fn ends_broken(file: &File) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0];
+    let mut file = file;
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
+/// Appends whole lines to the index through `file`, opened for appending and locked. After a
+/// broken last line (see [`ends_broken`]) they start on a line of their own, not glued to it;
+/// the next reader meets the broken line and rebuilds the index.
+fn append(file: &mut File, text: &str) -> io::Result<()> {
+    if ends_broken(file)? {
+        return file.write_all(format!("\n{text}").as_bytes());
+    }
+    file.write_all(text.as_bytes())
 }
 
 #[cfg(unix)]
@@ -338,7 +362,7 @@ impl Whole {
         let mut appended = Vec::new();
         // A last line without its newline is a note being written: not there yet.
         let complete = rest.rfind('\n').map_or("", |i| &rest[..=i]);
-        for line in complete.lines() {
+        for line in complete.lines().filter(|l| !l.is_empty()) {
             appended.push(parse(line).ok_or_else(|| format!("a line is damaged: {line:?}"))?);
         }
         Ok(Whole {
@@ -481,7 +505,7 @@ impl Index {
         let Ok(text) = std::str::from_utf8(&bytes[..=last]) else {
             return Ok(false);
         };
-        for line in text.lines() {
+        for line in text.lines().filter(|l| !l.is_empty()) {
             let Some(entry) = parse(line) else {
                 return Ok(false);
             };
@@ -809,6 +833,12 @@ fn settle(record: &Record, debates: &[String], fold: bool) -> Result<(), RecordE
         source,
     };
     let mut file = open_locked(&path, Lock::Exclusive).map_err(io)?;
+    // No writer is between its note and its ref now: a broken last line is a dead writer's
+    // or damage. Rather than glue corrections to it, the index is rebuilt from the refs.
+    if ends_broken(&file).map_err(io)? {
+        drop(file);
+        return rebuild(record).map(drop);
+    }
     let mut times = record.commit_times();
     let mut corrected = Vec::new();
     for debate in debates {
@@ -830,7 +860,7 @@ fn settle(record: &Record, debates: &[String], fold: bool) -> Result<(), RecordE
                 text.push_str(&format!("= {time} {debate}\n"));
             }
         }
-        return file.write_all(text.as_bytes()).map_err(io);
+        return append(&mut file, &text).map_err(io);
     }
     let mut bytes = Vec::new();
     (&file).seek(SeekFrom::Start(0)).map_err(io)?;
@@ -1083,6 +1113,51 @@ mod tests {
         std::fs::write(path(record.path()), bytes).unwrap();
         assert_eq!(newest(&record), expected);
         assert_eq!(check(&record).unwrap(), Health::Fine { debates: 3 });
+    }
+
+    /// A writer that died halfway through its note leaves a line without its newline: what
+    /// is appended next is never glued to it, and reading leaves the index whole.
+    #[test]
+    fn a_note_cut_short_is_never_glued_to_the_next_line() {
+        let (_dir, record) = record();
+        commit(&record, "d1", "main", 10);
+        commit(&record, "d2", "main", 20);
+        let expected = scan(&record).unwrap();
+        let broken = |record: &Record| {
+            let mut file = OpenOptions::new()
+                .append(true)
+                .open(path(record.path()))
+                .unwrap();
+            file.write_all(b"+ 30 d1 ma").unwrap();
+        };
+
+        // A reader with a correction to write (a note whose ref never moved claims d1 at 50):
+        // it rebuilds the index instead of appending after the broken line.
+        drop(
+            note(
+                record.path(),
+                "d1",
+                "main",
+                ObjectId::null(gix::hash::Kind::Sha1),
+                50,
+            )
+            .unwrap(),
+        );
+        broken(&record);
+        assert_eq!(newest(&record), expected);
+        assert_eq!(check(&record).unwrap(), Health::Fine { debates: 2 });
+
+        // A writer's note after the broken line: on a line of its own, so the broken one is
+        // found by the next reader, who rebuilds the index.
+        broken(&record);
+        commit(&record, "d2", "main", 40);
+        let bytes = String::from_utf8(index_bytes(&record)).unwrap();
+        assert!(bytes.contains("+ 30 d1 ma\n+ 40 d2 main "), "{bytes}");
+        assert!(matches!(check(&record).unwrap(), Health::Damaged(_)));
+        let expected = scan(&record).unwrap();
+        assert_eq!(expected[0], ("d2".to_owned(), 40));
+        assert_eq!(newest(&record), expected);
+        assert_eq!(check(&record).unwrap(), Health::Fine { debates: 2 });
     }
 
     #[test]
