@@ -23,6 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anvil::home::{Home, LineRef};
+use anvil::maintenance::disk_bytes;
 
 const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
 const SAMPLES: usize = 11;
@@ -294,26 +295,9 @@ fn hook_median(home: &Home, project: &Path) -> Duration {
     times[SAMPLES / 2]
 }
 
-/// Bytes allocated on disk under `dir`, as `du` counts them.
-fn disk_bytes(dir: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let mut total = 0;
-    let mut stack = vec![dir.to_owned()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let meta = entry.metadata().unwrap();
-            total += meta.blocks() * 512;
-            if meta.is_dir() {
-                stack.push(entry.path());
-            }
-        }
-    }
-    total
-}
-
-/// What `git gc` makes of a copy of the record, in bytes on disk.
-fn git_gc_bytes(record: &Path, work: &Path) -> u64 {
-    let copy: PathBuf = work.join("git-gc-copy");
+/// A copy of the record at `work/name`, for a maintenance to work on.
+fn copy_of(record: &Path, work: &Path, name: &str) -> PathBuf {
+    let copy = work.join(name);
     let _ = std::fs::remove_dir_all(&copy);
     let status = Command::new("cp")
         .arg("-a")
@@ -322,6 +306,12 @@ fn git_gc_bytes(record: &Path, work: &Path) -> u64 {
         .status()
         .expect("cp");
     assert!(status.success());
+    copy
+}
+
+/// What `git gc` makes of a copy of the record, in bytes on disk.
+fn git_gc_bytes(record: &Path, work: &Path) -> u64 {
+    let copy = copy_of(record, work, "git-gc-copy");
     let status = Command::new("git")
         .arg("--git-dir")
         .arg(&copy)
@@ -337,15 +327,7 @@ fn git_gc_bytes(record: &Path, work: &Path) -> u64 {
 /// What `anvil gc` makes of a copy of the record without `git` on the PATH (gix packs it),
 /// in bytes on disk, and how long it took.
 fn gix_gc_bytes(record: &Path, work: &Path) -> (u64, Duration) {
-    let copy: PathBuf = work.join("gix-gc-copy");
-    let _ = std::fs::remove_dir_all(&copy);
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(record)
-        .arg(&copy)
-        .status()
-        .expect("cp");
-    assert!(status.success());
+    let copy = copy_of(record, work, "gix-gc-copy");
     let no_git = work.join("no-git");
     std::fs::create_dir_all(&no_git).unwrap();
     let started = Instant::now();

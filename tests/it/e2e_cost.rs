@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::anvil::{Project, phase_text, turn_tag};
+use crate::support::anvil::{Commit, Project, phase_text, turn_tag};
 use crate::support::claude::{Claude, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
@@ -13,6 +13,30 @@ fn debater(turn: &Turn) -> Reply {
     match turn_tag(turn) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("hello there"),
+    }
+}
+
+/// The phase `commit` records the model and the token figures of the answer the server sent.
+fn assert_recorded_as_served(commit: &Commit, message: &Value) {
+    let usage = &message["usage"];
+    let number = |key: &str| usage[key].as_u64().unwrap().to_string();
+    for (key, value) in [
+        ("Anvil-Model", message["model"].as_str().unwrap().to_owned()),
+        ("Anvil-Tokens-Input", number("input_tokens")),
+        ("Anvil-Tokens-Output", number("output_tokens")),
+        ("Anvil-Tokens-Cache-Read", number("cache_read_input_tokens")),
+        (
+            "Anvil-Tokens-Cache-Write",
+            number("cache_creation_input_tokens"),
+        ),
+    ] {
+        assert_eq!(
+            commit.trailer(key),
+            Some(value.as_str()),
+            "{key} of {}: {}",
+            commit.subject,
+            commit.message
+        );
     }
 }
 
@@ -34,27 +58,7 @@ fn each_phase_records_the_model_and_tokens_the_server_reported() {
     assert_eq!(sent.len(), phases.len(), "one answer per phase: {sent:#?}");
     let mut total_output = 0;
     for (commit, message) in phases.iter().zip(&sent) {
-        let usage = &message["usage"];
-        let number = |key: &str| usage[key].as_u64().unwrap().to_string();
-        let expect = [
-            ("Anvil-Model", message["model"].as_str().unwrap().to_owned()),
-            ("Anvil-Tokens-Input", number("input_tokens")),
-            ("Anvil-Tokens-Output", number("output_tokens")),
-            ("Anvil-Tokens-Cache-Read", number("cache_read_input_tokens")),
-            (
-                "Anvil-Tokens-Cache-Write",
-                number("cache_creation_input_tokens"),
-            ),
-        ];
-        for (key, value) in expect {
-            assert_eq!(
-                commit.trailer(key),
-                Some(value.as_str()),
-                "{key} of {}: {}",
-                commit.subject,
-                commit.message
-            );
-        }
+        assert_recorded_as_served(commit, message);
         assert!(
             commit.trailer("Anvil-Duration-Ms").is_some(),
             "{}",
@@ -65,7 +69,7 @@ fn each_phase_records_the_model_and_tokens_the_server_reported() {
             "{}",
             commit.message
         );
-        total_output += usage["output_tokens"].as_u64().unwrap();
+        total_output += message["usage"]["output_tokens"].as_u64().unwrap();
     }
 
     // `anvil show --json` has them per phase, `log --json` per line and per debate.
@@ -164,25 +168,7 @@ fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported() {
     assert_eq!(answered.len(), 5, "{commits:#?}");
     assert_eq!(sent.len(), 5, "one answer per phase: {sent:#?}");
     for (commit, message) in answered.iter().zip(&sent) {
-        let usage = &message["usage"];
-        let number = |key: &str| usage[key].as_u64().unwrap().to_string();
-        for (key, value) in [
-            ("Anvil-Model", message["model"].as_str().unwrap().to_owned()),
-            ("Anvil-Tokens-Input", number("input_tokens")),
-            ("Anvil-Tokens-Output", number("output_tokens")),
-            ("Anvil-Tokens-Cache-Read", number("cache_read_input_tokens")),
-            (
-                "Anvil-Tokens-Cache-Write",
-                number("cache_creation_input_tokens"),
-            ),
-        ] {
-            assert_eq!(
-                commit.trailer(key),
-                Some(value.as_str()),
-                "{key}: {}",
-                commit.message
-            );
-        }
+        assert_recorded_as_served(commit, message);
     }
 
     // The runs' totals, on the commit recorded after them: what Claude Code reported, which

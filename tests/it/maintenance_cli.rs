@@ -471,18 +471,24 @@ fn gc_removes_logs_of_runs_long_over() {
     assert_eq!(left, ["20260101-x-1a2b@main-1795000000.log"]);
 }
 
-#[test]
-fn a_second_gc_is_turned_away_while_one_runs() {
-    let project = Project::new();
-    project.start(&["A question?"]);
-    let git = SlowGit::new();
-    let mut first = project
+/// `anvil gc` started in the background, held inside its `git` by `git` until released.
+fn gc_held_by(project: &Project, git: &SlowGit) -> std::process::Child {
+    let child = project
         .command(&["gc"])
         .env("ANVIL_GIT", git.path())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     git.wait_started();
+    child
+}
+
+#[test]
+fn a_second_gc_is_turned_away_while_one_runs() {
+    let project = Project::new();
+    project.start(&["A question?"]);
+    let git = SlowGit::new();
+    let mut first = gc_held_by(&project, &git);
     let second = project.anvil(&["gc"]);
     assert_eq!(second.code, Some(1), "{}", second.describe());
     assert!(
@@ -512,13 +518,7 @@ fn a_gc_killed_halfway_blocks_no_later_one() {
     let project = Project::new();
     let started = project.start(&["A question?"]);
     let git = SlowGit::new();
-    let mut killed = project
-        .command(&["gc"])
-        .env("ANVIL_GIT", git.path())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    git.wait_started();
+    let mut killed = gc_held_by(&project, &git);
     killed.kill().unwrap();
     killed.wait().unwrap();
     git.release();
