@@ -488,44 +488,18 @@ pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextE
             &candidates[0],
             &candidates[1],
         ])?;
-        if candidates
-            .iter()
-            .any(|c| listed.lines().any(|l| l.ends_with(&format!("\t{c}"))))
-        {
-            found = Some((*remote, listed));
+        let listing = Listing::parse(&listed, &candidates);
+        if let Some(head) = listing.head {
+            found = Some((*remote, head, listing.base_ref, listing.base));
             break;
         }
     }
-    let (remote, listed) = found.ok_or_else(|| {
+    let (remote, (reference, head), base_ref, base) = found.ok_or_else(|| {
         fail(format!(
             "no pull request {n} on {} (looked for {} and {})",
             tried.join(" or "),
             candidates[0],
             candidates[1]
-        ))
-    })?;
-    let mut head = None;
-    let mut base_ref = None;
-    let mut base = None;
-    for line in listed.lines() {
-        if let Some(rest) = line.strip_prefix("ref: ") {
-            if let Some((target, "HEAD")) = rest.split_once('\t') {
-                base_ref = Some(target.to_owned());
-            }
-            continue;
-        }
-        let Some((id, name)) = line.split_once('\t') else {
-            continue;
-        };
-        if name == "HEAD" {
-            base = Some(id.to_owned());
-        } else if head.is_none() && candidates.iter().any(|c| c == name) {
-            head = Some((name.to_owned(), id.to_owned()));
-        }
-    }
-    let (reference, head) = head.ok_or_else(|| {
-        fail(format!(
-            "{remote} listed pull request {n} in a form not understood"
         ))
     })?;
     let base = base.ok_or_else(|| fail(format!("the remote '{remote}' has no default branch")))?;
@@ -581,6 +555,43 @@ pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextE
         merge_base,
         patch,
     })
+}
+
+/// What `git ls-remote --symref REMOTE HEAD CANDIDATES…` says about a pull request.
+struct Listing {
+    /// The first candidate ref listed, and the commit it names.
+    head: Option<(String, String)>,
+    /// The branch the remote's `HEAD` points at (`refs/heads/main`).
+    base_ref: Option<String>,
+    /// The commit of the remote's `HEAD`.
+    base: Option<String>,
+}
+
+impl Listing {
+    fn parse(listed: &str, candidates: &[String]) -> Listing {
+        let mut listing = Listing {
+            head: None,
+            base_ref: None,
+            base: None,
+        };
+        for line in listed.lines() {
+            if let Some(rest) = line.strip_prefix("ref: ") {
+                if let Some((target, "HEAD")) = rest.split_once('\t') {
+                    listing.base_ref = Some(target.to_owned());
+                }
+                continue;
+            }
+            let Some((id, name)) = line.split_once('\t') else {
+                continue;
+            };
+            if name == "HEAD" {
+                listing.base = Some(id.to_owned());
+            } else if listing.head.is_none() && candidates.iter().any(|c| c == name) {
+                listing.head = Some((name.to_owned(), id.to_owned()));
+            }
+        }
+        listing
+    }
 }
 
 /// The nearest common ancestor of `a` and `b`: every ancestor of `b`, then `a`'s ancestors
