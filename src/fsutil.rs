@@ -56,7 +56,7 @@ pub fn process_start(pid: u32) -> Option<u64> {
 /// Is the process a live file names still running? The file holds a [`process_token`] (or
 /// a bare `PID`, as older builds wrote): the process must exist, not be a zombie, and, when
 /// the token has a start time, have started then (its id was not given to another process
-/// since). Where `/proc` is missing, a well-formed token is taken to be alive.
+/// since): [`running`].
 pub fn process_alive(token: &str) -> bool {
     let token = token.trim();
     let (pid, start) = match token.split_once('@') {
@@ -67,17 +67,20 @@ pub fn process_alive(token: &str) -> bool {
     if !digits(pid) || start.is_some_and(|s| !digits(s)) {
         return false;
     }
-    let Ok(pid) = pid.parse::<u32>() else {
-        return false;
-    };
+    match (pid.parse(), start.map(str::parse)) {
+        (Ok(pid), None) => running(pid, None),
+        (Ok(pid), Some(Ok(start))) => running(pid, Some(start)),
+        _ => false,
+    }
+}
+
+/// Is process `pid` running, not a zombie, and, when `start` is given, the one that started
+/// then? Where `/proc` is missing, it is taken to be.
+pub fn running(pid: u32, start: Option<u64>) -> bool {
     if !Path::new("/proc/self/stat").is_file() {
         return true;
     }
-    match (process_start(pid), start) {
-        (None, _) => false,
-        (Some(now), Some(then)) => then.parse() == Ok(now),
-        (Some(_), None) => true,
-    }
+    process_start(pid).is_some_and(|now| start.is_none_or(|then| then == now))
 }
 
 /// `(name, path)` of the visible entries of `dir` (names not starting with `.`), sorted by

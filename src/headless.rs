@@ -46,11 +46,7 @@ impl Run {
     /// Still running: its file says so and its process is alive. A run whose process died
     /// without a word (killed) is not.
     pub fn is_live(&self) -> bool {
-        let token = match self.pid_start {
-            Some(start) => format!("{}@{start}", self.pid),
-            None => self.pid.to_string(),
-        };
-        self.state == RunState::Running && crate::fsutil::process_alive(&token)
+        self.state == RunState::Running && crate::fsutil::running(self.pid, self.pid_start)
     }
 }
 
