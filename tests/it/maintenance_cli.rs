@@ -4,7 +4,8 @@
 //! one that was killed.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -79,27 +80,41 @@ fn race_gc_against_hooks(path: Option<&Path>) {
         })
         .collect();
 
+    // Each hook step starts only while a gc process is running, and both sides note when
+    // they ran: the race is proven by overlapping spans, not hoped for from timing.
     let hooks_done = AtomicBool::new(false);
-    let gcs_during_hooks = AtomicUsize::new(0);
+    let gc_running = AtomicBool::new(false);
+    let gc_spans = Mutex::new(Vec::new());
+    let hook_spans = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         let gc = scope.spawn(|| {
             while !hooks_done.load(Ordering::SeqCst) {
+                gc_running.store(true, Ordering::SeqCst);
+                let began = Instant::now();
                 let run = gc_command(&project, &["gc"]);
+                gc_spans.lock().unwrap().push((began, Instant::now()));
+                gc_running.store(false, Ordering::SeqCst);
                 if run.code != Some(0) {
                     hooks_done.store(true, Ordering::SeqCst);
                     panic!("gc: {}", run.describe());
-                }
-                if !hooks_done.load(Ordering::SeqCst) {
-                    gcs_during_hooks.fetch_add(1, Ordering::SeqCst);
                 }
             }
         });
         let hooks: Vec<_> = (0..debates.len())
             .map(|i| {
-                let project = &project;
+                let (project, gc_running, hook_spans) = (&project, &gc_running, &hook_spans);
+                let hooks_done = &hooks_done;
                 scope.spawn(move || {
                     let mut problems = Vec::new();
                     for step in 1..=2 * ROUNDS + 1 {
+                        let patience = Instant::now() + Duration::from_secs(30);
+                        while !gc_running.load(Ordering::SeqCst)
+                            && !hooks_done.load(Ordering::SeqCst)
+                            && Instant::now() < patience
+                        {
+                            std::thread::sleep(Duration::from_micros(200));
+                        }
+                        let began = Instant::now();
                         let run = project.hook(&json!({
                             "session_id": session(i),
                             "cwd": project.path(),
@@ -107,6 +122,7 @@ fn race_gc_against_hooks(path: Option<&Path>) {
                             "stop_hook_active": step > 1,
                             "last_assistant_message": text(i, step),
                         }));
+                        hook_spans.lock().unwrap().push((began, Instant::now()));
                         // Every phase but the synthesis is answered with the next prompt.
                         let blocked = run.stdout.contains("\"decision\":\"block\"");
                         if run.code != Some(0) || blocked != (step <= 2 * ROUNDS) {
@@ -126,9 +142,21 @@ fn race_gc_against_hooks(path: Option<&Path>) {
         gc.join().unwrap();
         assert!(problems.is_empty(), "hooks: {problems:#?}");
     });
+    let gc_spans = gc_spans.into_inner().unwrap();
+    let hook_spans = hook_spans.into_inner().unwrap();
+    let raced = hook_spans
+        .iter()
+        .filter(|(hook_began, hook_ended)| {
+            gc_spans
+                .iter()
+                .any(|(gc_began, gc_ended)| gc_began < hook_ended && hook_began < gc_ended)
+        })
+        .count();
     assert!(
-        gcs_during_hooks.load(Ordering::SeqCst) >= 1,
-        "no gc ran while the hooks were committing"
+        raced * 2 >= hook_spans.len(),
+        "only {raced} of {} hook runs overlapped one of {} gc runs",
+        hook_spans.len(),
+        gc_spans.len()
     );
 
     // One last pack, then every phase of every debate is still there, in order.
