@@ -13,6 +13,7 @@ pub mod compare;
 pub mod config;
 pub mod context;
 pub mod debate;
+pub mod delta;
 pub mod doctor;
 pub mod earlier;
 pub mod fault;

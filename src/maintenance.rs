@@ -12,12 +12,12 @@
 //!
 //! The packing is done by the `git` binary when there is one: `git gc` computes deltas, packs
 //! the refs and writes a commit-graph. gix (0.90) writes packs too, but computes no deltas (it
-//! only copies the deltas of packs that exist): a debate's phases shrink mostly through deltas
-//! (every commit's `state.md`, prompts that repeat their instructions), so a gix pack stays
-//! about 2.4 times the size of git's (`cargo bench --bench scale`). Without `git` on the
-//! PATH, [`gc`] packs the objects with gix all the same ([`Packer::Gix`]: still a fraction of
-//! the loose record, and one file instead of thousands); the refs then stay loose and no
-//! commit-graph is written.
+//! only copies the deltas of packs that exist), and a debate's phases shrink mostly through
+//! deltas (every commit's `state.md` and root tree, prompts that repeat their instructions).
+//! Without `git` on the PATH, [`gc`] packs the objects with gix ([`Packer::Gix`]), and
+//! [`crate::delta`] turns the loose ones into deltas on their way into the pack: about 1.5
+//! times git's size (`cargo bench --bench scale`), one file instead of thousands. The refs
+//! then stay loose and no commit-graph is written.
 //!
 //! Safety against hooks committing at the same moment. With git: `git gc` keeps everything
 //! reachable from a ref, and prunes only unreachable loose objects older than its grace
@@ -61,6 +61,12 @@ pub enum MaintenanceError {
     Git { path: PathBuf, message: String },
     #[error("cannot pack {path} with gix: {message}")]
     Pack { path: PathBuf, message: String },
+    #[error(
+        "cannot pack {path} with gix: the new pack lacks {missing} of the objects it was to hold \
+         (a loose object whose content does not match its name?); the pack was removed and \
+         every loose object kept"
+    )]
+    Incomplete { path: PathBuf, missing: usize },
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
 }
@@ -318,20 +324,17 @@ fn pack_with_git(git: &Path, record: &Path) -> Result<(), MaintenanceError> {
 }
 
 /// Every object reachable from a ref, in one new pack written by gix: loose objects
-/// compressed, objects of existing packs copied as they are (their deltas kept). Then the
-/// loose objects that are in the new pack are removed, and the old packs whose every object
-/// is in it. Objects written meanwhile (a hook committing) are not in the pack and stay.
+/// compressed, as deltas where that pays ([`crate::delta`]), objects of existing packs copied
+/// as they are (their deltas kept). Then, once the new pack's index is checked to name every
+/// one of them, the loose objects that are in the new pack are removed, and the old packs
+/// whose every object is in it. Objects written meanwhile (a hook committing) are not in the
+/// pack and stay.
 fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
     use gix::odb::pack;
-    use std::sync::atomic::AtomicBool;
 
     let fail = |message: String| MaintenanceError::Pack {
         path: record.to_owned(),
         message,
-    };
-    let io = |what: &'static str, path: &Path| {
-        let path = path.to_owned();
-        move |source| MaintenanceError::Io { what, path, source }
     };
     let repo =
         gix::open_opts(record, gix::open::Options::isolated()).map_err(|e| fail(e.to_string()))?;
@@ -353,90 +356,39 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
     if tips.is_empty() {
         return Ok(());
     }
+    // Each line's history together, newest first, down to where it meets one already met:
+    // the pack then holds a debate's phases side by side, and each version of a file follows
+    // the newer one it is stored as a delta of (see `delta::Deltify`).
     let mut commits = Vec::new();
-    for info in repo.rev_walk(tips).all().map_err(|e| fail(e.to_string()))? {
-        commits.push(info.map_err(|e| fail(e.to_string()))?.id);
+    let mut met = std::collections::HashSet::new();
+    for tip in tips {
+        let mut stack = vec![tip];
+        while let Some(id) = stack.pop() {
+            if !met.insert(id) {
+                continue;
+            }
+            commits.push(id);
+            let object = repo.find_object(id).map_err(|e| fail(e.to_string()))?;
+            if object.kind == gix::objs::Kind::Commit {
+                let commit = object.into_commit();
+                let parents: Vec<_> = commit.parent_ids().map(|p| p.detach()).collect();
+                // The first parent is walked next.
+                stack.extend(parents.into_iter().rev());
+            }
+        }
     }
     let objects_dir = record.join("objects");
     let pack_dir = objects_dir.join("pack");
     let old_packs = pack_indices(&pack_dir);
-    let mut db = gix::odb::at(&objects_dir, gix::hash::Kind::Sha1)
-        .and_then(|db| db.into_arc())
-        .map_err(io("cannot open the objects of", &objects_dir))?;
-    // Pack locations are kept from counting to copying: the packs must stay mapped meanwhile.
-    db.prevent_pack_unload();
-    let interrupt = AtomicBool::new(false);
-    let (counts, _) = pack::data::output::count::objects_unthreaded(
-        &db,
-        &mut commits.into_iter().map(Ok),
-        &gix::progress::Discard,
-        &interrupt,
-        pack::data::output::count::objects::ObjectExpansion::TreeContents,
-    )
-    .map_err(|e| fail(e.to_string()))?;
-    let ids: Vec<gix::ObjectId> = counts.iter().map(|c| c.id).collect();
-    let entries = pack::data::output::entry::iter_from_counts(
-        counts,
-        db,
-        Box::new(gix::progress::Discard),
-        pack::data::output::entry::iter_from_counts::Options {
-            thread_limit: Some(1),
-            ..Default::default()
-        },
-    )
-    .map_err(|e| fail(e.to_string()))?;
-    let in_order = gix::parallel::InOrderIter::from(entries);
-
-    // The pack's bytes go to a file beside the packs, then gix indexes them into place.
-    std::fs::create_dir_all(&pack_dir).map_err(io("cannot create", &pack_dir))?;
-    let mut data = tempfile::Builder::new()
-        .prefix("tmp_pack_anvil_")
-        .tempfile_in(&pack_dir)
-        .map_err(io("cannot create a pack in", &pack_dir))?;
-    {
-        let writer = std::io::BufWriter::new(data.as_file_mut());
-        let count = u32::try_from(ids.len()).map_err(|_| fail("too many objects".into()))?;
-        let mut bytes = pack::data::output::bytes::FromEntriesIter::new(
-            in_order,
-            writer,
-            count,
-            pack::data::Version::V2,
-            gix::hash::Kind::Sha1,
-        );
-        for written in &mut bytes {
-            written.map_err(|e| fail(e.to_string()))?;
+    let (ids, written) = match write_pack(record, &commits, &old_packs, true) {
+        Ok(done) => done,
+        // Never seen: `delta` is tested to give back every object. Should a pack still lack
+        // one, it is removed unused, and the objects are packed whole.
+        Err(MaintenanceError::Incomplete { .. }) => {
+            write_pack(record, &commits, &old_packs, false)?
         }
-        let mut writer = bytes.into_write();
-        std::io::Write::flush(&mut writer).map_err(io("cannot write", &pack_dir))?;
-    }
-    let mut reader = std::io::BufReader::new(
-        data.reopen()
-            .map_err(io("cannot read back the pack in", &pack_dir))?,
-    );
-    let written = pack::Bundle::write_to_directory(
-        &mut reader,
-        Some(&pack_dir),
-        &mut gix::progress::Discard,
-        &interrupt,
-        None::<gix::objs::find::Never>,
-        gix::hash::Kind::Sha1,
-        pack::bundle::write::Options::default(),
-    )
-    .map_err(|e| fail(e.to_string()))?;
-    drop(data);
-    // Read-only, as git leaves its packs (gix writes them private to their owner).
-    #[cfg(unix)]
-    for path in [&written.data_path, &written.index_path]
-        .into_iter()
-        .flatten()
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444))
-            .map_err(io("cannot make read-only", path))?;
-    }
-    if let Some(keep) = &written.keep_path {
-        std::fs::remove_file(keep).map_err(io("cannot remove", keep))?;
-    }
+        Err(e) => return Err(e),
+    };
     let new_index = written.index_path.clone();
 
     // Only now that the pack can be read: the loose copies of what it holds go.
@@ -492,6 +444,146 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
         }
     }
     Ok(())
+}
+
+/// One new pack in `record` of every object reachable from `commits` (in that order), the
+/// loose ones turned into deltas by [`crate::delta::Deltify`] when `deltas`, indexed into
+/// place by gix; then checked: its index must name every object counted, or the pack is
+/// removed and the answer is [`MaintenanceError::Incomplete`]. Gives the objects packed.
+fn write_pack(
+    record: &Path,
+    commits: &[gix::ObjectId],
+    old_packs: &[PathBuf],
+    deltas: bool,
+) -> Result<(Vec<gix::ObjectId>, gix_pack::bundle::write::Outcome), MaintenanceError> {
+    use gix::odb::pack;
+    use std::sync::atomic::AtomicBool;
+
+    let fail = |message: String| MaintenanceError::Pack {
+        path: record.to_owned(),
+        message,
+    };
+    let io = |what: &'static str, path: &Path| {
+        let path = path.to_owned();
+        move |source| MaintenanceError::Io { what, path, source }
+    };
+    let objects_dir = record.join("objects");
+    let pack_dir = objects_dir.join("pack");
+    let mut db = gix::odb::at(&objects_dir, gix::hash::Kind::Sha1)
+        .and_then(|db| db.into_arc())
+        .map_err(io("cannot open the objects of", &objects_dir))?;
+    // Pack locations are kept from counting to copying: the packs must stay mapped meanwhile.
+    db.prevent_pack_unload();
+    let interrupt = AtomicBool::new(false);
+    let (counts, _) = pack::data::output::count::objects_unthreaded(
+        &db,
+        &mut commits.iter().copied().map(Ok),
+        &gix::progress::Discard,
+        &interrupt,
+        pack::data::output::count::objects::ObjectExpansion::TreeContents,
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    let ids: Vec<gix::ObjectId> = counts.iter().map(|c| c.id).collect();
+    // gix writes the loose objects first, in the order counted; they may become deltas. (An
+    // entry counted loose here that a pack written meanwhile holds is only a missed delta or
+    // an extra one: either way the pack is whole.)
+    let indices: Vec<pack::index::File> = old_packs
+        .iter()
+        .filter_map(|path| pack::index::File::at(path, gix::hash::Kind::Sha1).ok())
+        .collect();
+    let loose = ids
+        .iter()
+        .filter(|id| indices.iter().all(|index| index.lookup(id).is_none()))
+        .count();
+    drop(indices);
+    let entries = pack::data::output::entry::iter_from_counts(
+        counts,
+        db,
+        Box::new(gix::progress::Discard),
+        pack::data::output::entry::iter_from_counts::Options {
+            thread_limit: Some(1),
+            ..Default::default()
+        },
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    let mut deltify = crate::delta::Deltify::new(if deltas { loose } else { 0 });
+    let in_order = gix::parallel::InOrderIter::from(entries).map(move |chunk| {
+        chunk.map(|mut entries| {
+            entries.iter_mut().for_each(|entry| deltify.entry(entry));
+            entries
+        })
+    });
+
+    // The pack's bytes go to a file beside the packs, then gix indexes them into place.
+    std::fs::create_dir_all(&pack_dir).map_err(io("cannot create", &pack_dir))?;
+    let mut data = tempfile::Builder::new()
+        .prefix("tmp_pack_anvil_")
+        .tempfile_in(&pack_dir)
+        .map_err(io("cannot create a pack in", &pack_dir))?;
+    {
+        let writer = std::io::BufWriter::new(data.as_file_mut());
+        let count = u32::try_from(ids.len()).map_err(|_| fail("too many objects".into()))?;
+        let mut bytes = pack::data::output::bytes::FromEntriesIter::new(
+            in_order,
+            writer,
+            count,
+            pack::data::Version::V2,
+            gix::hash::Kind::Sha1,
+        );
+        for written in &mut bytes {
+            written.map_err(|e| fail(e.to_string()))?;
+        }
+        let mut writer = bytes.into_write();
+        std::io::Write::flush(&mut writer).map_err(io("cannot write", &pack_dir))?;
+    }
+    let mut reader = std::io::BufReader::new(
+        data.reopen()
+            .map_err(io("cannot read back the pack in", &pack_dir))?,
+    );
+    let written = pack::Bundle::write_to_directory(
+        &mut reader,
+        Some(&pack_dir),
+        &mut gix::progress::Discard,
+        &interrupt,
+        None::<gix::objs::find::Never>,
+        gix::hash::Kind::Sha1,
+        pack::bundle::write::Options::default(),
+    )
+    .map_err(|e| fail(e.to_string()))?;
+    drop(data);
+    // Read-only, as git leaves its packs (gix writes them private to their owner).
+    #[cfg(unix)]
+    for path in [&written.data_path, &written.index_path]
+        .into_iter()
+        .flatten()
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o444))
+            .map_err(io("cannot make read-only", path))?;
+    }
+    if let Some(keep) = &written.keep_path {
+        std::fs::remove_file(keep).map_err(io("cannot remove", keep))?;
+    }
+    let missing = written
+        .index_path
+        .as_ref()
+        .and_then(|path| pack::index::File::at(path, gix::hash::Kind::Sha1).ok())
+        .map_or(ids.len(), |index| {
+            ids.iter().filter(|id| index.lookup(id).is_none()).count()
+        });
+    if missing > 0 {
+        for path in [&written.index_path, &written.data_path]
+            .into_iter()
+            .flatten()
+        {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(MaintenanceError::Incomplete {
+            path: record.to_owned(),
+            missing,
+        });
+    }
+    Ok((ids, written))
 }
 
 /// The `.idx` files of the packs in `dir`.
@@ -818,6 +910,57 @@ mod tests {
         // And the line goes on from the packed record.
         record_phase(&home, &line, "Round two.");
         assert_eq!(responses(&home, &line).len(), 3);
+    }
+
+    #[test]
+    fn a_corrupt_loose_object_stops_the_gix_pack_and_nothing_is_removed() {
+        let (_dir, home, line) = line_with_debate();
+        record_phase(&home, &line, "The advocate's first point.");
+        let record = home.record_dir();
+        // The loose file of the phase's response, rewritten with other content.
+        let response = {
+            let repo = gix::open(&record).unwrap();
+            let tree = repo
+                .find_reference(&crate::record::Record::ref_name(&line.debate, &line.line))
+                .unwrap()
+                .peel_to_commit()
+                .unwrap()
+                .tree()
+                .unwrap();
+            tree.iter()
+                .map(|entry| entry.unwrap())
+                .find(|entry| entry.filename().ends_with(b".response.md"))
+                .unwrap()
+                .oid()
+                .to_owned()
+        };
+        let hex = response.to_string();
+        let loose = record.join("objects").join(&hex[..2]).join(&hex[2..]);
+        let other = b"The advocate's fist point.";
+        let corrupt =
+            crate::delta::deflate(&[format!("blob {}\0", other.len()).as_bytes(), other].concat())
+                .unwrap();
+        std::fs::remove_file(&loose).unwrap();
+        std::fs::write(&loose, &corrupt).unwrap();
+        let before = footprint(&record);
+
+        let err = gc(&record, When::Always, &Packer::Gix).unwrap_err();
+        assert!(
+            matches!(err, MaintenanceError::Incomplete { missing: 1, .. }),
+            "{err}"
+        );
+        // Not one loose object removed, no pack left behind.
+        assert_eq!(footprint(&record).loose_objects, before.loose_objects);
+        assert_eq!(std::fs::read(&loose).unwrap(), corrupt);
+        assert_eq!(
+            pack_indices(&record.join("objects/pack")),
+            Vec::<PathBuf>::new()
+        );
+        let left: Vec<_> = std::fs::read_dir(record.join("objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]

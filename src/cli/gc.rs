@@ -9,7 +9,8 @@ use super::{CliError, Ctx, out, say};
 /// Pack the record: objects into a pack with deltas, refs into packed-refs, and a
 /// commit-graph, so that it stays small and fast to read as debates accumulate. Safe while
 /// debates run: nothing a line needs is removed. Uses the `git` binary (never needed by the
-/// Stop hook); without it, gix packs the objects without deltas and the refs stay loose.
+/// Stop hook); without it, anvil packs the objects with gix, with deltas of its own, and the
+/// refs stay loose.
 /// Commands that write the record, and the Stop hook after a synthesis, run it in the
 /// background when it is due (`[gc]` in .anvil/config.toml; `auto = 0` turns that off).
 #[derive(Debug, clap::Args)]
@@ -109,9 +110,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     match outcome.packer {
         Packer::Git(_) => say(&format!("anvil: record packed: {sizes}")),
         Packer::Gix => say(&format!(
-            "anvil: git not found: objects packed by anvil itself, without deltas; refs stay \
-             loose ({sizes}). With git on the PATH, `anvil gc` packs the record to less than \
-             half that size."
+            "anvil: git not found: objects packed by anvil itself; refs stay loose ({sizes}). \
+             With git on the PATH, `anvil gc` packs the record about a third smaller, refs \
+             included."
         )),
     }
     Ok(())

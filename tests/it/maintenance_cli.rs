@@ -35,6 +35,39 @@ fn response_file(step: u32) -> String {
     format!("{step:03}-{role}.response.md")
 }
 
+/// Starts debate `i`, a ROUNDS-round one for its own session, and gives its name.
+fn start_debate(project: &Project, i: usize) -> String {
+    let out = project
+        .command(&[
+            "start",
+            &format!("Race question {i}?"),
+            "--rounds",
+            &ROUNDS.to_string(),
+        ])
+        .env("CLAUDE_CODE_SESSION_ID", session(i))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let prompt = String::from_utf8_lossy(&out.stdout).into_owned();
+    prompt
+        .split("[anvil ")
+        .nth(1)
+        .and_then(|s| s.split('@').next())
+        .expect("a tag in the first prompt")
+        .to_owned()
+}
+
+/// The Stop hook after debate `i`'s debater answered step `step` with [`text`].
+fn record_step(project: &Project, i: usize, step: u32) -> crate::support::anvil::Run {
+    project.hook(&json!({
+        "session_id": session(i),
+        "cwd": project.path(),
+        "hook_event_name": "Stop",
+        "stop_hook_active": step > 1,
+        "last_assistant_message": text(i, step),
+    }))
+}
+
 #[test]
 fn gc_racing_hooks_keeps_every_phase_and_leaves_the_record_fsck_clean() {
     race_gc_against_hooks(None);
@@ -57,28 +90,7 @@ fn race_gc_against_hooks(path: Option<&Path>) {
         crate::support::anvil::Run::from_output(command.output().unwrap())
     };
     let project = Project::new();
-    let debates: Vec<String> = (0..4)
-        .map(|i| {
-            let out = project
-                .command(&[
-                    "start",
-                    &format!("Race question {i}?"),
-                    "--rounds",
-                    &ROUNDS.to_string(),
-                ])
-                .env("CLAUDE_CODE_SESSION_ID", session(i))
-                .output()
-                .unwrap();
-            assert!(out.status.success());
-            let prompt = String::from_utf8_lossy(&out.stdout).into_owned();
-            prompt
-                .split("[anvil ")
-                .nth(1)
-                .and_then(|s| s.split('@').next())
-                .expect("a tag in the first prompt")
-                .to_owned()
-        })
-        .collect();
+    let debates: Vec<String> = (0..4).map(|i| start_debate(&project, i)).collect();
 
     // Each hook step starts only while a gc process is running, and both sides note when
     // they ran: the race is proven by overlapping spans, not hoped for from timing.
@@ -115,13 +127,7 @@ fn race_gc_against_hooks(path: Option<&Path>) {
                             std::thread::sleep(Duration::from_micros(200));
                         }
                         let began = Instant::now();
-                        let run = project.hook(&json!({
-                            "session_id": session(i),
-                            "cwd": project.path(),
-                            "hook_event_name": "Stop",
-                            "stop_hook_active": step > 1,
-                            "last_assistant_message": text(i, step),
-                        }));
+                        let run = record_step(project, i, step);
                         hook_spans.lock().unwrap().push((began, Instant::now()));
                         // Every phase but the synthesis is answered with the next prompt.
                         let blocked = run.stdout.contains("\"decision\":\"block\"");
@@ -186,6 +192,76 @@ fn race_gc_against_hooks(path: Option<&Path>) {
     for debate in &debates {
         assert!(log.contains(debate.as_str()), "{log}");
     }
+}
+
+#[test]
+fn gc_without_git_stores_older_versions_as_deltas_and_loses_nothing() {
+    let project = Project::new();
+    let no_git = tempfile::tempdir().unwrap();
+    let gix_gc = || {
+        let mut command = project.command(&["gc"]);
+        command.env("PATH", no_git.path()).env_remove("ANVIL_GIT");
+        crate::support::anvil::Run::from_output(command.output().unwrap()).ok()
+    };
+    // A whole debate, packed; then half of another, packed with the first one's pack.
+    let debates = [start_debate(&project, 0), start_debate(&project, 1)];
+    for step in 1..=2 * ROUNDS + 1 {
+        assert_eq!(record_step(&project, 0, step).code, Some(0));
+    }
+    gix_gc();
+    for step in 1..=ROUNDS {
+        assert_eq!(record_step(&project, 1, step).code, Some(0));
+    }
+    gix_gc();
+
+    project.assert_fsck_clean();
+    for (i, debate) in debates.iter().enumerate() {
+        let steps = if i == 0 { 2 * ROUNDS + 1 } else { ROUNDS };
+        assert_eq!(project.commits(debate).len() as u32, steps + 1);
+        for step in 1..=steps {
+            let bytes = project.git_show_bytes(debate, &response_file(step));
+            assert_eq!(String::from_utf8(bytes).unwrap(), text(i, step));
+        }
+    }
+    // `git verify-pack -v`: `ID KIND SIZE PACKED OFFSET`, then `DEPTH BASE` for a delta.
+    let pack_dir = project.record_dir().join("objects/pack");
+    let indices: Vec<_> = std::fs::read_dir(&pack_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "idx"))
+        .collect();
+    assert_eq!(indices.len(), 1, "{indices:?}");
+    let listing = project.git(&["verify-pack", "-v", indices[0].to_str().unwrap()]);
+    let (mut whole, mut deltas) = (
+        std::collections::BTreeMap::new(),
+        std::collections::BTreeMap::new(),
+    );
+    for fields in listing
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+    {
+        if fields.len() >= 5 && ["commit", "tree", "blob"].contains(&fields[1]) {
+            let count = if fields.len() == 7 {
+                &mut deltas
+            } else {
+                &mut whole
+            };
+            *count.entry(fields[1]).or_insert(0) += 1;
+        }
+    }
+    // Every phase changes `state.md` and the root tree: most of their versions, in both
+    // debates, are stored as deltas of the next one.
+    let trees = whole.get("tree").unwrap_or(&0) + deltas.get("tree").unwrap_or(&0);
+    assert_eq!(trees, (2 * ROUNDS + 2) + (ROUNDS + 1), "{listing}");
+    assert!(
+        deltas.get("tree").unwrap_or(&0) * 3 >= trees * 2,
+        "{deltas:?} of {whole:?}"
+    );
+    assert!(
+        deltas.get("blob").unwrap_or(&0) >= &(2 * ROUNDS),
+        "{deltas:?} of {whole:?}"
+    );
+    assert!(deltas.contains_key("commit"), "{deltas:?} of {whole:?}");
 }
 
 #[test]
