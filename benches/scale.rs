@@ -14,7 +14,9 @@
 //!
 //! At each size, medians of fresh `anvil` processes (time; peak RSS from `/usr/bin/time -f %M`
 //! when it exists), first on the record as the hook leaves it (loose objects and refs), then
-//! after `anvil gc`; and the record's bytes on disk (allocated blocks, as `du` counts) before
+//! after `anvil gc`. Each command's ratio is measured side by side: its runs alternate with
+//! runs of the same command on a copy of the record taken when it held only the measured
+//! debate, so that a machine that speeds up or slows down between sizes moves both alike; and the record's bytes on disk (allocated blocks, as `du` counts) before
 //! and after `anvil gc`, next to what `git gc` makes of a copy of the same record.
 
 use std::io::Write;
@@ -26,7 +28,7 @@ use anvil::home::{Home, LineRef};
 use anvil::maintenance::disk_bytes;
 
 const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
-const SAMPLES: usize = 11;
+const SAMPLES: usize = 21;
 const FILL_SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
 const MEASURED_SESSION: &str = "1c4d3b5f-6071-4829-93a4-b5c6d7e8f901";
 
@@ -47,6 +49,8 @@ fn main() {
     }
     // The session is done with it: `status` finds it through the active lines, not a session.
     std::fs::remove_file(home.root().join("sessions").join(MEASURED_SESSION)).ok();
+    // The reference every ratio is measured against, side by side.
+    let one_debate = copy_of(&project, work.path(), "one-debate");
 
     let commands: Vec<(&str, Vec<String>)> = vec![
         (
@@ -66,19 +70,19 @@ fn main() {
         ("log --all", vec!["log".into(), "--all".into()]),
     ];
 
-    println!("anvil at scale: whole-process medians of {SAMPLES} runs (release build)");
+    println!(
+        "anvil at scale: whole-process medians of {SAMPLES} runs (release build), each ratio \
+         to the same command on the one-debate record, timed alternately"
+    );
     println!(
         "record filled in-process through anvil::debate::{{start, record_turn}} (see the header)"
     );
-    let mut baseline: Vec<Duration> = Vec::new();
     let mut commits = 5;
     let mut debates = 1;
     let sizes: Vec<usize> = [1_000, 10_000, 50_000]
         .into_iter()
         .filter(|&n| n <= max)
         .collect();
-    // One debate first: the reference the targets compare with.
-    report(&project, &commands, "1 debate", &mut baseline, true);
     for target in sizes {
         let built = Instant::now();
         while commits < target {
@@ -99,7 +103,7 @@ fn main() {
         );
         let hook = hook_median(&home, &project);
         let label = format!("{commits} commits, loose");
-        report(&project, &commands, &label, &mut baseline, false);
+        report(&project, &one_debate, &commands, &label);
         println!("  {:<12} {:>9.2} ms", "hook (phase)", ms(hook));
 
         let before = disk_bytes(&home.record_dir());
@@ -110,7 +114,7 @@ fn main() {
         let gc_took = gc_start.elapsed();
         let after = disk_bytes(&home.record_dir());
         let label = format!("{commits} commits, after anvil gc");
-        report(&project, &commands, &label, &mut baseline, false);
+        report(&project, &one_debate, &commands, &label);
         println!(
             "  disk: {} loose -> {} after anvil gc ({:.1?}); git gc of a copy: {} (ratio {:.2}, target <= 2)",
             mib(before),
@@ -149,29 +153,26 @@ fn phase_text(debate: usize, phase: usize) -> String {
     )
 }
 
-/// Prints one row per command; the first call sets the baseline the others compare with.
-fn report(
-    project: &Path,
-    commands: &[(&str, Vec<String>)],
-    label: &str,
-    baseline: &mut Vec<Duration>,
-    first: bool,
-) {
+/// Prints one row per command: its median on `project`, and its ratio to the median of the
+/// same command on `one` (the one-debate record), the two run alternately.
+fn report(project: &Path, one: &Path, commands: &[(&str, Vec<String>)], label: &str) {
     println!("{label}:");
-    for (i, (name, args)) in commands.iter().enumerate() {
+    for (name, args) in commands {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let samples = if *name == "log --all" { 5 } else { SAMPLES };
-        let time = median(project, &args, samples);
-        let memory = peak_kib(project, &args);
-        if first {
-            baseline.push(time);
+        let (mut times, mut references) = (Vec::new(), Vec::new());
+        for _ in 0..samples {
+            references.push(timed(one, &args));
+            times.push(timed(project, &args));
         }
-        let ratio = time.as_secs_f64() / baseline[i].as_secs_f64();
+        let (time, reference) = (median(times), median(references));
+        let memory = peak_kib(project, &args);
         println!(
-            "  {:<12} {:>9.2} ms  {:>5.2}x one debate  peak {}",
+            "  {:<12} {:>9.2} ms  {:>5.2}x one debate ({:.2} ms)  peak {}",
             name,
             ms(time),
-            ratio,
+            time.as_secs_f64() / reference.as_secs_f64(),
+            ms(reference),
             memory.map_or("n/a".to_owned(), |k| format!(
                 "{:.1} MiB",
                 k as f64 / 1024.0
@@ -180,16 +181,16 @@ fn report(
     }
 }
 
-fn median(project: &Path, args: &[&str], samples: usize) -> Duration {
-    let mut times: Vec<Duration> = (0..samples)
-        .map(|_| {
-            let start = Instant::now();
-            run(project, args);
-            start.elapsed()
-        })
-        .collect();
+/// How long one `anvil ARGS` process takes in `project`.
+fn timed(project: &Path, args: &[&str]) -> Duration {
+    let start = Instant::now();
+    run(project, args);
+    start.elapsed()
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
     times.sort();
-    times[samples / 2]
+    times[times.len() / 2]
 }
 
 fn run(project: &Path, args: &[&str]) -> Vec<u8> {
@@ -291,8 +292,7 @@ fn hook_median(home: &Home, project: &Path) -> Duration {
             turn(home, &l, &s, 0, phase);
         }
     }
-    times.sort();
-    times[SAMPLES / 2]
+    median(times)
 }
 
 /// A copy of the record at `work/name`, for a maintenance to work on.

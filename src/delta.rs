@@ -30,8 +30,10 @@ pub const MAX_DEPTH: u32 = 50;
 const BLOCK: usize = 16;
 /// Largest object that is given or used as a delta (both are held in memory whole).
 const MAX_OBJECT: usize = 16 << 20;
-/// Most file names remembered as bases at once (memory stays bounded with odd records).
+/// Most file names remembered as bases at once, and most bytes they may hold together
+/// (memory stays bounded with odd records: thousands of phases of megabytes each).
 const MAX_SLOTS: usize = 4096;
+const MAX_HELD: usize = 64 << 20;
 /// Longest copy one instruction can hold.
 const MAX_COPY: usize = 0xff_ffff;
 /// Longest insert one instruction can hold.
@@ -150,6 +152,8 @@ pub struct Deltify {
     names: HashMap<ObjectId, Vec<u8>>,
     /// The last whole object of each kind and file name.
     bases: HashMap<(Kind, Vec<u8>), Base>,
+    /// Bytes the bases hold.
+    held: usize,
     inflate: gix::zlib::Inflate,
     /// Entries stored as deltas, and the bytes that saved (compressed).
     pub deltas: usize,
@@ -164,6 +168,7 @@ impl Deltify {
             next: 0,
             names: HashMap::new(),
             bases: HashMap::new(),
+            held: 0,
             inflate: gix::zlib::Inflate::default(),
             deltas: 0,
             saved: 0,
@@ -216,7 +221,13 @@ impl Deltify {
                 depth = base.depth + 1;
             }
         }
-        if self.bases.len() < MAX_SLOTS || self.bases.contains_key(&slot) {
+        // The newest version becomes its slot's base; when it does not fit, the one before
+        // stays (an older base makes a poorer delta, never a wrong one).
+        let replaced = self.bases.get(&slot).map(|base| base.data.len());
+        let room = replaced.is_some() || self.bases.len() < MAX_SLOTS;
+        let held = self.held - replaced.unwrap_or(0) + data.len();
+        if room && held <= MAX_HELD {
+            self.held = held;
             self.bases.insert(slot, Base { index, data, depth });
         }
     }
@@ -352,6 +363,53 @@ mod tests {
         let delta = encode(base, &target, usize::MAX).unwrap();
         assert!(delta.len() < 32, "{} bytes", delta.len());
         assert_eq!(apply(base, &delta).unwrap(), target);
+    }
+
+    #[test]
+    fn each_older_version_is_a_delta_of_the_newer_and_chains_stop_at_the_pack_depth() {
+        use gix_pack::data::output::Count;
+        // A file that grew a line at each of 120 phases, met newest first as gix counts it.
+        let header = "The question, and how the debate is set up.\n".repeat(50);
+        let versions: Vec<Vec<u8>> = (0..120)
+            .rev()
+            .map(|n| {
+                let steps: String = (0..=n)
+                    .map(|k| format!("- step {k}: a phase was recorded\n"))
+                    .collect();
+                format!("{header}{steps}").into_bytes()
+            })
+            .collect();
+        let mut deltify = Deltify::new(versions.len());
+        let mut depths: Vec<u32> = Vec::new();
+        for (n, version) in versions.iter().enumerate() {
+            let id = ObjectId::from_bytes_or_panic(&[n as u8 + 1; 20]);
+            let data = gix::objs::Data::new(version, Kind::Blob, gix::hash::Kind::Sha1);
+            let mut entry = Entry::from_data(
+                &Count::from_data(id, None),
+                &data,
+                gix::zlib::Compression::DEFAULT,
+            )
+            .unwrap();
+            deltify.entry(&mut entry);
+            let depth = match entry.kind {
+                entry::Kind::Base(kind) => {
+                    assert_eq!(kind, Kind::Blob);
+                    0
+                }
+                entry::Kind::DeltaRef { object_index } => {
+                    assert!(object_index < n);
+                    let delta = deltify.inflated(&entry).unwrap();
+                    assert_eq!(apply(&versions[object_index], &delta).unwrap(), *version);
+                    depths[object_index] + 1
+                }
+                entry::Kind::DeltaOid { .. } => panic!("no thin packs here"),
+            };
+            depths.push(depth);
+        }
+        assert_eq!(depths.iter().max(), Some(&MAX_DEPTH), "{depths:?}");
+        // The newest is whole, and a new chain starts where one reaches the limit.
+        assert_eq!(depths.iter().filter(|&&d| d == 0).count(), 3, "{depths:?}");
+        assert_eq!(deltify.deltas, versions.len() - 3);
     }
 
     proptest! {
