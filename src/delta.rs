@@ -58,6 +58,10 @@ pub fn encode(base: &[u8], target: &[u8], limit: usize) -> Option<Vec<u8>> {
     while at + BLOCK <= target.len() {
         let Some(&found) = index.get(&block_key(&target[at..at + BLOCK])) else {
             at += 1;
+            // What is inserted costs at least its length.
+            if at - pending >= limit {
+                return None;
+            }
             continue;
         };
         // Grow the match backwards over what would otherwise be inserted, then forwards.
@@ -155,9 +159,8 @@ pub struct Deltify {
     /// Bytes the bases hold.
     held: usize,
     inflate: gix::zlib::Inflate,
-    /// Entries stored as deltas, and the bytes that saved (compressed).
+    /// Entries stored as deltas.
     pub deltas: usize,
-    pub saved: usize,
 }
 
 impl Deltify {
@@ -171,7 +174,6 @@ impl Deltify {
             held: 0,
             inflate: gix::zlib::Inflate::default(),
             deltas: 0,
-            saved: 0,
         }
     }
 
@@ -212,7 +214,6 @@ impl Deltify {
                 && compressed.len() < entry.compressed_data.len()
             {
                 self.deltas += 1;
-                self.saved += entry.compressed_data.len() - compressed.len();
                 entry.kind = entry::Kind::DeltaRef {
                     object_index: base.index,
                 };
