@@ -394,18 +394,10 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
     // Only now that the pack can be read: the loose copies of what it holds go.
     for id in &ids {
         let hex = id.to_string();
-        let path = objects_dir.join(&hex[..2]).join(&hex[2..]);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(MaintenanceError::Io {
-                    what: "cannot remove the packed loose object",
-                    path,
-                    source,
-                });
-            }
-        }
+        remove_if_there(
+            &objects_dir.join(&hex[..2]).join(&hex[2..]),
+            "cannot remove the packed loose object",
+        )?;
     }
     // The fan-out folders left empty go too, as `git prune-packed` removes them (a writer
     // makes its folder again; one that holds a file is not removed).
@@ -428,18 +420,7 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
         if file.iter().all(|entry| packed.contains(&entry.oid)) {
             // The index first, so that no reader finds a pack about to go.
             for ext in ["idx", "pack", "rev", "bitmap"] {
-                let path = index.with_extension(ext);
-                match std::fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(source) => {
-                        return Err(MaintenanceError::Io {
-                            what: "cannot remove the repacked",
-                            path,
-                            source,
-                        });
-                    }
-                }
+                remove_if_there(&index.with_extension(ext), "cannot remove the repacked")?;
             }
         }
     }
@@ -584,6 +565,18 @@ fn write_pack(
         });
     }
     Ok((ids, written))
+}
+
+/// Removes `path`; one already gone is fine.
+fn remove_if_there(path: &Path, what: &'static str) -> Result<(), MaintenanceError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(MaintenanceError::Io {
+            what,
+            path: path.to_owned(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The `.idx` files of the packs in `dir`.
@@ -869,6 +862,12 @@ mod tests {
         .unwrap();
     }
 
+    /// Where `id` is stored loose in `record`.
+    fn loose_path(record: &Path, id: gix::ObjectId) -> PathBuf {
+        let hex = id.to_string();
+        record.join("objects").join(&hex[..2]).join(&hex[2..])
+    }
+
     #[test]
     fn gix_packs_every_reachable_object_keeps_the_rest_and_replaces_its_old_pack() {
         let (_dir, home, line) = line_with_debate();
@@ -888,14 +887,7 @@ mod tests {
         assert_eq!(outcome.packer, Packer::Gix);
         assert_eq!((outcome.after.packs, outcome.after.loose_objects), (1, 1));
         assert_eq!(responses(&home, &line), ["The advocate's first point."]);
-        let hex = in_flight.to_string();
-        assert!(
-            record
-                .join("objects")
-                .join(&hex[..2])
-                .join(&hex[2..])
-                .is_file()
-        );
+        assert!(loose_path(&record, in_flight).is_file());
 
         // Written after the first pack: the next one holds both, and the first one goes.
         record_phase(&home, &line, "The critic's answer.");
@@ -934,8 +926,7 @@ mod tests {
                 .oid()
                 .to_owned()
         };
-        let hex = response.to_string();
-        let loose = record.join("objects").join(&hex[..2]).join(&hex[2..]);
+        let loose = loose_path(&record, response);
         let other = b"The advocate's fist point.";
         let corrupt =
             crate::delta::deflate(&[format!("blob {}\0", other.len()).as_bytes(), other].concat())
