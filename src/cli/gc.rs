@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         Packer::Git(_) => say(&format!("anvil: record packed: {sizes}")),
         Packer::Gix => say(&format!(
             "anvil: git not found: objects packed by anvil itself; refs stay loose ({sizes}). \
-             With git on the PATH, `anvil gc` packs the record about a third smaller, refs \
+             With git on the PATH, `anvil gc` packs the record about 30% smaller, refs \
              included."
         )),
     }
