@@ -393,9 +393,8 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
 
     // Only now that the pack can be read: the loose copies of what it holds go.
     for id in &ids {
-        let hex = id.to_string();
         remove_if_there(
-            &objects_dir.join(&hex[..2]).join(&hex[2..]),
+            &crate::record::loose_path(&objects_dir, *id),
             "cannot remove the packed loose object",
         )?;
     }
@@ -862,12 +861,6 @@ mod tests {
         .unwrap();
     }
 
-    /// Where `id` is stored loose in `record`.
-    fn loose_path(record: &Path, id: gix::ObjectId) -> PathBuf {
-        let hex = id.to_string();
-        record.join("objects").join(&hex[..2]).join(&hex[2..])
-    }
-
     #[test]
     fn gix_packs_every_reachable_object_keeps_the_rest_and_replaces_its_old_pack() {
         let (_dir, home, line) = line_with_debate();
@@ -887,7 +880,7 @@ mod tests {
         assert_eq!(outcome.packer, Packer::Gix);
         assert_eq!((outcome.after.packs, outcome.after.loose_objects), (1, 1));
         assert_eq!(responses(&home, &line), ["The advocate's first point."]);
-        assert!(loose_path(&record, in_flight).is_file());
+        assert!(crate::record::loose_path(&record.join("objects"), in_flight).is_file());
 
         // Written after the first pack: the next one holds both, and the first one goes.
         record_phase(&home, &line, "The critic's answer.");
@@ -926,7 +919,7 @@ mod tests {
                 .oid()
                 .to_owned()
         };
-        let loose = loose_path(&record, response);
+        let loose = crate::record::loose_path(&record.join("objects"), response);
         let other = b"The advocate's fist point.";
         let corrupt =
             crate::delta::deflate(&[format!("blob {}\0", other.len()).as_bytes(), other].concat())

@@ -360,10 +360,8 @@ impl Record {
         let mut compressor = compressor();
         let mut loose = Vec::new();
         for (id, kind, data) in objects {
-            let hex = id.to_hex().to_string();
-            let (fan, rest) = hex.split_at(2);
-            let fan_dir = dir.join(fan);
-            let target = fan_dir.join(rest);
+            let target = loose_path(&dir, id);
+            let fan_dir = target.parent().expect("a fan-out folder").to_owned();
             // Only the loose copy is looked for: asking the object database about an object
             // it lacks makes it rescan its packs, and a duplicate of a packed object is
             // harmless (git keeps one when it next packs). A loose copy that is there may be
@@ -591,6 +589,14 @@ fn deflate(compressor: &mut Deflate, input: &[u8], out: &mut Vec<u8>) -> Result<
             return Ok(());
         }
     }
+}
+
+/// Where object `id` is stored loose under `objects` (the record's `objects` folder): its
+/// fan-out folder, named by the first two hex digits, then the other 38.
+pub fn loose_path(objects: &Path, id: ObjectId) -> PathBuf {
+    let hex = id.to_hex().to_string();
+    let (fan, rest) = hex.split_at(2);
+    objects.join(fan).join(rest)
 }
 
 /// Is `name` usable as one component of `refs/anvil/<debate>/<line>`?
@@ -1041,11 +1047,8 @@ mod tests {
         let first = record
             .commit(&new_commit(vec![("state.md", b"same text")], None))
             .unwrap();
-        let blob = gix::objs::compute_hash(HASH, Kind::Blob, b"same text")
-            .unwrap()
-            .to_hex()
-            .to_string();
-        let file = path.join("objects").join(&blob[..2]).join(&blob[2..]);
+        let blob = gix::objs::compute_hash(HASH, Kind::Blob, b"same text").unwrap();
+        let file = loose_path(&path.join("objects"), blob);
         // As old as an unreachable leftover that `git gc` would prune.
         let weeks_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(21 * 86_400);
         std::fs::File::open(&file)
