@@ -152,15 +152,14 @@ pub struct Deltify {
     loose: usize,
     /// Entries seen so far: the position of the next one.
     next: usize,
-    /// The file name each object was last met under, from the trees seen so far.
+    /// The file names of what the current commit's trees hold: gix counts a commit, then its
+    /// trees, then the objects they add, before the next commit.
     names: HashMap<ObjectId, Vec<u8>>,
     /// The last whole object of each kind and file name.
     bases: HashMap<(Kind, Vec<u8>), Base>,
     /// Bytes the bases hold.
     held: usize,
     inflate: gix::zlib::Inflate,
-    /// Entries stored as deltas.
-    pub deltas: usize,
 }
 
 impl Deltify {
@@ -173,7 +172,6 @@ impl Deltify {
             bases: HashMap::new(),
             held: 0,
             inflate: gix::zlib::Inflate::default(),
-            deltas: 0,
         }
     }
 
@@ -190,6 +188,9 @@ impl Deltify {
         let Some(data) = self.inflated(entry) else {
             return;
         };
+        if kind == Kind::Commit {
+            self.names.clear();
+        }
         if kind == Kind::Tree {
             for child in gix::objs::TreeRefIter::from_bytes(&data, gix::hash::Kind::Sha1)
                 .map_while(Result::ok)
@@ -209,16 +210,22 @@ impl Deltify {
             // As git: a delta must be under half the object, less the deeper its chain.
             let limit = (data.len() / 2).saturating_sub(20) * (MAX_DEPTH - base.depth) as usize
                 / MAX_DEPTH as usize;
+            // Compressed as gix compresses a whole object, the delta in place of its data.
+            let count = gix_pack::data::output::Count::from_data(entry.id, None);
             if let Some(delta) = encode(&base.data, &data, limit)
-                && let Some(compressed) = deflate(&delta)
-                && compressed.len() < entry.compressed_data.len()
+                && let Ok(smaller) = Entry::from_data(
+                    &count,
+                    &gix::objs::Data::new(&delta, kind, gix::hash::Kind::Sha1),
+                    gix::zlib::Compression::DEFAULT,
+                )
+                && smaller.compressed_data.len() < entry.compressed_data.len()
             {
-                self.deltas += 1;
-                entry.kind = entry::Kind::DeltaRef {
-                    object_index: base.index,
+                *entry = Entry {
+                    kind: entry::Kind::DeltaRef {
+                        object_index: base.index,
+                    },
+                    ..smaller
                 };
-                entry.decompressed_size = delta.len();
-                entry.compressed_data = compressed;
                 depth = base.depth + 1;
             }
         }
@@ -252,16 +259,6 @@ fn subject_head(commit: &[u8]) -> &[u8] {
     let line = message.split(|&b| b == b'\n').next().unwrap_or_default();
     let head = line.split(|&b| b == b':').next().unwrap_or_default();
     &head[..head.len().min(64)]
-}
-
-/// `bytes` as one zlib stream at git's pack compression level.
-pub(crate) fn deflate(bytes: &[u8]) -> Option<Vec<u8>> {
-    use std::io::Write;
-    let mut out =
-        gix::zlib::stream::deflate::Write::new(Vec::new(), gix::zlib::Compression::DEFAULT);
-    out.write_all(bytes).ok()?;
-    out.flush().ok()?;
-    Some(out.into_inner())
 }
 
 #[cfg(test)]
@@ -410,7 +407,10 @@ mod tests {
         assert_eq!(depths.iter().max(), Some(&MAX_DEPTH), "{depths:?}");
         // The newest is whole, and a new chain starts where one reaches the limit.
         assert_eq!(depths.iter().filter(|&&d| d == 0).count(), 3, "{depths:?}");
-        assert_eq!(deltify.deltas, versions.len() - 3);
+        assert_eq!(
+            depths.iter().filter(|&&d| d > 0).count(),
+            versions.len() - 3
+        );
     }
 
     proptest! {

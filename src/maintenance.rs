@@ -921,9 +921,17 @@ mod tests {
         };
         let loose = crate::record::loose_path(&record.join("objects"), response);
         let other = b"The advocate's fist point.";
-        let corrupt =
-            crate::delta::deflate(&[format!("blob {}\0", other.len()).as_bytes(), other].concat())
-                .unwrap();
+        let corrupt = {
+            use std::io::Write;
+            let mut zlib = gix::zlib::stream::deflate::Write::new(
+                Vec::new(),
+                gix::zlib::Compression::BEST_SPEED,
+            );
+            write!(zlib, "blob {}\0", other.len()).unwrap();
+            zlib.write_all(other).unwrap();
+            zlib.flush().unwrap();
+            zlib.into_inner()
+        };
         std::fs::remove_file(&loose).unwrap();
         std::fs::write(&loose, &corrupt).unwrap();
         let before = footprint(&record);
