@@ -332,10 +332,7 @@ fn pack_with_git(git: &Path, record: &Path) -> Result<(), MaintenanceError> {
 fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
     use gix::odb::pack;
 
-    let fail = |message: String| MaintenanceError::Pack {
-        path: record.to_owned(),
-        message,
-    };
+    let fail = pack_failed(record);
     let repo =
         gix::open_opts(record, gix::open::Options::isolated()).map_err(|e| fail(e.to_string()))?;
     let mut tips = Vec::new();
@@ -379,7 +376,15 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
     }
     let objects_dir = record.join("objects");
     let pack_dir = objects_dir.join("pack");
-    let old_packs = pack_indices(&pack_dir);
+    // The packs there are before this one, opened once: which objects are loose is asked of
+    // them, and so is which of them the new pack makes useless.
+    let old_packs: Vec<(PathBuf, pack::index::File)> = pack_indices(&pack_dir)
+        .into_iter()
+        .filter_map(|path| {
+            let index = pack::index::File::at(&path, gix::hash::Kind::Sha1).ok()?;
+            Some((path, index))
+        })
+        .collect();
     let (ids, written) = match write_pack(record, &commits, &old_packs, true) {
         Ok(done) => done,
         // Never seen: `delta` is tested to give back every object. Should a pack still lack
@@ -409,13 +414,10 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
     if pack_dir.join("multi-pack-index").exists() {
         return Ok(());
     }
-    for index in old_packs {
-        if Some(&index) == new_index.as_ref() || index.with_extension("keep").exists() {
+    for (index, file) in &old_packs {
+        if Some(index) == new_index.as_ref() || index.with_extension("keep").exists() {
             continue;
         }
-        let Ok(file) = pack::index::File::at(&index, gix::hash::Kind::Sha1) else {
-            continue;
-        };
         if file.iter().all(|entry| packed.contains(&entry.oid)) {
             // The index first, so that no reader finds a pack about to go.
             for ext in ["idx", "pack", "rev", "bitmap"] {
@@ -433,16 +435,13 @@ fn pack_with_gix(record: &Path) -> Result<(), MaintenanceError> {
 fn write_pack(
     record: &Path,
     commits: &[gix::ObjectId],
-    old_packs: &[PathBuf],
+    old_packs: &[(PathBuf, gix_pack::index::File)],
     deltas: bool,
 ) -> Result<(Vec<gix::ObjectId>, gix_pack::bundle::write::Outcome), MaintenanceError> {
     use gix::odb::pack;
     use std::sync::atomic::AtomicBool;
 
-    let fail = |message: String| MaintenanceError::Pack {
-        path: record.to_owned(),
-        message,
-    };
+    let fail = pack_failed(record);
     let io = |what: &'static str, path: &Path| {
         let path = path.to_owned();
         move |source| MaintenanceError::Io { what, path, source }
@@ -467,15 +466,14 @@ fn write_pack(
     // gix writes the loose objects first, in the order counted; they may become deltas. (An
     // entry counted loose here that a pack written meanwhile holds is only a missed delta or
     // an extra one: either way the pack is whole.)
-    let indices: Vec<pack::index::File> = old_packs
-        .iter()
-        .filter_map(|path| pack::index::File::at(path, gix::hash::Kind::Sha1).ok())
-        .collect();
     let loose = ids
         .iter()
-        .filter(|id| indices.iter().all(|index| index.lookup(id).is_none()))
+        .filter(|id| {
+            old_packs
+                .iter()
+                .all(|(_, index)| index.lookup(id).is_none())
+        })
         .count();
-    drop(indices);
     let entries = pack::data::output::entry::iter_from_counts(
         counts,
         db,
@@ -564,6 +562,14 @@ fn write_pack(
         });
     }
     Ok((ids, written))
+}
+
+/// The error of packing `record` with gix, from what gix said.
+fn pack_failed(record: &Path) -> impl Fn(String) -> MaintenanceError + '_ {
+    move |message| MaintenanceError::Pack {
+        path: record.to_owned(),
+        message,
+    }
 }
 
 /// Removes `path`; one already gone is fine.
