@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anvil::home::Home;
+use anvil_core::home::Home;
 
 const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
 const DEBATES: usize = 1_000;
@@ -24,18 +24,21 @@ fn main() {
     let built = Instant::now();
     let mut last = None;
     for i in 0..DEBATES {
-        let setup: anvil::state::Setup = serde_saphyr::from_str(&format!(
-            "question: \"Debate number {i}: should we do thing {i}?\"\nmode: analyst\nrounds: 4\n"
-        ))
+        let setup = anvil_core::model::options::Options {
+            question: format!("Debate number {i}: should we do thing {i}?"),
+            rounds: Some(4),
+            ..Default::default()
+        }
+        .into_setup()
         .expect("setup");
-        let started = anvil::debate::start(&home, setup, Some(SESSION)).expect("start");
+        let started = anvil_core::line::start::start(&home, setup, Some(SESSION)).expect("start");
         let line = started.line.clone();
         for phase in 0..9 {
             let text = format!(
                 "Phase {phase} of debate {i}.\n\n{}\n",
                 "An argument that goes on for a while, point after point. ".repeat(20)
             );
-            anvil::debate::record_turn(&home, &line, SESSION, &text).expect("turn");
+            anvil_core::line::stop::record_turn(&home, &line, SESSION, &text).expect("turn");
         }
         last = Some(line);
     }

@@ -4,8 +4,8 @@
 //! `cargo bench --bench scale` (set `ANVIL_SCALE_MAX=10000` for a shorter run).
 //!
 //! How the record is filled: every debate is a 4-round analyst debate (a start commit and
-//! nine recorded turns: ten commits), written in-process through `anvil::debate::start` and
-//! `anvil::debate::record_turn`, the library calls the Stop hook's process makes for a phase
+//! nine recorded turns: ten commits), written in-process through `anvil_core::line::start::start` and
+//! `anvil_core::line::stop::record_turn`, the library calls the Stop hook's process makes for a phase
 //! (same commit path, same live files); only the process start is skipped, so that 50,000
 //! commits take minutes, not hours. The measured debate is the first one, left active in
 //! round 3, so `show`, `diff` and `status` have the same thing to print at every size. The
@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anvil::home::{Home, LineRef};
-use anvil::maintenance::disk_bytes;
+use anvil_core::home::{Home, LineRef};
+use anvil_core::record::maintenance::disk_bytes;
 
 const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
 const SAMPLES: usize = 21;
@@ -133,17 +133,21 @@ fn main() {
 }
 
 fn start(home: &Home, question: &str, session: &str) -> LineRef {
-    let setup: anvil::state::Setup = serde_saphyr::from_str(&format!(
-        "question: \"{question}\"\nmode: analyst\nrounds: 4\n"
-    ))
+    let setup = anvil_core::model::options::Options {
+        question: question.to_owned(),
+        rounds: Some(4),
+        ..Default::default()
+    }
+    .into_setup()
     .expect("setup");
-    anvil::debate::start(home, setup, Some(session))
+    anvil_core::line::start::start(home, setup, Some(session))
         .expect("start")
         .line
 }
 
 fn turn(home: &Home, line: &LineRef, session: &str, debate: usize, phase: usize) {
-    anvil::debate::record_turn(home, line, session, &phase_text(debate, phase)).expect("turn");
+    anvil_core::line::stop::record_turn(home, line, session, &phase_text(debate, phase))
+        .expect("turn");
 }
 
 fn phase_text(debate: usize, phase: usize) -> String {

@@ -9,18 +9,21 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anvil::home::{Home, LineRef};
+use anvil_core::home::{Home, LineRef};
 
 const ANVIL: &str = env!("CARGO_BIN_EXE_anvil");
 const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
 const SAMPLES: usize = 31;
 
 fn debate(home: &Home, question: &str, rounds: u32, turns: usize) -> LineRef {
-    let setup: anvil::state::Setup = serde_saphyr::from_str(&format!(
-        "question: \"{question}\"\nmode: analyst\nrounds: {rounds}\n"
-    ))
+    let setup = anvil_core::model::options::Options {
+        question: question.to_owned(),
+        rounds: Some(rounds),
+        ..Default::default()
+    }
+    .into_setup()
     .expect("setup");
-    let started = anvil::debate::start(home, setup, Some(SESSION)).expect("start");
+    let started = anvil_core::line::start::start(home, setup, Some(SESSION)).expect("start");
     let line = started.line.clone();
     for phase in 0..turns {
         turn(home, &line, phase);
@@ -33,7 +36,7 @@ fn turn(home: &Home, line: &LineRef, phase: usize) {
         "## Phase {phase}\n\n{}\n\n- a point\n- another point with `code`\n\n> a quote\n",
         "An argument that goes on for a while, **point** after point. ".repeat(25)
     );
-    anvil::debate::record_turn(home, line, SESSION, &text).expect("turn");
+    anvil_core::line::stop::record_turn(home, line, SESSION, &text).expect("turn");
 }
 
 fn main() {

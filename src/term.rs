@@ -128,7 +128,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testkit::cases(2048)))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2048)))]
         #[test]
         fn nothing_a_terminal_obeys_survives(text in "\\PC*|[\\x00-\\x20\\u{80}-\\u{a0}a\\r\\n]*") {
             let got = visible(&text);

@@ -14,9 +14,9 @@ fn main() -> ExitCode {
         (Some(word), None) => word,
         _ => return usage(),
     };
-    match word.to_str().and_then(anvil::hook_process::handler) {
+    match word.to_str().and_then(anvil_core::claude::process::handler) {
         Some(handler) => {
-            anvil::hook_process::run(handler);
+            anvil_core::claude::process::run(handler);
             ExitCode::SUCCESS
         }
         None if word == "--version" => {

@@ -139,7 +139,7 @@ fn adr_with_a_security_focus_and_code_context_reaches_synthesis() {
         "{report}"
     );
     let debate = reports[0].file_stem().unwrap().to_str().unwrap().to_owned();
-    let record = anvil::record::Record::open(&dir.join(".anvil/record")).unwrap();
+    let record = anvil_core::record::store::Record::open(&dir.join(".anvil/record")).unwrap();
     let root = crate::support::anvil::first_commit(&record, &debate);
     let stored = record.read(root, "context/files/src/session.rs").unwrap();
     assert_eq!(

@@ -97,9 +97,9 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question() {
         &plugin,
         &format!("/anvil:anvil '{question}' --rounds 1"),
     );
-    let home = anvil::home::Home::find(project.path()).unwrap();
-    let lines = anvil::debate::live_lines(&home).unwrap();
-    let state = anvil::state::State::load(&home.state_path(&lines[0])).unwrap();
+    let home = anvil_core::home::Home::find(project.path()).unwrap();
+    let lines = home.live_lines().unwrap();
+    let state = anvil_core::model::state::State::load(&home.state_path(&lines[0])).unwrap();
     assert_eq!(state.setup.question, question);
     assert_eq!(state.progress.status.name(), "done");
 }

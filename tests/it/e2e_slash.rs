@@ -3,7 +3,7 @@
 //! typed (issue: a backtick in `/anvil`'s question ended its `!` shell line, and the debate never
 //! started).
 
-use anvil::state::State;
+use anvil_core::model::state::State;
 
 use crate::support::anvil::{Project, phase_text, turn_tag};
 use crate::support::claude::{Claude, new_session_id};
@@ -18,7 +18,9 @@ fn debater(turn: &Turn) -> Reply {
 
 /// The one debate of `project` (its state as recorded in the live files).
 fn only_debate(project: &Project) -> State {
-    let lines = anvil::debate::live_lines(&anvil::home::Home::find(project.path()).unwrap())
+    let lines = anvil_core::home::Home::find(project.path())
+        .unwrap()
+        .live_lines()
         .expect("list the debates");
     assert_eq!(lines.len(), 1, "{lines:?}");
     State::load(&project.line_dir(&lines[0].debate, "main").join("state.md")).unwrap()
@@ -147,7 +149,9 @@ fn slash_anvil_without_the_hook_says_how_to_fix_it() {
         "{shown}"
     );
     assert!(
-        anvil::debate::live_lines(&anvil::home::Home::find(project.path()).unwrap())
+        anvil_core::home::Home::find(project.path())
+            .unwrap()
+            .live_lines()
             .unwrap()
             .is_empty()
     );

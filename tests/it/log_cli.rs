@@ -8,8 +8,8 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use anvil::recent::Health;
-use anvil::record::Record;
+use anvil_core::record::recent::Health;
+use anvil_core::record::store::Record;
 use serde_json::{Value, json};
 
 use crate::support::anvil::{Project, Run};
@@ -120,11 +120,11 @@ fn git_order(project: &Project) -> Vec<String> {
 }
 
 fn index_path(project: &Project) -> std::path::PathBuf {
-    anvil::recent::path(&project.record_dir())
+    anvil_core::record::recent::path(&project.record_dir())
 }
 
 fn health(project: &Project) -> Health {
-    anvil::recent::check(&Record::open(&project.record_dir()).unwrap()).unwrap()
+    anvil_core::record::recent::check(&Record::open(&project.record_dir()).unwrap()).unwrap()
 }
 
 /// The lines of `anvil log` that draw a commit.

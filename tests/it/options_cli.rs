@@ -138,7 +138,8 @@ impl Project {
 
     /// A file of the first commit of `debate`'s main line.
     fn first_commit_file(&self, debate: &str, path: &str) -> Option<String> {
-        let record = anvil::record::Record::open(&self.path().join(".anvil/record")).unwrap();
+        let record =
+            anvil_core::record::store::Record::open(&self.path().join(".anvil/record")).unwrap();
         let root = first_commit(&record, debate);
         record
             .read(root, path)

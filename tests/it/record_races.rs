@@ -7,11 +7,11 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use anvil::debate;
-use anvil::history::{Entry, LineHistory};
-use anvil::home::{Home, LineRef};
-use anvil::hook::{self, Answer};
-use anvil::record::Record;
+use anvil_core::claude::hooks::{self, Answer};
+use anvil_core::home::{Home, LineRef};
+use anvil_core::line::{control, start};
+use anvil_core::record::store::Record;
+use anvil_core::review::history::{Entry, LineHistory};
 use serde_json::json;
 
 const S1: &str = "11111111-1111-4111-8111-111111111111";
@@ -25,14 +25,14 @@ fn project() -> (tempfile::TempDir, Home) {
 
 /// A new debate bound to `S1` (which drops whatever it drove before).
 fn debate(home: &Home, rounds: u32) -> LineRef {
-    let setup = anvil::options::Options {
+    let setup = anvil_core::model::options::Options {
         question: "Should we race?".into(),
         rounds: Some(rounds),
         ..Default::default()
     }
     .into_setup()
     .unwrap();
-    debate::start(home, setup, Some(S1)).unwrap().line
+    start::start(home, setup, Some(S1)).unwrap().line
 }
 
 /// One stop of `S1` with `text`, as Claude Code runs the hook.
@@ -42,7 +42,7 @@ fn stop(project: &Path, text: &str) -> Answer {
         "cwd": project,
         "last_assistant_message": text,
     });
-    hook::stop(input.to_string().as_bytes(), project)
+    hooks::stop(input.to_string().as_bytes(), project)
 }
 
 /// Stops with a new text each time while the hook keeps blocking (at most `phases`).
@@ -79,7 +79,7 @@ fn cancel_always_wins_once_it_said_so() {
         let project = dir.path().to_owned();
         let hooks = std::thread::spawn(move || drive(&project, 7, Duration::from_micros(500)));
         std::thread::sleep(delay(i, 12));
-        let cancelled = debate::cancel(&home, &line, "race");
+        let cancelled = control::cancel(&home, &line, "race");
         let answers = hooks.join().unwrap();
         let entries = history(&home, &line);
         let phases: Vec<&str> = entries.iter().map(|e| e.phase.as_str()).collect();
@@ -89,7 +89,7 @@ fn cancel_always_wins_once_it_said_so() {
                 assert_eq!(phases.last(), Some(&"cancel"), "{phases:?}");
                 assert_eq!(phases.iter().filter(|p| **p == "cancel").count(), 1);
                 assert_eq!(state.progress.status.name(), "cancelled");
-                let live = anvil::state::State::load(&home.state_path(&line)).unwrap();
+                let live = anvil_core::model::state::State::load(&home.state_path(&line)).unwrap();
                 assert_eq!(live.progress.status.name(), "cancelled");
                 // Every phase the hooks were told was recorded is in the record, before it.
                 let blocked = answers
@@ -129,7 +129,7 @@ fn steering_that_was_accepted_reaches_exactly_one_prompt() {
         let mut refused = Vec::new();
         for j in 0..12 {
             let text = format!("steer {i}-{j}");
-            match debate::steer(&home, &line, &text) {
+            match control::steer(&home, &line, &text) {
                 Ok(_) => accepted.push(text),
                 Err(e) => {
                     assert!(
@@ -191,7 +191,7 @@ fn an_answer_is_recorded_once_and_reaches_the_debater() {
             let (home, line) = (home.clone(), line.clone());
             std::thread::spawn(move || {
                 std::thread::sleep(delay(i, 3));
-                let asking = anvil::ask::ask(&home, &line, "Budget?").ok()?;
+                let asking = anvil_core::line::ask::ask(&home, &line, "Budget?").ok()?;
                 Some(asking.wait(delay(i, 4), Duration::from_micros(200)))
             })
         };
@@ -223,7 +223,7 @@ fn an_answer_is_recorded_once_and_reaches_the_debater() {
         if waiting {
             assert_eq!(
                 asked.unwrap().unwrap(),
-                anvil::ask::Asked::Answered(text.clone())
+                anvil_core::line::ask::Asked::Answered(text.clone())
             );
         } else {
             // It goes with the next phase's prompt, unless nothing followed.
@@ -250,7 +250,7 @@ fn an_answer_is_recorded_once_and_reaches_the_debater() {
 /// Answers the open question as soon as there is one; `None` when there never was.
 fn debate_answer(home: &Home, line: &LineRef, i: u32) -> Option<bool> {
     for _ in 0..200 {
-        match anvil::ask::answer(home, line, &format!("answer {i}")) {
+        match anvil_core::line::ask::answer(home, line, &format!("answer {i}")) {
             Ok(waiting) => return Some(waiting),
             Err(e) => assert!(
                 e.to_string().contains("no open question") || e.to_string().contains("is done"),
@@ -276,13 +276,15 @@ fn two_branches_of_one_name_against_running_hooks_make_one_line() {
                 let (home, line, gate) = (home.clone(), line.clone(), gate.clone());
                 std::thread::spawn(move || {
                     let record = Record::open(&home.record_dir()).unwrap();
-                    let from = anvil::revision::resolve(&record, "round-1", Some(&line)).unwrap();
+                    let from =
+                        anvil_core::review::revision::resolve(&record, "round-1", Some(&line))
+                            .unwrap();
                     gate.wait();
                     std::thread::sleep(delay(i, 1));
-                    anvil::restore::branch(
+                    anvil_core::line::restore::branch(
                         &home,
                         &record,
-                        anvil::restore::Branch {
+                        anvil_core::line::restore::Branch {
                             from: &from,
                             steer: "focus on cost",
                             name: Some("cost"),

@@ -462,9 +462,10 @@ impl Tag {
 }
 
 /// The first commit of `debate`'s main line (its start).
-pub fn first_commit(record: &anvil::record::Record, debate: &str) -> gix::ObjectId {
-    let line = anvil::home::LineRef::new(debate, "main");
-    let history = anvil::history::LineHistory::load(record, &line).expect("the line exists");
+pub fn first_commit(record: &anvil_core::record::store::Record, debate: &str) -> gix::ObjectId {
+    let line = anvil_core::home::LineRef::new(debate, "main");
+    let history =
+        anvil_core::review::history::LineHistory::load(record, &line).expect("the line exists");
     history.entries[history.round_end(0).expect("a start")].commit
 }
 

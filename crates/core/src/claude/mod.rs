@@ -1,0 +1,8 @@
+//! Claude Code's side: the hooks it runs, the slash commands, feedback to its sessions, and
+//! what `anvil install` writes into its settings.
+
+pub mod feedback;
+pub mod hooks;
+pub mod install;
+pub mod process;
+pub mod slash;

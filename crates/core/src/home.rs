@@ -1,0 +1,399 @@
+//! `.anvil/`, anvil's home in a project: where things live, which session drives which line,
+//! and the queue of steering waiting for the next stop.
+//!
+//! Everything here is plain files so that the Stop hook can answer "is there anything for this
+//! session?" with a couple of `stat` calls, and so that people can look inside.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::fsutil::{self, remove_if_present};
+
+pub const DIR: &str = ".anvil";
+
+/// One line of one debate: `DEBATE@LINE`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LineRef {
+    pub debate: String,
+    pub line: String,
+}
+
+impl LineRef {
+    pub fn new(debate: impl Into<String>, line: impl Into<String>) -> LineRef {
+        LineRef {
+            debate: debate.into(),
+            line: line.into(),
+        }
+    }
+
+    /// Parses `DEBATE@LINE` or `DEBATE` (the main line).
+    pub fn parse(text: &str) -> Option<LineRef> {
+        let text = text.trim();
+        let (debate, line) = text.split_once('@').unwrap_or((text, "main"));
+        (crate::record::store::valid_name(debate) && crate::record::store::valid_name(line))
+            .then(|| LineRef::new(debate, line))
+    }
+}
+
+impl fmt::Display for LineRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.debate, self.line)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Home {
+    root: PathBuf,
+}
+
+const GITIGNORE: &str = "# anvil's record and live files stay out of the project's own history.\n# Share debates with `git --git-dir .anvil/record push`; commit reports/ if you like.\nrecord/\ndebates/\nsessions/\npending/\ninbox/\n";
+
+impl Home {
+    /// Finds `.anvil` in `start` or the nearest ancestor that has one.
+    pub fn find(start: &Path) -> Option<Home> {
+        start
+            .ancestors()
+            .map(|dir| dir.join(DIR))
+            .find(|candidate| candidate.is_dir())
+            .map(|root| Home { root })
+    }
+
+    /// Creates (or completes) `.anvil` in `project`; existing files are left as they are.
+    pub fn init(project: &Path) -> io::Result<Home> {
+        let root = project.join(DIR);
+        std::fs::create_dir_all(&root)?;
+        let gitignore = root.join(".gitignore");
+        if !gitignore.exists() {
+            fsutil::write_atomic(&gitignore, GITIGNORE.as_bytes())?;
+        }
+        Ok(Home { root })
+    }
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The project the home belongs to.
+    pub fn project(&self) -> &Path {
+        self.root.parent().unwrap_or(Path::new("."))
+    }
+
+    pub fn record_dir(&self) -> PathBuf {
+        self.root.join("record")
+    }
+
+    pub fn prompts_dir(&self) -> PathBuf {
+        self.root.join("prompts")
+    }
+
+    pub fn reports_dir(&self) -> PathBuf {
+        self.root.join("reports")
+    }
+
+    pub fn debates_dir(&self) -> PathBuf {
+        self.root.join("debates")
+    }
+
+    pub fn line_dir(&self, line: &LineRef) -> PathBuf {
+        self.debates_dir().join(&line.debate).join(&line.line)
+    }
+
+    pub fn state_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("state.md")
+    }
+
+    pub fn transcript_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("transcript.md")
+    }
+    /// The phase text being recorded: written before anything else happens to it, removed
+    /// once the phase is recorded, so it is there only when recording failed.
+    pub fn incoming_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("incoming.md")
+    }
+
+    fn steering_dir(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("steering")
+    }
+
+    fn session_path(&self, session: &str) -> Option<PathBuf> {
+        valid_session(session).then(|| self.root.join("sessions").join(session))
+    }
+
+    fn pending_dir(&self) -> PathBuf {
+        self.root.join("pending")
+    }
+
+    /// The line `session` drives, if any.
+    pub fn bound_line(&self, session: &str) -> io::Result<Option<LineRef>> {
+        let Some(path) = self.session_path(session) else {
+            return Ok(None);
+        };
+        Ok(fsutil::read_optional(&path)?.and_then(|text| LineRef::parse(&text)))
+    }
+
+    pub fn bind(&self, session: &str, line: &LineRef) -> io::Result<()> {
+        let path = self.session_path(session).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad session id {session:?}"),
+            )
+        })?;
+        fsutil::write_atomic(&path, format!("{line}\n").as_bytes())
+    }
+
+    pub fn unbind(&self, session: &str) -> io::Result<()> {
+        if let Some(path) = self.session_path(session) {
+            remove_if_present(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Sessions bound to `line` (normally one).
+    pub fn sessions_of(&self, line: &LineRef) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for (name, text) in read_dir_texts(&self.root.join("sessions"))? {
+            if LineRef::parse(&text).as_ref() == Some(line) {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Offers `line` to the next Claude session that stops here.
+    pub fn add_pending(&self, line: &LineRef) -> io::Result<()> {
+        fsutil::write_atomic(
+            &self.pending_dir().join(line.to_string()),
+            format!("{line}\n").as_bytes(),
+        )
+    }
+
+    pub fn remove_pending(&self, line: &LineRef) -> io::Result<()> {
+        remove_if_present(&self.pending_dir().join(line.to_string()))
+    }
+    /// Claims the oldest pending line for `session`. The claim is a rename of the pending file
+    /// onto the session's binding, so when two sessions stop at once exactly one wins.
+    pub fn claim_pending(&self, session: &str) -> io::Result<Option<LineRef>> {
+        let Some(binding) = self.session_path(session) else {
+            return Ok(None);
+        };
+        let dir = self.pending_dir();
+        let mut names: Vec<String> = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| !n.starts_with('.'))
+                .collect(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if names.is_empty() {
+            return Ok(None);
+        }
+        names.sort();
+        if let Some(parent) = binding.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        for name in names {
+            match std::fs::rename(dir.join(&name), &binding) {
+                Ok(()) => return Ok(LineRef::parse(&name)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // lost the race
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Writes queue file number `number` for `line`. Only under the line's lock.
+    pub(crate) fn write_queued(&self, line: &LineRef, number: u64, text: &str) -> io::Result<()> {
+        let name = format!("{number:020}.md");
+        fsutil::write_atomic(&self.steering_dir(line).join(name), text.as_bytes())
+    }
+
+    /// The queued steering, oldest first: every file in the queue, numbered.
+    pub fn queued_steering(&self, line: &LineRef) -> io::Result<Vec<Queued>> {
+        let dir = self.steering_dir(line);
+        let mut items: Vec<Queued> = read_dir_texts(&dir)?
+            .into_iter()
+            .filter_map(|(name, text)| {
+                // `NNN.md`, or `NANOS-PID.md` as older builds named them.
+                let digits = name.split(['.', '-']).next()?;
+                let number = digits.parse().ok()?;
+                Some(Queued {
+                    number,
+                    path: dir.join(name),
+                    text,
+                })
+            })
+            .collect();
+        items.sort_by(|a, b| (a.number, &a.path).cmp(&(b.number, &b.path)));
+        Ok(items)
+    }
+}
+
+/// One steering file waiting in a line's queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    /// Its place in the queue; the line's state remembers the last one taken.
+    pub number: u64,
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// Exclusive use of one line by one process. Claude Code runs the hooks of every settings file,
+/// so two anvil hooks can see the same stop at the same moment; the lock makes the second wait
+/// and then find the turn already recorded. It is an advisory `flock` on the line's `.lock`
+/// file, released when dropped or when the process ends, however it ends; the file stays in
+/// place, so taking the lock creates no file after the first time.
+pub struct LineLock {
+    _file: std::fs::File,
+}
+
+impl Home {
+    /// Takes the line's lock, waiting up to `patience` for another holder.
+    pub fn lock_line(&self, line: &LineRef, patience: std::time::Duration) -> io::Result<LineLock> {
+        let dir = self.line_dir(line);
+        let path = dir.join(".lock");
+        if !dir.is_dir() {
+            std::fs::create_dir_all(&dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)?;
+        let deadline = std::time::Instant::now() + patience;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(LineLock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        format!("{} is held by another anvil process", path.display()),
+                    ));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
+        }
+    }
+}
+
+/// `(file name, contents)` of the visible files in `dir`; an absent directory is empty.
+fn read_dir_texts(dir: &Path) -> io::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for (name, path) in fsutil::visible_entries(dir)? {
+        if let Some(text) = fsutil::read_optional(&path)? {
+            out.push((name, text));
+        }
+    }
+    Ok(out)
+}
+
+/// Session ids become file names: accept only what Claude Code issues (UUID-like).
+pub fn valid_session(session: &str) -> bool {
+    !session.is_empty()
+        && session.len() <= 128
+        && session
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The lines that have live files.
+impl Home {
+    /// All lines with live files, sorted by debate id (oldest first).
+    pub fn live_lines(&self) -> std::io::Result<Vec<LineRef>> {
+        self.live_lines_with_prefix("")
+    }
+
+    /// The lines with live files whose debate id starts with `prefix`, sorted by debate id: one
+    /// listing of the debates folder, then only the matching debates are opened.
+    pub fn live_lines_with_prefix(&self, prefix: &str) -> std::io::Result<Vec<LineRef>> {
+        let mut out = Vec::new();
+        let debates = match std::fs::read_dir(self.debates_dir()) {
+            Ok(d) => d,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(e),
+        };
+        for debate in debates {
+            let debate = debate?;
+            let Ok(debate_name) = debate.file_name().into_string() else {
+                continue;
+            };
+            if !debate_name.starts_with(prefix) {
+                continue;
+            }
+            for line in std::fs::read_dir(debate.path())? {
+                let line = line?;
+                if let Ok(line_name) = line.file_name().into_string()
+                    && line.path().join("state.md").is_file()
+                {
+                    out.push(LineRef::new(&debate_name, line_name));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_one_session_claims_a_pending_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        let line = LineRef::new("20261122-q-0000", "main");
+        home.add_pending(&line).unwrap();
+        assert_eq!(home.claim_pending("s1").unwrap(), Some(line.clone()));
+        assert_eq!(home.claim_pending("s2").unwrap(), None);
+        assert_eq!(home.bound_line("s1").unwrap(), Some(line));
+        assert_eq!(home.bound_line("s2").unwrap(), None);
+    }
+
+    #[test]
+    fn a_line_lock_waits_for_its_holder_and_is_free_once_it_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        let line = LineRef::new("20261122-q-0000", "main");
+        std::fs::create_dir_all(home.line_dir(&line)).unwrap();
+        // A lock file left behind (by a killed process, or an older anvil) holds nothing.
+        let lock_file = home.line_dir(&line).join(".lock");
+        std::fs::write(&lock_file, "4294967").unwrap();
+        let held = home
+            .lock_line(&line, std::time::Duration::from_secs(1))
+            .unwrap();
+        let err = home
+            .lock_line(&line, std::time::Duration::from_millis(30))
+            .err()
+            .expect("the second taker waits and gives up");
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(err.to_string().contains("held by another anvil process"));
+        drop(held);
+        drop(
+            home.lock_line(&line, std::time::Duration::from_millis(30))
+                .unwrap(),
+        );
+        // The file stays: taking the lock again creates nothing.
+        assert!(lock_file.is_file());
+    }
+
+    #[test]
+    fn hostile_session_ids_are_never_paths() {
+        assert!(!valid_session("../../etc/passwd"));
+        assert!(!valid_session(""));
+        assert!(valid_session("3f2a9c1e-0b6d-4c1e-9a57-0d9f3b2c1a00"));
+    }
+
+    #[test]
+    fn line_refs_parse() {
+        assert_eq!(
+            LineRef::parse("d-1@cost"),
+            Some(LineRef::new("d-1", "cost"))
+        );
+        assert_eq!(LineRef::parse("d-1\n"), Some(LineRef::new("d-1", "main")));
+        assert_eq!(LineRef::parse("../x"), None);
+    }
+}

@@ -1,0 +1,406 @@
+//! Sharing debates through git remotes: `anvil push` and `anvil pull` move `refs/anvil/*`
+//! only, never a branch or a tag, and never lose a line that diverged.
+//!
+//! The transport is the `git` binary (`git fetch`, `git push`): it speaks every protocol
+//! and credential helper a team already uses, which gix's client would have to be configured
+//! for one by one. Everything else — which lines to move, ancestry, ref updates — is done
+//! here with gix, in the record.
+//!
+//! A remote's lines are first fetched to `refs/anvil-remote/<REMOTE>/<debate>/<line>` (so
+//! their objects are kept and the next push knows where the remote stands). Then, line by
+//! line:
+//! - pull: a line the record lacks is created; one that only moved ahead on the remote is
+//!   fast-forwarded (unless its live files are here: a line being debated is never moved
+//!   under the hook's feet); one that diverged is kept beside the local one as
+//!   `LINE-from-REMOTE`, so both show in `anvil log`;
+//! - push: a line the remote lacks, or that only moved ahead here, is pushed under its name;
+//!   one that diverged from the remote's is pushed as `LINE-from-ME` (ME: the project's
+//!   `git config user.name`, else `$USER`), never forced over the remote's.
+//!
+//! A line already present under another name (the remote's copy of a line pushed from here,
+//! or the local copy of a line pulled from there) is not copied again.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gix::ObjectId;
+
+use crate::home::{Home, LineRef};
+use crate::record::store::{Record, RecordError, valid_name};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(
+        "pushing and pulling debates use the `git` binary for the transport, and there is none on the PATH"
+    )]
+    NoGit,
+    #[error("{0}")]
+    NoRemote(String),
+    #[error("git {what} failed: {message}")]
+    Git { what: &'static str, message: String },
+}
+
+/// Where a remote is, and the short name its lines are kept under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remote {
+    /// A remote name of the project's git repository, or a URL or path given as is.
+    pub url: String,
+    /// Used in `refs/anvil-remote/<name>/` and in `LINE-from-<name>`.
+    pub name: String,
+}
+
+/// What happened to one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Moved {
+    /// A line that was not here (pull) or not there (push).
+    Created(LineRef),
+    FastForwarded(LineRef),
+    /// The line diverged: the other side's history is kept under the second name.
+    KeptBeside(LineRef, LineRef),
+}
+
+/// What a push or a pull did.
+#[derive(Debug, Clone, Default)]
+pub struct Synced {
+    pub moved: Vec<Moved>,
+    /// Lines that were the same on both sides, or already present under another name.
+    pub unchanged: usize,
+    /// Lines the pull left alone because their live files are here and the remote moved
+    /// them ahead: `anvil resume` after the debate here is over picks them up.
+    pub skipped_live: Vec<LineRef>,
+}
+
+/// Finds the remote: a URL or a path as is, else a remote of the project's git repository
+/// (`origin` when none is named).
+pub fn find(home: &Home, remote: Option<&str>) -> Result<Remote, RemoteError> {
+    let given = remote.unwrap_or("origin");
+    let looks_like_location = given.contains('/')
+        || given.contains(':')
+        || given.contains('\\')
+        || Path::new(given).exists();
+    if looks_like_location {
+        let base = given
+            .trim_end_matches(['/', '\\'])
+            .rsplit(['/', '\\', ':'])
+            .next()
+            .unwrap_or(given);
+        let base = base.strip_suffix(".git").unwrap_or(base);
+        return Ok(Remote {
+            url: given.to_owned(),
+            name: safe_name(base).unwrap_or_else(|| "remote".to_owned()),
+        });
+    }
+    let git = git()?;
+    let output = Command::new(git)
+        .arg("-C")
+        .arg(home.project())
+        .args(["remote", "get-url", given])
+        .env_remove("GIT_DIR")
+        .output()
+        .map_err(|e| RemoteError::Git {
+            what: "remote get-url",
+            message: e.to_string(),
+        })?;
+    if !output.status.success() {
+        return Err(RemoteError::NoRemote(format!(
+            "the project's git repository has no remote '{given}' ({}); name a remote, a URL \
+             or a path",
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(Remote {
+        url: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        name: safe_name(given).unwrap_or_else(|| "remote".to_owned()),
+    })
+}
+
+/// `text` as a part of a line name: letters, digits and `-`, lower case.
+fn safe_name(text: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out: String = out.trim_matches('-').chars().take(30).collect();
+    let out = out.trim_end_matches('-').to_owned();
+    (!out.is_empty()).then_some(out)
+}
+
+fn tracking_prefix(remote: &Remote) -> String {
+    format!("refs/anvil-remote/{}/", remote.name)
+}
+
+/// Fetches the remote's lines into `refs/anvil-remote/<name>/`; returns them as
+/// `(line, tip)`.
+fn fetch(record: &Record, remote: &Remote) -> Result<Vec<(LineRef, ObjectId)>, RemoteError> {
+    let prefix = tracking_prefix(remote);
+    run_git(
+        record.path(),
+        "fetch",
+        &[
+            "-c",
+            "gc.auto=0",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--prune",
+            "--no-write-fetch-head",
+            "--",
+            &remote.url,
+            &format!("+refs/anvil/*:{prefix}*"),
+        ],
+    )?;
+    Ok(record
+        .refs_under(&prefix)?
+        .into_iter()
+        .filter_map(|(name, id)| {
+            let (debate, line) = name.split_once('/')?;
+            (valid_name(debate) && valid_name(line)).then(|| (LineRef::new(debate, line), id))
+        })
+        .collect())
+}
+
+/// Brings the remote's lines into the record.
+pub fn pull(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, RemoteError> {
+    let theirs = fetch(record, remote)?;
+    let mut synced = Synced::default();
+    for (line, tip) in theirs {
+        let ours = record.tip(&line.debate, &line.line)?;
+        match ours {
+            None => {
+                if held_elsewhere(record, &line.debate, tip)? {
+                    synced.unchanged += 1;
+                } else {
+                    record.set_line(&line.debate, &line.line, None, tip, "pulled")?;
+                    synced.moved.push(Moved::Created(line));
+                }
+            }
+            Some(ours) if record.is_ancestor(tip, ours)? => synced.unchanged += 1,
+            Some(ours) if record.is_ancestor(ours, tip)? => {
+                if home.state_path(&line).is_file() {
+                    synced.skipped_live.push(line);
+                } else {
+                    record.set_line(&line.debate, &line.line, Some(ours), tip, "pulled")?;
+                    synced.moved.push(Moved::FastForwarded(line));
+                }
+            }
+            Some(_) => {
+                let kept = keep_beside(record, &line, tip, &remote.name)?;
+                match kept {
+                    Some(kept) => synced.moved.push(Moved::KeptBeside(line, kept)),
+                    None => synced.unchanged += 1,
+                }
+            }
+        }
+    }
+    Ok(synced)
+}
+
+/// Stores a diverged `tip` of `line` as `LINE-from-SOURCE` (numbered when that name holds
+/// yet another history); `None` when it is there already.
+fn keep_beside(
+    record: &Record,
+    line: &LineRef,
+    tip: ObjectId,
+    source: &str,
+) -> Result<Option<LineRef>, RemoteError> {
+    for n in 1..100 {
+        let name = beside_name(&line.line, source, n);
+        match record.tip(&line.debate, &name)? {
+            None => {
+                record.set_line(&line.debate, &name, None, tip, "kept a diverged line")?;
+                return Ok(Some(LineRef::new(&line.debate, name)));
+            }
+            Some(kept) if record.is_ancestor(tip, kept)? => return Ok(None),
+            Some(kept) if record.is_ancestor(kept, tip)? => {
+                record.set_line(&line.debate, &name, Some(kept), tip, "kept a diverged line")?;
+                return Ok(Some(LineRef::new(&line.debate, name)));
+            }
+            Some(_) => continue,
+        }
+    }
+    Err(RemoteError::NoRemote(format!(
+        "{line} diverged too many times to keep another copy"
+    )))
+}
+
+/// `LINE-from-SOURCE`, `LINE-from-SOURCE-2`, … cut to a valid line name.
+fn beside_name(line: &str, source: &str, n: u32) -> String {
+    let suffix = if n == 1 {
+        format!("-from-{source}")
+    } else {
+        format!("-from-{source}-{n}")
+    };
+    let room = 100usize.saturating_sub(suffix.len());
+    let base: String = line.chars().take(room).collect();
+    format!("{}{suffix}", base.trim_end_matches(['.', '-']))
+}
+
+/// Is `tip` already the tip, or an ancestor of the tip, of some line of `debate` here?
+fn held_elsewhere(record: &Record, debate: &str, tip: ObjectId) -> Result<bool, RemoteError> {
+    for (_, other) in record.lines_of_debate(debate)? {
+        if record.is_ancestor(tip, other)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Sends the record's lines to the remote.
+pub fn push(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, RemoteError> {
+    let theirs: std::collections::HashMap<LineRef, ObjectId> =
+        fetch(record, remote)?.into_iter().collect();
+    let me = whoami(home);
+    let mut synced = Synced::default();
+    let mut specs = Vec::new();
+    let mut all = Vec::new();
+    record.for_each_line(|debate, line, tip| {
+        all.push((LineRef::new(debate, line), tip));
+        Ok(())
+    })?;
+    for (line, tip) in all {
+        let remote_has = |debate: &str, tip: ObjectId| -> Result<bool, RemoteError> {
+            for (other, their_tip) in &theirs {
+                if other.debate == debate && record.is_ancestor(tip, *their_tip)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        };
+        match theirs.get(&line) {
+            None if remote_has(&line.debate, tip)? => synced.unchanged += 1,
+            None => {
+                specs.push(spec(&line, &line.line, tip));
+                synced.moved.push(Moved::Created(line));
+            }
+            Some(&their) if record.is_ancestor(tip, their)? => synced.unchanged += 1,
+            Some(&their) if record.is_ancestor(their, tip)? => {
+                specs.push(spec(&line, &line.line, tip));
+                synced.moved.push(Moved::FastForwarded(line));
+            }
+            Some(_) => {
+                // Diverged: sent beside theirs, under a name that says where it comes from.
+                let mut target = None;
+                for n in 1..100 {
+                    let name = beside_name(&line.line, &me, n);
+                    let there = LineRef::new(&line.debate, &name);
+                    match theirs.get(&there) {
+                        None => {
+                            target = Some((there, true));
+                            break;
+                        }
+                        Some(&t) if record.is_ancestor(tip, t)? => {
+                            target = Some((there, false));
+                            break;
+                        }
+                        Some(&t) if record.is_ancestor(t, tip)? => {
+                            target = Some((there, true));
+                            break;
+                        }
+                        Some(_) => continue,
+                    }
+                }
+                match target {
+                    Some((there, true)) => {
+                        specs.push(spec(&line, &there.line, tip));
+                        synced.moved.push(Moved::KeptBeside(line, there));
+                    }
+                    _ => synced.unchanged += 1,
+                }
+            }
+        }
+    }
+    // The remote's refs are named one by one: no pattern, so nothing but these lines moves,
+    // and nothing is forced.
+    for chunk in specs.chunks(500) {
+        let mut args: Vec<&str> = vec!["push", "--quiet", "--porcelain", "--", &remote.url];
+        args.extend(chunk.iter().map(String::as_str));
+        run_git(record.path(), "push", &args).map_err(|e| match e {
+            RemoteError::Git { message, .. } => RemoteError::Git {
+                what: "push",
+                message: format!(
+                    "{message}\n(the remote moved meanwhile? `anvil pull`, then push again)"
+                ),
+            },
+            other => other,
+        })?;
+    }
+    Ok(synced)
+}
+
+fn spec(line: &LineRef, remote_line: &str, tip: ObjectId) -> String {
+    format!("{tip}:refs/anvil/{}/{remote_line}", line.debate)
+}
+
+/// Who pushes: the project's `git config user.name`, else `$USER`, as a name part.
+fn whoami(home: &Home) -> String {
+    let configured = git().ok().and_then(|git| {
+        let out = Command::new(git)
+            .arg("-C")
+            .arg(home.project())
+            .args(["config", "user.name"])
+            .env_remove("GIT_DIR")
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    });
+    configured
+        .and_then(|n| safe_name(&n))
+        .or_else(|| std::env::var("USER").ok().and_then(|u| safe_name(&u)))
+        .unwrap_or_else(|| "elsewhere".to_owned())
+}
+
+fn git() -> Result<PathBuf, RemoteError> {
+    crate::record::maintenance::git().ok_or(RemoteError::NoGit)
+}
+
+fn run_git(record: &Path, what: &'static str, args: &[&str]) -> Result<(), RemoteError> {
+    let output = Command::new(git()?)
+        .arg("--git-dir")
+        .arg(record)
+        .args(args)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| RemoteError::Git {
+            what,
+            message: e.to_string(),
+        })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let mut message = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !stdout.trim().is_empty() {
+        message.push('\n');
+        message.push_str(stdout.trim());
+    }
+    Err(RemoteError::Git { what, message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_beside_a_line_are_valid_line_names() {
+        assert_eq!(beside_name("cost", "origin", 1), "cost-from-origin");
+        assert_eq!(beside_name("cost", "origin", 3), "cost-from-origin-3");
+        let long = "x".repeat(100);
+        let name = beside_name(&long, "origin", 2);
+        assert!(valid_name(&name), "{name}");
+        assert_eq!(safe_name("Alice Smith"), Some("alice-smith".into()));
+        assert_eq!(safe_name("--"), None);
+        for name in ["cost-from-alice-smith", &beside_name("a.b", "x", 1)] {
+            assert!(valid_name(name), "{name}");
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! A new debate: its id, its main line's first commit, its first prompt.
+
+use std::path::PathBuf;
+
+use gix::ObjectId;
+
+use crate::clock::now;
+use crate::error::{DebateError, io};
+use crate::fsutil;
+use crate::home::{Home, LineRef};
+use crate::line::stop::render_prompt;
+use crate::line::transaction::{self, Change, Options, Plan, Transcript};
+use crate::model::machine;
+use crate::model::state::{FORMAT, Setup, State};
+use crate::model::transcript;
+use crate::record::schema::{PhaseFile, phase_file};
+
+/// A new debate's id: date, a slug of the question, and four hex digits.
+pub fn new_id(question: &str, now: jiff::Timestamp) -> String {
+    use std::hash::BuildHasher;
+    let slug: String = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| w.is_ascii())
+        .take(5)
+        .collect::<Vec<_>>()
+        .join("-");
+    let mut slug: String = slug.chars().take(32).collect();
+    slug.truncate(slug.trim_end_matches('-').len());
+    if slug.is_empty() {
+        slug.push_str("debate");
+    }
+    let noise = std::collections::hash_map::RandomState::new().hash_one((
+        question,
+        now.as_nanosecond(),
+        std::process::id(),
+    ));
+    let date = now.strftime("%Y%m%d");
+    format!("{date}-{slug}-{:04x}", noise & 0xffff)
+}
+
+pub struct Started {
+    pub line: LineRef,
+    pub state: State,
+    pub prompt: String,
+    pub commit: ObjectId,
+}
+
+/// What a debate may start with besides its setup.
+#[derive(Debug, Clone, Default)]
+pub struct StartInputs {
+    /// The material of `setup.inputs`, gathered by [`crate::review::context::gather`].
+    pub material: crate::review::context::Material,
+    /// Where the report goes when `setup.output` is not set: `<dir>/<debate>.md`.
+    pub output_dir: Option<PathBuf>,
+}
+
+/// Creates a debate's main line: live files, the first commit, the first prompt. With a
+/// session it is bound at once; otherwise the next Claude session that stops here claims it.
+pub fn start(home: &Home, setup: Setup, session: Option<&str>) -> Result<Started, DebateError> {
+    start_with(home, setup, session, StartInputs::default())
+}
+
+/// [`start`], with the debate's material (recorded under `context/` in the first commit) and
+/// a default report directory.
+pub fn start_with(
+    home: &Home,
+    mut setup: Setup,
+    session: Option<&str>,
+    inputs: StartInputs,
+) -> Result<Started, DebateError> {
+    let now = now();
+    let debate = new_id(&setup.question, now);
+    if setup.output.is_none()
+        && let Some(dir) = inputs.output_dir
+    {
+        setup.output = Some(dir.join(format!("{debate}.md")));
+    }
+    let line = LineRef::new(&debate, "main");
+    let (progress, cue) = machine::start(&setup);
+    let stamp = now.to_string();
+    let state = State {
+        format: FORMAT,
+        debate,
+        line: line.line.clone(),
+        session: session.map(str::to_owned),
+        informed_session: session.map(str::to_owned),
+        last_response: None,
+        branched_from: None,
+        question: None,
+        headless: false,
+        pending_steering: Vec::new(),
+        steering_taken: 0,
+        tip: None,
+        created: stamp.clone(),
+        updated: stamp,
+        setup,
+        progress,
+    };
+    if !state.setup.inputs.is_empty() {
+        let bundle = crate::review::context::bundle_path(home, &state.debate);
+        fsutil::write_atomic(&bundle, inputs.material.bundle.as_bytes())
+            .map_err(io("cannot write", &bundle))?;
+    }
+    let prompt = render_prompt(home, &state, &cue, true, "")?;
+    let done = transaction::run(home, &line, Options::default(), |current| {
+        if current.tip.is_some() {
+            return Err(DebateError::Invalid(format!(
+                "{line} exists already; try again"
+            )));
+        }
+        let subject = format!(
+            "start: {}",
+            crate::model::state::first_line(&state.setup.question)
+        );
+        let mut change = Change::bookkeeping(state.clone(), "start", subject);
+        change.meta.round = 0;
+        change.meta.session = session.map(str::to_owned);
+        change.meta.next = Some(cue.role.name().into());
+        change.files = std::iter::once((
+            phase_file(1, cue.role.name(), PhaseFile::Prompt),
+            prompt.clone().into_bytes(),
+        ))
+        .chain(inputs.material.files.iter().cloned())
+        .collect();
+        change.transcript = Transcript::Replace(transcript::header(&state));
+        Ok(Plan::Record(Box::new(change), ()))
+    })?;
+    match session {
+        Some(s) => home.bind(s, &line),
+        None => home.add_pending(&line),
+    }
+    .map_err(io("cannot bind the session for", home.root()))?;
+    Ok(Started {
+        line,
+        state,
+        prompt,
+        commit: done.tip.expect("a new line has a commit"),
+    })
+}

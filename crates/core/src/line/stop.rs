@@ -1,0 +1,527 @@
+//! Where a phase is recorded: one stop of the Claude session that drives a line. The turn's
+//! text becomes the phase that was out, the machine decides what follows, and the next
+//! prompt is handed out, all in one [`transaction`](crate::line::transaction); or the prompt
+//! that is out is handed out again (a repeat, a turn with no text, a session new to the line).
+
+use crate::clock::now;
+use crate::error::{DebateError, io};
+use crate::fsutil;
+use crate::home::{Home, LineRef, Queued};
+use crate::line::transaction::{self, Change, Current, Options, Plan, Transcript};
+use crate::model::machine::{self, Cue, Finished, Next, Turn};
+use crate::model::prompt::{PhaseContext, Prompts};
+use crate::model::state::{Role, State, Status};
+use crate::model::transcript;
+use crate::record::schema::{Meta, PhaseFile, phase_file};
+
+/// What the Stop hook should tell Claude.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// Block the stop with this prompt; the notice is shown to the user.
+    Block { prompt: String, notice: String },
+    /// Let Claude stop, saying this.
+    Finish { notice: String },
+    /// Let Claude stop at an interactive pause: `anvil run` asks the human at the terminal.
+    Pause { notice: String },
+    /// Let Claude stop, saying this: a question waits for the human, or steering came too late.
+    Message { notice: String },
+    /// Nothing to say: the line is over, and Claude stops as it would without anvil.
+    Silent,
+}
+
+impl Reply {
+    /// Adds notes (a leftover lock removed, …) to what the user is shown.
+    fn with_notes(self, notes: &[String]) -> Reply {
+        if notes.is_empty() {
+            return self;
+        }
+        let add = |notice: String| {
+            let mut n = notice;
+            for note in notes {
+                if !n.is_empty() {
+                    n.push('\n');
+                }
+                n.push_str(&format!("anvil: note: {note}"));
+            }
+            n
+        };
+        match self {
+            Reply::Block { prompt, notice } => Reply::Block {
+                prompt,
+                notice: add(notice),
+            },
+            Reply::Finish { notice } => Reply::Finish {
+                notice: add(notice),
+            },
+            Reply::Pause { notice } => Reply::Pause {
+                notice: add(notice),
+            },
+            Reply::Message { notice } => Reply::Message {
+                notice: add(notice),
+            },
+            Reply::Silent => Reply::Message {
+                notice: add(String::new()),
+            },
+        }
+    }
+}
+
+/// One stop of a Claude session that drives a line, as the Stop hook sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Stop<'a> {
+    pub session: &'a str,
+    /// The text of the turn that just ended, if it had one.
+    pub text: Option<&'a str>,
+    /// The session claimed the line at this stop (it was waiting for a session).
+    pub claimed: bool,
+    /// The session has seen the line's prompt (always, unless it has just claimed the line).
+    pub seen: bool,
+    /// The model, tokens and duration of the turn, when the transcript tells them.
+    pub provenance: Option<&'a crate::model::provenance::Provenance>,
+}
+
+/// Handles one stop of `line`'s session: records the turn's text as the phase that is out
+/// and hands out the next one, or hands the prompt that is out again (a repeat, a turn with
+/// no text, a session new to the line). This is where a phase is recorded.
+pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, DebateError> {
+    let response_id = stop.text.map(blob_id);
+    let done = transaction::run(
+        home,
+        line,
+        Options {
+            patience: std::time::Duration::from_secs(5),
+            ..Options::default()
+        },
+        |current| decide_stop(home, current, stop, response_id.as_deref()),
+    )?;
+    if !matches!(done.value, Reply::Block { .. } | Reply::Pause { .. })
+        && transaction::view(home, line).is_ok_and(|s| s.progress.status.is_over())
+    {
+        // The line is over: this session drives nothing now (a binding a cancel raced with
+        // is dropped here too).
+        home.unbind(stop.session)
+            .map_err(io("cannot unbind the session in", home.root()))?;
+    }
+    Ok(done.value.with_notes(&done.notes))
+}
+
+/// Records `text` as the phase that is out on `line` (for `anvil run`, which answers the
+/// interactive pauses itself). A text that is already recorded is answered as before.
+pub fn record_turn(
+    home: &Home,
+    line: &LineRef,
+    session: &str,
+    text: &str,
+) -> Result<Reply, DebateError> {
+    stop(
+        home,
+        line,
+        Stop {
+            session,
+            text: Some(text),
+            claimed: false,
+            seen: true,
+            provenance: None,
+        },
+    )
+}
+
+/// The git blob id of `text`: how a response is known again when it is delivered twice.
+fn blob_id(text: &str) -> String {
+    gix::objs::compute_hash(
+        gix::hash::Kind::Sha1,
+        gix::objs::Kind::Blob,
+        text.as_bytes(),
+    )
+    .expect("SHA-1 hashing cannot fail")
+    .to_string()
+}
+
+fn decide_stop(
+    home: &Home,
+    current: &Current<'_>,
+    stop: Stop<'_>,
+    response_id: Option<&str>,
+) -> Result<Plan<Reply>, DebateError> {
+    let mut state = current.state()?;
+    let line = current.line;
+    match state.progress.status {
+        Status::Active => {}
+        Status::WaitingForInput => {
+            // A debater asked the human something; the debate moves once it is answered.
+            let question = state.question.as_ref().map_or("", |q| q.text.as_str());
+            return Ok(Plan::Keep(Reply::Message {
+                notice: format!(
+                    "anvil: {line} waits for your answer to: {question}\nAnswer with `anvil answer \"…\"`, then type `continue` here."
+                ),
+            }));
+        }
+        Status::Done | Status::Cancelled => {
+            let late = undelivered(home, line, &state)?;
+            if !late.is_empty() {
+                return Ok(Plan::Keep(Reply::Message {
+                    notice: late_steering_notice(line, &state, &late),
+                }));
+            }
+            if state.progress.status == Status::Done
+                && response_id.is_some()
+                && state.last_response.as_deref() == response_id
+            {
+                // The synthesis delivered again: answered as the first time.
+                return Ok(Plan::Keep(finish_reply(home, line, &state)));
+            }
+            return Ok(Plan::Keep(Reply::Silent));
+        }
+    }
+    let (Some(text), Some(response_id), true) = (stop.text, response_id, stop.seen) else {
+        // A session that never saw the debate, or a turn with no text: hand out the prompt.
+        return reissue(home, current, state, stop.session);
+    };
+    if state.last_response.as_deref() == Some(response_id) {
+        // The same turn again (a second hook, a transcript that lags, a redelivery after a
+        // writer died): answered as before, recorded once.
+        return reissue(home, current, state, stop.session);
+    }
+    if stop.claimed {
+        // The session answered the first prompt it was given: it holds the debate.
+        state.informed_session = Some(stop.session.to_owned());
+    }
+    let session = stop.session;
+    // Steering queued since the last stop; the synthesis takes none (nothing follows it),
+    // so what waits then is left in the queue and reported.
+    let queued: Vec<Queued> = if state.progress.phase == Role::Synthesizer {
+        Vec::new()
+    } else {
+        waiting_steering(home, line, &state)?
+    };
+    let pending = if state.progress.phase == Role::Synthesizer {
+        Vec::new()
+    } else {
+        std::mem::take(&mut state.pending_steering)
+    };
+    let queued_texts: Vec<String> = pending
+        .into_iter()
+        .chain(queued.iter().map(|q| q.text.clone()))
+        .collect();
+    let outcome = machine::advance(
+        &state.setup,
+        &state.progress,
+        Turn {
+            text,
+            queued: &queued_texts,
+        },
+    )?;
+    let step = outcome.progress.step;
+    let section = transcript::section(&outcome.finished, text);
+
+    let mut files = vec![(
+        phase_file(step, outcome.finished.role.name(), PhaseFile::Response),
+        text.as_bytes().to_vec(),
+    )];
+    let prompt = match &outcome.next {
+        Next::Prompt(cue) => {
+            let full = state.informed_session.as_deref() != Some(session);
+            let transcript_text = if full {
+                let mut t = read_transcript(home, line)?;
+                t.push_str(&section);
+                t
+            } else {
+                String::new()
+            };
+            let prompt = render_prompt(home, &state, cue, full, &transcript_text)?;
+            files.push((
+                phase_file(step + 1, cue.role.name(), PhaseFile::Prompt),
+                prompt.clone().into_bytes(),
+            ));
+            Some(prompt)
+        }
+        Next::Finish => None,
+    };
+
+    state.progress = outcome.progress.clone();
+    state.last_response = Some(response_id.to_owned());
+    state.session = Some(session.to_owned());
+    state.informed_session = Some(session.to_owned());
+    state.updated = now().to_string();
+    if let Some(last) = queued.last() {
+        state.steering_taken = state.steering_taken.max(last.number);
+    }
+
+    let finished = &outcome.finished;
+    let mut meta = Meta {
+        debate: state.debate.clone(),
+        line: state.line.clone(),
+        phase: finished.role.name().into(),
+        round: finished.round,
+        step: Some(step),
+        session: Some(session.to_owned()),
+        voice: finished.voice.clone(),
+        steering: finished.steering.clone(),
+        complete: finished.markers.complete,
+        response: Some(response_id.to_owned()),
+        next: Some(match &outcome.next {
+            Next::Prompt(cue) => cue.role.name().into(),
+            Next::Finish => "done".into(),
+        }),
+        ..Meta::default()
+    };
+    if let Some(provenance) = stop.provenance {
+        provenance.write_to(&mut meta);
+    }
+    let reply = match prompt {
+        Some(prompt) if state.headless && state.progress.phase == Role::InteractivePause => {
+            // `anvil run` asks the human itself: Claude stops until it has the answer.
+            let _ = prompt;
+            Reply::Pause {
+                notice: format!(
+                    "anvil: {line} pauses for steering after round {}",
+                    state.progress.round
+                ),
+            }
+        }
+        Some(prompt) => Reply::Block {
+            notice: progress_notice(&state),
+            prompt,
+        },
+        None => {
+            let mut reply = finish_reply(home, line, &state);
+            let late = undelivered(home, line, &state)?;
+            if let (Reply::Finish { notice }, false) = (&mut reply, late.is_empty()) {
+                notice.push('\n');
+                notice.push_str(&late_steering_notice(line, &state, &late));
+            }
+            reply
+        }
+    };
+    let change = Change {
+        author: finished
+            .voice
+            .clone()
+            .unwrap_or_else(|| finished.role.title().to_owned()),
+        subject: subject(finished, text),
+        meta,
+        files,
+        remove: Vec::new(),
+        fork: None,
+        transcript: Transcript::Append(section),
+        report: outcome.next == Next::Finish,
+        state,
+    };
+    Ok(Plan::Record(Box::new(change), reply))
+}
+
+fn finish_reply(home: &Home, line: &LineRef, state: &State) -> Reply {
+    Reply::Finish {
+        notice: format!(
+            "anvil: debate {line} is done; report: {}",
+            crate::review::report::output_path(home, state).display()
+        ),
+    }
+}
+
+/// Steering in the queue that the line has not taken yet, oldest first.
+fn waiting_steering(
+    home: &Home,
+    line: &LineRef,
+    state: &State,
+) -> Result<Vec<Queued>, DebateError> {
+    Ok(home
+        .queued_steering(line)
+        .map_err(io("cannot read queued steering of", home.line_dir(line)))?
+        .into_iter()
+        .filter(|q| q.number > state.steering_taken)
+        .collect())
+}
+
+/// Steering that can no longer be delivered: the line finished or was cancelled with it in
+/// the queue (written by something that did not take the line's lock). It stays on disk.
+fn undelivered(home: &Home, line: &LineRef, state: &State) -> Result<Vec<Queued>, DebateError> {
+    if state.progress.status == Status::Active && state.progress.phase != Role::Synthesizer {
+        return Ok(Vec::new());
+    }
+    waiting_steering(home, line, state)
+}
+
+fn late_steering_notice(line: &LineRef, state: &State, late: &[Queued]) -> String {
+    let texts: Vec<String> = late
+        .iter()
+        .map(|q| {
+            format!(
+                "\"{}\" ({})",
+                crate::model::state::first_line(&q.text),
+                q.path.display()
+            )
+        })
+        .collect();
+    format!(
+        "anvil: steering for {line} came after the debate's last phase began and was not delivered: {}. Branch from a round to use it: `anvil branch --from {}:round-{} --steer \"…\"`.",
+        texts.join(", "),
+        line.line,
+        state.progress.round
+    )
+}
+
+/// Hands `session` the prompt that is out again, in full if the session has not seen the
+/// debate, and binds the line to it.
+fn reissue(
+    home: &Home,
+    current: &Current<'_>,
+    mut state: State,
+    session: &str,
+) -> Result<Plan<Reply>, DebateError> {
+    let informed = state.informed_session.as_deref() == Some(session);
+    let cue = machine::current_cue(&state.setup, &state.progress);
+    // The prompt that is out, as the record holds it; in full for a session that has not seen
+    // the debate.
+    let recorded = match (informed, current.tip) {
+        (true, Some(tip)) => current.record.read(
+            tip,
+            &phase_file(state.progress.step + 1, cue.role.name(), PhaseFile::Prompt),
+        )?,
+        _ => None,
+    };
+    let prompt = match recorded {
+        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => render_prompt(
+            home,
+            &state,
+            &cue,
+            true,
+            &read_transcript(home, current.line)?,
+        )?,
+    };
+    let reply = Reply::Block {
+        notice: progress_notice(&state),
+        prompt,
+    };
+    if informed && state.session.as_deref() == Some(session) {
+        return Ok(Plan::Keep(reply));
+    }
+    state.session = Some(session.to_owned());
+    state.informed_session = Some(session.to_owned());
+    Ok(Plan::Live(Box::new(state), reply))
+}
+
+/// The prompt for `cue` on the line `state` describes, rendered as the hook renders it;
+/// `transcript` is the debate so far when `full` is set. For commands that rebuild a line.
+pub fn render_prompt(
+    home: &Home,
+    state: &State,
+    cue: &Cue,
+    full: bool,
+    transcript: &str,
+) -> Result<String, DebateError> {
+    let prompts = Prompts::new(Some(home.prompts_dir()));
+    let line = LineRef::new(&state.debate, &state.line);
+    let mut ctx = PhaseContext::new(
+        state,
+        cue,
+        full,
+        transcript.to_owned(),
+        &home.transcript_path(&line),
+    );
+    if !state.setup.inputs.is_empty() {
+        // The material travels in full prompts only; later ones point to the file.
+        let path = crate::review::context::bundle_path(home, &state.debate);
+        let text = if full {
+            fsutil::read_optional(&path).map_err(io("cannot read", &path))?
+        } else {
+            None
+        };
+        ctx = ctx.with_context(&path, text);
+    }
+    Ok(prompts.render_phase(&ctx)?)
+}
+
+fn read_transcript(home: &Home, line: &LineRef) -> Result<String, DebateError> {
+    let path = home.transcript_path(line);
+    Ok(fsutil::read_optional(&path)
+        .map_err(io("cannot read", &path))?
+        .unwrap_or_default())
+}
+
+fn subject(finished: &Finished, text: &str) -> String {
+    let gist: String = crate::model::state::first_line(text)
+        .trim_start_matches(['#', ' ', '*', '>', '-'])
+        .chars()
+        .take(60)
+        .collect();
+    let who = match (&finished.voice, finished.role) {
+        (Some(voice), _) => format!(
+            "{} ({})",
+            finished.role.name(),
+            voice.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+        (None, role) => role.name().to_owned(),
+    };
+    match finished.role {
+        Role::Synthesizer => format!("synthesis: {gist}"),
+        _ => format!("round {} {who}: {gist}", finished.round),
+    }
+}
+
+/// A one-line status shown to the user between phases.
+pub fn progress_notice(state: &State) -> String {
+    format!(
+        "anvil {}@{}: {}",
+        state.debate,
+        state.line,
+        state.standing()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::line::control::record_run;
+    use crate::model::provenance::{RunCost, Usd};
+    use crate::testkit::line_with_debate;
+
+    fn deliver(home: &Home, line: &LineRef, text: &str) -> Reply {
+        stop(
+            home,
+            line,
+            Stop {
+                session: "s-1",
+                text: Some(text),
+                claimed: false,
+                seen: true,
+                provenance: None,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_runs_cost_is_a_commit_beside_the_phases_and_the_line_goes_on() {
+        let (_dir, home, line) = line_with_debate();
+        deliver(&home, &line, "The advocate's case.");
+        let before = State::load(&home.state_path(&line)).unwrap();
+        let cost = RunCost {
+            runs: 1,
+            cost: Usd { nanos: 1_500_000 },
+            input_tokens: 10,
+            turns: 2,
+            ..RunCost::default()
+        };
+        record_run(&home, &line, "s-1", &cost).unwrap();
+        let after = State::load(&home.state_path(&line)).unwrap();
+        assert_eq!(after.progress, before.progress);
+        // The text delivered again is still known as a repeat: nothing is recorded.
+        assert!(matches!(
+            deliver(&home, &line, "The advocate's case."),
+            Reply::Block { .. }
+        ));
+        assert_eq!(
+            State::load(&home.state_path(&line)).unwrap().progress.step,
+            before.progress.step
+        );
+        deliver(&home, &line, "The critic's answer.");
+        let record = crate::record::store::Record::open(&home.record_dir()).unwrap();
+        let history = crate::review::history::LineHistory::load(&record, &line).unwrap();
+        let phases: Vec<&str> = history.entries.iter().map(|e| e.phase.as_str()).collect();
+        assert_eq!(phases, ["start", "advocate", "run", "critic"]);
+        assert_eq!(RunCost::read_from(&history.entries[2].meta), Some(cost));
+        assert_eq!(history.entries[3].step, 2);
+    }
+}

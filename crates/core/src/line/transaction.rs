@@ -1,0 +1,490 @@
+//! The one way a line changes. A phase recorded by the Stop hook, an interactive pause, queued
+//! steering, a question and its answer, a cancel, a branch, a resume: each is one call of
+//! [`run`], which
+//!
+//! 1. takes the line's lock (so nothing else changes the line meanwhile),
+//! 2. reads where the record says the line stands, bringing the live files forward first if
+//!    they are behind (a writer died between its commit and its live files),
+//! 3. lets the caller decide, from that state alone, what happens ([`Plan`]),
+//! 4. commits what was decided, with one compare-and-swap of the line's ref,
+//! 5. brings the live files in line with the new commit, `state.md` last.
+//!
+//! The record is the source of truth and the live files are a cache of its tip: `state.md`
+//! names the commit it shows (`tip:`), so a state file that does not name the line's tip is
+//! out of date, and is rebuilt from the record instead of being trusted. Whatever point a
+//! process dies at, the next transaction finds either the old tip (nothing happened) or the
+//! new one with stale live files (which it rolls forward): a phase is never recorded twice.
+//!
+//! Under the line's lock, only anvil itself could be writing the line's ref, so a ref lock
+//! file left there is a leftover from a process that died, and is removed with a note
+//! instead of being waited for. The one exception is the record's maintenance: `git gc`
+//! locks each loose ref for a moment to pack it, so while a maintenance runs a ref lock is
+//! waited for, never removed.
+
+use std::path::Path;
+use std::time::Duration;
+
+use gix::ObjectId;
+
+use crate::error::DebateError;
+use crate::home::{Home, LineRef};
+use crate::model::state::{State, StateError, Status};
+use crate::model::transcript;
+use crate::record::schema::Meta;
+use crate::record::store::{Base, NewCommit, Record, RecordError};
+use crate::review::history::{self, LineHistory};
+use crate::{fault, fsutil};
+
+/// How a transaction treats the line.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// How long to wait for the line's lock.
+    pub patience: Duration,
+    /// Rebuild the live files from the record even when they look current, and replace a
+    /// damaged state file instead of reporting it (`anvil resume`).
+    pub rebuild: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            patience: Duration::from_secs(10),
+            rebuild: false,
+        }
+    }
+}
+
+/// Where the line stands, as the record says, when the caller decides.
+pub struct Current<'a> {
+    pub record: &'a Record,
+    pub line: &'a LineRef,
+    /// The commit the line stands at; `None` for a line the record does not have (yet).
+    pub tip: Option<ObjectId>,
+    /// The state at the tip; `None` with `tip`.
+    pub state: Option<State>,
+}
+
+impl Current<'_> {
+    /// The state of a line that must exist.
+    pub fn state(&self) -> Result<State, DebateError> {
+        self.state.clone().ok_or_else(|| {
+            DebateError::Invalid(format!("there is no line {} in the record", self.line))
+        })
+    }
+}
+
+/// What the caller decided.
+pub enum Plan<T> {
+    /// Nothing changes.
+    Keep(T),
+    /// Only fields the record does not need change (which session drives the line, and
+    /// whether it holds the debate): the live state file is rewritten, nothing is committed.
+    Live(Box<State>, T),
+    /// A commit, and the live files that follow from it.
+    Record(Box<Change>, T),
+}
+
+/// One commit of a line and how its live files follow.
+pub struct Change {
+    /// The line's state after the commit (its `state.md`).
+    pub state: State,
+    pub author: String,
+    pub subject: String,
+    pub meta: Meta,
+    /// Files besides `state.md`.
+    pub files: Vec<(String, Vec<u8>)>,
+    pub remove: Vec<String>,
+    /// Start the line from this commit of another line (`anvil branch`).
+    pub fork: Option<ObjectId>,
+    pub transcript: Transcript,
+    /// Write the report (the line is done).
+    pub report: bool,
+}
+
+impl Change {
+    /// A commit that records a change of the state alone (start, cancel, ask, answer, …),
+    /// spoken by anvil.
+    pub fn bookkeeping(state: State, phase: &str, subject: String) -> Change {
+        let meta = Meta {
+            debate: state.debate.clone(),
+            line: state.line.clone(),
+            phase: phase.to_owned(),
+            round: state.progress.round,
+            step: Some(state.progress.step),
+            ..Meta::default()
+        };
+        Change {
+            state,
+            author: "anvil".into(),
+            subject,
+            meta,
+            files: Vec::new(),
+            remove: Vec::new(),
+            fork: None,
+            transcript: Transcript::Keep,
+            report: false,
+        }
+    }
+}
+
+/// What happens to `transcript.md` with a commit.
+pub enum Transcript {
+    Keep,
+    Append(String),
+    Replace(String),
+}
+
+/// What a transaction did.
+pub struct Done<T> {
+    pub value: T,
+    /// The commit the line stands at afterwards.
+    pub tip: Option<ObjectId>,
+    /// Things worth telling the user (a leftover lock removed, live files rebuilt).
+    pub notes: Vec<String>,
+}
+
+/// Tries of a commit that lost a race with a writer that does not take the line's lock.
+const ATTEMPTS: u32 = 5;
+/// How long a commit waits for a ref lock that a running maintenance holds.
+const GC_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Runs one change of `line` (see the module's documentation). `decide` sees the line as the
+/// record has it and may run more than once, if a writer outside anvil moves the line's ref
+/// meanwhile; it must not write anything the record depends on.
+pub fn run<T>(
+    home: &Home,
+    line: &LineRef,
+    options: Options,
+    mut decide: impl FnMut(&Current<'_>) -> Result<Plan<T>, DebateError>,
+) -> Result<Done<T>, DebateError> {
+    let _lock = home
+        .lock_line(line, options.patience)
+        .map_err(|source| DebateError::Io {
+            what: "cannot take the lock of",
+            path: home.line_dir(line).join(".lock"),
+            source,
+        })?;
+    let mut record = Record::open_or_init(&home.record_dir())?;
+    let mut notes = Vec::new();
+    clear_ref_lock(&record, line, &mut notes)?;
+    let mut rebuild = options.rebuild;
+    let mut attempt = 0;
+    let began = std::time::Instant::now();
+    let mut gc_met = false;
+    loop {
+        attempt += 1;
+        let tip = record.tip(&line.debate, &line.line)?;
+        let state = match tip {
+            Some(tip) => Some(current(home, &record, line, tip, rebuild, &mut notes)?),
+            None => None,
+        };
+        rebuild = false;
+        let plan = decide(&Current {
+            record: &record,
+            line,
+            tip,
+            state,
+        })?;
+        let (change, value) = match plan {
+            Plan::Keep(value) => return Ok(Done { value, tip, notes }),
+            Plan::Live(mut state, value) => {
+                state.tip = tip.map(|t| t.to_string());
+                save_state(home, line, &state)?;
+                return Ok(Done { value, tip, notes });
+            }
+            Plan::Record(change, value) => (change, value),
+        };
+        let mut state = change.state;
+        state.tip = None;
+        let mut files = Vec::with_capacity(change.files.len() + 1);
+        files.push(("state.md".to_owned(), state.to_markdown().into_bytes()));
+        files.extend(change.files);
+        let new = NewCommit {
+            author: change.author,
+            subject: change.subject,
+            meta: change.meta,
+            files,
+            remove: change.remove,
+            time: crate::clock::now().as_second(),
+            base: match change.fork {
+                Some(from) => Base::Fork(from),
+                None => Base::Tip(tip),
+            },
+        };
+        let id = match record.commit(&new) {
+            Ok(id) => id,
+            Err(e) => {
+                let locked = matches!(e, RecordError::Locked { .. });
+                // Once a maintenance was met, its ref locks (and those of one started right
+                // after it) are waited for.
+                gc_met = gc_met || (locked && crate::record::maintenance::running(record.path()));
+                let again =
+                    attempt < ATTEMPTS || (locked && gc_met && began.elapsed() < GC_PATIENCE);
+                if !e.is_retryable() || !again {
+                    return Err(e.into());
+                }
+                std::thread::sleep(Duration::from_millis(5 * u64::from(attempt.min(10))));
+                if e.needs_reopen() {
+                    record = Record::open(&home.record_dir())?;
+                }
+                if locked {
+                    clear_ref_lock(&record, line, &mut notes)?;
+                }
+                continue;
+            }
+        };
+        follow(home, line, state, id, change.transcript, change.report)?;
+        return Ok(Done {
+            value,
+            tip: Some(id),
+            notes,
+        });
+    }
+}
+
+/// Where `line` stands, for a reader that changes nothing: the live state when it shows the
+/// record's tip, else the record's own. Takes no lock.
+pub fn view(home: &Home, line: &LineRef) -> Result<State, DebateError> {
+    let record = Record::open_or_init(&home.record_dir())?;
+    let tip = record
+        .tip(&line.debate, &line.line)?
+        .ok_or_else(|| DebateError::Invalid(format!("there is no line {line} in the record")))?;
+    match State::load(&home.state_path(line)) {
+        Ok(live) if live.tip.as_deref() == Some(tip.to_string().as_str()) => Ok(live),
+        _ => Ok(history::line_state(&record, line, tip)?),
+    }
+}
+
+/// The live state at `tip`, rolled forward from the record when the live files are behind.
+fn current(
+    home: &Home,
+    record: &Record,
+    line: &LineRef,
+    tip: ObjectId,
+    rebuild: bool,
+    notes: &mut Vec<String>,
+) -> Result<State, DebateError> {
+    let path = home.state_path(line);
+    let mut headless = false;
+    match State::load(&path) {
+        Ok(live) if !rebuild && live.tip.as_deref() == Some(tip.to_string().as_str()) => {
+            return Ok(live);
+        }
+        Ok(live) => {
+            headless = live.headless;
+            if live.tip.is_some() && !rebuild {
+                notes.push(format!(
+                    "{line}'s live files were behind the record (a writer stopped half-way); brought forward"
+                ));
+            }
+        }
+        Err(StateError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if rebuild => {
+            let aside = path.with_extension("md.damaged");
+            std::fs::rename(&path, &aside).map_err(|source| DebateError::Io {
+                what: "cannot move the damaged state file aside to",
+                path: aside.clone(),
+                source,
+            })?;
+            notes.push(format!(
+                "{e}; rebuilt from the record (the damaged file is kept as {})",
+                aside.display()
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    roll_forward(home, record, line, tip, headless)
+}
+
+/// Rebuilds `line`'s live files from the record's commit `tip`.
+/// Whether `anvil run` drives the line is this machine's business, not the record's: it is
+/// kept from the live state being replaced.
+fn roll_forward(
+    home: &Home,
+    record: &Record,
+    line: &LineRef,
+    tip: ObjectId,
+    headless: bool,
+) -> Result<State, DebateError> {
+    let history = LineHistory::at(record, line, tip)?;
+    let mut state = history::line_state(record, line, tip)?;
+    state.headless |= headless;
+    let text = history::transcript(record, &history, history.entries.len() - 1, &state)?;
+    follow(
+        home,
+        line,
+        state.clone(),
+        tip,
+        Transcript::Replace(text),
+        false,
+    )?;
+    state.tip = Some(tip.to_string());
+    Ok(state)
+}
+
+/// Brings the live files in line with commit `tip`, whose state is `state`: the transcript,
+/// then what follows from the state (queue, report), then `state.md`, so that a state file
+/// naming `tip` means all that is done. A line that is over is then let go of by its
+/// sessions: last, so that a session whose hook died before can still be told the line is
+/// done (and every stop of a session bound to a line that is over unbinds it anyway).
+fn follow(
+    home: &Home,
+    line: &LineRef,
+    mut state: State,
+    tip: ObjectId,
+    text: Transcript,
+    report: bool,
+) -> Result<(), DebateError> {
+    let path = home.transcript_path(line);
+    let io = |source| DebateError::Io {
+        what: "cannot write",
+        path: path.clone(),
+        source,
+    };
+    match text {
+        Transcript::Keep => {}
+        Transcript::Append(section) => transcript::append(&path, &section).map_err(io)?,
+        Transcript::Replace(all) => fault::point("writing the transcript")
+            .and_then(|()| fsutil::write_atomic(&path, all.as_bytes()))
+            .map_err(io)?,
+    }
+    settle(home, line, &state, report)?;
+    if !state.progress.status.is_over() {
+        crate::line::active::mark(home, line).map_err(|source| DebateError::Io {
+            what: "cannot write the active index in",
+            path: home.root().to_owned(),
+            source,
+        })?;
+    }
+    state.tip = Some(tip.to_string());
+    save_state(home, line, &state)?;
+    release(home, line, &state)
+}
+
+/// What follows from a line's state outside the record, done so that doing it again is
+/// harmless: delivered steering leaves the queue; a finished line has its report.
+fn settle(home: &Home, line: &LineRef, state: &State, report: bool) -> Result<(), DebateError> {
+    fault::point("settling").map_err(|source| DebateError::Io {
+        what: "cannot settle",
+        path: home.line_dir(line),
+        source,
+    })?;
+    let io = |what, path: &Path| {
+        let path = path.to_owned();
+        move |source| DebateError::Io { what, path, source }
+    };
+    let queued = home.queued_steering(line).map_err(io(
+        "cannot read the steering queue of",
+        &home.line_dir(line),
+    ))?;
+    for item in queued.iter().filter(|q| q.number <= state.steering_taken) {
+        crate::fsutil::remove_if_present(&item.path).map_err(io("cannot remove", &item.path))?;
+    }
+    if state.progress.status == Status::Done
+        && (report || !crate::review::report::output_path(home, state).exists())
+    {
+        let path = home.transcript_path(line);
+        let text = fsutil::read_optional(&path)
+            .map_err(io("cannot read", &path))?
+            .unwrap_or_default();
+        let report = crate::review::report::output_path(home, state);
+        crate::review::report::write(&report, state, &text).map_err(|source| DebateError::Io {
+            what: "cannot write the report",
+            path: report.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// A line that is over is no longer offered to sessions, nor driven by one.
+fn release(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateError> {
+    if !state.progress.status.is_over() {
+        return Ok(());
+    }
+    let io = |what| {
+        let path = home.root().to_owned();
+        move |source| DebateError::Io { what, path, source }
+    };
+    fault::point("releasing the line").map_err(io("cannot release the line in"))?;
+    home.remove_pending(line)
+        .map_err(io("cannot withdraw the offer of a line in"))?;
+    for session in home
+        .sessions_of(line)
+        .map_err(io("cannot read sessions in"))?
+    {
+        home.unbind(&session)
+            .map_err(io("cannot unbind a session in"))?;
+    }
+    Ok(())
+}
+
+fn save_state(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateError> {
+    let path = home.state_path(line);
+    fault::point("writing the state file")
+        .map_err(|source| StateError::Write {
+            path: path.clone(),
+            source,
+        })
+        .and_then(|()| state.save(&path))?;
+    Ok(())
+}
+
+/// Notes of a transaction run by a command (not the hook, which shows them to Claude's user).
+pub(crate) fn print_notes(notes: &[String]) {
+    for note in notes {
+        eprintln!("anvil: note: {note}");
+    }
+}
+/// Removes the line's ref lock if one is there. Under the line's lock nobody else in anvil
+/// can be updating the ref, so the file is a leftover of a writer that died, with one
+/// exception: while a maintenance runs, `git pack-refs` locks each loose ref for the moment
+/// it takes to fold it into `packed-refs`. Removing that lock would let git delete the loose
+/// ref after this hook wrote it (the line would fall back to its packed, older tip), so then
+/// the lock is waited for; one that outlives [`PACK_REFS_PATIENCE`] unchanged is not git's.
+fn clear_ref_lock(
+    record: &Record,
+    line: &LineRef,
+    notes: &mut Vec<String>,
+) -> Result<(), DebateError> {
+    let lock = record.ref_lock_path(&line.debate, &line.line);
+    let identity = |path: &Path| {
+        std::fs::symlink_metadata(path).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.ino(), m.mtime_nsec(), m.mtime())
+        })
+    };
+    let Some(mut seen) = identity(&lock) else {
+        return Ok(());
+    };
+    if crate::record::maintenance::running(record.path()) {
+        let mut since = std::time::Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(2));
+            match identity(&lock) {
+                None => return Ok(()),
+                Some(now) if now != seen => {
+                    seen = now;
+                    since = std::time::Instant::now();
+                }
+                Some(_) if since.elapsed() >= PACK_REFS_PATIENCE => break,
+                Some(_) => {}
+            }
+        }
+    }
+    match std::fs::remove_file(&lock) {
+        Ok(()) => {
+            notes.push(format!(
+                "removed {}, left behind by an anvil process that stopped while writing",
+                lock.display()
+            ));
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(RecordError::Write { path: lock, source }.into()),
+    }
+}
+
+/// How long a ref lock met during a maintenance may stay unchanged before it is taken for a
+/// leftover: `git pack-refs` holds one for the moment it prunes that ref.
+const PACK_REFS_PATIENCE: Duration = Duration::from_secs(1);

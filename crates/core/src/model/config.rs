@@ -1,0 +1,178 @@
+//! `.anvil/config.toml`: a project's defaults for every debate option, so a team can say once
+//! "our debates are 2-round ADRs with a security focus". Flags override it (see
+//! [`crate::model::options::Options::with_config`]).
+//!
+//! The file is strict: an unknown key is an error naming it, not a silently ignored typo.
+//! `anvil start`/`anvil run` read the debate options; the `[gc]` table is read by the
+//! automatic maintenance (see [`crate::record::maintenance`]), which the Stop hook looks at only after a
+//! synthesis.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::model::state::Mode;
+
+pub const FILE: &str = "config.toml";
+
+/// Every key the file may hold; all optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub mode: Option<Mode>,
+    pub rounds: Option<u32>,
+    pub position: Option<String>,
+    /// Stakeholder voices; setting it makes stakeholder rotation the default.
+    pub stakeholders: Option<Vec<String>>,
+    /// Persona voices; setting it makes a persona rotation the default.
+    pub personas: Option<Vec<String>>,
+    pub interactive: Option<bool>,
+    pub framework: Option<String>,
+    pub focus: Option<String>,
+    pub research: Option<bool>,
+    pub autonomy: Option<u8>,
+    /// The report's path (relative to the project), for every debate.
+    pub output: Option<PathBuf>,
+    /// The directory reports go to, as `<debate>.md`, unless `output` or `--output` is given.
+    pub output_dir: Option<PathBuf>,
+    /// Context paths, relative to the project root.
+    pub context: Option<Vec<String>>,
+    pub diff: Option<bool>,
+    /// When the record is packed automatically (`[gc]`).
+    pub gc: Option<Gc>,
+}
+
+/// `[gc]`: when commands and the Stop hook start the record's maintenance in the background,
+/// as git's `gc.auto` and `gc.autoPackLimit` do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gc {
+    /// Loose objects above which maintenance starts (estimated from one fan-out folder, as
+    /// git does); 0 turns the automatic maintenance off.
+    pub auto: Option<usize>,
+    /// Packs above which maintenance starts; 0: the number of packs is not looked at.
+    pub auto_pack_limit: Option<usize>,
+    /// Debates whose refs are loose (written since the last maintenance) above which
+    /// maintenance starts; 0: not looked at.
+    pub auto_loose_debates: Option<usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// The config of the project whose home is `home_root` (`.anvil`); empty when there is no file.
+    pub fn load(home_root: &Path) -> Result<Config, ConfigError> {
+        let path = home_root.join(FILE);
+        match crate::fsutil::read_optional(&path) {
+            Ok(None) => Ok(Config::default()),
+            Ok(Some(text)) => Config::parse(&text, &path),
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
+    }
+
+    /// Parses the file's text; `path` only names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: path.to_owned(),
+            message: describe(&e, text),
+        })
+    }
+}
+
+/// toml's message, with the key at fault named even when the message itself does not.
+fn describe(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim().to_owned();
+    let Some(span) = e.span() else {
+        return message;
+    };
+    let line_no = text[..span.start.min(text.len())].matches('\n').count() + 1;
+    let line = text.lines().nth(line_no - 1).unwrap_or("").trim();
+    let key = line.split('=').next().unwrap_or("").trim();
+    if !key.is_empty() && line.contains('=') && !message.contains(key) {
+        format!("line {line_no}: key `{key}`: {message}")
+    } else {
+        format!("line {line_no}: {message}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new(".anvil/config.toml")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let c = parse(
+            r#"
+mode = "philosopher"
+rounds = 2
+position = "yes"
+stakeholders = ["Ops", "Legal"]
+personas = ["startup-cfo", "end-user"]
+interactive = true
+framework = "adr"
+focus = "security"
+research = true
+autonomy = 3
+output = "decision.md"
+output_dir = "docs/debates"
+context = ["src/"]
+diff = true
+
+[gc]
+auto = 0
+auto_pack_limit = 10
+auto_loose_debates = 20
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.mode, Some(Mode::Philosopher));
+        assert_eq!(c.rounds, Some(2));
+        assert_eq!(c.autonomy, Some(3));
+        assert_eq!(c.output_dir, Some(PathBuf::from("docs/debates")));
+        assert_eq!(c.context, Some(vec!["src/".to_owned()]));
+        assert_eq!(
+            c.gc,
+            Some(Gc {
+                auto: Some(0),
+                auto_pack_limit: Some(10),
+                auto_loose_debates: Some(20),
+            })
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let err = parse("rounds = 2\nrouns = 3\n").unwrap_err();
+        assert!(err.contains("rouns"), "{err}");
+        assert!(err.contains(".anvil/config.toml"), "{err}");
+        let err = parse("[gc]\nautp = 3\n").unwrap_err();
+        assert!(err.contains("autp"), "{err}");
+    }
+
+    #[test]
+    fn bad_value_names_the_key() {
+        for (text, key) in [
+            ("rounds = \"many\"\n", "rounds"),
+            ("mode = \"shouty\"\n", "mode"),
+            ("interactive = 3\n", "interactive"),
+            ("autonomy = -1\n", "autonomy"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(key), "{text}: {err}");
+            assert!(err.contains("line 1"), "{text}: {err}");
+        }
+    }
+}

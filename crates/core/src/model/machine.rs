@@ -1,0 +1,508 @@
+//! The debate as a pure state machine: (setup, progress, phase text, queued steering) →
+//! (what to record, next progress, what to tell Claude).
+//!
+//! Nothing here touches files, git, clocks or processes, so every transition is tested as a
+//! table and the Stop hook only has to carry out what the machine decides. Resume and replay
+//! are folds of recorded phases through [`advance`].
+
+use crate::model::markers::{self, Markers};
+use crate::model::state::{Progress, Role, Rotation, Setup, Status};
+
+/// One finished turn of Claude, as the machine sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Turn<'a> {
+    pub text: &'a str,
+    /// Steering queued by `anvil steer` (or the web page) since the last stop, oldest first.
+    pub queued: &'a [String],
+}
+
+/// Which phase a prompt asks for, with what it must carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cue {
+    pub role: Role,
+    pub round: u32,
+    /// The stakeholder or persona speaking, in a rotation.
+    pub voice: Option<String>,
+    /// Human steering this prompt delivers.
+    pub steering: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Next {
+    /// Block the stop and hand Claude this phase.
+    Prompt(Cue),
+    /// The debate is over: let Claude stop.
+    Finish,
+}
+
+/// The phase that just ended, as it is recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub role: Role,
+    pub round: u32,
+    pub voice: Option<String>,
+    pub markers: Markers,
+    /// Steering that arrived with this stop (pause answer first, then the queue).
+    pub steering: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub finished: Finished,
+    pub progress: Progress,
+    pub next: Next,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MachineError {
+    #[error("the line is {0}, so there is no phase to record")]
+    NotActive(&'static str),
+}
+
+/// The progress of a new line, and the first phase's cue.
+pub fn start(setup: &Setup) -> (Progress, Cue) {
+    let role = first_role(setup);
+    let progress = Progress {
+        status: Status::Active,
+        phase: role,
+        round: 1,
+        step: 0,
+        steering: Vec::new(),
+        ended_early: false,
+    };
+    let cue = cue_for(setup, role, 1, Vec::new());
+    (progress, cue)
+}
+
+/// The cue of the phase `progress` stands at (the prompt that is out, or would be re-sent).
+pub fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
+    cue_for(
+        setup,
+        progress.phase,
+        progress.round,
+        progress.steering.clone(),
+    )
+}
+
+/// Records the phase that `progress` stands at with `turn`'s text and moves on.
+pub fn advance(
+    setup: &Setup,
+    progress: &Progress,
+    turn: Turn<'_>,
+) -> Result<Outcome, MachineError> {
+    if progress.status != Status::Active {
+        return Err(MachineError::NotActive(progress.status.name()));
+    }
+    let role = progress.phase;
+    let round = progress.round;
+    let markers = markers::scan(turn.text);
+
+    let mut steering: Vec<String> = Vec::new();
+    if role == Role::InteractivePause
+        && let Some(answer) = markers
+            .steering
+            .as_ref()
+            .filter(|s| !s.is_empty() && !markers::keeps_course(s))
+    {
+        steering.push(answer.clone());
+    }
+    steering.extend(
+        turn.queued
+            .iter()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty()),
+    );
+
+    let finished = Finished {
+        role,
+        round,
+        voice: voice(setup, role, round),
+        markers: markers.clone(),
+        steering: steering.clone(),
+    };
+
+    if role == Role::Synthesizer {
+        let progress = Progress {
+            status: Status::Done,
+            step: progress.step + 1,
+            steering: Vec::new(),
+            ..progress.clone()
+        };
+        return Ok(Outcome {
+            finished,
+            progress,
+            next: Next::Finish,
+        });
+    }
+
+    let natural = successor(setup, role, round);
+    let wants_end = (role.is_debating() && markers.complete)
+        || steering.iter().any(|s| markers::ends_debate(s));
+    let (next_role, next_round) = if wants_end {
+        (Role::Synthesizer, round)
+    } else {
+        natural
+    };
+    let carried: Vec<String> = steering
+        .into_iter()
+        .filter(|s| !markers::ends_debate(s))
+        .collect();
+    let progress = Progress {
+        status: Status::Active,
+        phase: next_role,
+        round: next_round,
+        step: progress.step + 1,
+        steering: carried.clone(),
+        ended_early: progress.ended_early || (wants_end && natural.0 != Role::Synthesizer),
+    };
+    let cue = cue_for(setup, next_role, next_round, carried);
+    Ok(Outcome {
+        finished,
+        progress,
+        next: Next::Prompt(cue),
+    })
+}
+
+fn first_role(setup: &Setup) -> Role {
+    match setup.rotation {
+        Rotation::Pair => pair_order(setup)[0],
+        Rotation::Stakeholders => Role::Stakeholder,
+        Rotation::Personas => Role::Persona,
+    }
+}
+
+/// Devil's advocate reverses the pair: the case against the user's position opens each round.
+fn pair_order(setup: &Setup) -> [Role; 2] {
+    if setup.mode == crate::model::state::Mode::DevilsAdvocate {
+        [Role::Critic, Role::Advocate]
+    } else {
+        [Role::Advocate, Role::Critic]
+    }
+}
+
+/// The phase after `role` in `round` when nobody intervenes.
+fn successor(setup: &Setup, role: Role, round: u32) -> (Role, u32) {
+    let opener = first_role(setup);
+    let closes_round = match setup.rotation {
+        Rotation::Pair => role == pair_order(setup)[1],
+        Rotation::Stakeholders | Rotation::Personas => role.is_debating(),
+    };
+    if role == Role::InteractivePause {
+        return (opener, round + 1);
+    }
+    if !closes_round {
+        return (pair_order(setup)[1], round);
+    }
+    if round >= setup.rounds {
+        (Role::Synthesizer, round)
+    } else if setup.interactive {
+        (Role::InteractivePause, round)
+    } else {
+        (opener, round + 1)
+    }
+}
+
+fn voice(setup: &Setup, role: Role, round: u32) -> Option<String> {
+    match role {
+        Role::Stakeholder | Role::Persona => {
+            let index = usize::try_from(round.saturating_sub(1)).ok()?;
+            setup.voices.get(index).cloned()
+        }
+        _ => None,
+    }
+}
+
+fn cue_for(setup: &Setup, role: Role, round: u32, steering: Vec<String>) -> Cue {
+    Cue {
+        role,
+        round,
+        voice: voice(setup, role, round),
+        steering,
+    }
+}
+
+/// How many phases a line runs when nobody ends it early: used for progress displays.
+pub fn planned_phases(setup: &Setup) -> u32 {
+    let per_round = match setup.rotation {
+        Rotation::Pair => 2,
+        _ => 1,
+    };
+    let pauses = if setup.interactive {
+        setup.rounds.saturating_sub(1)
+    } else {
+        0
+    };
+    setup.rounds * per_round + pauses + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::state::Mode;
+
+    /// Records `text` (with `queued` steering) as the phase `progress` stands at.
+    fn turn(setup: &Setup, progress: &Progress, text: &str, queued: &[String]) -> Outcome {
+        advance(setup, progress, Turn { text, queued }).unwrap()
+    }
+
+    /// An active line of `setup` standing at `role` in `round`, after `step` phases.
+    fn at(setup: &Setup, role: Role, round: u32, step: u32) -> Progress {
+        Progress {
+            phase: role,
+            round,
+            step,
+            ..start(setup).0
+        }
+    }
+
+    fn setup(mode: Mode, rotation: Rotation, rounds: u32, interactive: bool) -> Setup {
+        let voices = match rotation {
+            Rotation::Pair => Vec::new(),
+            _ => (1..=rounds).map(|i| format!("Voice {i}")).collect(),
+        };
+        Setup {
+            question: "Q?".into(),
+            mode,
+            rounds,
+            position: None,
+            voices,
+            rotation,
+            interactive,
+            framework: None,
+            focus: None,
+            research: false,
+            autonomy: 0,
+            output: None,
+            inputs: Default::default(),
+        }
+    }
+
+    /// Runs a line with plain texts until it finishes; returns the (role, round) sequence.
+    fn run(setup: &Setup) -> Vec<(Role, u32)> {
+        let (mut progress, _) = start(setup);
+        let mut seen = Vec::new();
+        for _ in 0..100 {
+            let out = advance(
+                setup,
+                &progress,
+                Turn {
+                    text: "argument",
+                    queued: &[],
+                },
+            )
+            .unwrap();
+            seen.push((out.finished.role, out.finished.round));
+            progress = out.progress;
+            if out.next == Next::Finish {
+                assert_eq!(progress.status, Status::Done);
+                assert_eq!(progress.step as usize, seen.len());
+                return seen;
+            }
+        }
+        panic!("the line never finished");
+    }
+
+    use Role::{
+        Advocate as A, Critic as C, InteractivePause as P, Persona as Pe, Stakeholder as S,
+        Synthesizer as Y,
+    };
+
+    #[test]
+    fn every_rotation_runs_its_planned_sequence() {
+        let table: Vec<(Setup, Vec<(Role, u32)>)> = vec![
+            (
+                setup(Mode::Analyst, Rotation::Pair, 1, false),
+                vec![(A, 1), (C, 1), (Y, 1)],
+            ),
+            (
+                setup(Mode::Analyst, Rotation::Pair, 2, false),
+                vec![(A, 1), (C, 1), (A, 2), (C, 2), (Y, 2)],
+            ),
+            (
+                setup(Mode::Philosopher, Rotation::Pair, 2, true),
+                vec![(A, 1), (C, 1), (P, 1), (A, 2), (C, 2), (Y, 2)],
+            ),
+            (
+                setup(Mode::DevilsAdvocate, Rotation::Pair, 2, false),
+                vec![(C, 1), (A, 1), (C, 2), (A, 2), (Y, 2)],
+            ),
+            (
+                setup(Mode::DevilsAdvocate, Rotation::Pair, 2, true),
+                vec![(C, 1), (A, 1), (P, 1), (C, 2), (A, 2), (Y, 2)],
+            ),
+            (
+                setup(Mode::Stakeholders, Rotation::Stakeholders, 3, false),
+                vec![(S, 1), (S, 2), (S, 3), (Y, 3)],
+            ),
+            (
+                setup(Mode::Stakeholders, Rotation::Stakeholders, 3, true),
+                vec![(S, 1), (P, 1), (S, 2), (P, 2), (S, 3), (Y, 3)],
+            ),
+            (
+                setup(Mode::Analyst, Rotation::Personas, 2, true),
+                vec![(Pe, 1), (P, 1), (Pe, 2), (Y, 2)],
+            ),
+            (
+                setup(Mode::Analyst, Rotation::Personas, 2, false),
+                vec![(Pe, 1), (Pe, 2), (Y, 2)],
+            ),
+        ];
+        for (setup, expected) in table {
+            assert_eq!(
+                run(&setup),
+                expected,
+                "{:?} {:?}",
+                setup.mode,
+                setup.rotation
+            );
+            assert_eq!(planned_phases(&setup) as usize, expected.len());
+        }
+    }
+
+    #[test]
+    fn rotation_voices_follow_rounds() {
+        let s = setup(Mode::Stakeholders, Rotation::Stakeholders, 3, false);
+        let (p, cue) = start(&s);
+        assert_eq!(cue.voice.as_deref(), Some("Voice 1"));
+        let out = turn(&s, &p, "x", &[]);
+        assert_eq!(out.finished.voice.as_deref(), Some("Voice 1"));
+        let Next::Prompt(cue) = out.next else {
+            panic!()
+        };
+        assert_eq!(cue.voice.as_deref(), Some("Voice 2"));
+    }
+
+    #[test]
+    fn completion_marker_in_any_debating_phase_goes_to_synthesis() {
+        for s in [
+            setup(Mode::Analyst, Rotation::Pair, 3, true),
+            setup(Mode::Stakeholders, Rotation::Stakeholders, 3, true),
+            setup(Mode::Analyst, Rotation::Personas, 3, false),
+        ] {
+            let (p, _) = start(&s);
+            let out = turn(&s, &p, "settled <anvil-complete/>", &[]);
+            assert!(out.finished.markers.complete);
+            assert_eq!(out.progress.phase, Role::Synthesizer);
+            assert!(out.progress.ended_early);
+        }
+    }
+
+    #[test]
+    fn completion_marker_inside_code_does_not_end() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 3, false);
+        let (p, _) = start(&s);
+        let out = turn(&s, &p, "```\n<anvil-complete/>\n```", &[]);
+        assert_eq!(out.progress.phase, Role::Critic);
+    }
+
+    #[test]
+    fn completion_marker_in_a_pause_is_not_an_ending() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 3, true);
+        let p = at(&s, Role::InteractivePause, 1, 2);
+        let out = turn(&s, &p, "<anvil-complete/>", &[]);
+        assert_eq!(
+            (out.progress.phase, out.progress.round),
+            (Role::Advocate, 2)
+        );
+    }
+
+    #[test]
+    fn pause_steering_reaches_the_next_round_and_is_recorded() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 3, true);
+        let p = at(&s, Role::InteractivePause, 1, 2);
+        let text = "Round 1 in short: …\n<anvil-steering>\nfocus on cost\n</anvil-steering>";
+        let queued = vec!["and on hiring".to_owned()];
+        let out = advance(
+            &s,
+            &p,
+            Turn {
+                text,
+                queued: &queued,
+            },
+        )
+        .unwrap();
+        assert_eq!(out.finished.role, Role::InteractivePause);
+        assert_eq!(out.finished.steering, ["focus on cost", "and on hiring"]);
+        let Next::Prompt(cue) = out.next else {
+            panic!()
+        };
+        assert_eq!((cue.role, cue.round), (Role::Advocate, 2));
+        assert_eq!(cue.steering, ["focus on cost", "and on hiring"]);
+        assert_eq!(out.progress.steering, cue.steering);
+    }
+
+    #[test]
+    fn synthesize_or_skip_at_a_pause_ends_early() {
+        for word in ["synthesize", "skip"] {
+            let s = setup(Mode::Stakeholders, Rotation::Stakeholders, 3, true);
+            let p = at(&s, Role::InteractivePause, 1, 2);
+            let text = format!("<anvil-steering>{word}</anvil-steering>");
+            let out = turn(&s, &p, &text, &[]);
+            assert_eq!(out.progress.phase, Role::Synthesizer);
+            assert!(out.progress.steering.is_empty());
+            assert!(out.progress.ended_early);
+        }
+    }
+
+    #[test]
+    fn queued_steering_is_delivered_at_any_stop() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 2, false);
+        let (p, _) = start(&s);
+        let queued = vec!["  be concrete ".to_owned(), "".to_owned()];
+        let out = turn(&s, &p, "x", &queued);
+        let Next::Prompt(cue) = out.next else {
+            panic!()
+        };
+        assert_eq!(cue.role, Role::Critic);
+        assert_eq!(cue.steering, ["be concrete"]);
+        // Delivered once: the following phase carries none.
+        let out = turn(&s, &out.progress, "y", &[]);
+        assert!(out.progress.steering.is_empty());
+    }
+
+    #[test]
+    fn queued_synthesize_ends_early() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 3, false);
+        let (p, _) = start(&s);
+        let out = turn(&s, &p, "x", &["synthesize".into()]);
+        assert_eq!(out.progress.phase, Role::Synthesizer);
+    }
+
+    #[test]
+    fn steering_markers_outside_a_pause_steer_nothing() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 3, false);
+        let (p, _) = start(&s);
+        let out = turn(&s, &p, "<anvil-steering>skip</anvil-steering>", &[]);
+        assert_eq!(out.progress.phase, Role::Critic);
+        assert!(out.finished.steering.is_empty());
+    }
+
+    #[test]
+    fn synthesis_finishes_and_nothing_follows() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 1, false);
+        let p = at(&s, Role::Synthesizer, 1, 2);
+        let out = turn(&s, &p, "conclusion", &[]);
+        assert_eq!(out.next, Next::Finish);
+        assert_eq!(out.progress.status, Status::Done);
+        assert_eq!(
+            advance(
+                &s,
+                &out.progress,
+                Turn {
+                    text: "more",
+                    queued: &[]
+                }
+            ),
+            Err(MachineError::NotActive("done"))
+        );
+    }
+
+    #[test]
+    fn natural_last_phase_with_marker_is_not_early() {
+        let s = setup(Mode::Analyst, Rotation::Pair, 1, false);
+        let p = at(&s, Role::Critic, 1, 1);
+        let out = turn(&s, &p, "<anvil-complete/>", &[]);
+        assert_eq!(out.progress.phase, Role::Synthesizer);
+        assert!(!out.progress.ended_early);
+    }
+}

@@ -1,0 +1,295 @@
+//! Prompts are files: `prompts/` in the crate is embedded in the binary and rendered with
+//! minijinja; a file of the same relative path under `.anvil/prompts/` overrides it.
+//!
+//! The frame (`phase.md`) decides how much to send: a session that already holds the debate
+//! in its context gets only the next role and a pointer to the live transcript; a session that
+//! lacks it (the first phase, a resumed or newly claimed line) gets everything.
+
+use std::path::{Path, PathBuf};
+
+use include_dir::{Dir, include_dir};
+use serde::Serialize;
+
+use crate::model::machine::Cue;
+use crate::model::state::State;
+
+static BUILTIN: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/prompts");
+
+/// The template every phase prompt is rendered from.
+pub const FRAME: &str = "phase.md";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("prompt template {name}{}: {message}", line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    Template {
+        name: String,
+        line: Option<usize>,
+        message: String,
+    },
+}
+
+/// Where a prompt file comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Builtin,
+    Override(PathBuf),
+}
+
+pub struct Prompts {
+    env: minijinja::Environment<'static>,
+    overrides: Option<PathBuf>,
+}
+
+/// What a phase prompt can say. Every field is available to every template.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseContext {
+    pub tag: String,
+    pub question: String,
+    pub mode: &'static str,
+    pub position: Option<String>,
+    pub role: &'static str,
+    pub role_title: String,
+    pub debating: bool,
+    pub round: u32,
+    pub rounds: u32,
+    pub voice: Option<String>,
+    pub steering: Vec<String>,
+    pub interactive: bool,
+    pub framework: Option<String>,
+    pub focus: Option<String>,
+    pub research: bool,
+    pub autonomy: u8,
+    /// `--follow-up`: the earlier result this debate builds on.
+    pub follow_up: Option<String>,
+    /// `--versus A B`: the two results pitted against each other (empty otherwise).
+    pub versus: Vec<String>,
+    /// Where the debate's material (code context, earlier reports) is kept; empty when the
+    /// debate has none.
+    pub context_path: String,
+    /// The material itself, only in a full prompt: a session that has seen it is pointed at
+    /// `context_path` instead, so it is not sent with every phase.
+    pub context: String,
+    /// Send the whole debate (rules, and the transcript so far)?
+    pub full: bool,
+    pub transcript: String,
+    pub transcript_path: String,
+}
+
+impl PhaseContext {
+    /// The context for `cue` on the line `state` describes. `transcript` is read only when
+    /// `full` is set, by the caller.
+    pub fn new(
+        state: &State,
+        cue: &Cue,
+        full: bool,
+        transcript: String,
+        transcript_path: &Path,
+    ) -> PhaseContext {
+        let setup = &state.setup;
+        PhaseContext {
+            tag: tag(&state.debate, &state.line),
+            question: setup.question.clone(),
+            mode: setup.mode.name(),
+            position: setup.position.clone(),
+            role: cue.role.name(),
+            role_title: cue.role.title().to_owned(),
+            debating: cue.role.is_debating(),
+            round: cue.round,
+            rounds: setup.rounds,
+            voice: cue.voice.clone(),
+            steering: cue.steering.clone(),
+            interactive: setup.interactive,
+            framework: setup.framework.clone(),
+            focus: setup.focus.clone(),
+            research: setup.research,
+            autonomy: setup.autonomy,
+            follow_up: setup.inputs.follow_up.clone(),
+            versus: setup.inputs.versus.clone(),
+            context_path: String::new(),
+            context: String::new(),
+            full,
+            transcript,
+            transcript_path: transcript_path.display().to_string(),
+        }
+    }
+}
+
+impl PhaseContext {
+    /// Adds the debate's material: its path always, its text when given (full prompts).
+    pub fn with_context(mut self, path: &Path, text: Option<String>) -> PhaseContext {
+        self.context_path = path.display().to_string();
+        self.context = text.unwrap_or_default();
+        self
+    }
+}
+
+/// The tag that opens every prompt; finding it in a session's transcript shows the session has
+/// seen the debate.
+pub fn tag(debate: &str, line: &str) -> String {
+    format!("anvil {debate}@{line}")
+}
+
+impl Prompts {
+    /// Prompts with overrides from `overrides` (normally `.anvil/prompts`), if given.
+    pub fn new(overrides: Option<PathBuf>) -> Prompts {
+        let mut env = minijinja::Environment::new();
+        // Prompts are plain text: nothing is HTML-escaped.
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        let dir = overrides.clone();
+        env.set_loader(move |name| {
+            load(dir.as_deref(), name).map_err(|e| {
+                minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string())
+            })
+        });
+        Prompts { env, overrides }
+    }
+
+    pub fn render_phase(&self, ctx: &PhaseContext) -> Result<String, PromptError> {
+        self.render(FRAME, ctx)
+    }
+
+    pub fn render(&self, name: &str, ctx: &impl Serialize) -> Result<String, PromptError> {
+        let template = self.env.get_template(name).map_err(template_error)?;
+        let mut text = template
+            .render(minijinja::Value::from(minijinja::value::Serde(ctx)))
+            .map_err(template_error)?;
+        text.truncate(text.trim_end().len());
+        text.push('\n');
+        Ok(text)
+    }
+
+    /// Where `name` is read from, or `None` if there is no such prompt.
+    pub fn source(&self, name: &str) -> Option<Source> {
+        if let Some(dir) = &self.overrides {
+            let path = dir.join(name);
+            if path.is_file() {
+                return Some(Source::Override(path));
+            }
+        }
+        BUILTIN.get_file(name).map(|_| Source::Builtin)
+    }
+}
+
+impl Prompts {
+    /// Every prompt file, built-in or only in the overrides directory, sorted, with its source.
+    pub fn list(&self) -> Vec<(String, Source)> {
+        let mut names = builtin_names();
+        if let Some(dir) = &self.overrides {
+            collect_overrides(dir, dir, &mut names);
+        }
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter_map(|n| self.source(&n).map(|s| (n, s)))
+            .collect()
+    }
+
+    /// The text anvil renders for `name`: the override if there is one, else the built-in.
+    pub fn text(&self, name: &str) -> Result<Option<String>, PromptError> {
+        load(self.overrides.as_deref(), name).map_err(|e| PromptError::Template {
+            name: name.to_owned(),
+            line: None,
+            message: e.to_string(),
+        })
+    }
+
+    /// Compiles `name` (not its includes), so a syntax error is reported with file and line.
+    pub fn check(&self, name: &str) -> Result<(), PromptError> {
+        self.env
+            .get_template(name)
+            .map(drop)
+            .map_err(template_error)
+    }
+}
+
+fn collect_overrides(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_overrides(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "md")
+            && let Ok(rel) = path.strip_prefix(root)
+        {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+/// Every built-in prompt's relative path, sorted.
+pub fn builtin_names() -> Vec<String> {
+    fn walk(dir: &Dir<'_>, out: &mut Vec<String>) {
+        for file in dir.files() {
+            out.push(file.path().to_string_lossy().replace('\\', "/"));
+        }
+        for sub in dir.dirs() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&BUILTIN, &mut out);
+    out.sort();
+    out
+}
+
+pub fn builtin_text(name: &str) -> Option<&'static str> {
+    BUILTIN.get_file(name).and_then(|f| f.contents_utf8())
+}
+
+fn load(overrides: Option<&Path>, name: &str) -> std::io::Result<Option<String>> {
+    if name.split('/').any(|part| part == ".." || part.is_empty()) {
+        return Ok(None);
+    }
+    if let Some(dir) = overrides
+        && let Some(text) = crate::fsutil::read_optional(&dir.join(file_name(name)))?
+    {
+        return Ok(Some(text));
+    }
+    Ok(builtin_text(name).map(str::to_owned))
+}
+
+/// Where the override of prompt `name` lives under `.anvil/prompts/`. Free text becomes part of
+/// a prompt's name (`personas/<persona>.md`, `focus/<focus>.md`); a part that cannot be a file
+/// name as it is (longer than 100 bytes, or with a control character) is named by its first
+/// words and a hash of the whole: `personas/a-very-long-persona-3f2a9c1e0b6d.md`.
+pub fn file_name(name: &str) -> String {
+    name.split('/')
+        .map(|part| {
+            if part.len() <= 100 && !part.chars().any(char::is_control) {
+                return part.to_owned();
+            }
+            let stem = part.strip_suffix(".md").unwrap_or(part);
+            let slug: String = stem
+                .chars()
+                .map(|c| if c.is_alphanumeric() { c } else { '-' })
+                .take(40)
+                .collect();
+            let slug = slug.trim_matches('-');
+            let hash = gix::objs::compute_hash(
+                gix::hash::Kind::Sha1,
+                gix::objs::Kind::Blob,
+                stem.as_bytes(),
+            )
+            .expect("SHA-1 hashing cannot fail")
+            .to_hex_with_len(12)
+            .to_string();
+            let ext = if part.ends_with(".md") { ".md" } else { "" };
+            format!("{slug}-{hash}{ext}")
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn template_error(e: minijinja::Error) -> PromptError {
+    PromptError::Template {
+        name: e.name().unwrap_or("?").to_owned(),
+        line: e.line(),
+        message: e
+            .detail()
+            .map(str::to_owned)
+            .unwrap_or_else(|| e.kind().to_string()),
+    }
+}

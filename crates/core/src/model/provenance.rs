@@ -1,0 +1,642 @@
+//! Which model answered a phase, what it cost in tokens and how long the turn took, read
+//! from Claude Code's session transcript by the Stop hook.
+//!
+//! Claude Code appends one JSONL line per content block of each assistant message; every
+//! line carries the message's `model`, its `usage` (input, output, cache read, cache write)
+//! and a `timestamp`, and Claude Code's `version`. A turn is everything after the last
+//! human-side message (the prompt, or the Stop hook's block reason that started this phase;
+//! tool results do not end a turn): its API calls are told apart by message id, and each
+//! call's usage is the one on its last line. Only the end of the transcript is read (the
+//! same bounded tail the hook reads for the text), so the cost stays flat however long the
+//! session.
+//!
+//! `anvil run` adds what its `claude -p` runs cost in all ([`RunCost`], from their JSON
+//! results: the price Claude Code computed, tokens, turns, durations, per model), recorded in
+//! a bookkeeping commit of the line once the runs are over.
+
+use serde_json::Value;
+
+/// What one phase cost, as far as the transcript tells.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The model of the turn's last answer (`claude-sonnet-4-5`, …).
+    pub model: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// From the message that started the turn to the last answer, in milliseconds.
+    pub duration_ms: Option<u64>,
+    /// The Claude Code version that wrote the transcript.
+    pub claude_version: Option<String>,
+}
+
+impl Provenance {
+    pub fn is_empty(&self) -> bool {
+        *self == Provenance::default()
+    }
+
+    /// Adds another phase's figures (for a line's or a debate's totals).
+    pub fn add(&mut self, other: &Provenance) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        if let Some(ms) = other.duration_ms {
+            *self.duration_ms.get_or_insert(0) += ms;
+        }
+        if other.model.is_some() {
+            self.model.clone_from(&other.model);
+        }
+        if other.claude_version.is_some() {
+            self.claude_version.clone_from(&other.claude_version);
+        }
+    }
+}
+
+impl Provenance {
+    /// Puts the figures in a commit's trailers.
+    pub fn write_to(&self, meta: &mut crate::record::schema::Meta) {
+        meta.model.clone_from(&self.model);
+        meta.tokens_input = Some(self.input_tokens);
+        meta.tokens_output = Some(self.output_tokens);
+        meta.tokens_cache_read = Some(self.cache_read_tokens);
+        meta.tokens_cache_write = Some(self.cache_write_tokens);
+        meta.duration_ms = self.duration_ms;
+        meta.claude_version.clone_from(&self.claude_version);
+    }
+
+    /// The figures a commit's trailers hold; `None` when it recorded none.
+    pub fn read_from(meta: &crate::record::schema::Meta) -> Option<Provenance> {
+        let p = Provenance {
+            model: meta.model.clone(),
+            input_tokens: meta.tokens_input.unwrap_or(0),
+            output_tokens: meta.tokens_output.unwrap_or(0),
+            cache_read_tokens: meta.tokens_cache_read.unwrap_or(0),
+            cache_write_tokens: meta.tokens_cache_write.unwrap_or(0),
+            duration_ms: meta.duration_ms,
+            claude_version: meta.claude_version.clone(),
+        };
+        (!p.is_empty()).then_some(p)
+    }
+
+    /// One line for people: `claude-x · 150 in, 50 out, 7 cache read, 3 cache write · 5.5 s`.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(model) = &self.model {
+            parts.push(model.clone());
+        }
+        parts.push(format!(
+            "{} in, {} out, {} cache read, {} cache write tokens",
+            self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens
+        ));
+        if let Some(ms) = self.duration_ms {
+            parts.push(format!("{:.1} s", ms as f64 / 1000.0));
+        }
+        if let Some(v) = &self.claude_version {
+            parts.push(format!("Claude Code {v}"));
+        }
+        parts.join(" · ")
+    }
+
+    /// The figures as JSON for `--json` outputs.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "model": self.model,
+            "tokens": tokens_json(
+                self.input_tokens,
+                self.output_tokens,
+                self.cache_read_tokens,
+                self.cache_write_tokens
+            ),
+            "duration_ms": self.duration_ms,
+            "claude_version": self.claude_version,
+        })
+    }
+}
+
+/// Token counts as `--json` outputs show them, wherever they come from.
+fn tokens_json(input: u64, output: u64, cache_read: u64, cache_write: u64) -> serde_json::Value {
+    serde_json::json!({
+        "input": input,
+        "output": output,
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+    })
+}
+
+/// An amount of US dollars, exact to the billionth (what Claude Code reports is a float; a
+/// sum of floats would drift).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Usd {
+    pub nanos: u64,
+}
+
+impl Usd {
+    /// From Claude Code's float; `None` for a negative or non-finite one.
+    pub fn from_f64(dollars: f64) -> Option<Usd> {
+        (dollars.is_finite() && dollars >= 0.0).then(|| Usd {
+            nanos: (dollars * 1e9).round() as u64,
+        })
+    }
+
+    pub fn as_f64(self) -> f64 {
+        self.nanos as f64 / 1e9
+    }
+
+    /// `0.012345678`: every digit kept, trailing zeros left out.
+    pub fn decimal(self) -> String {
+        let whole = self.nanos / 1_000_000_000;
+        let fraction = format!("{:09}", self.nanos % 1_000_000_000);
+        let fraction = fraction.trim_end_matches('0');
+        if fraction.is_empty() {
+            whole.to_string()
+        } else {
+            format!("{whole}.{fraction}")
+        }
+    }
+
+    /// Reads [`Usd::decimal`] back.
+    pub fn parse(text: &str) -> Option<Usd> {
+        let (whole, fraction) = text.split_once('.').unwrap_or((text, "0"));
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(whole) || !digits(fraction) || fraction.len() > 9 {
+            return None;
+        }
+        let whole: u64 = whole.parse().ok()?;
+        let fraction: u64 = format!("{fraction:0<9}").parse().ok()?;
+        whole
+            .checked_mul(1_000_000_000)?
+            .checked_add(fraction)
+            .map(|nanos| Usd { nanos })
+    }
+
+    /// For people: `$0.0123`, four significant decimals at least.
+    pub fn human(self) -> String {
+        if self.nanos >= 10_000_000 {
+            format!("${:.2}", self.as_f64())
+        } else {
+            format!("${:.4}", self.as_f64())
+        }
+    }
+}
+
+/// One model's share of headless runs, as Claude Code's `modelUsage` reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelUsage {
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cost: Usd,
+}
+
+impl ModelUsage {
+    /// `input=1 output=2 cache_read=3 cache_write=4 cost_usd=0.5 model=NAME` (the name last:
+    /// it may hold anything).
+    pub fn encode(&self) -> String {
+        format!(
+            "input={} output={} cache_read={} cache_write={} cost_usd={} model={}",
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.cost.decimal(),
+            self.model
+        )
+    }
+
+    /// Reads [`ModelUsage::encode`] back.
+    pub fn decode(text: &str) -> Option<ModelUsage> {
+        let mut rest = text;
+        let mut next = |key: &str| {
+            let (pair, after) = rest.split_once(' ')?;
+            rest = after;
+            pair.strip_prefix(key)?.strip_prefix('=').map(str::to_owned)
+        };
+        let input_tokens = next("input")?.parse().ok()?;
+        let output_tokens = next("output")?.parse().ok()?;
+        let cache_read_tokens = next("cache_read")?.parse().ok()?;
+        let cache_write_tokens = next("cache_write")?.parse().ok()?;
+        let cost = Usd::parse(&next("cost_usd")?)?;
+        let model = rest.strip_prefix("model=")?.to_owned();
+        Some(ModelUsage {
+            model,
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+            cost,
+        })
+    }
+}
+
+/// What the `claude -p` runs of `anvil run` cost, as Claude Code reported each in its JSON
+/// result: the price it computed, the tokens of every API call it made (the debaters' turns,
+/// and any request of its own), turns and durations, and the same per model. The phases'
+/// own figures come from the transcript ([`Provenance`]); these are the runs' totals.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunCost {
+    /// `claude -p` runs (one per stretch between interactive pauses).
+    pub runs: u32,
+    pub cost: Usd,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    /// Wall time of the runs, as Claude Code measured it.
+    pub duration_ms: u64,
+    /// Of which waiting for the API.
+    pub api_duration_ms: u64,
+    pub turns: u64,
+    pub models: Vec<ModelUsage>,
+}
+
+impl RunCost {
+    /// The figures of one run from `claude -p --output-format json`'s result; `None` when it
+    /// holds none (not a result object).
+    pub fn from_result(json: &Value) -> Option<RunCost> {
+        if !json.is_object() || json.get("usage").is_none() && json.get("total_cost_usd").is_none()
+        {
+            return None;
+        }
+        let number = |v: &Value, key: &str| v[key].as_u64().unwrap_or(0);
+        let usage = &json["usage"];
+        let mut models: Vec<ModelUsage> = json["modelUsage"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(model, u)| ModelUsage {
+                model: model.clone(),
+                input_tokens: number(u, "inputTokens"),
+                output_tokens: number(u, "outputTokens"),
+                cache_read_tokens: number(u, "cacheReadInputTokens"),
+                cache_write_tokens: number(u, "cacheCreationInputTokens"),
+                cost: u["costUSD"]
+                    .as_f64()
+                    .and_then(Usd::from_f64)
+                    .unwrap_or_default(),
+            })
+            .collect();
+        models.sort_by(|a, b| a.model.cmp(&b.model));
+        Some(RunCost {
+            runs: 1,
+            cost: json["total_cost_usd"]
+                .as_f64()
+                .and_then(Usd::from_f64)
+                .unwrap_or_default(),
+            input_tokens: number(usage, "input_tokens"),
+            output_tokens: number(usage, "output_tokens"),
+            cache_read_tokens: number(usage, "cache_read_input_tokens"),
+            cache_write_tokens: number(usage, "cache_creation_input_tokens"),
+            duration_ms: number(json, "duration_ms"),
+            api_duration_ms: number(json, "duration_api_ms"),
+            turns: number(json, "num_turns"),
+            models,
+        })
+    }
+
+    /// Adds another run's figures (runs of one `anvil run`, or of a line, or of a debate).
+    pub fn add(&mut self, other: &RunCost) {
+        self.runs += other.runs;
+        self.cost.nanos += other.cost.nanos;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.duration_ms += other.duration_ms;
+        self.api_duration_ms += other.api_duration_ms;
+        self.turns += other.turns;
+        for m in &other.models {
+            match self.models.iter_mut().find(|known| known.model == m.model) {
+                Some(known) => {
+                    known.input_tokens += m.input_tokens;
+                    known.output_tokens += m.output_tokens;
+                    known.cache_read_tokens += m.cache_read_tokens;
+                    known.cache_write_tokens += m.cache_write_tokens;
+                    known.cost.nanos += m.cost.nanos;
+                }
+                None => self.models.push(m.clone()),
+            }
+        }
+        self.models.sort_by(|a, b| a.model.cmp(&b.model));
+    }
+
+    /// Puts the figures in a commit's trailers.
+    pub fn write_to(&self, meta: &mut crate::record::schema::Meta) {
+        meta.run_count = Some(self.runs);
+        meta.run_cost_usd = Some(self.cost);
+        meta.run_tokens_input = Some(self.input_tokens);
+        meta.run_tokens_output = Some(self.output_tokens);
+        meta.run_tokens_cache_read = Some(self.cache_read_tokens);
+        meta.run_tokens_cache_write = Some(self.cache_write_tokens);
+        meta.run_duration_ms = Some(self.duration_ms);
+        meta.run_api_duration_ms = Some(self.api_duration_ms);
+        meta.run_turns = Some(self.turns);
+        meta.run_models.clone_from(&self.models);
+    }
+
+    /// The figures a commit's trailers hold; `None` when it recorded no run.
+    pub fn read_from(meta: &crate::record::schema::Meta) -> Option<RunCost> {
+        Some(RunCost {
+            runs: meta.run_count?,
+            cost: meta.run_cost_usd.unwrap_or_default(),
+            input_tokens: meta.run_tokens_input.unwrap_or(0),
+            output_tokens: meta.run_tokens_output.unwrap_or(0),
+            cache_read_tokens: meta.run_tokens_cache_read.unwrap_or(0),
+            cache_write_tokens: meta.run_tokens_cache_write.unwrap_or(0),
+            duration_ms: meta.run_duration_ms.unwrap_or(0),
+            api_duration_ms: meta.run_api_duration_ms.unwrap_or(0),
+            turns: meta.run_turns.unwrap_or(0),
+            models: meta.run_models.clone(),
+        })
+    }
+
+    /// One line for people: `$0.0123 · 2 runs, 7 turns · 150 in, 50 out, … tokens · 12.5 s`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} · {} run{}, {} turn{} · {} in, {} out, {} cache read, {} cache write tokens · {:.1} s",
+            self.cost.human(),
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            self.turns,
+            if self.turns == 1 { "" } else { "s" },
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.duration_ms as f64 / 1000.0
+        )
+    }
+
+    /// The figures as JSON for `--json` outputs (the cost as a number of dollars, and exact
+    /// as text).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "runs": self.runs,
+            "cost_usd": self.cost.as_f64(),
+            "cost_usd_exact": self.cost.decimal(),
+            "tokens": tokens_json(
+                self.input_tokens,
+                self.output_tokens,
+                self.cache_read_tokens,
+                self.cache_write_tokens
+            ),
+            "duration_ms": self.duration_ms,
+            "api_duration_ms": self.api_duration_ms,
+            "turns": self.turns,
+            "models": self.models.iter().map(|m| serde_json::json!({
+                "model": m.model,
+                "tokens": tokens_json(
+                    m.input_tokens,
+                    m.output_tokens,
+                    m.cache_read_tokens,
+                    m.cache_write_tokens
+                ),
+                "cost_usd": m.cost.as_f64(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// The last turn's provenance in `tail`, the end of a transcript (whole lines; a line cut at
+/// the start or written halfway is skipped), if that turn ended with `text` (`None`: any
+/// text). `None` when the tail holds no assistant message, or when its last one is not
+/// `text`: Claude Code writes its transcript a moment after the turn, and the figures of the
+/// turn before must not be taken for this one's.
+pub fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Provenance> {
+    let entries: Vec<Value> = tail
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+        .collect();
+    // The turn starts after the last human-side entry.
+    let start = entries.iter().rposition(is_turn_start).map_or(0, |i| i + 1);
+    let turn = &entries[start..];
+    let mut calls: Vec<(String, &Value)> = Vec::new();
+    let mut last_assistant = None;
+    for entry in turn {
+        if entry["type"] != "assistant" {
+            continue;
+        }
+        let message = &entry["message"];
+        let id = message["id"].as_str().unwrap_or_default().to_owned();
+        match calls.iter_mut().find(|(known, _)| *known == id) {
+            // A later line of the same call has the final usage.
+            Some(call) => call.1 = &message["usage"],
+            None => calls.push((id, &message["usage"])),
+        }
+        last_assistant = Some(entry);
+    }
+    let last = last_assistant?;
+    if let Some(text) = text {
+        let id = &last["message"]["id"];
+        let blocks: Vec<&str> = turn
+            .iter()
+            .filter(|e| e["type"] == "assistant" && e["message"]["id"] == *id)
+            .flat_map(|e| e["message"]["content"].as_array().into_iter().flatten())
+            .filter(|b| b["type"] == "text")
+            .filter_map(|b| b["text"].as_str())
+            .filter(|t| !t.trim().is_empty())
+            .collect();
+        if blocks.is_empty() || !blocks.iter().all(|b| text.contains(b.trim())) {
+            return None;
+        }
+    }
+    let number = |usage: &Value, key: &str| usage[key].as_u64().unwrap_or(0);
+    let mut out = Provenance {
+        model: last["message"]["model"]
+            .as_str()
+            .filter(|m| !m.is_empty() && *m != "<synthetic>")
+            .map(str::to_owned),
+        claude_version: last["version"].as_str().map(str::to_owned),
+        ..Provenance::default()
+    };
+    for (_, usage) in &calls {
+        out.input_tokens += number(usage, "input_tokens");
+        out.output_tokens += number(usage, "output_tokens");
+        out.cache_read_tokens += number(usage, "cache_read_input_tokens");
+        out.cache_write_tokens += number(usage, "cache_creation_input_tokens");
+    }
+    let began = start
+        .checked_sub(1)
+        .and_then(|i| timestamp(&entries[i]))
+        .or_else(|| turn.first().and_then(timestamp));
+    if let (Some(began), Some(ended)) = (began, timestamp(last)) {
+        out.duration_ms = u64::try_from(ended.duration_since(began).as_millis()).ok();
+    }
+    Some(out)
+}
+
+/// A user entry that is not a tool result: the prompt or a hook's reason that starts a turn.
+fn is_turn_start(entry: &Value) -> bool {
+    if entry["type"] != "user" {
+        return false;
+    }
+    match &entry["message"]["content"] {
+        Value::Array(blocks) => !blocks.iter().any(|b| b["type"] == "tool_result"),
+        _ => true,
+    }
+}
+
+fn timestamp(entry: &Value) -> Option<jiff::Timestamp> {
+    entry["timestamp"].as_str()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(value: Value) -> String {
+        format!("{value}\n")
+    }
+
+    #[test]
+    fn a_turn_sums_its_calls_and_takes_each_calls_last_usage() {
+        let mut tail = String::from("{\"cut\": tru\n");
+        tail += &line(serde_json::json!({
+            "type": "assistant", "timestamp": "2026-11-22T10:00:00Z", "version": "2.1.0",
+            "message": {"id": "old", "model": "m-old", "usage": {"input_tokens": 999, "output_tokens": 999}}
+        }));
+        tail += &line(serde_json::json!({
+            "type": "user", "timestamp": "2026-11-22T10:00:10Z",
+            "message": {"role": "user", "content": "Stop hook feedback: next phase"}
+        }));
+        tail += &line(serde_json::json!({
+            "type": "assistant", "timestamp": "2026-11-22T10:00:12Z", "version": "2.1.5",
+            "message": {"id": "a", "model": "claude-x", "content": [{"type": "tool_use"}],
+                        "usage": {"input_tokens": 100, "output_tokens": 1, "cache_read_input_tokens": 7}}
+        }));
+        tail += &line(serde_json::json!({
+            "type": "assistant", "timestamp": "2026-11-22T10:00:13Z", "version": "2.1.5",
+            "message": {"id": "a", "model": "claude-x",
+                        "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 7}}
+        }));
+        tail += &line(serde_json::json!({
+            "type": "user", "timestamp": "2026-11-22T10:00:14Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}
+        }));
+        tail += &line(serde_json::json!({
+            "type": "assistant", "timestamp": "2026-11-22T10:00:15.5Z", "version": "2.1.5",
+            "message": {"id": "b", "model": "claude-y",
+                        "usage": {"input_tokens": 50, "output_tokens": 30, "cache_creation_input_tokens": 3}}
+        }));
+        tail += "{\"type\": \"assistant\", \"half";
+        let p = from_transcript_tail(tail.as_bytes(), None).unwrap();
+        assert_eq!(
+            p,
+            Provenance {
+                model: Some("claude-y".into()),
+                input_tokens: 150,
+                output_tokens: 50,
+                cache_read_tokens: 7,
+                cache_write_tokens: 3,
+                duration_ms: Some(5_500),
+                claude_version: Some("2.1.5".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn a_runs_result_gives_its_totals_and_models_and_runs_add_up() {
+        let result = serde_json::json!({
+            "type": "result", "subtype": "success", "is_error": false,
+            "duration_ms": 12_345, "duration_api_ms": 9_000, "num_turns": 4,
+            "total_cost_usd": 0.012_345_678_9,
+            "usage": {"input_tokens": 100, "output_tokens": 40,
+                      "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3,
+                      "server_tool_use": {"web_search_requests": 0}},
+            "modelUsage": {
+                "claude-z": {"inputTokens": 90, "outputTokens": 38, "cacheReadInputTokens": 7,
+                             "cacheCreationInputTokens": 3, "costUSD": 0.012},
+                "claude-a": {"inputTokens": 10, "outputTokens": 2, "costUSD": 0.000_345_678_9},
+            },
+        });
+        let one = RunCost::from_result(&result).unwrap();
+        assert_eq!(one.runs, 1);
+        assert_eq!(one.cost.decimal(), "0.012345679");
+        assert_eq!(
+            (
+                one.input_tokens,
+                one.output_tokens,
+                one.cache_read_tokens,
+                one.cache_write_tokens
+            ),
+            (100, 40, 7, 3)
+        );
+        assert_eq!(
+            (one.duration_ms, one.api_duration_ms, one.turns),
+            (12_345, 9_000, 4)
+        );
+        let names: Vec<&str> = one.models.iter().map(|m| m.model.as_str()).collect();
+        assert_eq!(names, ["claude-a", "claude-z"]);
+        assert_eq!(one.models[1].output_tokens, 38);
+
+        let mut two = one.clone();
+        two.add(&one);
+        assert_eq!((two.runs, two.turns, two.input_tokens), (2, 8, 200));
+        assert_eq!(two.cost.nanos, 2 * one.cost.nanos);
+        assert_eq!(two.models[0].cost.nanos, 2 * one.models[0].cost.nanos);
+        assert!(
+            two.summary()
+                .starts_with("$0.02 · 2 runs, 8 turns · 200 in"),
+            "{}",
+            two.summary()
+        );
+
+        let mut meta = crate::record::schema::Meta::default();
+        assert_eq!(RunCost::read_from(&meta), None);
+        two.write_to(&mut meta);
+        let text = crate::record::schema::message("run", &meta);
+        assert!(
+            text.contains("\nAnvil-Run-Cost-Usd: 0.024691358\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nAnvil-Run-Model: input=20 output=4 cache_read=0 cache_write=0 cost_usd=0.000691358 model=claude-a\n"),
+            "{text}"
+        );
+        assert_eq!(
+            RunCost::read_from(&crate::record::schema::parse(&text).1),
+            Some(two)
+        );
+        assert_eq!(
+            RunCost::from_result(&serde_json::json!("not a result")),
+            None
+        );
+    }
+
+    #[test]
+    fn dollars_are_kept_exact_as_text() {
+        for (text, nanos) in [
+            ("0", 0),
+            ("1", 1_000_000_000),
+            ("0.5", 500_000_000),
+            ("0.000000001", 1),
+        ] {
+            assert_eq!(Usd::parse(text), Some(Usd { nanos }), "{text}");
+            assert_eq!(Usd { nanos }.decimal(), text);
+        }
+        for bad in ["", ".5", "1.", "-1", "1e3", "0.0000000001", "x"] {
+            assert_eq!(Usd::parse(bad), None, "{bad}");
+        }
+        assert_eq!(Usd::from_f64(-1.0), None);
+        assert_eq!(Usd { nanos: 1_234_000 }.human(), "$0.0012");
+        assert_eq!(
+            Usd {
+                nanos: 1_234_000_000
+            }
+            .human(),
+            "$1.23"
+        );
+    }
+
+    #[test]
+    fn no_assistant_message_means_nothing_known() {
+        assert_eq!(from_transcript_tail(b"", None), None);
+        assert_eq!(
+            from_transcript_tail(line(serde_json::json!({"type": "user"})).as_bytes(), None),
+            None
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! Earlier results that a new debate builds on (`--follow-up`) or weighs against each other
+//! (`--versus`): a file, or the synthesis of a debate recorded here.
+//!
+//! Reading one needs the live lines and the record's layout, which [`crate::home`] and [`crate::record::schema`] own;
+//! [`crate::review::context`] only bundles the texts, so the debate can depend on it and not the
+//! other way round.
+
+use std::path::Path;
+
+use crate::home::{Home, LineRef};
+use crate::model::state::{Inputs, Role, State};
+use crate::record::store::Record;
+use crate::review::context::{ContextError, Earlier};
+
+/// Reads the earlier results `inputs` names. Relative paths are found from `cwd`.
+pub fn read(home: &Home, cwd: &Path, inputs: &Inputs) -> Result<Earlier, ContextError> {
+    let follow_up = match &inputs.follow_up {
+        Some(source) => Some((source.clone(), read_result(home, cwd, "follow-up", source)?)),
+        None => None,
+    };
+    let mut versus = Vec::new();
+    for source in &inputs.versus {
+        versus.push((source.clone(), read_result(home, cwd, "versus", source)?));
+    }
+    Ok(Earlier { follow_up, versus })
+}
+
+/// An earlier result: a file, or the synthesis of a recorded debate `DEBATE[@LINE]` (from its
+/// live files, else from the record); a line without a synthesis gives its whole transcript.
+fn read_result(
+    home: &Home,
+    cwd: &Path,
+    option: &'static str,
+    source: &str,
+) -> Result<String, ContextError> {
+    let path = cwd.join(source);
+    if path.is_file() {
+        return std::fs::read_to_string(&path)
+            .map_err(|source| ContextError::Read { path, source });
+    }
+    let fail = |message: String| ContextError::Source {
+        option,
+        name: source.to_owned(),
+        message,
+    };
+    let Some(wanted) = LineRef::parse(source) else {
+        return Err(fail(
+            "no such file, and not a debate name (DEBATE or DEBATE@LINE)".into(),
+        ));
+    };
+    let lines = home.live_lines().map_err(|e| fail(e.to_string()))?;
+    let matches: Vec<&LineRef> = lines
+        .iter()
+        .filter(|l| l.line == wanted.line && l.debate.starts_with(&wanted.debate))
+        .collect();
+    match matches.as_slice() {
+        [one] => {
+            let transcript = crate::fsutil::read_optional(&home.transcript_path(one))
+                .map_err(|e| fail(e.to_string()))?
+                .unwrap_or_default();
+            return Ok(synthesis_of(&transcript).unwrap_or(transcript));
+        }
+        [] => {}
+        many => {
+            return Err(fail(format!(
+                "ambiguous: it matches {}",
+                many.iter()
+                    .map(|l| l.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    from_record(home, &wanted).map_err(fail)?.ok_or_else(|| {
+        fail(
+            "no such file, and no recorded debate of that name; `anvil status` lists debates"
+                .into(),
+        )
+    })
+}
+
+fn synthesis_of(transcript: &str) -> Option<String> {
+    transcript
+        .rsplit_once("\n## Synthesis\n")
+        .map(|(_, s)| format!("## Synthesis\n{}", s.trim_start()))
+}
+
+/// The synthesis a line's record holds, if the line is in the record and finished.
+fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> {
+    if !home.record_dir().join("HEAD").is_file() {
+        return Ok(None);
+    }
+    let record = Record::open(&home.record_dir()).map_err(|e| e.to_string())?;
+    // The first debate the id (or its prefix) names that has the line, looked up by name.
+    let mut found = None;
+    for debate in record
+        .debates_with_prefix(&wanted.debate)
+        .map_err(|e| e.to_string())?
+    {
+        if let Some(tip) = record
+            .tip(&debate, &wanted.line)
+            .map_err(|e| e.to_string())?
+        {
+            found = Some((debate, tip));
+            break;
+        }
+    }
+    let Some((debate, tip)) = found else {
+        return Ok(None);
+    };
+    let read = |path: &str| -> Result<Option<String>, String> {
+        Ok(record
+            .read(tip, path)
+            .map_err(|e| e.to_string())?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    };
+    let Some(state_text) = read("state.md")? else {
+        return Ok(None);
+    };
+    let state =
+        State::from_markdown(&state_text, Path::new("state.md")).map_err(|e| e.to_string())?;
+    let path = crate::record::schema::phase_file(
+        state.progress.step,
+        Role::Synthesizer.name(),
+        crate::record::schema::PhaseFile::Response,
+    );
+    match read(&path)? {
+        Some(text) => Ok(Some(format!("## Synthesis\n\n{text}"))),
+        None => Err(format!(
+            "debate {debate}@{} has no synthesis yet; wait until it is done",
+            wanted.line
+        )),
+    }
+}

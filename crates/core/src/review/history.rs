@@ -1,0 +1,406 @@
+//! A line's recorded history, read back from the record.
+//!
+//! The record is the append-only log of a debate: one commit per phase transition, each with
+//! `Anvil-*` trailers and a tree holding `state.md` and `NNN-role.{prompt,response}.md`.
+//! Everything that looks back — log, show, diff, branch, resume, replay, report — is a fold over
+//! the entries this module reads, so they all agree on what happened.
+//!
+//! A line's history is its tip's first-parent chain down to the debate's start, so a branched
+//! line includes the phases it inherited from the line it was branched from.
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+use crate::home::LineRef;
+use crate::model::machine::Finished;
+use crate::model::state::{Role, State, StateError};
+use crate::record::schema::{PhaseFile, phase_file};
+use crate::record::store::{Record, RecordError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("there is no line {0} in the record")]
+    NoLine(LineRef),
+    #[error("commit {0} in the record is damaged: {1}")]
+    Damaged(ObjectId, String),
+}
+
+/// One recorded commit of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub commit: ObjectId,
+    pub parent: Option<ObjectId>,
+    /// The line that wrote this commit (`Anvil-Line`); an inherited entry names its own line.
+    pub line: String,
+    /// `Anvil-Phase`: a role's name, or `start`, `branch`, `cancel`, …
+    pub phase: String,
+    /// The role whose turn this commit records; `None` for bookkeeping commits.
+    pub role: Option<Role>,
+    pub round: u32,
+    /// Phases recorded on the line up to and including this commit; numbers the files `NNN-…`.
+    pub step: u32,
+    pub voice: Option<String>,
+    /// Steering that arrived with this commit (or, on a branch, the steering it starts with).
+    pub steering: Vec<String>,
+    /// The debater wrote the completion marker.
+    pub complete: bool,
+    pub session: Option<String>,
+    pub author: String,
+    pub subject: String,
+    /// Seconds since the epoch.
+    pub time: i64,
+    /// Everything the commit's trailers say.
+    pub meta: crate::record::schema::Meta,
+    /// The trailers as `(key, value)` pairs, for display.
+    pub trailers: Vec<(String, String)>,
+}
+
+impl Entry {
+    /// Where this phase's response sits in the commit's tree.
+    pub fn response_path(&self) -> Option<String> {
+        self.role
+            .map(|role| phase_file(self.step, role.name(), PhaseFile::Response))
+    }
+
+    /// Where the prompt that asked for this phase sits.
+    pub fn prompt_path(&self) -> Option<String> {
+        self.role
+            .map(|role| phase_file(self.step, role.name(), PhaseFile::Prompt))
+    }
+
+    pub fn trailer(&self, key: &str) -> Option<&str> {
+        self.trailers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// How the transcript titles this entry: `Round 2 · Critic`, `Synthesis`, `Start`, …
+    pub fn heading(&self) -> String {
+        match self.role {
+            Some(role) => {
+                crate::model::transcript::heading(role, self.round, self.voice.as_deref())
+            }
+            None => {
+                let mut name = self.phase.clone();
+                if let Some(first) = name.get_mut(0..1) {
+                    first.make_ascii_uppercase();
+                }
+                name
+            }
+        }
+    }
+
+    /// The subject without its `round N role:` prefix: the gist of the text.
+    pub fn gist(&self) -> &str {
+        match self.subject.split_once(": ") {
+            Some((_, gist)) => gist,
+            None => &self.subject,
+        }
+    }
+
+    /// Did this debating phase close its round (the last debating phase with its number)?
+    pub fn is_debating(&self) -> bool {
+        self.role.is_some_and(Role::is_debating)
+    }
+}
+
+/// A line's history, oldest entry first.
+#[derive(Debug, Clone)]
+pub struct LineHistory {
+    pub line: LineRef,
+    pub tip: ObjectId,
+    pub entries: Vec<Entry>,
+}
+
+impl LineHistory {
+    /// Reads `debate@line` from the record.
+    pub fn load(record: &Record, line: &LineRef) -> Result<LineHistory, HistoryError> {
+        let tip = record
+            .tip(&line.debate, &line.line)?
+            .ok_or_else(|| HistoryError::NoLine(line.clone()))?;
+        LineHistory::at(record, line, tip)
+    }
+
+    /// Reads `line`'s history as it was when it stood at `tip`.
+    pub fn at(record: &Record, line: &LineRef, tip: ObjectId) -> Result<LineHistory, HistoryError> {
+        Ok(LineHistory {
+            line: line.clone(),
+            tip,
+            entries: chain(record, tip)?,
+        })
+    }
+
+    /// The commit that ends round `n`: the last debating phase of that round; round 0 is the
+    /// start of the debate.
+    pub fn round_end(&self, n: u32) -> Option<usize> {
+        if n == 0 {
+            return (!self.entries.is_empty()).then_some(0);
+        }
+        self.entries
+            .iter()
+            .rposition(|e| e.is_debating() && e.round == n)
+    }
+
+    /// The phase of `role` in round `n`.
+    pub fn phase_in_round(&self, n: u32, role: Role) -> Option<usize> {
+        self.entries
+            .iter()
+            .rposition(|e| e.role == Some(role) && e.round == n)
+    }
+
+    pub fn synthesis(&self) -> Option<usize> {
+        self.entries
+            .iter()
+            .rposition(|e| e.role == Some(Role::Synthesizer))
+    }
+
+    /// Rounds with at least one recorded debating phase.
+    pub fn rounds(&self) -> Vec<u32> {
+        let mut rounds: Vec<u32> = self
+            .entries
+            .iter()
+            .filter(|e| e.is_debating())
+            .map(|e| e.round)
+            .collect();
+        rounds.dedup();
+        rounds
+    }
+
+    /// The index of the first entry this line wrote itself; entries before it are inherited
+    /// from the line it was branched from. `None` when the line wrote nothing of its own.
+    pub fn own_start(&self) -> Option<usize> {
+        self.entries.iter().position(|e| e.line == self.line.line)
+    }
+
+    /// The entries that close a round or finish the line, as `(name, index)`: what a revision
+    /// can name on this line.
+    pub fn names(&self) -> Vec<(String, usize)> {
+        let mut out = Vec::new();
+        if !self.entries.is_empty() {
+            out.push(("round-0".to_owned(), 0));
+        }
+        for round in self.rounds() {
+            if let Some(i) = self.round_end(round) {
+                out.push((format!("round-{round}"), i));
+            }
+        }
+        if let Some(i) = self.synthesis() {
+            out.push(("synthesis".to_owned(), i));
+        }
+        out
+    }
+
+    /// The entries of the round that `index` belongs to, up to and including it: for a round's
+    /// end, its debating phases; for a synthesis or a single phase, just that one.
+    pub fn round_of(&self, index: usize) -> Vec<usize> {
+        let entry = &self.entries[index];
+        if !entry.is_debating() {
+            return vec![index];
+        }
+        (0..=index)
+            .filter(|&i| self.entries[i].is_debating() && self.entries[i].round == entry.round)
+            .collect()
+    }
+}
+
+/// The state file as it was at `commit`.
+pub fn state_at(record: &Record, commit: ObjectId) -> Result<State, HistoryError> {
+    let bytes = record
+        .read(commit, "state.md")?
+        .ok_or_else(|| HistoryError::Damaged(commit, "no state.md in its tree".into()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(State::from_markdown(
+        &text,
+        std::path::Path::new(&format!("{commit}:state.md")),
+    )?)
+}
+
+/// The state of `line` at `commit`: [`state_at`], named after the line it stands on. A line
+/// pulled from a remote may stand under another name than the one it was recorded with.
+pub fn line_state(
+    record: &Record,
+    line: &LineRef,
+    commit: ObjectId,
+) -> Result<State, HistoryError> {
+    let mut state = state_at(record, commit)?;
+    state.line = line.line.clone();
+    Ok(state)
+}
+
+/// A file of `commit`'s tree as text.
+pub fn read_text(
+    record: &Record,
+    commit: ObjectId,
+    path: &str,
+) -> Result<Option<String>, HistoryError> {
+    Ok(record
+        .read(commit, path)?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// The response recorded by `entry`, if it records a phase.
+pub fn response(record: &Record, entry: &Entry) -> Result<Option<String>, HistoryError> {
+    match entry.response_path() {
+        Some(path) => read_text(record, entry.commit, &path),
+        None => Ok(None),
+    }
+}
+
+/// The prompt that asked for `entry`'s phase (it was written by the commit before).
+pub fn prompt(record: &Record, entry: &Entry) -> Result<Option<String>, HistoryError> {
+    match entry.prompt_path() {
+        Some(path) => read_text(record, entry.commit, &path),
+        None => Ok(None),
+    }
+}
+
+/// The transcript of `history` up to and including entry `upto`, as `transcript.md` would
+/// read, headed for the line `state` describes.
+pub fn transcript(
+    record: &Record,
+    history: &LineHistory,
+    upto: usize,
+    state: &State,
+) -> Result<String, HistoryError> {
+    let mut out = crate::model::transcript::header(state);
+    for entry in &history.entries[..=upto] {
+        let Some(role) = entry.role else { continue };
+        let text = response(record, entry)?.unwrap_or_default();
+        let finished = Finished {
+            role,
+            round: entry.round,
+            voice: entry.voice.clone(),
+            markers: Default::default(),
+            steering: entry.steering.clone(),
+        };
+        out.push_str(&crate::model::transcript::section(&finished, &text));
+    }
+    Ok(out)
+}
+
+/// The first-parent chain ending at `tip`, oldest first, with steps counted along it.
+pub fn chain(record: &Record, tip: ObjectId) -> Result<Vec<Entry>, HistoryError> {
+    let mut entries = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        let entry = read_entry(record, id)?;
+        next = entry.parent;
+        entries.push(entry);
+    }
+    entries.reverse();
+    let mut step = 0;
+    for entry in &mut entries {
+        if entry.role.is_some() {
+            step += 1;
+        }
+        entry.step = step;
+    }
+    Ok(entries)
+}
+
+/// Reads one commit: its parent, author, time and trailers. `step` is left at 0; [`chain`]
+/// fills it in.
+pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> {
+    let damaged = |e: &dyn std::fmt::Display| HistoryError::Damaged(id, e.to_string());
+    let mut buf = Vec::new();
+    let decoded = record.find_commit(id, &mut buf).map_err(|e| damaged(&e))?;
+    let parent = decoded.parents().next();
+    let author = decoded.author().map_err(|e| damaged(&e))?;
+    let time = author.seconds();
+    let author_name = author.name.to_str_lossy().into_owned();
+    let (subject, meta) = crate::record::schema::parse(&decoded.message.to_str_lossy());
+    Ok(Entry {
+        commit: id,
+        parent,
+        line: meta.line.clone(),
+        role: role_named(&meta.phase),
+        phase: meta.phase.clone(),
+        round: meta.round,
+        step: 0,
+        voice: meta.voice.clone(),
+        steering: meta.steering.clone(),
+        complete: meta.complete,
+        session: meta.session.clone(),
+        author: author_name,
+        subject,
+        time,
+        trailers: meta.pairs(),
+        meta,
+    })
+}
+
+/// The role a phase name stands for.
+pub fn role_named(name: &str) -> Option<Role> {
+    [
+        Role::Advocate,
+        Role::Critic,
+        Role::Stakeholder,
+        Role::Persona,
+        Role::InteractivePause,
+        Role::Synthesizer,
+    ]
+    .into_iter()
+    .find(|r| r.name() == name)
+}
+
+/// The lines of one debate in the record, `main` first.
+pub fn lines_of(record: &Record, debate: &str) -> Result<Vec<(String, ObjectId)>, HistoryError> {
+    let mut lines = record.lines_of_debate(debate)?;
+    lines.sort_by_key(|(l, _)| (l != "main", l.clone()));
+    Ok(lines)
+}
+
+/// Every debate in the record with the time of its newest commit, newest first.
+pub fn debates_newest_first(record: &Record) -> Result<Vec<(String, i64)>, HistoryError> {
+    debates_newest_first_of(record, &record.lines()?)
+}
+
+/// [`debates_newest_first`] over lines the caller has listed.
+pub fn debates_newest_first_of(
+    record: &Record,
+    all: &[(String, String, ObjectId)],
+) -> Result<Vec<(String, i64)>, HistoryError> {
+    let mut newest: std::collections::BTreeMap<String, i64> = Default::default();
+    for (debate, _, tip) in all.iter().cloned() {
+        let time = read_entry(record, tip)?.time;
+        let slot = newest.entry(debate).or_insert(time);
+        *slot = (*slot).max(time);
+    }
+    let mut out: Vec<(String, i64)> = newest.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+    Ok(out)
+}
+
+/// Every line of `debate`, `main` first.
+pub fn load_debate(record: &Record, debate: &str) -> Result<Vec<LineHistory>, HistoryError> {
+    let mut lines = record.lines_of_debate(debate)?;
+    lines.sort_by_key(|(l, _)| (*l != "main", l.to_string()));
+    lines
+        .into_iter()
+        .map(|(line, tip)| {
+            Ok(LineHistory {
+                line: LineRef::new(debate, line),
+                tip,
+                entries: chain(record, tip)?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_names_round_trip() {
+        for role in [Role::Advocate, Role::InteractivePause, Role::Synthesizer] {
+            assert_eq!(role_named(role.name()), Some(role));
+        }
+        assert_eq!(role_named("start"), None);
+    }
+}

@@ -1,0 +1,10 @@
+//! Reading the record back: a line's history, revision names, comparisons, reports, and the
+//! material a debate is about.
+
+pub mod compare;
+pub mod context;
+pub mod earlier;
+pub mod graph;
+pub mod history;
+pub mod report;
+pub mod revision;

@@ -1,0 +1,22 @@
+//! `anvil init`: create `.anvil/` (and its record) in the current directory.
+
+use crate::ctx::Ctx;
+use crate::error::CliError;
+use crate::output::say;
+
+/// Create anvil's home, `.anvil/`, in the current directory.
+///
+/// It holds the record (a bare git repository of every debate), the live files of running
+/// debates, optional prompt overrides and `config.toml`. Running it again is harmless.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CliError> {
+    let home = anvil_core::home::Home::init(&ctx.cwd)?;
+    anvil_core::record::store::Record::open_or_init(&home.record_dir())?;
+    say(&format!(
+        "anvil: ready in {}\nnext: `anvil install` to add the Stop hook and /anvil to Claude Code",
+        home.root().display()
+    ));
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! `anvil install` / `anvil uninstall`: merge anvil into Claude Code's settings, or take it out.
+
+use crate::ctx::Ctx;
+use crate::error::CliError;
+use crate::output::say;
+
+/// Add anvil's hooks, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
+/// permissions and block cap to Claude Code.
+///
+/// Writes `.claude/settings.json` and `.claude/commands/` of the project (or of your user with
+/// `--user`), keeping every entry of your own. Running it again changes nothing. The hooks
+/// call `anvil-hook` by name and the commands `anvil`, so no path of this machine goes into a
+/// file your team shares: both must be on the PATH Claude Code starts with (`anvil doctor`
+/// checks). A CLAUDE_CODE_STOP_HOOK_BLOCK_CAP of yours that is high enough stays; a lower one
+/// is raised, and `anvil uninstall` puts it back.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Install into ~/.claude for every project instead of this one.
+    #[arg(long)]
+    user: bool,
+}
+
+/// Remove what `anvil install` added, leaving your own settings as they are.
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    /// Uninstall from ~/.claude instead of this project.
+    #[arg(long)]
+    user: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, args.user);
+    let changes = anvil_core::claude::install::install(&dir)?;
+    report(&dir, changes, "already installed")?;
+    say_path_note();
+    Ok(())
+}
+
+/// The settings call anvil's binaries by name: say so, and warn when they are not on PATH.
+fn say_path_note() {
+    say(
+        "anvil: the hooks and commands call `anvil-hook` and `anvil` by name, so that no path \
+         of this machine goes into settings a team shares; both must be on the PATH that \
+         Claude Code starts with",
+    );
+    let missing: Vec<&str> = ["anvil", anvil_core::claude::install::HOOK_PROGRAM]
+        .into_iter()
+        .filter(|name| anvil_core::doctor::find_on_path(name).is_none())
+        .collect();
+    if !missing.is_empty() {
+        say(&format!(
+            "anvil: warning: {} not on PATH here; `cargo install --path .` installs both \
+             (into ~/.cargo/bin); `anvil doctor` checks the whole installation",
+            missing.join(" and ")
+        ));
+    }
+}
+
+pub fn run_uninstall(ctx: &Ctx, args: UninstallArgs) -> Result<(), CliError> {
+    let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, args.user);
+    let changes = anvil_core::claude::install::uninstall(&dir)?;
+    report(&dir, changes, "nothing of anvil's was installed")
+}
+
+fn report(
+    dir: &std::path::Path,
+    changes: anvil_core::claude::install::Changes,
+    nothing: &str,
+) -> Result<(), CliError> {
+    if changes.lines.is_empty() {
+        say(&format!("anvil: {nothing} in {}", dir.display()));
+    }
+    for line in changes.lines {
+        say(&format!("anvil: {line} ({})", dir.display()));
+    }
+    for note in changes.notes {
+        say(&format!("anvil: note: {note} ({})", dir.display()));
+    }
+    Ok(())
+}
+
+/// Write anvil as a Claude Code plugin (hooks and slash commands) into a directory.
+///
+/// An alternative to `anvil install`: load it with `claude --plugin-dir DIR`, or put it where
+/// your plugins live. The hooks call `anvil-hook` by name: it must be on Claude Code's PATH.
+#[derive(Debug, clap::Args)]
+pub struct PluginArgs {
+    /// The directory to write the plugin into.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "anvil-plugin")]
+    out: std::path::PathBuf,
+}
+
+pub fn run_plugin(ctx: &Ctx, args: PluginArgs) -> Result<(), CliError> {
+    let dir = ctx.cwd.join(&args.out);
+    let written = anvil_core::claude::install::write_plugin(&dir)?;
+    say(&format!(
+        "anvil: wrote {} files of the plugin in {}; load it with `claude --plugin-dir {}` \
+         (its commands are /anvil:anvil, /anvil:anvil-steer, …)",
+        written.len(),
+        dir.display(),
+        dir.display()
+    ));
+    say_path_note();
+    Ok(())
+}

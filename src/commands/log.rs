@@ -1,0 +1,518 @@
+//! `anvil log`: the debates of this project and their lines, drawn as a graph.
+
+use crate::term::visible;
+use anvil_core::model::provenance::{ModelUsage, Provenance, RunCost};
+use anvil_core::record::store::Record;
+use anvil_core::review::history::{self, Entry, LineHistory};
+
+use crate::ctx::Ctx;
+use crate::error::CliError;
+use crate::view::{self, Paint};
+
+/// Without `-n` or `--all`, `anvil log` shows the most recently active debates, each whole,
+/// until they hold this many phases, about a terminal screen as `git log` fills one...
+const FIRST_SCREEN_PHASES: usize = 20;
+/// ...or until it has shown this many debates, however short.
+const FIRST_SCREEN_DEBATES: usize = 10;
+
+/// Show the debates, most recently active first, with their lines drawn as a graph (where
+/// each line branched off and with which steering), phase by phase: round, role, first line
+/// of text, time. Without `-n` or `--all`, a first screen: the most recently active debates,
+/// each whole, until they hold 20 phases (at most ten debates).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this debate (a prefix of its id is enough; `@LINE` is ignored).
+    debate: Option<String>,
+
+    /// Show every debate, not only the most recent ones.
+    #[arg(long)]
+    all: bool,
+
+    /// Show at most N phases (commits), newest first, as `git log -n N` does: the graph is
+    /// cut after its N-th commit.
+    #[arg(
+        short = 'n',
+        long = "max-count",
+        visible_alias = "limit",
+        value_name = "N"
+    )]
+    max_count: Option<usize>,
+
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+
+    /// Add what each phase cost (model, tokens, duration), with totals per line and per
+    /// debate.
+    #[arg(long)]
+    stats: bool,
+
+    /// Never page the output (by default a terminal gets $ANVIL_PAGER, $PAGER or `less`).
+    #[arg(long)]
+    no_pager: bool,
+}
+
+/// The debates come most recently active first from the index of recent debates (checked
+/// against the refs of the debates it names; see [`anvil_core::record::recent`]), or from one pass over
+/// the refs for `--all`; each is then loaded, drawn and written on its own, so the first
+/// screen reads only the debates it shows and `--all` holds one debate in memory at once.
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let home = ctx.home()?;
+    let record = view::record(&home)?;
+    let paint = Paint::stdout();
+    let mut more = false;
+    let mut pieces: Box<dyn Iterator<Item = Result<(String, usize), CliError>>> =
+        match (&args.debate, args.all, args.max_count) {
+            (Some(name), _, _) => {
+                let line = view::line(ctx, &home, &record, Some(name))?;
+                let budget = args.max_count.unwrap_or(usize::MAX);
+                Box::new(std::iter::once(piece(
+                    &record,
+                    &line.debate,
+                    &args,
+                    paint,
+                    budget,
+                )))
+            }
+            (None, true, _) => {
+                let debates = anvil_core::record::recent::scan(&record)?;
+                Box::new(within_budget(
+                    &record,
+                    debates.into_iter().map(|(debate, _)| Ok(debate)),
+                    &args,
+                    paint,
+                ))
+            }
+            (None, false, Some(n)) => {
+                let newest = anvil_core::record::recent::Newest::new(
+                    &record,
+                    n.min(FIRST_SCREEN_DEBATES) + 1,
+                )?;
+                Box::new(within_budget(
+                    &record,
+                    newest.map(|found| found.map(|(debate, _)| debate).map_err(CliError::from)),
+                    &args,
+                    paint,
+                ))
+            }
+            (None, false, None) => {
+                let (shown, older) = first_screen(&record, &args, paint)?;
+                more = older;
+                Box::new(shown.into_iter().map(Ok))
+            }
+        };
+    let mut output = crate::pager::Output::start(!args.no_pager);
+    let mut shown = 0;
+    if args.json {
+        output.write("{\n  \"debates\": [")?;
+    }
+    for piece in pieces.by_ref() {
+        let (mut text, _) = piece?;
+        if text.is_empty() {
+            continue;
+        }
+        if shown > 0 || args.json {
+            text.insert_str(0, if args.json && shown > 0 { ",\n" } else { "\n" });
+        }
+        shown += 1;
+        if !output.write(&text)? {
+            return output.finish();
+        }
+    }
+    drop(pieces);
+    if args.json {
+        output.write(if shown == 0 { "]\n}\n" } else { "\n  ]\n}\n" })?;
+        return output.finish();
+    }
+    if shown == 0 && args.max_count != Some(0) {
+        output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
+    }
+    if more {
+        output.write(&paint.dim(
+            "\n… older debates not shown (`anvil log --all`, or `-n N` for the N newest phases)\n",
+        ))?;
+    }
+    output.finish()
+}
+
+/// The debates named by `order`, each drawn as it comes, until `-n`'s budget of commits is
+/// spent.
+fn within_budget<'a>(
+    record: &'a Record,
+    order: impl Iterator<Item = Result<String, CliError>> + 'a,
+    args: &'a Args,
+    paint: Paint,
+) -> impl Iterator<Item = Result<(String, usize), CliError>> + 'a {
+    let mut budget = args.max_count.unwrap_or(usize::MAX);
+    order.map_while(move |debate| {
+        if budget == 0 {
+            return None;
+        }
+        let drawn = debate.and_then(|debate| piece(record, &debate, args, paint, budget));
+        if let Ok((_, commits)) = &drawn {
+            budget -= (*commits).min(budget);
+        }
+        Some(drawn)
+    })
+}
+
+/// The first screen: the most recently active debates, each whole, until they hold
+/// [`FIRST_SCREEN_PHASES`] phases or number [`FIRST_SCREEN_DEBATES`]; and whether older
+/// debates were left out.
+fn first_screen(
+    record: &Record,
+    args: &Args,
+    paint: Paint,
+) -> Result<(Vec<(String, usize)>, bool), CliError> {
+    let mut newest = anvil_core::record::recent::Newest::new(record, FIRST_SCREEN_DEBATES + 1)?;
+    let mut shown = Vec::new();
+    let mut phases = 0;
+    while phases < FIRST_SCREEN_PHASES && shown.len() < FIRST_SCREEN_DEBATES {
+        let Some((debate, _)) = newest.next().transpose()? else {
+            return Ok((shown, false));
+        };
+        let drawn = piece(record, &debate, args, paint, usize::MAX)?;
+        phases += drawn.1;
+        shown.push(drawn);
+    }
+    let more = newest.next().transpose()?.is_some();
+    Ok((shown, more))
+}
+
+/// One debate as `log` prints it (text or a JSON item), cut after `budget` commits, with the
+/// number of commits it holds.
+fn piece(
+    record: &Record,
+    debate: &str,
+    args: &Args,
+    paint: Paint,
+    budget: usize,
+) -> Result<(String, usize), CliError> {
+    let lines = history::load_debate(record, debate)?;
+    if args.json {
+        let (item, commits) = to_json(record, &lines, budget)?;
+        let item = crate::term::json(&item);
+        let mut text = String::new();
+        for (j, line) in item.lines().enumerate() {
+            if j > 0 {
+                text.push('\n');
+            }
+            text.push_str("    ");
+            text.push_str(line);
+        }
+        return Ok((text, commits));
+    }
+    let (mut text, commits) = draw(record, &lines, paint, budget)?;
+    if args.stats {
+        text.push_str(&stats(&lines, paint));
+    }
+    Ok((text, commits))
+}
+
+/// One debate: a title, its setup, and the graph of its lines.
+pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<String, CliError> {
+    Ok(draw(record, lines, paint, usize::MAX)?.0)
+}
+
+/// [`render`] cut after `budget` commits, as `git log --graph -n`; with the number of commits
+/// drawn.
+fn draw(
+    record: &Record,
+    lines: &[LineHistory],
+    paint: Paint,
+    budget: usize,
+) -> Result<(String, usize), CliError> {
+    let Some(main) = lines.first() else {
+        return Ok((String::new(), 0));
+    };
+    let state = history::state_at(record, main.tip)?;
+    let mut text = format!(
+        "{}  {}\n",
+        paint.bold(&paint.yellow(&visible(&main.line.debate))),
+        paint.bold(&visible(anvil_core::model::state::first_line(
+            &state.setup.question
+        )))
+    );
+    text.push_str(&paint.dim(&format!(
+        "{} · {} round{} · lines: {}\n",
+        state.setup.mode.name(),
+        state.setup.rounds,
+        if state.setup.rounds == 1 { "" } else { "s" },
+        lines
+            .iter()
+            .map(|h| visible(&h.line.line))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )));
+    let rows = anvil_core::review::graph::draw(lines);
+    let entries = anvil_core::review::graph::entries(lines);
+    let width = rows.iter().map(|r| r.graph.len()).max().unwrap_or(0);
+    let mut drawn = 0;
+    for row in rows {
+        if drawn == budget {
+            break;
+        }
+        let graph = format!("{:<width$}", row.graph);
+        let Some(commit) = row.commit else {
+            text.push_str(graph.trim_end());
+            text.push('\n');
+            continue;
+        };
+        drawn += 1;
+        let entry = entries[&commit];
+        let tips: Vec<&str> = lines
+            .iter()
+            .filter(|h| h.tip == commit)
+            .map(|h| h.line.line.as_str())
+            .collect();
+        let tips = if tips.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", visible(&tips.join(", ")))
+        };
+        let gist = gist(entry);
+        let pad = 50usize.saturating_sub(gist.chars().count());
+        text.push_str(&format!(
+            "{graph}{} {:<18} {gist}{:pad$}  {}{}\n",
+            paint.yellow(&view::short(&commit)),
+            visible(&what(entry)),
+            "",
+            paint.dim(&view::time(entry.time)),
+            paint.cyan(&tips),
+        ));
+    }
+    Ok((text, drawn))
+}
+
+/// The cost of a debate: each phase that recorded one, then each line's own phases (not
+/// those it inherited), then the whole debate.
+pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
+    let (per_line, total) = costs(lines);
+    let entries = anvil_core::review::graph::entries(lines);
+    let mut text = paint.dim("cost per phase:\n");
+    for commit in anvil_core::review::graph::draw(lines)
+        .iter()
+        .filter_map(|r| r.commit)
+    {
+        let entry = entries[&commit];
+        if let Some(p) = Provenance::read_from(&entry.meta) {
+            text.push_str(&format!(
+                "  {} {:<18} {}\n",
+                paint.yellow(&view::short(&commit)),
+                visible(&what(entry)),
+                visible(&p.summary())
+            ));
+        }
+    }
+    text.push_str(&paint.dim("cost per line:\n"));
+    for (line, p) in &per_line {
+        text.push_str(&format!(
+            "  {:<18} {}\n",
+            visible(line),
+            visible(&p.summary())
+        ));
+    }
+    text.push_str(&format!(
+        "{} {}\n",
+        paint.dim("debate total:"),
+        visible(&total.summary())
+    ));
+    let (runs_per_line, runs_total) = run_costs(lines);
+    if runs_total.runs == 0 {
+        return text;
+    }
+    text.push_str(&paint.dim("headless runs (anvil run), as Claude Code priced them:\n"));
+    for commit in anvil_core::review::graph::draw(lines)
+        .iter()
+        .filter_map(|r| r.commit)
+    {
+        let entry = entries[&commit];
+        if let Some(run) = RunCost::read_from(&entry.meta) {
+            text.push_str(&format!(
+                "  {} {:<18} {}\n",
+                paint.yellow(&view::short(&commit)),
+                visible(&entry.line),
+                visible(&run.summary())
+            ));
+            for m in &run.models {
+                text.push_str(&format!("      {}\n", visible(&model_summary(m))));
+            }
+        }
+    }
+    text.push_str(&paint.dim("runs per line:\n"));
+    for (line, run) in runs_per_line.iter().filter(|(_, r)| r.runs > 0) {
+        text.push_str(&format!(
+            "  {:<18} {}\n",
+            visible(line),
+            visible(&run.summary())
+        ));
+    }
+    text.push_str(&format!(
+        "{} {}\n",
+        paint.dim("runs total:"),
+        visible(&runs_total.summary())
+    ));
+    text
+}
+
+/// `claude-x: $0.0123 · 150 in, 50 out, 7 cache read, 3 cache write tokens`.
+pub fn model_summary(m: &ModelUsage) -> String {
+    format!(
+        "{}: {} · {} in, {} out, {} cache read, {} cache write tokens",
+        m.model,
+        m.cost.human(),
+        m.input_tokens,
+        m.output_tokens,
+        m.cache_read_tokens,
+        m.cache_write_tokens
+    )
+}
+
+/// What each line's own headless runs cost (the run commits only it holds), and the
+/// debate's.
+fn run_costs(lines: &[LineHistory]) -> (Vec<(String, RunCost)>, RunCost) {
+    sums(lines, RunCost::read_from, RunCost::add)
+}
+
+/// Each line's own cost (the commits only it holds), and the debate's.
+fn costs(lines: &[LineHistory]) -> (Vec<(String, Provenance)>, Provenance) {
+    sums(lines, Provenance::read_from, Provenance::add)
+}
+
+/// The figures `read` finds in each line's own commits, summed per line and for the debate.
+fn sums<T: Default>(
+    lines: &[LineHistory],
+    read: impl Fn(&anvil_core::record::schema::Meta) -> Option<T>,
+    add: impl Fn(&mut T, &T),
+) -> (Vec<(String, T)>, T) {
+    let entries = anvil_core::review::graph::entries(lines);
+    let mut total = T::default();
+    let per_line = anvil_core::review::graph::segments(lines)
+        .into_iter()
+        .map(|segment| {
+            let mut sum = T::default();
+            for commit in &segment.commits {
+                if let Some(figures) = read(&entries[commit].meta) {
+                    add(&mut sum, &figures);
+                }
+            }
+            add(&mut total, &sum);
+            (segment.line, sum)
+        })
+        .collect();
+    (per_line, total)
+}
+
+/// `round 2 critic`, `synthesis`, `start`, `branch cost`.
+fn what(entry: &Entry) -> String {
+    match entry.role {
+        Some(anvil_core::model::state::Role::Synthesizer) => "synthesis".to_owned(),
+        Some(anvil_core::model::state::Role::InteractivePause) => format!("pause {}", entry.round),
+        Some(role) => match &entry.voice {
+            Some(v) => format!("round {} {}", entry.round, short_text(v, 10)),
+            None => format!("round {} {}", entry.round, role.name()),
+        },
+        None if entry.phase == "branch" => format!("branch {}", entry.line),
+        None => entry.phase.clone(),
+    }
+}
+
+/// The gist of a phase, shown whatever the text holds (see [`crate::term`]).
+fn gist(entry: &Entry) -> String {
+    if entry.phase == "branch" {
+        return format!(
+            "from {} · steering: {}",
+            visible(entry.trailer("Anvil-Branched-From").unwrap_or("?")),
+            short_text(&entry.steering.join(" / "), 48)
+        );
+    }
+    let mut gist = short_text(entry.gist(), 50);
+    if !entry.steering.is_empty() && entry.role.is_some() {
+        gist.push_str(&format!(
+            " [steering: {}]",
+            short_text(&entry.steering.join(" / "), 30)
+        ));
+    }
+    gist
+}
+
+/// `text` made visible and cut to `max` characters.
+fn short_text(text: &str, max: usize) -> String {
+    let text = visible(text);
+    if text.chars().count() <= max {
+        text.into_owned()
+    } else {
+        let cut: String = text.chars().take(max - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+/// One debate as JSON, its commits cut after `budget` (in the order of the graph); with the
+/// number of commits given.
+fn to_json(
+    record: &Record,
+    lines: &[LineHistory],
+    budget: usize,
+) -> Result<(serde_json::Value, usize), CliError> {
+    let Some(main) = lines.first() else {
+        return Ok((serde_json::Value::Null, 0));
+    };
+    let state = history::state_at(record, main.tip)?;
+    let segments = anvil_core::review::graph::segments(lines);
+    let (per_line, total) = costs(lines);
+    let (runs_per_line, runs_total) = run_costs(lines);
+    let run_json = |run: &RunCost| (run.runs > 0).then(|| run.to_json());
+    let line_list: Vec<serde_json::Value> = lines
+        .iter()
+        .zip(&segments)
+        .map(|(h, seg)| {
+            let first = h.own_start().map(|i| &h.entries[i]);
+            serde_json::json!({
+                "line": h.line.line,
+                "tip": h.tip.to_string(),
+                "fork": seg.fork.map(|f| f.to_string()),
+                "branched_from": first.and_then(|e| e.trailer("Anvil-Branched-From")),
+                "steering": first.filter(|e| e.phase == "branch").map(|e| e.steering.clone()),
+                "synthesis": h.synthesis().map(|i| h.entries[i].commit.to_string()),
+                "cost": per_line.iter().find(|(l, _)| *l == h.line.line).map(|(_, p)| p.to_json()),
+                "run_cost": runs_per_line.iter().find(|(l, _)| *l == h.line.line).and_then(|(_, r)| run_json(r)),
+            })
+        })
+        .collect();
+    let entries = anvil_core::review::graph::entries(lines);
+    let commits: Vec<serde_json::Value> = anvil_core::review::graph::draw(lines)
+        .iter()
+        .filter_map(|r| r.commit)
+        .take(budget)
+        .map(|c| {
+            let e = entries[&c];
+            serde_json::json!({
+                "commit": c.to_string(),
+                "parent": e.parent.map(|p| p.to_string()),
+                "line": e.line,
+                "phase": e.phase,
+                "round": e.round,
+                "step": e.step,
+                "voice": e.voice,
+                "steering": e.steering,
+                "subject": e.subject,
+                "author": e.author,
+                "time": e.time,
+                "provenance": Provenance::read_from(&e.meta).map(|p| p.to_json()),
+                "run": RunCost::read_from(&e.meta).map(|r| r.to_json()),
+            })
+        })
+        .collect();
+    let count = commits.len();
+    let value = serde_json::json!({
+        "debate": main.line.debate,
+        "question": state.setup.question,
+        "mode": state.setup.mode.name(),
+        "rounds": state.setup.rounds,
+        "lines": line_list,
+        "commits": commits,
+        "cost": total.to_json(),
+        "run_cost": run_json(&runs_total),
+    });
+    Ok((value, count))
+}

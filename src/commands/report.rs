@@ -1,0 +1,122 @@
+//! `anvil report`: the final report of any line, from the record, with the debate's branch
+//! tree and, for a branched debate, every line's synthesis side by side.
+
+use std::path::PathBuf;
+
+use anvil_core::review::history::{self, LineHistory};
+
+use crate::ctx::Ctx;
+use crate::error::CliError;
+use crate::output::out;
+use crate::output::say;
+use crate::view::{self, Paint};
+
+/// Write the report of a line: the conclusion, the whole debate, the tree of its lines and
+/// their syntheses side by side. Markdown, or self-contained HTML when PATH ends in .html.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The line, as DEBATE[@LINE] (a prefix of the debate id is enough).
+    line: Option<String>,
+
+    /// Where to write it (`.md` or `.html`); default: stdout, as markdown.
+    #[arg(short = 'o', long)]
+    output: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let home = ctx.home()?;
+    let record = view::record(&home)?;
+    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let lines = history::load_debate(&record, &line.debate)?;
+    let Some(this) = lines.iter().find(|h| h.line == line) else {
+        return Err(CliError::new(format!("no line {line}")));
+    };
+    let state = history::line_state(&record, &line, this.tip)?;
+    let transcript = history::transcript(&record, this, this.entries.len() - 1, &state)?;
+    let mut markdown = anvil_core::review::report::markdown(&state, &transcript);
+    markdown.push_str(&branches(&record, &lines)?);
+    markdown.push_str("\n## Cost\n\n```text\n");
+    markdown.push_str(&crate::commands::log::stats(&lines, Paint { on: false }));
+    markdown.push_str("```\n");
+    match args.output {
+        // To a terminal the report is shown, never obeyed; a file keeps the text whole.
+        None => out(&crate::term::visible(&markdown)),
+        Some(path) => {
+            let is_html = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+            let bytes = if is_html {
+                anvil_core::review::report::html(
+                    anvil_core::model::state::first_line(&state.setup.question),
+                    &markdown,
+                )
+            } else {
+                markdown
+            };
+            anvil_core::fsutil::write_atomic(&path, bytes.as_bytes())
+                .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
+            say(&format!(
+                "anvil: report of {line} written to {}",
+                path.display()
+            ));
+            Ok(())
+        }
+    }
+}
+
+/// The tree of the debate's lines and, when there are several, their syntheses side by side.
+fn branches(
+    record: &anvil_core::record::store::Record,
+    lines: &[LineHistory],
+) -> Result<String, CliError> {
+    let mut text = String::from("\n---\n\n## Lines of this debate\n\n```text\n");
+    text.push_str(&crate::commands::log::render(
+        record,
+        lines,
+        Paint { on: false },
+    )?);
+    text.push_str("```\n");
+    if lines.len() < 2 {
+        return Ok(text);
+    }
+    text.push_str("\n## The syntheses side by side\n\n| line | branched from | steering | synthesis |\n|---|---|---|---|\n");
+    let mut full = String::new();
+    for h in lines {
+        let first = h
+            .own_start()
+            .map(|i| &h.entries[i])
+            .filter(|e| e.phase == "branch");
+        let synthesis = match h.synthesis() {
+            Some(i) => history::response(record, &h.entries[i])?.unwrap_or_default(),
+            None => String::new(),
+        };
+        let cell = |s: &str| {
+            s.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace('|', "\\|")
+        };
+        text.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            h.line.line,
+            first
+                .and_then(|e| e.trailer("Anvil-Branched-From"))
+                .unwrap_or("—"),
+            cell(&first.map(|e| e.steering.join("; ")).unwrap_or_default()),
+            if synthesis.is_empty() {
+                "_not yet_".to_owned()
+            } else {
+                cell(&synthesis)
+            },
+        ));
+        if !synthesis.is_empty() {
+            full.push_str(&format!(
+                "\n### Synthesis of `{}`\n\n{}\n",
+                h.line.line,
+                synthesis.trim()
+            ));
+        }
+    }
+    text.push_str(&full);
+    Ok(text)
+}

@@ -1,0 +1,50 @@
+//! `anvil resume`: pick up a line that stopped, from the record.
+
+use crate::ctx::Ctx;
+use crate::error::CliError;
+use crate::output::out;
+use crate::output::say;
+use crate::view;
+
+/// Pick up a line that stopped for any reason (Claude Code closed, Ctrl+C, the block cap, a
+/// crash): restore its live files from the record, bind it to a Claude Code session, and
+/// print the prompt to continue with — in full, since a new session has not seen the debate.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The line, as DEBATE[@LINE] (a prefix of the debate id is enough). Default: this
+    /// session's line, else the only active one, else the one recorded last.
+    line: Option<String>,
+
+    /// Bind to this Claude Code session (default: $CLAUDE_CODE_SESSION_ID, else the next
+    /// session that stops in this project).
+    #[arg(long)]
+    session: Option<String>,
+
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let home = ctx.home()?;
+    let record = view::record(&home)?;
+    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let session = ctx.session_or(args.session)?;
+    let restored = anvil_core::line::restore::resume(&home, &record, &line, session.as_deref())?;
+    if args.json {
+        return out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&view::restored_json(&restored)).expect("JSON")
+        ));
+    }
+    let p = &restored.state.progress;
+    say(&format!(
+        "anvil: resumed {} at round {}, {} (commit {})",
+        restored.line,
+        p.round,
+        p.phase.name(),
+        view::short(&restored.commit)
+    ));
+    say(&view::how_to_continue(&restored));
+    out(&restored.prompt)
+}

@@ -1,0 +1,600 @@
+//! `anvil run`: a whole debate, headless, with `claude -p`; the human is asked at the terminal
+//! (or in the page of `anvil serve`, whichever answers first).
+
+use std::io::{BufRead, IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anvil_core::error::DebateError;
+use anvil_core::home::{Home, LineRef};
+use anvil_core::line::stop::Reply;
+use anvil_core::model::provenance::RunCost;
+use anvil_core::model::state::{Role, State, Status};
+
+use crate::commands::start::DebateArgs;
+use crate::ctx::Ctx;
+use crate::error::CliError;
+use crate::output::out;
+use crate::output::say;
+use crate::view;
+
+/// Run a whole debate headless with `claude -p`, showing its progress.
+///
+/// Takes the options of `anvil start`, or --line to run a line that exists (a branch, a line
+/// that stopped). With --interactive, each pause asks you at the terminal how to steer the
+/// next round (a line of text; Enter continues, `synthesize` concludes); a debater's `anvil
+/// ask` question is asked here too. Without a terminal, answers are read from stdin, one line
+/// each. Whichever comes first wins: a line typed here, or an answer or steering given
+/// elsewhere (`anvil answer`, `anvil steer`, the page of `anvil serve`). The report's path is
+/// printed on stdout at the end.
+///
+///   anvil run "Should we adopt GraphQL?" --rounds 2 --interactive
+///
+///   anvil run --line 20261122-graphql-3f2a@keep-rest
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    debate: DebateArgs,
+
+    /// Run this existing line instead of starting a debate, as DEBATE[@LINE] (a prefix of the
+    /// debate id is enough): it is bound to a new headless session and goes on where it
+    /// stands. Refused when the line is over or another `anvil run` drives it.
+    #[arg(long, value_name = "DEBATE[@LINE]", conflicts_with = "DebateArgs")]
+    line: Option<String>,
+
+    /// Never read stdin: pauses wait for steering queued with `anvil steer` (or the page),
+    /// questions for `anvil answer` (or the page). This is how `anvil serve` runs a line.
+    #[arg(long)]
+    no_stdin: bool,
+
+    /// The Claude Code CLI to run [default: $ANVIL_CLAUDE_BIN, else `claude` on PATH].
+    #[arg(long, value_name = "PATH")]
+    claude: Option<PathBuf>,
+
+    /// An extra argument for claude, e.g. --claude-arg=--model --claude-arg=sonnet (repeat).
+    #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
+    claude_args: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let home = ctx.home()?;
+    let claude = args
+        .claude
+        .or_else(|| std::env::var_os("ANVIL_CLAUDE_BIN").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("claude"));
+    let session = new_session_id();
+    let pid = std::process::id();
+    let (line, prompt) = match &args.line {
+        Some(name) => {
+            let record = view::record(&home)?;
+            let line = view::line(ctx, &home, &record, Some(name))?;
+            // Refused before the line is rebound, when another run drives it.
+            if let Some(other) =
+                anvil_core::line::headless::current(&home, &line).filter(|r| r.pid != pid)
+            {
+                return Err(CliError::new(format!(
+                    "{line} is already running headless (process {})",
+                    other.pid
+                )));
+            }
+            let restored =
+                anvil_core::line::restore::resume(&home, &record, &line, Some(&session))?;
+            (line, restored.prompt)
+        }
+        None => {
+            let started = crate::commands::start::create(ctx, &home, args.debate, Some(&session))?;
+            (started.line, started.prompt)
+        }
+    };
+    anvil_core::line::headless::claim(&home, &line, pid, None)?;
+    let mut cost = RunCost::default();
+    let driven = Driver {
+        home: &home,
+        line: &line,
+        claude: &claude,
+        claude_args: &args.claude_args,
+        session: &session,
+        input: Input::new(!args.no_stdin),
+    }
+    .drive(prompt, &mut cost);
+    // What the runs cost goes in the record however they ended.
+    if cost.runs > 0
+        && let Err(e) = anvil_core::line::control::record_run(&home, &line, &session, &cost)
+    {
+        say(&format!(
+            "anvil: note: the runs' cost was not recorded: {e}"
+        ));
+    }
+    let outcome = match &driven {
+        Ok(report) => Ok(format!(
+            "done; report at {}",
+            report
+                .strip_prefix(home.project())
+                .unwrap_or(report)
+                .display()
+        )),
+        Err(e) => Err(e.message.clone()),
+    };
+    if let Err(e) = anvil_core::line::headless::finish(&home, &line, pid, outcome) {
+        say(&format!("anvil: note: {e}"));
+    }
+    let report = driven?;
+    out(&format!("{}\n", report.display()))
+}
+
+/// One headless run of a line.
+struct Driver<'a> {
+    home: &'a Home,
+    line: &'a LineRef,
+    claude: &'a Path,
+    claude_args: &'a [String],
+    session: &'a str,
+    input: Input,
+}
+
+impl Driver<'_> {
+    /// Runs claude from `prompt` until the line is done; returns the report's path. What
+    /// each run cost is added to `cost`, whatever happens.
+    fn drive(mut self, prompt: String, cost: &mut RunCost) -> Result<PathBuf, CliError> {
+        let (home, line) = (self.home, self.line);
+        anvil_core::line::control::drive_headless(home, line)?;
+
+        // Claude needs anvil's Stop hook: the project's own if installed, else one for this run.
+        let settings =
+            if anvil_core::claude::install::has_stop_hook(&home.project().join(".claude")) {
+                None
+            } else {
+                let mut file = tempfile::Builder::new()
+                    .prefix("anvil-run-settings")
+                    .suffix(".json")
+                    .tempfile()?;
+                let json = anvil_core::claude::install::hook_settings(
+                    &anvil_core::claude::install::local_hook_program(),
+                );
+                std::io::Write::write_all(&mut file, json.to_string().as_bytes())?;
+                Some(file)
+            };
+
+        say(&format!(
+            "anvil: running {line} with {}",
+            self.claude.display()
+        ));
+        let began = Instant::now();
+        let state = State::load(&home.state_path(line))?;
+        let allowed = allowed_tools(&state.setup);
+        // A line that stands at a pause (resumed there) asks the human before Claude runs.
+        let mut prompt = (state.progress.phase != Role::InteractivePause).then_some(prompt);
+        let mut claude_ran = false;
+        loop {
+            if let Some(prompt) = prompt.take() {
+                let child = spawn_claude(
+                    self.claude,
+                    home.project(),
+                    &prompt,
+                    self.session,
+                    claude_ran,
+                    settings.as_ref().map(|f| f.path()),
+                    &allowed,
+                    self.claude_args,
+                )?;
+                claude_ran = true;
+                watch(child, home, line, began, &mut self.input, cost)?;
+            }
+            let state = State::load(&home.state_path(line))?;
+            match (state.progress.status, state.progress.phase) {
+                (Status::Done, _) => break,
+                (Status::Active, Role::InteractivePause) => {
+                    let Some(text) = self.pause(&state)? else {
+                        continue;
+                    };
+                    match anvil_core::line::stop::record_turn(home, line, self.session, &text)? {
+                        Reply::Block { prompt: next, .. } => prompt = Some(next),
+                        _ => continue,
+                    }
+                }
+                (status, phase) => {
+                    return Err(CliError::new(format!(
+                        "claude stopped before the debate finished ({} at round {}, {})",
+                        status.name(),
+                        state.progress.round,
+                        phase.name()
+                    ))
+                    .hint(format!("continue it with `anvil run --line {line}`")));
+                }
+            }
+        }
+        let state = State::load(&home.state_path(line))?;
+        let report = anvil_core::review::report::output_path(home, &state);
+        say(&format!(
+            "anvil: {line} done in {:.0?} · {} phases · {}",
+            began.elapsed(),
+            state.progress.step,
+            cost.summary()
+        ));
+        Ok(report)
+    }
+
+    /// Asks the human how to steer the round after a pause: a line typed here, or steering
+    /// queued elsewhere (`anvil steer`, the page), whichever comes first. Returns the pause's
+    /// text to record; `None` when the line changed meanwhile (cancelled, say).
+    fn pause(&mut self, state: &State) -> Result<Option<String>, CliError> {
+        let (home, line) = (self.home, self.line);
+        self.input.prompt(&format!(
+            "Round {} is over. Steer round {} (Enter: continue, `synthesize`: conclude now): ",
+            state.progress.round,
+            state.progress.round + 1
+        ));
+        loop {
+            let now = State::load(&home.state_path(line))?;
+            if now.progress.status != Status::Active
+                || now.progress.phase != Role::InteractivePause
+                || now.progress.step != state.progress.step
+            {
+                return Ok(None);
+            }
+            let queued = home.queued_steering(line)?;
+            if !queued.is_empty() || !now.pending_steering.is_empty() {
+                // The queue goes with this turn, as the hook delivers it at any stop.
+                say("anvil: steering queued elsewhere; going on with it");
+                return Ok(Some(
+                    "Steered by the human from elsewhere.\n\n<anvil-steering>continue</anvil-steering>"
+                        .to_owned(),
+                ));
+            }
+            if let Some(typed) = self.input.poll() {
+                let steering = if typed.trim().is_empty() {
+                    "continue"
+                } else {
+                    typed.trim()
+                };
+                return Ok(Some(format!(
+                    "Steered at the terminal by the human.\n\n<anvil-steering>{steering}</anvil-steering>"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// What the human types: lines of stdin, read by a thread (started at the first question) so
+/// that an answer given elsewhere meanwhile is seen at once. Never read with --no-stdin.
+struct Input {
+    reads_stdin: bool,
+    lines: Option<mpsc::Receiver<String>>,
+}
+
+impl Input {
+    fn new(reads_stdin: bool) -> Input {
+        Input {
+            reads_stdin,
+            lines: None,
+        }
+    }
+
+    /// Shows `question` and starts listening for its answer.
+    fn prompt(&mut self, question: &str) {
+        if !self.reads_stdin {
+            say(&format!(
+                "{} (answer with `anvil answer`, `anvil steer` or the page of `anvil serve`)",
+                question.trim_end_matches(['>', ' ', '\n'])
+            ));
+            return;
+        }
+        let terminal = std::io::stdin().is_terminal();
+        let lines = self.lines.get_or_insert_with(|| {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in std::io::stdin().lock().lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+                // End of input: the sender goes, and every question after gets an empty answer.
+            });
+            rx
+        });
+        // At a terminal, what was typed before the question (for one answered elsewhere) is
+        // stale; piped answers are read one a question, in order.
+        if terminal {
+            while lines.try_recv().is_ok() {}
+        }
+        eprint!("{question}");
+    }
+
+    /// The line typed for the question asked last, if it came; at the end of input, an
+    /// empty line.
+    fn poll(&mut self) -> Option<String> {
+        match self.lines.as_ref()?.try_recv() {
+            Ok(line) => Some(line.trim_end_matches('\r').to_owned()),
+            Err(mpsc::TryRecvError::Empty) => None,
+            Err(mpsc::TryRecvError::Disconnected) => Some(String::new()),
+        }
+    }
+}
+
+/// What the headless session may do without asking, which `claude -p` cannot: exactly what
+/// the debate needs. The project's own `permissions.allow` is no help here, since Claude Code
+/// ignores it in a workspace the user has not trusted (a fresh checkout, a CI run).
+///
+/// Claude Code matches a `Bash(PREFIX:*)` rule against the start of each command (each part
+/// of a command line joined with `&&`, `;` or `|` separately), so `Bash(anvil ask:*)` lets a
+/// debater run `anvil ask "…"` and nothing else. The prompts name the command `anvil`; the
+/// rule for the path this binary was started by covers a debater that copies it from a
+/// message, and `PATH` (see [`spawn_claude`]) makes `anvil` this very binary.
+fn allowed_tools(setup: &anvil_core::model::state::Setup) -> Vec<String> {
+    let mut allowed = Vec::new();
+    if setup.autonomy > 0 {
+        // The prompts tell debaters to run `anvil ask` by name (on the PATH, as installed).
+        allowed.push("Bash(anvil ask:*)".to_owned());
+    }
+    if setup.research {
+        allowed.extend(["WebSearch".to_owned(), "WebFetch".to_owned()]);
+    }
+    allowed
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spawn_claude(
+    claude: &Path,
+    cwd: &Path,
+    prompt: &str,
+    session: &str,
+    resume: bool,
+    settings: Option<&Path>,
+    allowed: &[String],
+    extra: &[String],
+) -> Result<Child, CliError> {
+    let mut command = Command::new(claude);
+    command
+        .arg("-p")
+        .arg(prompt)
+        .args(["--output-format", "json"]);
+    command
+        .arg(if resume { "--resume" } else { "--session-id" })
+        .arg(session);
+    if let Some(settings) = settings {
+        command.arg("--settings").arg(settings);
+    }
+    for rule in allowed {
+        // The flag once per rule: a rule holds spaces, and the flag takes a list of values.
+        command.arg("--allowedTools").arg(rule);
+    }
+    // `anvil` in a debater's command is this binary, wherever it was started from.
+    if let Some(path) = path_with_this_binary() {
+        command.env("PATH", path);
+    }
+    command
+        .args(extra)
+        .current_dir(cwd)
+        .env(
+            anvil_core::claude::install::BLOCK_CAP_VAR,
+            anvil_core::claude::install::BLOCK_CAP,
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    command.spawn().map_err(|e| {
+        CliError::new(format!("cannot run {}: {e}", claude.display()))
+            .hint("install Claude Code, or point --claude (or $ANVIL_CLAUDE_BIN) at it")
+    })
+}
+
+/// `PATH` with the directory of the running binary first, or `None` when it cannot be told.
+fn path_with_this_binary() -> Option<std::ffi::OsString> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?.to_owned();
+    let mut dirs = vec![dir];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).ok()
+}
+
+/// Follows one claude run to its end: progress on stderr, a debater's questions asked at the
+/// terminal and answered from there or from elsewhere, whichever comes first. What the run
+/// cost (its JSON result) is added to `cost`, even when it failed.
+fn watch(
+    mut child: Child,
+    home: &Home,
+    line: &LineRef,
+    began: Instant,
+    input: &mut Input,
+    cost: &mut RunCost,
+) -> Result<(), CliError> {
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let mut progress = Progress::new(home, line, began);
+    // The question shown and not yet answered.
+    let mut asked: Option<String> = None;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if let Some(state) = progress.look(home, line) {
+            let open = state
+                .question
+                .as_ref()
+                .filter(|q| q.answer.is_none())
+                .map(|q| q.text.clone());
+            match (&asked, open) {
+                (None, Some(question)) => {
+                    input.prompt(&format!(
+                        "The debater asks: {}\n> ",
+                        crate::term::visible(&question)
+                    ));
+                    asked = Some(question);
+                }
+                (Some(shown), open) if open.as_ref() != Some(shown) => {
+                    let how = match state.question.as_ref().and_then(|q| q.answer.as_deref()) {
+                        Some(answer) => {
+                            format!("answered elsewhere: {}", crate::term::visible(answer))
+                        }
+                        None => "closed without an answer".to_owned(),
+                    };
+                    say(&format!("\nanvil: the question was {how}"));
+                    asked = None;
+                }
+                (Some(_), _) => {
+                    if let Some(typed) = input.poll() {
+                        asked = None;
+                        let answer = if typed.trim().is_empty() {
+                            "(no answer; state your assumption)"
+                        } else {
+                            typed.trim()
+                        };
+                        match anvil_core::line::ask::answer(home, line, answer) {
+                            Ok(_) => {}
+                            // Answered (or closed) elsewhere first: the first answer won.
+                            Err(DebateError::Invalid(why)) => {
+                                say(&format!("anvil: not sent ({why})"));
+                            }
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Phases that ended after the last look are shown too.
+    progress.look(home, line);
+    let text = reader.join().unwrap_or_default();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    if let Some(run) = RunCost::from_result(&json) {
+        cost.add(&run);
+    }
+    if !status.success() || json["is_error"].as_bool() == Some(true) {
+        return Err(CliError::new(format!(
+            "claude failed ({status}): {}",
+            json["result"].as_str().unwrap_or(text.trim())
+        ))
+        .hint(format!(
+            "the debate is saved; continue it with `anvil run --line {line}`"
+        )));
+    }
+    Ok(())
+}
+
+/// Progress lines on stderr: one per phase, even for a phase that began and ended between two
+/// looks at the state file (those are read from the record).
+struct Progress {
+    began: Instant,
+    /// The last phase shown (phases are numbered from 1).
+    shown: u32,
+    last: String,
+}
+
+impl Progress {
+    fn new(home: &Home, line: &LineRef, began: Instant) -> Progress {
+        let shown = State::load(&home.state_path(line)).map_or(0, |s| s.progress.step);
+        Progress {
+            began,
+            shown,
+            last: String::new(),
+        }
+    }
+
+    /// Shows what happened since the last look; returns the state it saw.
+    fn look(&mut self, home: &Home, line: &LineRef) -> Option<State> {
+        let state = State::load(&home.state_path(line)).ok()?;
+        let planned = anvil_core::model::machine::planned_phases(&state.setup);
+        let stamp = format!("[{:>5.1}s]", self.began.elapsed().as_secs_f64());
+        for (step, label) in phases_between(home, &state, self.shown) {
+            let label = crate::term::visible(&label);
+            say(&format!("{stamp} {label} (phase {step} of {planned})"));
+            self.shown = step;
+        }
+        let current = state.progress.step + 1;
+        let now = format!(
+            "{} (phase {current} of {planned})",
+            crate::term::visible(&state.standing())
+        );
+        if !state.progress.status.is_over() && (current > self.shown || now != self.last) {
+            say(&format!("{stamp} {now}"));
+            self.shown = self.shown.max(current);
+            self.last = now;
+        }
+        Some(state)
+    }
+}
+
+/// The phases recorded after phase `after` up to where `state` stands, as progress labels.
+fn phases_between(home: &Home, state: &State, after: u32) -> Vec<(u32, String)> {
+    if state.progress.step <= after {
+        return Vec::new();
+    }
+    let Ok(record) = anvil_core::record::store::Record::open(&home.record_dir()) else {
+        return Vec::new();
+    };
+    let line = LineRef::new(&state.debate, &state.line);
+    let Ok(history) = anvil_core::review::history::LineHistory::load(&record, &line) else {
+        return Vec::new();
+    };
+    history
+        .entries
+        .iter()
+        .filter(|e| e.step > after && e.step <= state.progress.step)
+        .filter_map(|e| {
+            e.role.map(|role| {
+                (
+                    e.step,
+                    anvil_core::model::state::phase_label(role, e.round, state.setup.rounds),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A random version-4 UUID for the Claude Code session anvil runs.
+fn new_session_id() -> String {
+    use std::hash::BuildHasher;
+    let random = |salt: u64| {
+        std::collections::hash_map::RandomState::new().hash_one((
+            salt,
+            std::process::id(),
+            std::time::SystemTime::now(),
+        ))
+    };
+    let (a, b) = (random(1), random(2));
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0x0fff,
+        0x8000 | (b >> 48 & 0x3fff),
+        b & 0xffff_ffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(autonomy: u8, research: bool) -> anvil_core::model::state::Setup {
+        let mut setup: anvil_core::model::state::Setup = serde_json::from_value(
+            serde_json::json!({ "question": "Q?", "mode": "analyst", "rounds": 1 }),
+        )
+        .unwrap();
+        setup.autonomy = autonomy;
+        setup.research = research;
+        setup
+    }
+
+    #[test]
+    fn the_headless_session_may_run_only_what_the_debate_needs() {
+        assert!(allowed_tools(&setup(0, false)).is_empty());
+        assert_eq!(allowed_tools(&setup(5, false)), ["Bash(anvil ask:*)"]);
+        assert_eq!(
+            allowed_tools(&setup(1, true)),
+            ["Bash(anvil ask:*)", "WebSearch", "WebFetch"]
+        );
+    }
+}

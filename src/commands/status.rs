@@ -1,0 +1,102 @@
+//! `anvil status`: where the debates of this project stand.
+
+use anvil_core::model::state::State;
+
+use crate::ctx::Ctx;
+use crate::error::CliError;
+use crate::output::out;
+use crate::output::slash_safe;
+
+/// Show where the debates of this project stand: phase, round, session, and what to do next.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// One line, as DEBATE[@LINE] (a prefix of the debate id is enough).
+    line: Option<String>,
+
+    /// Include finished and cancelled debates.
+    #[arg(long)]
+    all: bool,
+
+    /// Print JSON for scripts.
+    #[arg(long)]
+    json: bool,
+
+    #[arg(long, hide = true)]
+    slash: bool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    slash_safe(args.slash, || {
+        let home = ctx.home()?;
+        // Without --all only the active lines are read, through their index: a project's
+        // thousands of finished debates cost nothing here.
+        let states: Vec<State> = match &args.line {
+            Some(name) => vec![State::load(
+                &home.state_path(&ctx.resolve_line(&home, Some(name))?),
+            )?],
+            None if args.all => home
+                .live_lines()?
+                .iter()
+                .map(|line| State::load(&home.state_path(line)))
+                .collect::<Result<_, _>>()?,
+            None => anvil_core::line::active::lines(&home)?
+                .into_iter()
+                .map(|(_, state)| state)
+                .collect(),
+        };
+        if args.json {
+            let list: Vec<serde_json::Value> = states.iter().map(to_json).collect();
+            return out(&format!("{}\n", crate::term::json(&list)));
+        }
+        if states.is_empty() {
+            return out(if args.all {
+                "no debates yet; start one with `anvil start \"QUESTION\"`\n"
+            } else {
+                "no active debates (`anvil status --all` lists finished ones)\n"
+            });
+        }
+        let mut text = String::new();
+        for s in &states {
+            let p = &s.progress;
+            let now = match p.status {
+                anvil_core::model::state::Status::WaitingForInput => {
+                    format!("{} (anvil answer \"…\")", s.standing())
+                }
+                _ => s.standing(),
+            };
+            let shown = format!(
+                "{}@{}  {}  [{}]  {}\n    {}\n",
+                s.debate,
+                s.line,
+                now,
+                s.setup.mode.name(),
+                match &s.session {
+                    Some(sid) => format!("session {sid}"),
+                    None => "waiting for a Claude session".to_owned(),
+                },
+                anvil_core::model::state::first_line(&s.setup.question)
+            );
+            // No colour of ours here: the whole line is recorded text and is made visible.
+            text.push_str(&crate::term::visible(&shown));
+        }
+        out(&text)
+    })
+}
+
+fn to_json(s: &State) -> serde_json::Value {
+    serde_json::json!({
+        "debate": s.debate,
+        "line": s.line,
+        "question": s.setup.question,
+        "mode": s.setup.mode.name(),
+        "status": s.progress.status.name(),
+        "phase": s.progress.phase.name(),
+        "round": s.progress.round,
+        "rounds": s.setup.rounds,
+        "step": s.progress.step,
+        "session": s.session,
+        // A debater's open question (`anvil ask`); "question" is the debate's own.
+        "pending_question": s.question.as_ref().map(|q| q.text.clone()),
+        "updated": s.updated,
+    })
+}

@@ -1,0 +1,494 @@
+//! What the web room shows, read from the record and the live files into plain values that the
+//! JSON API returns as they are and the templates render.
+//!
+//! The record is the truth about what happened; a line's live state file says where it stands
+//! now (question, queued steering). A line with no live files (pulled from a remote, say) is
+//! shown from its record alone.
+
+use std::collections::BTreeMap;
+
+use anvil_core::home::{Home, LineRef};
+use anvil_core::model::state::{Role, State, Status};
+use anvil_core::record::store::Record;
+use anvil_core::review::history::{self, Entry, LineHistory};
+use serde::Serialize;
+
+use super::error::ApiError;
+
+/// One debate in the list.
+#[derive(Debug, Clone, Serialize)]
+pub struct DebateSummary {
+    pub id: String,
+    pub question: String,
+    pub mode: String,
+    /// `running`, `paused`, `waiting`, `done` or `cancelled`: how the debate as a whole stands.
+    pub status: String,
+    pub lines: usize,
+    /// The furthest round any line reached.
+    pub rounds: u32,
+    /// Seconds since the epoch of the newest commit.
+    pub last_activity: i64,
+}
+
+/// One debate in full.
+#[derive(Debug, Clone, Serialize)]
+pub struct DebateView {
+    pub id: String,
+    pub question: String,
+    pub mode: String,
+    pub status: String,
+    pub lines: Vec<LineView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LineView {
+    pub name: String,
+    /// The state machine's status: `active`, `waiting_for_input`, `done`, `cancelled`.
+    pub status: String,
+    /// `running`, `paused`, `waiting`, `done`, `cancelled`.
+    pub stage: String,
+    /// In a few words: `round 2/3 · critic`, `waiting for your answer to: …`.
+    pub standing: String,
+    pub phase: String,
+    pub round: u32,
+    pub rounds: u32,
+    pub session: Option<String>,
+    pub branched_from: Option<BranchPoint>,
+    pub question: Option<QuestionView>,
+    /// Steering of this line: queued (waiting for the next stop) and delivered.
+    pub steering: Vec<Steering>,
+    pub phases: Vec<PhaseView>,
+    /// Revision names of this line, e.g. `DEBATE@main:round-2`, for compare and branch.
+    pub revisions: Vec<Revision>,
+    pub tip: String,
+    /// Seconds since the epoch of the line's newest commit.
+    pub updated: i64,
+    /// The line's last headless run (`anvil run`), if it had one.
+    pub headless: Option<Headless>,
+    /// The line can be run headless now: it is not over and no `anvil run` drives it.
+    pub runnable: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Headless {
+    /// `running`, `done`, `failed`, or `stopped` (its process ended without a word).
+    pub state: String,
+    pub pid: u32,
+    /// Seconds since the epoch.
+    pub started: i64,
+    pub ended: Option<i64>,
+    /// The report's path, or what went wrong.
+    pub message: Option<String>,
+    /// Its log, relative to the project (runs started by the page).
+    pub log: Option<String>,
+}
+
+fn headless(run: anvil_core::line::headless::Run) -> Headless {
+    use anvil_core::line::headless::RunState;
+    let state = match run.state {
+        RunState::Running if run.is_live() => "running",
+        RunState::Running => "stopped",
+        RunState::Done => "done",
+        RunState::Failed => "failed",
+    };
+    Headless {
+        state: state.to_owned(),
+        pid: run.pid,
+        started: run.started,
+        ended: run.ended,
+        message: run.message,
+        log: run.log,
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Revision {
+    /// `round-2`, `synthesis`.
+    pub name: String,
+    /// `DEBATE@LINE:round-2`.
+    pub rev: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BranchPoint {
+    pub line: String,
+    /// What the branch was made from, e.g. `main:round-1`.
+    pub from: String,
+    pub round: u32,
+    pub steering: String,
+    pub time: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionView {
+    pub text: String,
+    pub answer: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Steering {
+    pub text: String,
+    /// `queued` or `delivered`.
+    pub state: String,
+    /// The round whose prompt carried it, once delivered.
+    pub round: Option<u32>,
+    /// Seconds since the epoch: when it was queued (queued) or recorded (delivered).
+    pub time: i64,
+}
+
+/// One recorded commit of a line: a phase (with a role) or a bookkeeping step.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseView {
+    pub step: u32,
+    pub commit: String,
+    /// `advocate`, `critic`, …, or the bookkeeping phase (`start`, `ask`, `answer`, `branch`).
+    pub phase: String,
+    pub role: Option<String>,
+    pub title: String,
+    pub round: u32,
+    pub voice: Option<String>,
+    pub time: i64,
+    pub steering: Vec<String>,
+    /// The response for a phase; a short description for bookkeeping steps.
+    pub text: String,
+    /// Recorded on the line this one was branched from.
+    pub inherited: bool,
+    /// The revision that names this moment (`DEBATE@LINE:round-2`), when it closes a round.
+    pub rev: Option<String>,
+    /// Recorded a phase that has a prompt to show.
+    pub has_prompt: bool,
+}
+
+fn stage(state: &State) -> &'static str {
+    match (state.progress.status, state.progress.phase) {
+        (Status::WaitingForInput, _) => "waiting",
+        (Status::Active, Role::InteractivePause) => "paused",
+        (Status::Active, _) => "running",
+        (Status::Done, _) => "done",
+        (Status::Cancelled, _) => "cancelled",
+    }
+}
+
+/// How a debate stands, from its lines: anything needing the human first, then anything
+/// running; done once a line is done.
+fn overall(stages: &[&str]) -> String {
+    for s in ["waiting", "paused", "running", "done", "cancelled"] {
+        if stages.contains(&s) {
+            return s.to_owned();
+        }
+    }
+    "running".to_owned()
+}
+
+/// The record, or `None` while nothing has been recorded.
+pub fn record(home: &Home) -> Result<Option<Record>, ApiError> {
+    let dir = home.record_dir();
+    if !dir.join("HEAD").is_file() {
+        return Ok(None);
+    }
+    Ok(Some(Record::open(&dir).map_err(ApiError::internal)?))
+}
+
+/// The record, for a request that names `names` (a debate, a line): `not_found` when a name
+/// could not be one or nothing has been recorded yet.
+pub fn named_record(
+    home: &Home,
+    names: &[&str],
+    not_found: impl Fn() -> ApiError,
+) -> Result<Record, ApiError> {
+    if !names
+        .iter()
+        .all(|n| anvil_core::record::store::valid_name(n))
+    {
+        return Err(not_found());
+    }
+    record(home)?.ok_or_else(not_found)
+}
+
+/// The moment `name` names (a revision, read from `debate@main` when it names no line), 400 if
+/// it names none or a moment of another debate.
+pub fn moment(
+    record: &Record,
+    debate: &str,
+    name: &str,
+) -> Result<anvil_core::review::revision::Resolved, ApiError> {
+    let main = LineRef::new(debate, "main");
+    let r = anvil_core::review::revision::resolve(record, name, Some(&main))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if r.history.line.debate != debate {
+        return Err(ApiError::bad_request(format!(
+            "'{name}' is not a moment of {debate}"
+        )));
+    }
+    Ok(r)
+}
+
+/// The line's state: its live file when there is one, else its tip's `state.md`.
+fn state_of(home: &Home, record: &Record, line: &LineRef, tip: gix::ObjectId) -> Option<State> {
+    let path = home.state_path(line);
+    if path.is_file()
+        && let Ok(state) = State::load(&path)
+    {
+        return Some(state);
+    }
+    history::state_at(record, tip).ok()
+}
+
+/// Every debate, newest first; `query` keeps those whose id or question contains it.
+pub fn debates(home: &Home, query: &str) -> Result<Vec<DebateSummary>, ApiError> {
+    let Some(record) = record(home)? else {
+        return Ok(Vec::new());
+    };
+    let all = record.lines().map_err(ApiError::internal)?;
+    let newest = history::debates_newest_first_of(&record, &all).map_err(ApiError::internal)?;
+    let mut by_debate: BTreeMap<&str, Vec<(&str, gix::ObjectId)>> = BTreeMap::new();
+    for (d, l, tip) in &all {
+        by_debate.entry(d).or_default().push((l, *tip));
+    }
+    let query = query.trim().to_lowercase();
+    let mut out = Vec::new();
+    for (id, time) in newest {
+        let lines = by_debate.get(id.as_str()).cloned().unwrap_or_default();
+        let states: Vec<State> = lines
+            .iter()
+            .filter_map(|(l, tip)| state_of(home, &record, &LineRef::new(&id, *l), *tip))
+            .collect();
+        let Some(first) = states.iter().find(|s| s.line == "main").or(states.first()) else {
+            continue;
+        };
+        let question = first.setup.question.clone();
+        if !query.is_empty()
+            && !question.to_lowercase().contains(&query)
+            && !id.to_lowercase().contains(&query)
+        {
+            continue;
+        }
+        let stages: Vec<&str> = states.iter().map(stage).collect();
+        out.push(DebateSummary {
+            id: id.clone(),
+            mode: first.setup.mode.name().to_owned(),
+            status: overall(&stages),
+            lines: lines.len(),
+            rounds: states.iter().map(|s| s.progress.round).max().unwrap_or(0),
+            question,
+            last_activity: time,
+        });
+    }
+    Ok(out)
+}
+
+/// One debate with every line, or 404.
+pub fn debate(home: &Home, id: &str) -> Result<DebateView, ApiError> {
+    let not_found = || ApiError::not_found(format!("no debate '{id}'"));
+    let record = named_record(home, &[id], not_found)?;
+    let histories = history::load_debate(&record, id).map_err(ApiError::internal)?;
+    if histories.is_empty() {
+        return Err(not_found());
+    }
+    let mut lines = Vec::new();
+    for history in &histories {
+        lines.push(line_view(home, &record, history)?);
+    }
+    let main = histories
+        .iter()
+        .find(|h| h.line.line == "main")
+        .unwrap_or(&histories[0]);
+    let setup_state = state_of(home, &record, &main.line, main.tip)
+        .ok_or_else(|| ApiError::internal("no state"))?;
+    let stages: Vec<&str> = lines.iter().map(|l| l.stage.as_str()).collect();
+    Ok(DebateView {
+        id: id.to_owned(),
+        question: setup_state.setup.question.clone(),
+        mode: setup_state.setup.mode.name().to_owned(),
+        status: overall(&stages),
+        lines,
+    })
+}
+
+fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, ApiError> {
+    let line = &h.line;
+    let state =
+        state_of(home, record, line, h.tip).ok_or_else(|| ApiError::internal("no state"))?;
+    let own = h.own_start().unwrap_or(h.entries.len());
+    let names = h.names();
+    let rev_at = |index: usize| {
+        names
+            .iter()
+            .rev()
+            .find(|(_, i)| *i == index)
+            .map(|(n, _)| format!("{line}:{n}"))
+    };
+    let mut phases = Vec::new();
+    let mut steering = Vec::new();
+    for (i, entry) in h.entries.iter().enumerate() {
+        let text = match entry.role {
+            Some(_) => history::response(record, entry)
+                .map_err(ApiError::internal)?
+                .unwrap_or_default(),
+            None => describe(entry),
+        };
+        if i >= own && entry.role.is_some() {
+            let round = h.entries[i + 1..]
+                .iter()
+                .find(|e| e.role.is_some())
+                .map_or(state.progress.round, |e| e.round);
+            for s in &entry.steering {
+                steering.push(Steering {
+                    text: s.clone(),
+                    state: "delivered".into(),
+                    round: Some(round),
+                    time: entry.time,
+                });
+            }
+        }
+        phases.push(PhaseView {
+            step: entry.step,
+            commit: entry.commit.to_string(),
+            phase: entry.phase.clone(),
+            role: entry.role.map(|r| r.name().to_owned()),
+            title: entry.heading(),
+            round: entry.round,
+            voice: entry.voice.clone(),
+            time: entry.time,
+            steering: entry.steering.clone(),
+            text,
+            inherited: i < own,
+            rev: rev_at(i),
+            has_prompt: entry.role.is_some(),
+        });
+    }
+    if let Ok(queued) = home.queued_steering(line) {
+        for queued in queued {
+            steering.push(Steering {
+                time: queued_time(&queued.path),
+                text: queued.text,
+                state: "queued".into(),
+                round: None,
+            });
+        }
+    }
+    let branched_from = h
+        .entries
+        .get(own)
+        .filter(|e| e.phase == "branch")
+        .map(|e| BranchPoint {
+            line: e
+                .trailer("Anvil-Branched-From")
+                .and_then(|f| f.split(':').next())
+                .unwrap_or("main")
+                .to_owned(),
+            from: e.trailer("Anvil-Branched-From").unwrap_or("").to_owned(),
+            round: e.round,
+            steering: e.steering.first().cloned().unwrap_or_default(),
+            time: e.time,
+        });
+    let headless = anvil_core::line::headless::load(home, line).map(headless);
+    let runnable = !state.progress.status.is_over()
+        && home.state_path(line).is_file()
+        && headless.as_ref().is_none_or(|h| h.state != "running");
+    Ok(LineView {
+        headless,
+        runnable,
+        name: line.line.clone(),
+        status: state.progress.status.name().to_owned(),
+        stage: stage(&state).to_owned(),
+        standing: state.standing(),
+        phase: state.progress.phase.name().to_owned(),
+        round: state.progress.round,
+        rounds: state.setup.rounds,
+        session: state.session.clone(),
+        branched_from,
+        question: state.question.as_ref().map(|q| QuestionView {
+            text: q.text.clone(),
+            answer: q.answer.clone(),
+        }),
+        steering,
+        phases,
+        revisions: names
+            .iter()
+            .map(|(n, _)| Revision {
+                name: n.clone(),
+                rev: format!("{line}:{n}"),
+            })
+            .collect(),
+        tip: h.tip.to_string(),
+        updated: h.entries.last().map_or(0, |e| e.time),
+    })
+}
+
+/// When a steering file was queued: its modification time.
+fn queued_time(path: &std::path::Path) -> i64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// A bookkeeping commit in words.
+fn describe(entry: &Entry) -> String {
+    let get = |k: &str| entry.trailer(k).unwrap_or("").to_owned();
+    match entry.phase.as_str() {
+        "ask" if entry.trailer("Anvil-Question").is_some() => {
+            format!("A debater asked: {}", get("Anvil-Question"))
+        }
+        "answer" => format!("The human answered: {}", get("Anvil-Answer")),
+        "branch" => format!(
+            "Branched from {} with the steering: {}",
+            get("Anvil-Branched-From"),
+            entry.steering.first().cloned().unwrap_or_default()
+        ),
+        "cancel" => match entry.trailer("Anvil-Reason") {
+            Some(r) => format!("Cancelled: {r}"),
+            None => "Cancelled.".to_owned(),
+        },
+        _ => entry.subject.clone(),
+    }
+}
+
+/// The line `debate@line` if the debate has it in the record or on disk, else 404.
+pub fn line_ref(home: &Home, debate: &str, line: &str) -> Result<LineRef, ApiError> {
+    let not_found = || ApiError::not_found(format!("no line '{debate}@{line}'"));
+    if !anvil_core::record::store::valid_name(debate)
+        || !anvil_core::record::store::valid_name(line)
+    {
+        return Err(not_found());
+    }
+    let line = LineRef::new(debate, line);
+    if home.state_path(&line).is_file() {
+        return Ok(line);
+    }
+    Err(not_found())
+}
+
+/// The prompt that asked for the phase recorded at `step` on `line`.
+pub fn prompt(home: &Home, debate: &str, line: &str, step: u32) -> Result<String, ApiError> {
+    let not_found = || ApiError::not_found(format!("no phase {step} on {debate}@{line}"));
+    let record = named_record(home, &[debate, line], not_found)?;
+    let history =
+        LineHistory::load(&record, &LineRef::new(debate, line)).map_err(|_| not_found())?;
+    let entry = history
+        .entries
+        .iter()
+        .find(|e| e.role.is_some() && e.step == step)
+        .ok_or_else(not_found)?;
+    Ok(history::prompt(&record, entry)
+        .map_err(ApiError::internal)?
+        .unwrap_or_else(|| "(no prompt recorded)".to_owned()))
+}
+
+/// The report of a line as markdown, built from its record (finished or not).
+pub fn report(home: &Home, debate: &str, line: &str) -> Result<(String, String), ApiError> {
+    let not_found = || ApiError::not_found(format!("no line '{debate}@{line}'"));
+    let record = named_record(home, &[debate, line], not_found)?;
+    let line = LineRef::new(debate, line);
+    let history = LineHistory::load(&record, &line).map_err(|_| not_found())?;
+    let state = history::state_at(&record, history.tip).map_err(ApiError::internal)?;
+    let transcript = history::transcript(&record, &history, history.entries.len() - 1, &state)
+        .map_err(ApiError::internal)?;
+    let title = anvil_core::model::state::first_line(&state.setup.question).to_owned();
+    Ok((
+        title,
+        anvil_core::review::report::markdown(&state, &transcript),
+    ))
+}

@@ -1,0 +1,384 @@
+//! The pages: server-rendered HTML (minijinja templates), one small script for live updates and
+//! forms, one stylesheet. Every page works from the keyboard; every control has a name.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use minijinja::{Environment, Value, context};
+use serde::Deserialize;
+
+use super::api::{ListQuery, blocking};
+use super::error::ApiError;
+use super::{App, data, render};
+
+pub fn templates() -> Environment<'static> {
+    let mut env = Environment::new();
+    for (name, source) in [
+        ("base.html", include_str!("templates/base.html")),
+        ("index.html", include_str!("templates/index.html")),
+        ("debate.html", include_str!("templates/debate.html")),
+        ("compare.html", include_str!("templates/compare.html")),
+        ("sessions.html", include_str!("templates/sessions.html")),
+        ("prompt.html", include_str!("templates/prompt.html")),
+    ] {
+        env.add_template(name, source)
+            .expect("the built-in templates parse");
+    }
+    env.add_filter("markdown", |text: &str| {
+        Value::from_safe_string(render::markdown(text))
+    });
+    env.add_filter("firstline", |text: &str| {
+        anvil_core::model::state::first_line(text).to_owned()
+    });
+    env.add_filter("when", |seconds: i64| time(seconds));
+    env.add_filter("iso", |seconds: i64| {
+        jiff::Timestamp::from_second(seconds)
+            .map(|t| t.to_string())
+            .unwrap_or_default()
+    });
+    env.add_filter("whenstr", |text: &str| {
+        text.parse::<jiff::Timestamp>()
+            .map(|t| time(t.as_second()))
+            .unwrap_or_else(|_| text.to_owned())
+    });
+    env.add_filter("stage", |stage: &str| {
+        match stage {
+            "waiting" => "waiting for an answer",
+            "paused" => "paused",
+            "running" => "running",
+            "done" => "done",
+            "cancelled" => "cancelled",
+            other => other,
+        }
+        .to_owned()
+    });
+    env.add_filter("debateid", |line: &str| {
+        line.split('@').next().unwrap_or(line).to_owned()
+    });
+    env.add_filter("shortrev", |rev: &str| {
+        rev.split_once('@').map_or(rev, |(_, r)| r).to_owned()
+    });
+    env
+}
+
+fn ser(value: &impl serde::Serialize) -> Value {
+    Value::from(minijinja::value::Serde(value))
+}
+
+fn time(seconds: i64) -> String {
+    jiff::Timestamp::from_second(seconds)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_default()
+}
+
+/// Renders `name`, timing it: the time goes out in a `Server-Timing` header (the benchmark
+/// reads it).
+fn page(app: &App, name: &str, ctx: Value) -> Result<Response, ApiError> {
+    let began = Instant::now();
+    let html = app
+        .templates
+        .get_template(name)
+        .and_then(|t| t.render(ctx))
+        .map_err(ApiError::internal)?;
+    let mut response = Html(html).into_response();
+    let dur = began.elapsed().as_secs_f64() * 1000.0;
+    if let Ok(v) = HeaderValue::from_str(&format!("render;dur={dur:.3}")) {
+        response.headers_mut().insert("server-timing", v);
+    }
+    Ok(response)
+}
+
+/// An error as a page (the API answers JSON; a person gets a page).
+pub struct PageError(ApiError);
+
+impl From<ApiError> for PageError {
+    fn from(e: ApiError) -> Self {
+        PageError(e)
+    }
+}
+
+/// Errors of pages: rendered without the app's state (no token), so they show no controls.
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let status = self.0.status;
+        let body = format!(
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} · anvil</title>\
+             <link rel=\"stylesheet\" href=\"/assets/style.css\"></head><body><main><h1>{}</h1><p>{}</p>\
+             <p><a href=\"/\">All debates</a></p></main></body></html>",
+            status.as_u16(),
+            status,
+            render::escape(&self.0.message)
+        );
+        (status, Html(body)).into_response()
+    }
+}
+
+pub async fn index(
+    State(app): State<Arc<App>>,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, PageError> {
+    let q = query.q.clone();
+    let a = app.clone();
+    let debates = blocking(move || data::debates(&a.home, &query.q)).await?;
+    Ok(page(
+        &app,
+        "index.html",
+        context! { token => app.token.as_str(), page => "list", debates => ser(&debates), q },
+    )?)
+}
+
+#[derive(Deserialize)]
+pub struct LineQuery {
+    #[serde(default)]
+    line: Option<String>,
+}
+
+/// One entry of the lines tree, depth first.
+#[derive(serde::Serialize)]
+struct TreeEntry {
+    name: String,
+    depth: usize,
+    stage: String,
+    standing: String,
+    from: Option<String>,
+    steering: Option<String>,
+}
+
+fn tree(lines: &[data::LineView]) -> Vec<TreeEntry> {
+    fn visit(
+        lines: &[data::LineView],
+        parent: Option<&str>,
+        depth: usize,
+        out: &mut Vec<TreeEntry>,
+    ) {
+        for l in lines {
+            let p = l.branched_from.as_ref().map(|b| b.line.as_str());
+            let is_root = parent.is_none()
+                && (p.is_none() || !lines.iter().any(|o| Some(o.name.as_str()) == p));
+            if (parent.is_some() && p == parent) || is_root {
+                if out.iter().any(|e| e.name == l.name) {
+                    continue;
+                }
+                out.push(TreeEntry {
+                    name: l.name.clone(),
+                    depth: depth.min(5),
+                    stage: l.stage.clone(),
+                    standing: l.standing.clone(),
+                    from: l.branched_from.as_ref().map(|b| b.from.clone()),
+                    steering: l.branched_from.as_ref().map(|b| b.steering.clone()),
+                });
+                visit(lines, Some(&l.name), depth + 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(lines, None, 0, &mut out);
+    out
+}
+
+pub async fn debate(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(query): Query<LineQuery>,
+) -> Result<Response, PageError> {
+    let a = app.clone();
+    let view = blocking(move || data::debate(&a.home, &id)).await?;
+    let line = match &query.line {
+        Some(name) => view
+            .lines
+            .iter()
+            .find(|l| &l.name == name)
+            .ok_or_else(|| ApiError::not_found(format!("no line '{name}' in {}", view.id)))?,
+        None => view
+            .lines
+            .iter()
+            .find(|l| l.name == "main")
+            .unwrap_or(&view.lines[0]),
+    };
+    let synthesis = line
+        .phases
+        .iter()
+        .rev()
+        .find(|p| p.role.as_deref() == Some("synthesizer"));
+    let tree = tree(&view.lines);
+    Ok(page(
+        &app,
+        "debate.html",
+        context! {
+            token => app.token.as_str(), page => "debate", debate => ser(&view),
+            line => ser(line), synthesis => ser(&synthesis), tree => ser(&tree),
+        },
+    )?)
+}
+
+#[derive(Deserialize)]
+pub struct CompareQuery {
+    #[serde(default)]
+    a: Option<String>,
+    #[serde(default)]
+    b: Option<String>,
+}
+
+pub async fn compare(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(query): Query<CompareQuery>,
+) -> Result<Response, PageError> {
+    let a = app.clone();
+    let (view, revisions, chosen, pairs, error) = blocking(move || {
+        let view = data::debate(&a.home, &id)?;
+        let revisions: Vec<String> = view
+            .lines
+            .iter()
+            .flat_map(|l| l.revisions.iter().map(|r| r.rev.clone()))
+            .collect();
+        // By default: the last two rounds of the main line.
+        let default_b = view
+            .lines
+            .first()
+            .and_then(|l| l.revisions.last())
+            .map(|r| r.rev.clone());
+        let default_a = view
+            .lines
+            .first()
+            .and_then(|l| l.revisions.iter().rev().nth(1))
+            .map(|r| r.rev.clone());
+        let ra = query.a.or(default_a);
+        let rb = query.b.or(default_b);
+        let mut pairs = Vec::new();
+        let mut error = None;
+        if let (Some(ra), Some(rb)) = (&ra, &rb) {
+            match compare_pairs(&a, &id, ra, rb) {
+                Ok(p) => pairs = p,
+                Err(e) => error = Some(e.message),
+            }
+        }
+        Ok((view, revisions, (ra, rb), pairs, error))
+    })
+    .await?;
+    Ok(page(
+        &app,
+        "compare.html",
+        context! {
+            token => app.token.as_str(), page => "compare", debate => ser(&view), revisions,
+            a => chosen.0, b => chosen.1, pairs => ser(&pairs), error,
+        },
+    )?)
+}
+
+fn compare_pairs(
+    app: &App,
+    debate: &str,
+    a: &str,
+    b: &str,
+) -> Result<Vec<serde_json::Value>, ApiError> {
+    let record = data::record(&app.home)?.ok_or_else(|| ApiError::not_found("no record"))?;
+    let ra = data::moment(&record, debate, a)?;
+    let rb = data::moment(&record, debate, b)?;
+    let pairs =
+        anvil_core::review::compare::pairs(&record, &ra, &rb).map_err(ApiError::internal)?;
+    Ok(pairs
+        .iter()
+        .map(|p| {
+            let (old, new) = render::word_diff(p.old_text(), p.new_text());
+            let stat = p.stat();
+            serde_json::json!({
+                "name": p.name,
+                "a_label": p.a.as_ref().map(|(l, _)| l),
+                "b_label": p.b.as_ref().map(|(l, _)| l),
+                "old": old,
+                "new": new,
+                "insertions": stat.insertions,
+                "deletions": stat.deletions,
+            })
+        })
+        .collect())
+}
+
+pub async fn sessions(State(app): State<Arc<App>>) -> Result<Response, PageError> {
+    let a = app.clone();
+    let sessions = blocking(move || super::api::sessions_json(&a)).await?;
+    Ok(page(
+        &app,
+        "sessions.html",
+        context! { token => app.token.as_str(), page => "sessions", sessions => ser(&sessions) },
+    )?)
+}
+
+pub async fn prompt(
+    State(app): State<Arc<App>>,
+    Path((debate, line, step)): Path<(String, String, u32)>,
+) -> Result<Response, PageError> {
+    let a = app.clone();
+    let (d, l) = (debate.clone(), line.clone());
+    let text = blocking(move || data::prompt(&a.home, &d, &l, step)).await?;
+    Ok(page(
+        &app,
+        "prompt.html",
+        context! {
+            token => app.token.as_str(), page => "prompt", prompt => text, step,
+            line => format!("{debate}@{line}"), debate_id => debate, line_name => line,
+        },
+    )?)
+}
+
+pub async fn report(
+    State(app): State<Arc<App>>,
+    Path((debate, line, file)): Path<(String, String, String)>,
+) -> Result<Response, PageError> {
+    let html = match file.as_str() {
+        "report.md" => false,
+        "report.html" => true,
+        _ => return Err(ApiError::not_found("reports are report.md or report.html").into()),
+    };
+    let a = app.clone();
+    let (d, l) = (debate.clone(), line.clone());
+    let (title, markdown) = blocking(move || data::report(&a.home, &d, &l)).await?;
+    let (body, kind, ext) = if html {
+        (
+            anvil_core::review::report::html(&title, &markdown),
+            "text/html; charset=utf-8",
+            "html",
+        )
+    } else {
+        (markdown, "text/markdown; charset=utf-8", "md")
+    };
+    let name = if line == "main" {
+        format!("{debate}.{ext}")
+    } else {
+        format!("{debate}-{line}.{ext}")
+    };
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}
+
+pub async fn script() -> Response {
+    asset(
+        include_str!("assets/app.js"),
+        "text/javascript; charset=utf-8",
+    )
+}
+
+pub async fn style() -> Response {
+    asset(include_str!("assets/style.css"), "text/css; charset=utf-8")
+}
+
+fn asset(body: &'static str, kind: &'static str) -> Response {
+    let mut response = body.into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    response
+}
+
+pub async fn not_found() -> PageError {
+    PageError(ApiError::not_found("no such page"))
+}

@@ -1,0 +1,63 @@
+//! Headless runs started from the page: `anvil run --line DEBATE@LINE --no-stdin` as a child
+//! process of the server, in its own process group (Ctrl+C on the server leaves it running),
+//! its output in a log under `.anvil/runs/`. The request returns once it has started; the
+//! page follows it through the record and the line's `headless.json`.
+
+use std::process::{Command, Stdio};
+
+use anvil_core::home::LineRef;
+use anvil_core::line::headless::Run;
+
+use super::App;
+use super::error::ApiError;
+
+/// Starts a headless run of `line`; refused (409) when the line is over or already runs.
+pub fn launch(app: &App, line: &LineRef) -> Result<Run, ApiError> {
+    let home = &app.home;
+    // One check-and-start at a time: two clicks start one run.
+    let _one = app.launching.lock().unwrap_or_else(|e| e.into_inner());
+    anvil_core::line::headless::can_run(home, line).map_err(ApiError::from_debate)?;
+
+    let dir = home.root().join("runs");
+    std::fs::create_dir_all(&dir).map_err(ApiError::internal)?;
+    let name = format!(
+        "{}@{}-{}.log",
+        line.debate,
+        line.line,
+        anvil_core::clock::now().as_second()
+    );
+    let path = dir.join(&name);
+    let log = std::fs::File::create(&path).map_err(ApiError::internal)?;
+    let shown = path
+        .strip_prefix(home.project())
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    let exe = std::env::current_exe().map_err(ApiError::internal)?;
+    let mut command = Command::new(exe);
+    command
+        .args(["run", "--line", &line.to_string(), "--no-stdin"])
+        .current_dir(home.project())
+        // The run is a session of its own, whatever session started the server.
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(ApiError::internal)?)
+        .stderr(log);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
+        .spawn()
+        .map_err(|e| ApiError::internal(format!("cannot start anvil run: {e}")))?;
+    let claimed = anvil_core::line::headless::claim(home, line, child.id(), Some(shown));
+    // Reaped when it ends, so it never lingers as a zombie of the server.
+    let pid = child.id();
+    let reaper = std::thread::Builder::new()
+        .name(format!("anvil-serve-run-{pid}"))
+        .spawn(move || {
+            let _ = child.wait();
+        });
+    if reaper.is_err() {
+        return Err(ApiError::internal("cannot follow the headless run"));
+    }
+    claimed.map_err(ApiError::from_debate)
+}
