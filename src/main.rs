@@ -129,8 +129,9 @@ pub(crate) fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
     if writes
         && result.is_ok()
         && let Some(home) = Home::find(&ctx.cwd)
+        && let Ok(config) = anvil_core::model::config::Config::load(home.root())
     {
-        anvil_core::record::maintenance::start_if_due(&home);
+        anvil_core::record::maintenance::start_if_due(&home.record_dir(), &config.gc_limits());
     }
     result
 }

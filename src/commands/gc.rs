@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use anvil_core::record::maintenance::{self, Footprint, Limits, Packer, When};
+use anvil_core::model::config::Config;
+use anvil_core::record::git::Git;
+use anvil_core::record::maintenance::{self, Footprint, When};
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -12,8 +14,7 @@ use crate::output::say;
 /// Pack the record: objects into a pack with deltas, refs into packed-refs, and a
 /// commit-graph, so that it stays small and fast to read as debates accumulate. Safe while
 /// debates run: nothing a line needs is removed. Uses the `git` binary (never needed by the
-/// Stop hook); without it, anvil packs the objects with gix, with deltas of its own, and the
-/// refs stay loose.
+/// Stop hook); without it the record stays loose, which costs disk space and nothing else.
 /// Commands that write the record, and the Stop hook after a synthesis, run it in the
 /// background when it is due (`[gc]` in .anvil/config.toml; `auto = 0` turns that off).
 #[derive(Debug, clap::Args)]
@@ -55,12 +56,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         return Err(CliError::new("no debates recorded yet; nothing to pack"));
     }
     let when = if args.auto {
-        When::IfDue(Limits::of_record(&record)?)
+        // The record is `.anvil/record`: the project's config is beside it.
+        let root = record.parent().unwrap_or(&record);
+        When::IfDue(Config::load(root)?.gc_limits())
     } else {
         When::Always
     };
-    let packer = Packer::find();
-    let outcome = maintenance::gc(&record, when, &packer).map_err(|e| match e {
+    let Some(git) = Git::find() else {
+        if args.auto {
+            // The automatic step is not started without git; run by hand, it stays as quiet.
+            return Ok(());
+        }
+        return Err(CliError::new(
+            "cannot pack the record: packing uses the `git` binary, and there is none on the PATH",
+        )
+        .hint(
+            "the record stays loose, which costs disk space and nothing else; install git (or \
+             name one with ANVIL_GIT) and run `anvil gc` again",
+        ));
+    };
+    let outcome = maintenance::gc(&record, when, &git).map_err(|e| match e {
         maintenance::MaintenanceError::Busy(_) => CliError::from_display(e)
             .hint("wait for it to finish; a maintenance that was killed holds no lock"),
         other => CliError::from_display(other),
@@ -90,10 +105,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "{}\n",
             serde_json::to_string_pretty(&serde_json::json!({
                 "packed": true,
-                "packer": match outcome.packer {
-                    Packer::Git(_) => "git",
-                    Packer::Gix => "gix",
-                },
                 "before": side(b),
                 "after": side(a),
                 "run_logs_removed": logs,
@@ -110,14 +121,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         a.packs,
         human(a.bytes)
     );
-    match outcome.packer {
-        Packer::Git(_) => say(&format!("anvil: record packed: {sizes}")),
-        Packer::Gix => say(&format!(
-            "anvil: git not found: objects packed by anvil itself; refs stay loose ({sizes}). \
-             With git on the PATH, `anvil gc` packs the record about 30% smaller, refs \
-             included."
-        )),
-    }
+    say(&format!("anvil: record packed: {sizes}"));
     Ok(())
 }
 

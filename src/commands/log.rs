@@ -1,8 +1,9 @@
 //! `anvil log`: the debates of this project and their lines, drawn as a graph.
 
 use crate::term::visible;
-use anvil_core::model::provenance::{ModelUsage, Provenance, RunCost};
+use anvil_core::model::provenance::{Provenance, RunCost};
 use anvil_core::record::store::Record;
+use anvil_core::record::usage::ModelUsage;
 use anvil_core::review::history::{self, Entry, LineHistory};
 
 use crate::ctx::Ctx;

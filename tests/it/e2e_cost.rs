@@ -219,7 +219,7 @@ fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported() {
         .iter()
         .map(|r| (r["total_cost_usd"].as_f64().unwrap() * 1e9).round() as u64)
         .sum();
-    let cost = anvil_core::model::provenance::Usd { nanos };
+    let cost = anvil_core::record::usage::Usd { nanos };
     assert_eq!(
         run.trailer("Anvil-Run-Cost-Usd"),
         Some(cost.decimal().as_str())

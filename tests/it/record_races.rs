@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use anvil_core::claude::hooks::{self, Answer};
+use anvil_core::claude::hooks;
+use anvil_core::claude::protocol::HookOutput;
 use anvil_core::home::{Home, LineRef};
 use anvil_core::line::{control, start};
 use anvil_core::record::store::Record;
@@ -36,7 +37,7 @@ fn debate(home: &Home, rounds: u32) -> LineRef {
 }
 
 /// One stop of `S1` with `text`, as Claude Code runs the hook.
-fn stop(project: &Path, text: &str) -> Answer {
+fn stop(project: &Path, text: &str) -> HookOutput {
     let input = json!({
         "session_id": S1,
         "cwd": project,
@@ -46,11 +47,11 @@ fn stop(project: &Path, text: &str) -> Answer {
 }
 
 /// Stops with a new text each time while the hook keeps blocking (at most `phases`).
-fn drive(project: &Path, phases: usize, pause: Duration) -> Vec<Answer> {
+fn drive(project: &Path, phases: usize, pause: Duration) -> Vec<HookOutput> {
     let mut answers = Vec::new();
     for k in 0..phases {
         let answer = stop(project, &format!("phase {k}: an argument."));
-        let go_on = matches!(answer, Answer::Block { .. });
+        let go_on = matches!(answer, HookOutput::Block { .. });
         answers.push(answer);
         if !go_on {
             break;
@@ -94,7 +95,7 @@ fn cancel_always_wins_once_it_said_so() {
                 // Every phase the hooks were told was recorded is in the record, before it.
                 let blocked = answers
                     .iter()
-                    .filter(|a| matches!(a, Answer::Block { .. }))
+                    .filter(|a| matches!(a, HookOutput::Block { .. }))
                     .count();
                 assert_eq!(phases.len(), blocked + 2, "{phases:?} {answers:?}");
             }
@@ -144,7 +145,7 @@ fn steering_that_was_accepted_reaches_exactly_one_prompt() {
         }
         let answers = hooks.join().unwrap();
         // Whatever was still queued when the hooks stopped driving goes with the next stop.
-        if matches!(answers.last(), Some(Answer::Block { .. })) {
+        if matches!(answers.last(), Some(HookOutput::Block { .. })) {
             drive(dir.path(), 5, Duration::ZERO);
         }
         let record = Record::open(&home.record_dir()).unwrap();
@@ -199,7 +200,7 @@ fn an_answer_is_recorded_once_and_reaches_the_debater() {
             let mut answers = Vec::new();
             for k in 0..40 {
                 let answer = stop(&project, &format!("phase {k}"));
-                let done = matches!(&answer, Answer::Message(m) if m.contains("is done"));
+                let done = matches!(&answer, HookOutput::Message(m) if m.contains("is done"));
                 answers.push(answer);
                 if done {
                     break;

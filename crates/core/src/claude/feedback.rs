@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::claude::hooks::Answer;
+use crate::claude::protocol::HookOutput;
 use crate::fsutil;
 use crate::home::{Home, valid_session};
 
@@ -81,7 +81,7 @@ pub fn register(
 
 /// SessionStart's registration of the session it reports. A failure costs only the listing of
 /// this session in the web room, so it is not worth a word in the user's session.
-pub fn register_start(home: &Home, session: &str, input: &crate::claude::hooks::HookInput) {
+pub fn register_start(home: &Home, session: &str, input: &crate::claude::protocol::HookInput) {
     let _ = register(
         home,
         session,
@@ -193,13 +193,13 @@ pub fn take(home: &Home, session: &str) -> io::Result<Vec<String>> {
 /// The Stop hook's last step: adds the session's queued messages to its answer. With nothing
 /// queued the answer is unchanged; otherwise Claude is kept going with the messages (after the
 /// debate's own prompt, when there is one).
-pub fn deliver(home: &Home, session: &str, answer: Answer) -> Answer {
+pub fn deliver(home: &Home, session: &str, answer: HookOutput) -> HookOutput {
     let messages = match take(home, session) {
         Ok(messages) if messages.is_empty() => return answer,
         Ok(messages) => messages,
         Err(e) => {
             return match answer {
-                Answer::Silent => Answer::Message(format!(
+                HookOutput::Silent => HookOutput::Message(format!(
                     "anvil: cannot deliver the messages queued for this session: {e}"
                 )),
                 other => other,
@@ -213,15 +213,15 @@ pub fn deliver(home: &Home, session: &str, answer: Answer) -> Answer {
         if messages.len() == 1 { "" } else { "s" }
     );
     match answer {
-        Answer::Block { reason, notice: n } => Answer::Block {
+        HookOutput::Block { reason, notice: n } => HookOutput::Block {
             reason: format!("{reason}\n\n---\n\n{text}"),
             notice: format!("{n}\n{notice}"),
         },
-        Answer::Message(m) => Answer::Block {
+        HookOutput::Message(m) => HookOutput::Block {
             reason: text,
             notice: format!("{m}\n{notice}"),
         },
-        Answer::Silent => Answer::Block {
+        HookOutput::Silent => HookOutput::Block {
             reason: text,
             notice,
         },
@@ -296,8 +296,11 @@ mod tests {
     #[test]
     fn a_session_with_nothing_queued_stops_as_it_would() {
         let (_dir, home) = home();
-        assert_eq!(deliver(&home, "s-1", Answer::Silent), Answer::Silent);
-        let message = Answer::Message("done".into());
+        assert_eq!(
+            deliver(&home, "s-1", HookOutput::Silent),
+            HookOutput::Silent
+        );
+        let message = HookOutput::Message("done".into());
         assert_eq!(deliver(&home, "s-1", message.clone()), message);
         // No inbox appears for a session that was never written to.
         assert!(!home.root().join("inbox").exists());
@@ -309,7 +312,7 @@ mod tests {
         queue(&home, "s-1", "look at the tests too", 1).unwrap();
         queue(&home, "s-1", "and keep it short", 2).unwrap();
         queue(&home, "s-2", "not for s-1", 3).unwrap();
-        let Answer::Block { reason, notice } = deliver(&home, "s-1", Answer::Silent) else {
+        let HookOutput::Block { reason, notice } = deliver(&home, "s-1", HookOutput::Silent) else {
             panic!("expected a block");
         };
         assert!(reason.contains("1. look at the tests too"), "{reason}");
@@ -320,18 +323,21 @@ mod tests {
         assert_eq!(messages.len(), 2);
         assert!(messages.iter().all(|m| m.delivered));
         // Delivered once: the next stop is silent again.
-        assert_eq!(deliver(&home, "s-1", Answer::Silent), Answer::Silent);
+        assert_eq!(
+            deliver(&home, "s-1", HookOutput::Silent),
+            HookOutput::Silent
+        );
     }
 
     #[test]
     fn feedback_rides_after_a_debate_prompt() {
         let (_dir, home) = home();
         queue(&home, "s-1", "mind the budget", 1).unwrap();
-        let answer = Answer::Block {
+        let answer = HookOutput::Block {
             reason: "PROMPT".into(),
             notice: "round 2".into(),
         };
-        let Answer::Block { reason, .. } = deliver(&home, "s-1", answer) else {
+        let HookOutput::Block { reason, .. } = deliver(&home, "s-1", answer) else {
             panic!("expected a block");
         };
         assert!(reason.starts_with("PROMPT\n"), "{reason}");

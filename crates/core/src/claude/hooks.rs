@@ -8,110 +8,52 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
+use crate::claude::protocol::{HookInput, HookOutput};
 use crate::home::{Home, LineRef};
 use crate::line::stop::{self, Reply};
 
-/// The fields of Claude Code's hook input that anvil reads (Stop and SessionStart).
-#[derive(Debug, Default, Deserialize)]
-pub struct HookInput {
-    #[serde(default)]
-    pub session_id: Option<String>,
-    #[serde(default)]
-    pub transcript_path: Option<PathBuf>,
-    #[serde(default)]
-    pub cwd: Option<PathBuf>,
-    #[serde(default)]
-    pub stop_hook_active: bool,
-    #[serde(default)]
-    pub last_assistant_message: Option<String>,
-    /// SessionStart: `startup`, `resume`, `clear` or `compact`.
-    #[serde(default)]
-    pub source: Option<String>,
-}
-
-impl HookInput {
-    /// anvil's home for this session and the session id, or `None` when anvil has nothing to
-    /// do here (no `.anvil` above the session's directory, or no usable session id).
-    fn locate<'a>(&'a self, cwd: &Path) -> Option<(Home, &'a str)> {
-        let home = Home::find(self.cwd.as_deref().unwrap_or(cwd))?;
-        let session = self
-            .session_id
-            .as_deref()
-            .filter(|s| crate::home::valid_session(s))?;
-        Some((home, session))
-    }
-}
-
-/// The hook's answer, printed as the only line on stdout.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    /// Nothing to say: Claude stops as it would without anvil.
-    Silent,
-    /// Let Claude stop and show this message.
-    Message(String),
-    /// Keep Claude going with this prompt.
-    Block { reason: String, notice: String },
-}
-
-impl Answer {
-    pub fn to_json(&self) -> Option<String> {
-        let value = match self {
-            Answer::Silent => return None,
-            Answer::Message(m) => serde_json::json!({ "systemMessage": m }),
-            Answer::Block { reason, notice } => serde_json::json!({
-                "decision": "block",
-                "reason": reason,
-                "systemMessage": notice,
-            }),
-        };
-        Some(value.to_string())
-    }
-}
-
 /// Handles one Stop event. `stdin` is the raw hook input; `cwd` is the process's directory,
 /// used when the input names none.
-pub fn stop(stdin: &[u8], cwd: &Path) -> Answer {
+pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
     let input: HookInput = match serde_json::from_slice(stdin) {
         Ok(input) => input,
         Err(e) => {
             // Without a session id nothing can be recorded; speak only where anvil lives.
             return match Home::find(cwd) {
-                Some(_) => Answer::Message(format!(
+                Some(_) => HookOutput::Message(format!(
                     "anvil: the Stop hook could not read its input ({e}); no phase was recorded. \
                      Run `anvil status` to see where the debate stands."
                 )),
-                None => Answer::Silent,
+                None => HookOutput::Silent,
             };
         }
     };
     let Some((home, session)) = input.locate(cwd) else {
-        return Answer::Silent;
+        return HookOutput::Silent;
     };
     let answer = match drive(&home, session, &input) {
         Ok(answer) => answer,
-        Err(failure) => Answer::Message(failure.message()),
+        Err(failure) => HookOutput::Message(failure.message()),
     };
     crate::claude::feedback::deliver(&home, session, answer)
 }
 
 /// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
 /// in its context, so the next phase's prompt must bring it up to date in full.
-pub fn session_start(stdin: &[u8], cwd: &Path) -> Answer {
+pub fn session_start(stdin: &[u8], cwd: &Path) -> HookOutput {
     let Ok(input) = serde_json::from_slice::<HookInput>(stdin) else {
-        return Answer::Silent;
+        return HookOutput::Silent;
     };
     let Some((home, session)) = input.locate(cwd) else {
-        return Answer::Silent;
+        return HookOutput::Silent;
     };
     crate::claude::feedback::register_start(&home, session, &input);
     if !matches!(input.source.as_deref(), Some("compact" | "clear")) {
-        return Answer::Silent;
+        return HookOutput::Silent;
     }
     match crate::line::control::forget_session(&home, session) {
-        Ok(()) => Answer::Silent,
-        Err(e) => Answer::Message(format!("anvil: {e}")),
+        Ok(()) => HookOutput::Silent,
+        Err(e) => HookOutput::Message(format!("anvil: {e}")),
     }
 }
 
@@ -140,7 +82,7 @@ impl Failure {
     }
 }
 
-fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failure> {
+fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Failure> {
     let fail = |line: Option<&LineRef>, saved: Option<PathBuf>| {
         let line = line.cloned();
         move |e: &dyn std::fmt::Display| Failure {
@@ -156,7 +98,7 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
             .map_err(|e| fail(None, None)(&e))?
         {
             Some(line) => (line, true),
-            None => return Ok(Answer::Silent),
+            None => return Ok(HookOutput::Silent),
         },
     };
 
@@ -230,18 +172,20 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<Answer, Failur
     // A debate has just ended: the one stop where the record's maintenance is looked at (a
     // few directory listings; when it is due, a detached `anvil gc --auto` that nobody waits
     // for). Ordinary phases and sessions without a debate never pay for it.
-    if matches!(reply, Reply::Finish { .. }) {
-        crate::record::maintenance::start_if_due(home);
+    if matches!(reply, Reply::Finish { .. })
+        && let Ok(config) = crate::model::config::Config::load(home.root())
+    {
+        crate::record::maintenance::start_if_due(&home.record_dir(), &config.gc_limits());
     }
     Ok(match reply {
-        Reply::Block { prompt, notice } => Answer::Block {
+        Reply::Block { prompt, notice } => HookOutput::Block {
             reason: prompt,
             notice,
         },
         Reply::Finish { notice } | Reply::Pause { notice } | Reply::Message { notice } => {
-            Answer::Message(notice)
+            HookOutput::Message(notice)
         }
-        Reply::Silent => Answer::Silent,
+        Reply::Silent => HookOutput::Silent,
     })
 }
 
@@ -531,7 +475,7 @@ mod tests {
     static FIELDS: Fixture = std::sync::OnceLock::new();
 
     /// Whatever the hook answers is one JSON object that Claude Code can read.
-    fn assert_protocol(answer: &Answer) {
+    fn assert_protocol(answer: &HookOutput) {
         if let Some(json) = answer.to_json() {
             let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
             assert!(value.is_object(), "{json}");

@@ -5,4 +5,5 @@ pub mod feedback;
 pub mod hooks;
 pub mod install;
 pub mod process;
+pub mod protocol;
 pub mod slash;

@@ -8,10 +8,10 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::claude::hooks::Answer;
+use crate::claude::protocol::HookOutput;
 
 /// What one hook does with its input: the raw stdin and the process's directory.
-pub type Handler = fn(&[u8], &Path) -> Answer;
+pub type Handler = fn(&[u8], &Path) -> HookOutput;
 
 /// The hooks Claude Code calls, by the word that names them on the command line
 /// (`anvil-hook WORD`, `anvil hook WORD`).
@@ -32,13 +32,13 @@ pub fn run(handler: Handler) {
     let mut input = Vec::with_capacity(64 * 1024);
     let answer = match std::io::stdin().read_to_end(&mut input) {
         Ok(_) => std::panic::catch_unwind(|| handler(&input, &cwd)).unwrap_or_else(|_| {
-            Answer::Message(
+            HookOutput::Message(
                 "anvil: the hook failed unexpectedly (a bug; please report it). \
                  Every phase received so far is on disk: see `anvil status`."
                     .into(),
             )
         }),
-        Err(e) => Answer::Message(format!("anvil: cannot read hook input: {e}")),
+        Err(e) => HookOutput::Message(format!("anvil: cannot read hook input: {e}")),
     };
     if let Some(json) = answer.to_json() {
         let mut stdout = std::io::stdout().lock();

@@ -16,9 +16,7 @@ use std::borrow::Cow;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
-use crate::claude::hooks::Answer;
+use crate::claude::protocol::{HookInput, HookOutput};
 
 /// The slash commands whose arguments go through the hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,47 +63,27 @@ impl Command {
     }
 }
 
-/// The fields of Claude Code's UserPromptExpansion input that anvil reads.
-#[derive(Debug, Deserialize)]
-struct ExpansionInput {
-    #[serde(default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    cwd: Option<PathBuf>,
-    #[serde(default)]
-    command_name: Option<String>,
-    #[serde(default)]
-    command_args: Option<String>,
-}
-
 /// Claude Code's UserPromptExpansion hook: for anvil's own commands, leaves the arguments where
 /// the command's `anvil slash` line takes them. Says nothing for every other command.
-pub fn prompt_expansion(stdin: &[u8], cwd: &Path) -> Answer {
-    let Ok(input) = serde_json::from_slice::<ExpansionInput>(stdin) else {
-        return Answer::Silent;
+pub fn prompt_expansion(stdin: &[u8], cwd: &Path) -> HookOutput {
+    let Ok(input) = serde_json::from_slice::<HookInput>(stdin) else {
+        return HookOutput::Silent;
     };
     let Some(command) = input
         .command_name
         .as_deref()
         .and_then(Command::from_slash_name)
     else {
-        return Answer::Silent;
+        return HookOutput::Silent;
     };
-    let Some(home) = crate::home::Home::find(input.cwd.as_deref().unwrap_or(cwd)) else {
-        // `anvil slash` says that the project has no .anvil, with the fix.
-        return Answer::Silent;
+    // Without a home, `anvil slash` says that the project has no .anvil, with the fix.
+    let Some((home, session)) = input.locate(cwd) else {
+        return HookOutput::Silent;
     };
-    let Some(session) = input
-        .session_id
-        .as_deref()
-        .filter(|s| crate::home::valid_session(s))
-    else {
-        return Answer::Silent;
-    };
-    let args = input.command_args.unwrap_or_default();
-    match leave(home.root(), session, command, &args) {
-        Ok(()) => Answer::Silent,
-        Err(e) => Answer::Message(format!(
+    let args = input.command_args.as_deref().unwrap_or_default();
+    match leave(home.root(), session, command, args) {
+        Ok(()) => HookOutput::Silent,
+        Err(e) => HookOutput::Message(format!(
             "anvil: cannot pass the arguments of /{} on ({e}); run `anvil doctor`",
             command.slash_name()
         )),
@@ -386,7 +364,7 @@ mod tests {
             "command_args": "Replace `serde_yaml`? $x !y",
         });
         let answer = prompt_expansion(input.to_string().as_bytes(), project);
-        assert_eq!(answer, Answer::Silent);
+        assert_eq!(answer, HookOutput::Silent);
         assert_eq!(
             take(&anvil, session, Command::Start).unwrap().as_deref(),
             Some("Replace `serde_yaml`? $x !y")
@@ -403,7 +381,7 @@ mod tests {
             });
             assert_eq!(
                 prompt_expansion(input.to_string().as_bytes(), project),
-                Answer::Silent
+                HookOutput::Silent
             );
         }
         let left: Vec<_> = std::fs::read_dir(dir(&anvil))

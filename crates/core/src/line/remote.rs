@@ -20,26 +20,37 @@
 //! A line already present under another name (the remote's copy of a line pushed from here,
 //! or the local copy of a line pulled from there) is not copied again.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use gix::ObjectId;
 
 use crate::home::{Home, LineRef};
+use crate::record::git::{Git, GitError};
 use crate::record::store::{Record, RecordError, valid_name};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
     #[error(transparent)]
     Record(#[from] RecordError),
+    #[error("pushing and pulling debates use the `git` binary for the transport: {0}")]
+    Git(#[from] GitError),
     #[error(
-        "pushing and pulling debates use the `git` binary for the transport, and there is none on the PATH"
+        "the project's git repository has no remote '{name}' ({message}); name a remote, a URL or a path"
     )]
-    NoGit,
-    #[error("{0}")]
-    NoRemote(String),
-    #[error("git {what} failed: {message}")]
-    Git { what: &'static str, message: String },
+    NoRemote { name: String, message: String },
+    #[error("{0} diverged too many times to keep another copy")]
+    TooManyCopies(LineRef),
+    #[error("cannot take the lock of {line}: {source}")]
+    Lock {
+        line: LineRef,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{source}\n(the remote moved meanwhile? `anvil pull`, then push again)")]
+    Push {
+        #[source]
+        source: GitError,
+    },
 }
 
 /// Where a remote is, and the short name its lines are kept under.
@@ -92,26 +103,22 @@ pub fn find(home: &Home, remote: Option<&str>) -> Result<Remote, RemoteError> {
             name: safe_name(base).unwrap_or_else(|| "remote".to_owned()),
         });
     }
-    let git = git()?;
-    let output = Command::new(git)
-        .arg("-C")
-        .arg(home.project())
+    let url = match Git::require()?
+        .project(home.project())
         .args(["remote", "get-url", given])
-        .env_remove("GIT_DIR")
         .output()
-        .map_err(|e| RemoteError::Git {
-            what: "remote get-url",
-            message: e.to_string(),
-        })?;
-    if !output.status.success() {
-        return Err(RemoteError::NoRemote(format!(
-            "the project's git repository has no remote '{given}' ({}); name a remote, a URL \
-             or a path",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )));
-    }
+    {
+        Ok(url) => url,
+        Err(GitError::Failed { message, .. }) => {
+            return Err(RemoteError::NoRemote {
+                name: given.to_owned(),
+                message,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
     Ok(Remote {
-        url: String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        url: url.trim().to_owned(),
         name: safe_name(given).unwrap_or_else(|| "remote".to_owned()),
     })
 }
@@ -139,10 +146,9 @@ fn tracking_prefix(remote: &Remote) -> String {
 /// `(line, tip)`.
 fn fetch(record: &Record, remote: &Remote) -> Result<Vec<(LineRef, ObjectId)>, RemoteError> {
     let prefix = tracking_prefix(remote);
-    run_git(
-        record.path(),
-        "fetch",
-        &[
+    Git::require()?
+        .record(record.path())
+        .args([
             "-c",
             "gc.auto=0",
             "fetch",
@@ -153,8 +159,8 @@ fn fetch(record: &Record, remote: &Remote) -> Result<Vec<(LineRef, ObjectId)>, R
             "--",
             &remote.url,
             &format!("+refs/anvil/*:{prefix}*"),
-        ],
-    )?;
+        ])
+        .output()?;
     Ok(record
         .refs_under(&prefix)?
         .into_iter()
@@ -224,9 +230,7 @@ fn keep_beside(
             Some(_) => continue,
         }
     }
-    Err(RemoteError::NoRemote(format!(
-        "{line} diverged too many times to keep another copy"
-    )))
+    Err(RemoteError::TooManyCopies(line.clone()))
 }
 
 /// `LINE-from-SOURCE`, `LINE-from-SOURCE-2`, … cut to a valid line name.
@@ -317,18 +321,16 @@ pub fn push(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, Rem
     }
     // The remote's refs are named one by one: no pattern, so nothing but these lines moves,
     // and nothing is forced.
+    if specs.is_empty() {
+        return Ok(synced);
+    }
+    let git = Git::require()?;
     for chunk in specs.chunks(500) {
-        let mut args: Vec<&str> = vec!["push", "--quiet", "--porcelain", "--", &remote.url];
-        args.extend(chunk.iter().map(String::as_str));
-        run_git(record.path(), "push", &args).map_err(|e| match e {
-            RemoteError::Git { message, .. } => RemoteError::Git {
-                what: "push",
-                message: format!(
-                    "{message}\n(the remote moved meanwhile? `anvil pull`, then push again)"
-                ),
-            },
-            other => other,
-        })?;
+        git.record(record.path())
+            .args(["push", "--quiet", "--porcelain", "--", &remote.url])
+            .args(chunk)
+            .output()
+            .map_err(|source| RemoteError::Push { source })?;
     }
     Ok(synced)
 }
@@ -339,51 +341,16 @@ fn spec(line: &LineRef, remote_line: &str, tip: ObjectId) -> String {
 
 /// Who pushes: the project's `git config user.name`, else `$USER`, as a name part.
 fn whoami(home: &Home) -> String {
-    let configured = git().ok().and_then(|git| {
-        let out = Command::new(git)
-            .arg("-C")
-            .arg(home.project())
+    let configured = Git::find().and_then(|git| {
+        git.project(home.project())
             .args(["config", "user.name"])
-            .env_remove("GIT_DIR")
             .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+            .ok()
     });
     configured
-        .and_then(|n| safe_name(&n))
+        .and_then(|n| safe_name(n.trim()))
         .or_else(|| std::env::var("USER").ok().and_then(|u| safe_name(&u)))
         .unwrap_or_else(|| "elsewhere".to_owned())
-}
-
-fn git() -> Result<PathBuf, RemoteError> {
-    crate::record::maintenance::git().ok_or(RemoteError::NoGit)
-}
-
-fn run_git(record: &Path, what: &'static str, args: &[&str]) -> Result<(), RemoteError> {
-    let output = Command::new(git()?)
-        .arg("--git-dir")
-        .arg(record)
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| RemoteError::Git {
-            what,
-            message: e.to_string(),
-        })?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let mut message = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !stdout.trim().is_empty() {
-        message.push('\n');
-        message.push_str(stdout.trim());
-    }
-    Err(RemoteError::Git { what, message })
 }
 
 #[cfg(test)]

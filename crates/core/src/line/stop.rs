@@ -474,7 +474,8 @@ pub fn progress_notice(state: &State) -> String {
 mod tests {
     use super::*;
     use crate::line::control::record_run;
-    use crate::model::provenance::{RunCost, Usd};
+    use crate::model::provenance::RunCost;
+    use crate::record::usage::Usd;
     use crate::testkit::line_with_debate;
 
     fn deliver(home: &Home, line: &LineRef, text: &str) -> Reply {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::model::state::Mode;
+use crate::record::maintenance::Limits;
 
 pub const FILE: &str = "config.toml";
 
@@ -57,6 +58,18 @@ pub struct Gc {
     pub auto_loose_debates: Option<usize>,
 }
 
+impl Gc {
+    /// When maintenance is due under this table: git's defaults for what it leaves out.
+    pub fn limits(&self) -> Limits {
+        let default = Limits::default();
+        Limits {
+            loose_objects: self.auto.unwrap_or(default.loose_objects),
+            packs: self.auto_pack_limit.unwrap_or(default.packs),
+            loose_debates: self.auto_loose_debates.unwrap_or(default.loose_debates),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
@@ -69,6 +82,11 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// When the record's maintenance is due in this project (`[gc]`, or git's defaults).
+    pub fn gc_limits(&self) -> Limits {
+        self.gc.unwrap_or_default().limits()
+    }
+
     /// The config of the project whose home is `home_root` (`.anvil`); empty when there is no file.
     pub fn load(home_root: &Path) -> Result<Config, ConfigError> {
         let path = home_root.join(FILE);
@@ -174,5 +192,19 @@ auto_loose_debates = 20
             assert!(err.contains(key), "{text}: {err}");
             assert!(err.contains("line 1"), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn gc_limits_come_from_the_gc_table_with_gits_defaults() {
+        assert_eq!(Config::default().gc_limits(), Limits::default());
+        let config = parse("[gc]\nauto = 0\nauto_loose_debates = 7\n").unwrap();
+        assert_eq!(
+            config.gc_limits(),
+            Limits {
+                loose_objects: 0,
+                packs: crate::record::maintenance::AUTO_PACKS,
+                loose_debates: 7,
+            }
+        );
     }
 }

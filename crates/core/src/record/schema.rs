@@ -16,6 +16,8 @@
 
 use std::fmt::Write as _;
 
+use crate::record::usage::{ModelUsage, Usd};
+
 /// One kind of trailer value: how it is written and read back.
 trait Field {
     /// Appends `key: value` lines for this value (none for an absent one).
@@ -49,28 +51,24 @@ macro_rules! number_field {
 number_field!(u32, u64);
 
 /// Dollars as exact decimal text (`0.012345678`).
-impl Field for crate::model::provenance::Usd {
+impl Field for Usd {
     fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
         out.push((key.to_owned(), self.decimal()));
     }
     fn take(&mut self, value: &str) -> bool {
-        crate::model::provenance::Usd::parse(value)
-            .map(|v| *self = v)
-            .is_some()
+        Usd::parse(value).map(|v| *self = v).is_some()
     }
 }
 
 /// A list of models' usage is one trailer per model, in order.
-impl Field for Vec<crate::model::provenance::ModelUsage> {
+impl Field for Vec<ModelUsage> {
     fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
         for item in self {
             out.push((key.to_owned(), item.encode()));
         }
     }
     fn take(&mut self, value: &str) -> bool {
-        crate::model::provenance::ModelUsage::decode(value)
-            .map(|m| self.push(m))
-            .is_some()
+        ModelUsage::decode(value).map(|m| self.push(m)).is_some()
     }
 }
 
@@ -191,7 +189,7 @@ schema! {
     /// `provenance::RunCost`): how many `claude -p` runs,
     run_count: Option<u32> = "Anvil-Run-Count",
     /// the price Claude Code computed,
-    run_cost_usd: Option<crate::model::provenance::Usd> = "Anvil-Run-Cost-Usd",
+    run_cost_usd: Option<Usd> = "Anvil-Run-Cost-Usd",
     /// the tokens of all their API calls,
     run_tokens_input: Option<u64> = "Anvil-Run-Tokens-Input",
     run_tokens_output: Option<u64> = "Anvil-Run-Tokens-Output",
@@ -203,7 +201,7 @@ schema! {
     /// their turns,
     run_turns: Option<u64> = "Anvil-Run-Turns",
     /// and the same per model.
-    run_models: Vec<crate::model::provenance::ModelUsage> = "Anvil-Run-Model",
+    run_models: Vec<ModelUsage> = "Anvil-Run-Model",
 }
 
 /// The whole commit message: the subject (made safe), a blank line, the trailers.
@@ -472,7 +470,7 @@ mod tests {
                     duration_ms: n[4],
                     claude_version: o[9].clone(),
                     run_count,
-                    run_cost_usd: cost.map(|nanos| crate::model::provenance::Usd { nanos }),
+                    run_cost_usd: cost.map(|nanos| Usd { nanos }),
                     run_tokens_input: r[0],
                     run_tokens_output: r[1],
                     run_tokens_cache_read: r[2],
@@ -486,16 +484,14 @@ mod tests {
             )
     }
 
-    fn any_model_usage() -> impl Strategy<Value = crate::model::provenance::ModelUsage> {
-        (any_text(), prop::collection::vec(any::<u64>(), 5)).prop_map(|(model, n)| {
-            crate::model::provenance::ModelUsage {
-                model,
-                input_tokens: n[0],
-                output_tokens: n[1],
-                cache_read_tokens: n[2],
-                cache_write_tokens: n[3],
-                cost: crate::model::provenance::Usd { nanos: n[4] },
-            }
+    fn any_model_usage() -> impl Strategy<Value = ModelUsage> {
+        (any_text(), prop::collection::vec(any::<u64>(), 5)).prop_map(|(model, n)| ModelUsage {
+            model,
+            input_tokens: n[0],
+            output_tokens: n[1],
+            cache_read_tokens: n[2],
+            cache_write_tokens: n[3],
+            cost: Usd { nanos: n[4] },
         })
     }
 

@@ -424,25 +424,13 @@ pub struct PullRequest {
 /// written in the project); gix finds the merge base and makes the diff.
 pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextError> {
     let fail = |m: String| ContextError::PullRequest(m);
-    let git = crate::record::maintenance::git()
+    let git = crate::record::git::Git::find()
         .ok_or_else(|| fail("fetching a pull request needs the `git` binary on the PATH".into()))?;
     let run = |args: &[&str]| -> Result<String, ContextError> {
-        let out = std::process::Command::new(&git)
-            .arg("-C")
-            .arg(project)
+        git.project(project)
             .args(args)
-            .env_remove("GIT_DIR")
-            .stdin(std::process::Stdio::null())
             .output()
-            .map_err(|e| fail(format!("cannot run git: {e}")))?;
-        if !out.status.success() {
-            return Err(fail(format!(
-                "git {} failed: {}",
-                args.first().unwrap_or(&""),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            .map_err(|e| fail(e.to_string()))
     };
     let repo = gix::discover(project).map_err(|_| {
         fail(format!(
