@@ -6,4 +6,5 @@ pub mod hooks;
 pub mod install;
 pub mod process;
 pub mod protocol;
+pub mod session_log;
 pub mod slash;
