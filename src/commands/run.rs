@@ -56,6 +56,11 @@ pub struct Args {
     /// An extra argument for claude, e.g. --claude-arg=--model --claude-arg=sonnet (repeat).
     #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
     claude_args: Vec<String>,
+
+    /// Where this run's output goes, relative to the project, as the line's headless record
+    /// shows it (set by `anvil serve`, which starts the run with its output in that file).
+    #[arg(long, hide = true, value_name = "PATH")]
+    log: Option<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
@@ -65,20 +70,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         .or_else(|| std::env::var_os("ANVIL_CLAUDE_BIN").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("claude"));
     let session = new_session_id();
-    let pid = std::process::id();
     let (line, prompt) = match &args.line {
         Some(name) => {
             let record = view::record(&home)?;
             let line = view::line(ctx, &home, &record, Some(name))?;
             // Refused before the line is rebound, when another run drives it.
-            if let Some(other) =
-                anvil_core::line::headless::current(&home, &line).filter(|r| r.pid != pid)
-            {
-                return Err(CliError::new(format!(
-                    "{line} is already running headless (process {})",
-                    other.pid
-                )));
-            }
+            anvil_core::line::headless::can_run(&home, &line)?;
             let restored =
                 anvil_core::line::restore::resume(&home, &record, &line, Some(&session))?;
             (line, restored.prompt)
@@ -88,7 +85,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             (started.line, started.prompt)
         }
     };
-    anvil_core::line::headless::claim(&home, &line, pid, None)?;
+    let claim = anvil_core::line::headless::claim(&home, &line, args.log)?;
     let mut cost = RunCost::default();
     let driven = Driver {
         home: &home,
@@ -117,7 +114,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         )),
         Err(e) => Err(e.message.clone()),
     };
-    if let Err(e) = anvil_core::line::headless::finish(&home, &line, pid, outcome) {
+    if let Err(e) = claim.finish(outcome) {
         say(&format!("anvil: note: {e}"));
     }
     let report = driven?;

@@ -83,10 +83,10 @@ pub struct Headless {
     pub log: Option<String>,
 }
 
-fn headless(run: anvil_core::line::headless::Run) -> Headless {
+fn headless(run: anvil_core::line::headless::Run, running: bool) -> Headless {
     use anvil_core::line::headless::RunState;
     let state = match run.state {
-        RunState::Running if run.is_live() => "running",
+        RunState::Running if running => "running",
         RunState::Running => "stopped",
         RunState::Done => "done",
         RunState::Failed => "failed",
@@ -382,10 +382,9 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
             steering: e.steering.first().cloned().unwrap_or_default(),
             time: e.time,
         });
-    let headless = anvil_core::line::headless::load(home, line).map(headless);
-    let runnable = !state.progress.status.is_over()
-        && home.state_path(line).is_file()
-        && headless.as_ref().is_none_or(|h| h.state != "running");
+    let running = anvil_core::line::headless::running(home, line);
+    let headless = anvil_core::line::headless::load(home, line).map(|run| headless(run, running));
+    let runnable = !state.progress.status.is_over() && home.state_path(line).is_file() && !running;
     Ok(LineView {
         headless,
         runnable,

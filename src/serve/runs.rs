@@ -1,7 +1,8 @@
 //! Headless runs started from the page: `anvil run --line DEBATE@LINE --no-stdin` as a child
 //! process of the server, in its own process group (Ctrl+C on the server leaves it running),
-//! its output in a log under `.anvil/runs/`. The request returns once it has started; the
-//! page follows it through the record and the line's `headless.json`.
+//! its output in a log under `.anvil/runs/`. The request returns once the run has taken the
+//! line (or ended at once); the page follows it through the record and the line's
+//! `headless.json`.
 
 use std::process::{Command, Stdio};
 
@@ -36,7 +37,14 @@ pub fn launch(app: &App, line: &LineRef) -> Result<Run, ApiError> {
     let exe = std::env::current_exe().map_err(ApiError::internal)?;
     let mut command = Command::new(exe);
     command
-        .args(["run", "--line", &line.to_string(), "--no-stdin"])
+        .args([
+            "run",
+            "--line",
+            &line.to_string(),
+            "--no-stdin",
+            "--log",
+            &shown,
+        ])
         .current_dir(home.project())
         // The run is a session of its own, whatever session started the server.
         .env_remove("CLAUDE_CODE_SESSION_ID")
@@ -48,9 +56,9 @@ pub fn launch(app: &App, line: &LineRef) -> Result<Run, ApiError> {
     let mut child = command
         .spawn()
         .map_err(|e| ApiError::internal(format!("cannot start anvil run: {e}")))?;
-    let claimed = anvil_core::line::headless::claim(home, line, child.id(), Some(shown));
-    // Reaped when it ends, so it never lingers as a zombie of the server.
     let pid = child.id();
+    let taken = wait_until_taken(home, line, &mut child);
+    // Reaped when it ends, so it never lingers as a zombie of the server.
     let reaper = std::thread::Builder::new()
         .name(format!("anvil-serve-run-{pid}"))
         .spawn(move || {
@@ -59,5 +67,36 @@ pub fn launch(app: &App, line: &LineRef) -> Result<Run, ApiError> {
     if reaper.is_err() {
         return Err(ApiError::internal("cannot follow the headless run"));
     }
-    claimed.map_err(ApiError::from_debate)
+    taken.ok_or_else(|| {
+        let said = std::fs::read_to_string(&path).unwrap_or_default();
+        let last = said
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        ApiError::conflict(format!("the headless run ended at once: {last}"))
+    })
+}
+
+/// Waits until the child `anvil run` has taken `line` (or ended: its run record then says
+/// how), twenty seconds at most; `None` when it ended without taking it (refused: another run
+/// took the line meanwhile, say).
+fn wait_until_taken(
+    home: &anvil_core::home::Home,
+    line: &LineRef,
+    child: &mut std::process::Child,
+) -> Option<Run> {
+    use anvil_core::line::headless;
+    let pid = child.id();
+    let ours = |run: &Run| run.pid == pid;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(run) = headless::current(home, line).filter(ours) {
+            return Some(run);
+        }
+        if matches!(child.try_wait(), Ok(Some(_))) || std::time::Instant::now() >= deadline {
+            return headless::load(home, line).filter(ours);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

@@ -319,6 +319,107 @@ fn push_and_pull_through_a_git_daemon_keep_both_diverged_lines() {
     exchange(&bare, &url, Some(&url), &before);
 }
 
+/// A pull moves a line anvil has only under the line's lock, and decides once it holds it: a
+/// line whose live files appeared meanwhile (a debate resumed here) is left as it is.
+#[test]
+fn a_pull_waits_for_the_lines_lock_and_leaves_a_line_that_came_alive_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bare, _) = remote(dir.path());
+    let url = bare.to_str().unwrap();
+    let (alice, bob) = (clone(url, "Alice"), clone(url, "Bob"));
+    let id = debate(&alice);
+    let branch = ["branch", "--from", &format!("{id}@main:round-1")];
+    alice
+        .anvil(
+            &[
+                &branch[..],
+                &["--steer", "Think of cost.", "--name", "cost"],
+            ]
+            .concat(),
+        )
+        .ok();
+    alice.anvil(&["push"]).ok();
+    bob.anvil(&["pull"]).ok();
+    let before = tip(&bob, &id, "cost");
+    // The line moves ahead on the remote.
+    alice.anvil(&["cancel", &format!("{id}@cost")]).ok();
+    alice.anvil(&["push"]).ok();
+    assert_ne!(tip(&alice, &id, "cost"), before);
+
+    // A transaction of Bob's holds the line: the pull waits for it.
+    let line_dir = bob.anvil_home().join("debates").join(&id).join("cost");
+    std::fs::create_dir_all(&line_dir).unwrap();
+    let lock = std::fs::File::create(line_dir.join(".lock")).unwrap();
+    lock.lock().unwrap();
+    let mut pull = bob
+        .command(&["pull"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(pull.try_wait().unwrap().is_none(), "the pull waits");
+    assert_eq!(tip(&bob, &id, "cost"), before);
+    // Meanwhile the line comes alive here (its live files, as a resume writes them), then the
+    // lock is let go.
+    std::fs::write(line_dir.join("state.md"), "a live line\n").unwrap();
+    drop(lock);
+    let out = pull.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains(&format!("not moved     {id}@cost")), "{said}");
+    assert_eq!(tip(&bob, &id, "cost"), before);
+
+    // Without live files, the next pull moves it ahead.
+    std::fs::remove_file(line_dir.join("state.md")).unwrap();
+    let again = bob.anvil(&["pull"]).ok();
+    assert!(
+        again.stdout.contains(&format!("fast-forward  {id}@cost")),
+        "{}",
+        again.describe()
+    );
+    assert_eq!(tip(&bob, &id, "cost"), tip(&alice, &id, "cost"));
+    bob.assert_fsck_clean();
+}
+
+/// Run from a git hook (or any shell where a repository's variables are set), anvil's git
+/// still works on the record and the remote anvil names, not on the repository they point at.
+#[test]
+fn git_variables_of_the_caller_do_not_redirect_anvils_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bare, before) = remote(dir.path());
+    let alice = clone(bare.to_str().unwrap(), "Alice");
+    let id = debate(&alice);
+    let hostile = |args: &[&str]| {
+        let out = alice
+            .command(args)
+            .env("GIT_DIR", dir.path().join("seed/.git"))
+            .env("GIT_WORK_TREE", dir.path().join("seed"))
+            .env("GIT_INDEX_FILE", dir.path().join("nowhere/index"))
+            .env("GIT_OBJECT_DIRECTORY", dir.path().join("nowhere/objects"))
+            .env(
+                "GIT_CONFIG_PARAMETERS",
+                "'remote.origin.url'='/nowhere.git'",
+            )
+            .output()
+            .unwrap();
+        crate::support::anvil::Run::from_output(out)
+    };
+    hostile(&["push"]).ok();
+    assert_eq!(anvil_refs(&bare), [format!("refs/anvil/{id}/main")]);
+    hostile(&["pull"]).ok();
+    hostile(&["gc"]).ok();
+    assert!(alice.record_dir().join("packed-refs").is_file());
+    alice.assert_fsck_clean();
+    // The repository the variables named was not touched.
+    assert_eq!(project_refs(&bare), before);
+    let seed_refs = git(
+        &dir.path().join("seed"),
+        &["for-each-ref", "--format=%(refname)"],
+    );
+    assert!(!seed_refs.contains("refs/anvil"), "{seed_refs}");
+}
+
 #[test]
 fn pull_without_an_origin_says_what_to_name() {
     let project = Project::new();

@@ -1,4 +1,6 @@
-//! Small file-system helpers shared by the live files and the session bindings.
+//! Small file-system helpers: atomic writes, files that may be absent, and the advisory locks
+//! by which a process says it is alive (line locks, a waiting `anvil ask`, a headless run, a
+//! maintenance).
 
 use std::io::Write;
 use std::path::Path;
@@ -36,59 +38,45 @@ pub fn remove_if_present(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// This process as a live file names it: `PID@START`, its id and its start time (clock ticks
-/// since boot, from `/proc`), so that a later process that is given the same id is not taken
-/// for it; just `PID` where the start time cannot be read.
-pub fn process_token() -> String {
-    let pid = std::process::id();
-    match process_start(pid) {
-        Some(start) => format!("{pid}@{start}"),
-        None => pid.to_string(),
+/// Takes an exclusive advisory lock (`flock`) on `path`, creating the file if need be, and
+/// waits up to `patience` while another holder has it: `Ok(None)` when it still does. The lock
+/// lasts as long as the returned file is open, and the system releases it when its process
+/// ends, however it ends, so a lock says "its holder is alive" without a process id.
+///
+/// [`held`] asks the same lock by taking it shared for an instant; `patience` should cover
+/// such an instant (milliseconds), so that a question never turns a taker away.
+pub fn hold(path: &Path, patience: std::time::Duration) -> std::io::Result<Option<std::fs::File>> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
     }
 }
 
-/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`, field 22); `None`
-/// for a process that is gone or a zombie (dead, not yet reaped), or without `/proc`.
-pub fn process_start(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The name in parentheses may hold spaces and parentheses: count fields after the last.
-    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-    let state = fields.next()?;
-    if state == "Z" || state == "X" {
-        return None;
-    }
-    // Field 3 was the state; the start time is field 22.
-    fields.nth(18)?.parse().ok()
-}
-
-/// Is the process a live file names still running? The file holds a [`process_token`] (or
-/// a bare `PID`, as older builds wrote): the process must exist, not be a zombie, and, when
-/// the token has a start time, have started then (its id was not given to another process
-/// since): [`running`].
-pub fn process_alive(token: &str) -> bool {
-    let token = token.trim();
-    let (pid, start) = match token.split_once('@') {
-        Some((pid, start)) => (pid, Some(start)),
-        None => (token, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(pid) || start.is_some_and(|s| !digits(s)) {
+/// Does a live process hold `path` locked ([`hold`])? A missing file is held by nobody. The
+/// question takes the lock shared for an instant and lets it go.
+pub fn held(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
         return false;
-    }
-    match (pid.parse(), start.map(str::parse)) {
-        (Ok(pid), None) => running(pid, None),
-        (Ok(pid), Some(Ok(start))) => running(pid, Some(start)),
-        _ => false,
-    }
-}
-
-/// Is process `pid` running, not a zombie, and, when `start` is given, the one that started
-/// then? Where `/proc` is missing, it is taken to be.
-pub fn running(pid: u32, start: Option<u64>) -> bool {
-    if !Path::new("/proc/self/stat").is_file() {
-        return true;
-    }
-    process_start(pid).is_some_and(|now| start.is_none_or(|then| then == now))
+    };
+    matches!(
+        file.try_lock_shared(),
+        Err(std::fs::TryLockError::WouldBlock)
+    )
 }
 
 /// `(name, path)` of the visible entries of `dir` (names not starting with `.`), sorted by
@@ -115,34 +103,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_process_is_known_by_its_id_and_start_time() {
-        let me = process_token();
-        assert!(process_alive(&me), "{me}");
-        let (pid, start) = me.split_once('@').expect("Linux has /proc");
-        assert!(process_alive(pid), "a bare id, as older builds wrote");
-        // The same id with another start time: a process that had this id before.
-        let earlier = start.parse::<u64>().unwrap() - 1;
-        assert!(!process_alive(&format!("{pid}@{earlier}")));
-        for bad in ["", "x", "12x", "1@", "@1", "1@x", "99999999999"] {
-            assert!(!process_alive(bad), "{bad:?}");
-        }
+    fn a_lock_is_held_while_its_file_is_open_and_a_question_turns_no_taker_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/holder.lock");
+        assert!(!held(&path), "no file, no holder");
+        let first = hold(&path, std::time::Duration::ZERO)
+            .unwrap()
+            .expect("free");
+        assert!(held(&path));
+        assert!(
+            hold(&path, std::time::Duration::from_millis(20))
+                .unwrap()
+                .is_none(),
+            "a second taker is turned away while the first holds it"
+        );
+        drop(first);
+        assert!(!held(&path), "released with its file; the file stays");
+        assert!(path.is_file());
+        // A question at the very moment a taker comes: the taker waits it out.
+        let probe = std::fs::File::open(&path).unwrap();
+        probe.lock_shared().unwrap();
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            drop(probe);
+        });
+        assert!(
+            hold(&path, std::time::Duration::from_secs(5))
+                .unwrap()
+                .is_some()
+        );
+        releaser.join().unwrap();
     }
 
     #[test]
-    fn a_dead_or_zombie_process_is_not_alive() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        // Not yet reaped: a zombie once it has exited.
+    fn a_killed_holder_holds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("holder.lock");
+        // `flock` in a child process, which is then killed (`-o`: its command does not inherit
+        // the lock).
+        let mut child = std::process::Command::new("flock")
+            .arg("-o")
+            .arg(&path)
+            .args(["sleep", "30"])
+            .spawn()
+            .expect("flock(1), from util-linux");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while process_start(pid).is_some() && std::time::Instant::now() < deadline {
+        while !held(&path) && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        assert!(
-            Path::new(&format!("/proc/{pid}")).exists(),
-            "exited, not yet reaped: a zombie"
-        );
-        assert!(!process_alive(&pid.to_string()), "a zombie is dead");
+        assert!(held(&path), "the child holds it");
+        child.kill().unwrap();
         child.wait().unwrap();
-        assert!(!process_alive(&pid.to_string()), "reaped");
+        assert!(!held(&path), "a killed holder holds nothing");
     }
 }

@@ -250,31 +250,13 @@ pub struct LineLock {
 impl Home {
     /// Takes the line's lock, waiting up to `patience` for another holder.
     pub fn lock_line(&self, line: &LineRef, patience: std::time::Duration) -> io::Result<LineLock> {
-        let dir = self.line_dir(line);
-        let path = dir.join(".lock");
-        if !dir.is_dir() {
-            std::fs::create_dir_all(&dir)?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)?;
-        let deadline = std::time::Instant::now() + patience;
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(LineLock { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::WouldBlock,
-                        format!("{} is held by another anvil process", path.display()),
-                    ));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(e),
-            }
+        let path = self.line_dir(line).join(".lock");
+        match fsutil::hold(&path, patience)? {
+            Some(file) => Ok(LineLock { _file: file }),
+            None => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("{} is held by another anvil process", path.display()),
+            )),
         }
     }
 }

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::error::DebateError;
+use crate::error::{DebateError, io};
 use crate::home::{Home, LineRef};
 use crate::line::transaction::{self, Change, Options, Plan};
 use crate::model::state::{Question, State, Status};
@@ -23,7 +23,8 @@ pub enum Asked {
     NoAnswer,
 }
 
-/// The file that says an `anvil ask` process is waiting (it holds its pid).
+/// The file an `anvil ask` process holds locked while it waits for the answer
+/// ([`crate::fsutil::hold`]): the lock, not the file, says that it waits.
 fn waiter_path(home: &Home, line: &LineRef) -> PathBuf {
     home.line_dir(line).join("asking")
 }
@@ -34,13 +35,16 @@ fn load(home: &Home, line: &LineRef) -> Result<State, DebateError> {
 }
 
 /// A question this process put to the human, with this process registered as its asker:
-/// an answer, from wherever it comes, is handed to [`Asking::wait`].
+/// an answer, from wherever it comes, is handed to [`Asking::wait`]. The asker is registered
+/// for as long as this value lives (it holds the waiter's lock), and no longer, however the
+/// process ends.
 #[must_use = "an asker that never waits loses its answers to the next phase"]
 pub struct Asking {
     home: Home,
     line: LineRef,
     /// The line as the question left it.
     pub state: State,
+    _waiter: std::fs::File,
 }
 
 /// Puts `question` to the human, with this process as the asker that waits for the answer.
@@ -49,32 +53,36 @@ pub struct Asking {
 /// line's lock: an answer can never see the question without its asker, however soon after
 /// this returns it comes (before [`Asking::wait`] has begun, say).
 pub fn ask(home: &Home, line: &LineRef, question: &str) -> Result<Asking, DebateError> {
-    let waiter = waiter_path(home, line);
-    let registered = std::cell::Cell::new(false);
-    let opened = put(home, line, question, || {
-        registered.set(true);
-        crate::fsutil::write_atomic(&waiter, crate::fsutil::process_token().as_bytes()).map_err(
-            |source| DebateError::Io {
-                what: "cannot write",
-                path: waiter.clone(),
-                source,
-            },
-        )
-    });
-    match opened {
-        Ok(state) => Ok(Asking {
-            home: home.clone(),
-            line: line.clone(),
-            state,
-        }),
-        Err(e) => {
-            // Registered in a transaction whose commit then failed: nobody asked.
-            if registered.get() {
-                let _ = crate::fsutil::remove_if_present(&waiter);
-            }
-            Err(e)
+    let path = waiter_path(home, line);
+    let waiter = std::cell::RefCell::new(None);
+    let state = put(home, line, question, || {
+        if waiter.borrow().is_some() {
+            // Decided again (the line moved under the first try): still registered.
+            return Ok(());
         }
-    }
+        // Under the line's lock, where every other asker registers and every answer looks:
+        // the lock is free unless an asker of this line lives, which the line's status (a
+        // question waiting) has already refused.
+        let held = crate::fsutil::hold(&path, Duration::from_millis(100))
+            .map_err(io("cannot take the lock of", &path))?
+            .ok_or_else(|| DebateError::Io {
+                what: "another anvil ask holds",
+                path: path.clone(),
+                source: std::io::Error::from(std::io::ErrorKind::WouldBlock),
+            })?;
+        *waiter.borrow_mut() = Some(held);
+        Ok(())
+    })?;
+    // A question recorded means its asker was registered (and stays so: its commit is done).
+    let waiter = waiter
+        .into_inner()
+        .expect("a recorded question has its asker");
+    Ok(Asking {
+        home: home.clone(),
+        line: line.clone(),
+        state,
+        _waiter: waiter,
+    })
 }
 
 /// Puts `question` to the human with nobody waiting for the answer: it goes with the next
@@ -132,24 +140,8 @@ impl Asking {
     /// afterwards (an answer that comes later goes with the next phase's prompt).
     pub fn wait(self, timeout: Duration, poll: Duration) -> Result<Asked, DebateError> {
         wait_for_answer(&self.home, &self.line, timeout, poll)
-        // Dropped here: the asker is unregistered.
+        // Dropped here: the waiter's lock is let go.
     }
-}
-
-impl Drop for Asking {
-    fn drop(&mut self) {
-        if waiter_is_mine(&self.home, &self.line) {
-            let _ = crate::fsutil::remove_if_present(&waiter_path(&self.home, &self.line));
-        }
-    }
-}
-
-/// Does the asker file name this process?
-fn waiter_is_mine(home: &Home, line: &LineRef) -> bool {
-    matches!(
-        crate::fsutil::read_optional(&waiter_path(home, line)),
-        Ok(Some(token)) if token.trim() == crate::fsutil::process_token()
-    )
 }
 
 fn wait_for_answer(
@@ -252,10 +244,7 @@ pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateErr
 
 /// Is an `anvil ask` process still waiting on this line?
 fn waiter_alive(home: &Home, line: &LineRef) -> bool {
-    matches!(
-        crate::fsutil::read_optional(&waiter_path(home, line)),
-        Ok(Some(token)) if crate::fsutil::process_alive(&token)
-    )
+    crate::fsutil::held(&waiter_path(home, line))
 }
 
 #[cfg(test)]
@@ -287,7 +276,7 @@ mod tests {
             Some("Postgres 16")
         );
         assert!(state.pending_steering.is_empty());
-        assert!(!waiter_path(&home, &line).exists(), "the asker is gone");
+        assert!(!waiter_alive(&home, &line), "the asker is gone");
     }
 
     /// Issue 10's race: the question was committed before its asker registered, so an answer
@@ -314,7 +303,7 @@ mod tests {
         let first = ask(&home, &line, "First?").unwrap();
         let err = ask(&home, &line, "Second?").err().unwrap().to_string();
         assert!(err.contains("already waits"), "{err}");
-        assert!(waiter_path(&home, &line).exists());
+        assert!(waiter_alive(&home, &line));
         assert!(answer(&home, &line, "one").unwrap());
         assert_eq!(
             first

@@ -1,15 +1,18 @@
 //! Lines driven headless by `anvil run`: a live file per line (`headless.json`) says which
-//! process drives the line and how its last run ended. `anvil serve` shows it ("running
-//! headless", the run's end or failure), and a second `anvil run` of the same line is refused
-//! while the first one lives.
+//! process drove the line last and how its run ended, and the process that runs holds the
+//! line's `headless.lock` for as long as it lives ([`crate::fsutil::hold`]). `anvil serve`
+//! shows it ("running headless", the run's end or failure, "stopped" for a run whose process
+//! died without a word), and a second `anvil run` of the same line is refused while the first
+//! one holds the lock. Whether a run lives is asked of the lock alone, never of a process id.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::DebateError;
+use crate::error::{DebateError, io};
 use crate::home::{Home, LineRef};
 use crate::line::transaction::{self, Options, Plan};
+use crate::model::state::State;
 
 /// How a headless run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,12 +26,9 @@ pub enum RunState {
 /// One headless run of a line, as its file has it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Run {
-    /// The `anvil run` process.
+    /// The `anvil run` process, for people (its process group is what stops it); whether it
+    /// lives is [`running`]'s business.
     pub pid: u32,
-    /// When that process started (clock ticks since boot), so that another process given
-    /// the same id later is not taken for it; absent where it cannot be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pid_start: Option<u64>,
     pub state: RunState,
     /// Seconds since the epoch.
     pub started: i64,
@@ -42,12 +42,9 @@ pub struct Run {
     pub log: Option<String>,
 }
 
-impl Run {
-    /// Still running: its file says so and its process is alive. A run whose process died
-    /// without a word (killed) is not.
-    pub fn is_live(&self) -> bool {
-        self.state == RunState::Running && crate::fsutil::running(self.pid, self.pid_start)
-    }
+/// Does an `anvil run` drive `line` now (it holds the line's headless lock)?
+pub fn running(home: &Home, line: &LineRef) -> bool {
+    crate::fsutil::held(&lock_path(home, line))
 }
 
 /// How long the log of a run started from `anvil serve` is kept once nothing writes to it.
@@ -93,6 +90,10 @@ fn path(home: &Home, line: &LineRef) -> PathBuf {
     home.line_dir(line).join("headless.json")
 }
 
+fn lock_path(home: &Home, line: &LineRef) -> PathBuf {
+    home.line_dir(line).join("headless.lock")
+}
+
 /// The line's last headless run, if it ever had one.
 pub fn load(home: &Home, line: &LineRef) -> Option<Run> {
     let text = crate::fsutil::read_optional(&path(home, line)).ok()??;
@@ -101,7 +102,7 @@ pub fn load(home: &Home, line: &LineRef) -> Option<Run> {
 
 /// The run driving `line` now, if any.
 pub fn current(home: &Home, line: &LineRef) -> Option<Run> {
-    load(home, line).filter(Run::is_live)
+    load(home, line).filter(|run| run.state == RunState::Running && running(home, line))
 }
 
 fn save(home: &Home, line: &LineRef, run: &Run) -> Result<(), DebateError> {
@@ -114,86 +115,92 @@ fn save(home: &Home, line: &LineRef, run: &Run) -> Result<(), DebateError> {
     })
 }
 
-/// Refuses a line that cannot be run headless now: it is over, or another process drives it.
-fn check(
-    line: &LineRef,
-    state: &crate::model::state::State,
-    now: Option<&Run>,
-    pid: u32,
-) -> Result<(), DebateError> {
+/// Refuses a line that cannot be run headless now: it is over, or a run holds it.
+fn check(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateError> {
     if state.progress.status.is_over() {
         return Err(DebateError::Invalid(format!(
             "{line} is {}; nothing to run (branch from one of its rounds instead)",
             state.progress.status.name()
         )));
     }
-    if let Some(run) = now.filter(|r| r.is_live() && r.pid != pid) {
-        return Err(DebateError::Invalid(format!(
-            "{line} is already running headless (process {})",
-            run.pid
-        )));
+    if running(home, line) {
+        return Err(already_running(home, line));
     }
     Ok(())
+}
+
+fn already_running(home: &Home, line: &LineRef) -> DebateError {
+    let by = load(home, line).map_or_else(String::new, |run| format!(" (process {})", run.pid));
+    DebateError::Invalid(format!("{line} is already running headless{by}"))
 }
 
 /// Whether `line` could be run headless now (see [`claim`]), without claiming it.
 pub fn can_run(home: &Home, line: &LineRef) -> Result<(), DebateError> {
     let state = transaction::view(home, line)?;
-    check(line, &state, current(home, line).as_ref(), 0)
+    check(home, line, &state)
 }
 
-/// Marks `line` as driven by process `pid`, under the line's lock: refused when the line is
-/// over or another live process drives it. Claiming again for the same process keeps the log
-/// given first (`anvil serve` claims for the child it starts, then the child for itself).
-pub fn claim(
-    home: &Home,
-    line: &LineRef,
-    pid: u32,
-    log: Option<String>,
-) -> Result<Run, DebateError> {
+/// A headless run that holds its line: no other run can claim the line while this lives,
+/// and a run whose process ends, however it ends, holds nothing.
+#[must_use = "the line is held only while the claim lives"]
+pub struct Claim {
+    home: Home,
+    line: LineRef,
+    pub run: Run,
+    _lock: std::fs::File,
+}
+
+/// Takes `line` for a headless run of this process, under the line's lock: refused when the
+/// line is over or another run holds it. `log` is where the run's output goes, when it is not
+/// a terminal (a run started by `anvil serve`).
+pub fn claim(home: &Home, line: &LineRef, log: Option<String>) -> Result<Claim, DebateError> {
+    let lock_file = lock_path(home, line);
+    let held = std::cell::RefCell::new(None);
     let done = transaction::run(home, line, Options::default(), |current| {
         let state = current.state()?;
-        let before = load(home, line);
-        check(line, &state, before.as_ref(), pid)?;
-        let pid_start = crate::fsutil::process_start(pid);
-        let mine = before
-            .filter(|r| r.pid == pid && r.pid_start == pid_start && r.state == RunState::Running);
+        if held.borrow().is_none() {
+            check(home, line, &state)?;
+            // Under the line's lock, where every claim is made: free unless a run holds it;
+            // the wait covers a question asked at this instant.
+            let lock = crate::fsutil::hold(&lock_file, std::time::Duration::from_millis(100))
+                .map_err(io("cannot take the lock of", &lock_file))?
+                .ok_or_else(|| already_running(home, line))?;
+            *held.borrow_mut() = Some(lock);
+        } else if state.progress.status.is_over() {
+            check(home, line, &state)?;
+        }
         let run = Run {
-            pid,
-            pid_start,
+            pid: std::process::id(),
             state: RunState::Running,
-            started: mine
-                .as_ref()
-                .map_or_else(|| crate::clock::now().as_second(), |r| r.started),
+            started: crate::clock::now().as_second(),
             ended: None,
             message: None,
-            log: log.clone().or_else(|| mine.and_then(|r| r.log)),
+            log: log.clone(),
         };
         save(home, line, &run)?;
         Ok(Plan::Keep(run))
     })?;
-    Ok(done.value)
+    Ok(Claim {
+        home: home.clone(),
+        line: line.clone(),
+        run: done.value,
+        _lock: held.into_inner().expect("a claimed line is held"),
+    })
 }
 
-/// Records how the run of process `pid` ended: `Ok(report path)` or `Err(what went wrong)`.
-/// Nothing happens when another process has claimed the line since.
-pub fn finish(
-    home: &Home,
-    line: &LineRef,
-    pid: u32,
-    outcome: Result<String, String>,
-) -> Result<(), DebateError> {
-    let Some(mut run) = load(home, line).filter(|r| r.pid == pid) else {
-        return Ok(());
-    };
-    let (state, message) = match outcome {
-        Ok(m) => (RunState::Done, m),
-        Err(m) => (RunState::Failed, m),
-    };
-    run.state = state;
-    run.message = Some(message);
-    run.ended = Some(crate::clock::now().as_second());
-    save(home, line, &run)
+impl Claim {
+    /// Records how the run ended, `Ok(report path)` or `Err(what went wrong)`, and lets the
+    /// line go.
+    pub fn finish(mut self, outcome: Result<String, String>) -> Result<(), DebateError> {
+        let (state, message) = match outcome {
+            Ok(m) => (RunState::Done, m),
+            Err(m) => (RunState::Failed, m),
+        };
+        self.run.state = state;
+        self.run.message = Some(message);
+        self.run.ended = Some(crate::clock::now().as_second());
+        save(&self.home, &self.line, &self.run)
+    }
 }
 
 #[cfg(test)]
@@ -220,18 +227,12 @@ mod tests {
         let waiting = file(&format!("{line}-300.log"), true);
         let other = file("notes.txt", true);
         // This test's own process stands for a run that still lives, silent for a month.
-        claim(
-            &home,
-            &line,
-            std::process::id(),
-            Some(format!(".anvil/runs/{line}-300.log")),
-        )
-        .unwrap();
+        let claim = claim(&home, &line, Some(format!(".anvil/runs/{line}-300.log"))).unwrap();
         assert_eq!(prune_logs(&home, LOG_KEPT), 1);
         assert!(!ended.exists());
         assert!(fresh.exists() && waiting.exists() && other.exists());
         // Once that run has ended, its log goes too.
-        finish(&home, &line, std::process::id(), Ok("done".into())).unwrap();
+        claim.finish(Ok("done".into())).unwrap();
         assert_eq!(prune_logs(&home, LOG_KEPT), 1);
         assert!(!waiting.exists() && fresh.exists());
     }
@@ -241,16 +242,15 @@ mod tests {
         let (_dir, home, line) = line();
         assert_eq!(load(&home, &line), None);
         can_run(&home, &line).unwrap();
-        let me = std::process::id();
-        let run = claim(&home, &line, me, Some(".anvil/runs/x.log".into())).unwrap();
-        assert!(run.is_live());
-        assert_eq!(current(&home, &line), Some(run.clone()));
-        // The same process again keeps its log; another live process is refused.
-        let again = claim(&home, &line, me, None).unwrap();
-        assert_eq!(again.log.as_deref(), Some(".anvil/runs/x.log"));
+        let claimed = claim(&home, &line, Some(".anvil/runs/x.log".into())).unwrap();
+        assert!(running(&home, &line));
+        assert_eq!(current(&home, &line), Some(claimed.run.clone()));
+        // Another claim, or a check, is refused while this one holds the line.
         let err = can_run(&home, &line).unwrap_err().to_string();
         assert!(err.contains("already running headless"), "{err}");
-        finish(&home, &line, me, Err("claude failed".into())).unwrap();
+        let err = claim(&home, &line, None).err().unwrap().to_string();
+        assert!(err.contains("already running headless"), "{err}");
+        claimed.finish(Err("claude failed".into())).unwrap();
         let ended = load(&home, &line).unwrap();
         assert_eq!(
             (ended.state, ended.message.as_deref()),
@@ -261,34 +261,23 @@ mod tests {
     }
 
     #[test]
-    fn a_dead_process_does_not_hold_the_line_and_a_finished_line_cannot_run() {
+    fn a_run_whose_process_is_gone_holds_nothing_and_a_finished_line_cannot_run() {
         let (_dir, home, line) = line();
-        // A pid no process has (beyond the kernel's limit).
-        let dead = Run {
-            pid: 999_999_999,
-            pid_start: None,
-            state: RunState::Running,
-            started: 1,
-            ended: None,
-            message: None,
-            log: None,
-        };
-        save(&home, &line, &dead).unwrap();
-        assert!(!dead.is_live());
-        // This process's id, but a start time it does not have: the run of an earlier
-        // process that had the same id.
-        let me = std::process::id();
-        let earlier = Run {
-            pid: me,
-            pid_start: crate::fsutil::process_start(me).map(|s| s - 1),
-            ..dead.clone()
-        };
-        assert!(!earlier.is_live());
-        claim(&home, &line, me, None).unwrap();
-        assert!(load(&home, &line).unwrap().is_live());
-        // Another process's end does not overwrite this one's run.
-        finish(&home, &line, 999_999_999, Ok("x".into())).unwrap();
-        assert_eq!(load(&home, &line).unwrap().state, RunState::Running);
+        // What a run killed halfway leaves (or an older anvil that named its process by id):
+        // a file that says running, and no lock held.
+        std::fs::create_dir_all(home.line_dir(&line)).unwrap();
+        std::fs::write(
+            path(&home, &line),
+            r#"{"pid": 4242, "pid_start": 17, "state": "running", "started": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(load(&home, &line).map(|r| r.pid), Some(4242));
+        assert!(!running(&home, &line));
+        assert_eq!(current(&home, &line), None);
+        let claimed = claim(&home, &line, None).unwrap();
+        assert_eq!(current(&home, &line), Some(claimed.run.clone()));
+        drop(claimed);
+        assert!(!running(&home, &line), "dropped, as a process that ends");
         crate::line::control::cancel(&home, &line, "").unwrap();
         let err = can_run(&home, &line).unwrap_err().to_string();
         assert!(err.contains("cancelled"), "{err}");

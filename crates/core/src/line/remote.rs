@@ -171,63 +171,99 @@ fn fetch(record: &Record, remote: &Remote) -> Result<Vec<(LineRef, ObjectId)>, R
         .collect())
 }
 
-/// Brings the remote's lines into the record.
+/// How long a pull waits for a line that a transaction holds (a hook recording a phase).
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Brings the remote's lines into the record. A line that exists here is moved only under
+/// its lock, from where it stands once the lock is held, and never while it has live files
+/// (a debate going on here); a line that does not exist is created with a compare-and-swap
+/// that fails if anything created it meanwhile.
 pub fn pull(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, RemoteError> {
     let theirs = fetch(record, remote)?;
     let mut synced = Synced::default();
     for (line, tip) in theirs {
-        let ours = record.tip(&line.debate, &line.line)?;
-        match ours {
+        match record.tip(&line.debate, &line.line)? {
+            None if held_elsewhere(record, &line.debate, tip)? => synced.unchanged += 1,
             None => {
-                if held_elsewhere(record, &line.debate, tip)? {
-                    synced.unchanged += 1;
-                } else {
-                    record.set_line(&line.debate, &line.line, None, tip, "pulled")?;
-                    synced.moved.push(Moved::Created(line));
-                }
+                record.set_line(&line.debate, &line.line, None, tip, "pulled")?;
+                synced.moved.push(Moved::Created(line));
             }
             Some(ours) if record.is_ancestor(tip, ours)? => synced.unchanged += 1,
-            Some(ours) if record.is_ancestor(ours, tip)? => {
-                if home.state_path(&line).is_file() {
-                    synced.skipped_live.push(line);
-                } else {
-                    record.set_line(&line.debate, &line.line, Some(ours), tip, "pulled")?;
-                    synced.moved.push(Moved::FastForwarded(line));
-                }
-            }
-            Some(_) => {
-                let kept = keep_beside(record, &line, tip, &remote.name)?;
-                match kept {
+            Some(_) => match fast_forward(home, record, &line, tip, "pulled")? {
+                Forward::Moved => synced.moved.push(Moved::FastForwarded(line)),
+                Forward::Live => synced.skipped_live.push(line),
+                Forward::Already => synced.unchanged += 1,
+                Forward::Diverged => match keep_beside(home, record, &line, tip, &remote.name)? {
                     Some(kept) => synced.moved.push(Moved::KeptBeside(line, kept)),
                     None => synced.unchanged += 1,
-                }
-            }
+                },
+            },
         }
     }
     Ok(synced)
 }
 
+/// What [`fast_forward`] found once it held the line.
+enum Forward {
+    Moved,
+    /// The line has live files here: it is left as it is.
+    Live,
+    /// The line holds `tip` already.
+    Already,
+    /// The line and `tip` went different ways.
+    Diverged,
+}
+
+/// Moves `line` (which exists) ahead to `tip`, under the line's lock: the tip is read again
+/// once the lock is held, since a hook may have recorded a phase meanwhile.
+fn fast_forward(
+    home: &Home,
+    record: &Record,
+    line: &LineRef,
+    tip: ObjectId,
+    why: &str,
+) -> Result<Forward, RemoteError> {
+    let _lock = home
+        .lock_line(line, LOCK_PATIENCE)
+        .map_err(|source| RemoteError::Lock {
+            line: line.clone(),
+            source,
+        })?;
+    let ours = record.tip(&line.debate, &line.line)?;
+    Ok(match ours {
+        Some(ours) if record.is_ancestor(tip, ours)? => Forward::Already,
+        Some(ours) if !record.is_ancestor(ours, tip)? => Forward::Diverged,
+        _ if home.state_path(line).is_file() => Forward::Live,
+        ours => {
+            record.set_line(&line.debate, &line.line, ours, tip, why)?;
+            Forward::Moved
+        }
+    })
+}
+
 /// Stores a diverged `tip` of `line` as `LINE-from-SOURCE` (numbered when that name holds
-/// yet another history); `None` when it is there already.
+/// yet another history); `None` when it is there already, or when the copy that could take it
+/// has live files here (someone resumed it).
 fn keep_beside(
+    home: &Home,
     record: &Record,
     line: &LineRef,
     tip: ObjectId,
     source: &str,
 ) -> Result<Option<LineRef>, RemoteError> {
     for n in 1..100 {
-        let name = beside_name(&line.line, source, n);
-        match record.tip(&line.debate, &name)? {
+        let kept = LineRef::new(&line.debate, beside_name(&line.line, source, n));
+        match record.tip(&kept.debate, &kept.line)? {
             None => {
-                record.set_line(&line.debate, &name, None, tip, "kept a diverged line")?;
-                return Ok(Some(LineRef::new(&line.debate, name)));
+                record.set_line(&kept.debate, &kept.line, None, tip, "kept a diverged line")?;
+                return Ok(Some(kept));
             }
-            Some(kept) if record.is_ancestor(tip, kept)? => return Ok(None),
-            Some(kept) if record.is_ancestor(kept, tip)? => {
-                record.set_line(&line.debate, &name, Some(kept), tip, "kept a diverged line")?;
-                return Ok(Some(LineRef::new(&line.debate, name)));
-            }
-            Some(_) => continue,
+            Some(copy) if record.is_ancestor(tip, copy)? => return Ok(None),
+            Some(_) => match fast_forward(home, record, &kept, tip, "kept a diverged line")? {
+                Forward::Moved => return Ok(Some(kept)),
+                Forward::Already | Forward::Live => return Ok(None),
+                Forward::Diverged => continue,
+            },
         }
     }
     Err(RemoteError::TooManyCopies(line.clone()))

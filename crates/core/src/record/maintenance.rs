@@ -102,18 +102,11 @@ pub fn needed(record: &Path, limits: &Limits) -> bool {
             && count_entries(&record.join("refs/anvil")) > limits.loose_debates)
 }
 
-/// Is a maintenance of `record` running now? Asked of its lock: a maintenance holds it while
-/// it works, and the system releases it when the holder ends, however it ends. The question
-/// takes the lock shared for an instant; a maintenance that starts at that instant waits for
-/// it ([`take_lock`]), so asking never turns one away.
+/// Is a maintenance of `record` running now? Asked of its lock ([`crate::fsutil::held`]): a
+/// maintenance holds it while it works, and the system releases it when the holder ends,
+/// however it ends. A maintenance that starts at the instant of the question waits it out.
 pub fn running(record: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(record.join(LOCK_FILE)) else {
-        return false;
-    };
-    matches!(
-        file.try_lock_shared(),
-        Err(std::fs::TryLockError::WouldBlock)
-    )
+    crate::fsutil::held(&record.join(LOCK_FILE))
 }
 
 /// The automatic step, for CLI commands that wrote to the record and for the Stop hook after
@@ -233,33 +226,17 @@ pub fn gc(record: &Path, when: When, git: &Git) -> Result<Option<Outcome>, Maint
 /// [`When::Always`].
 fn take_lock(record: &Path, when: When) -> Result<Option<std::fs::File>, MaintenanceError> {
     let path = record.join(LOCK_FILE);
-    let io = |what| {
-        let path = path.clone();
-        move |source| MaintenanceError::Io { what, path, source }
-    };
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(io("cannot open the maintenance lock"))?;
-    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
-    loop {
-        match lock.try_lock() {
-            Ok(()) => return Ok(Some(lock)),
-            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return match when {
-                    When::IfDue(_) => Ok(None),
-                    When::Always => Err(MaintenanceError::Busy(path)),
-                };
-            }
-            Err(std::fs::TryLockError::Error(source)) => {
-                return Err(io("cannot take the maintenance lock")(source));
-            }
-        }
+    match crate::fsutil::hold(&path, LOCK_PATIENCE) {
+        Ok(Some(lock)) => Ok(Some(lock)),
+        Ok(None) => match when {
+            When::IfDue(_) => Ok(None),
+            When::Always => Err(MaintenanceError::Busy(path)),
+        },
+        Err(source) => Err(MaintenanceError::Io {
+            what: "cannot take the maintenance lock",
+            path,
+            source,
+        }),
     }
 }
 

@@ -813,7 +813,8 @@ impl Record {
         let mut time_buf = gix::date::parse::TimeBuf::default();
         let time = self.commit_times().of(new)?;
         let _note = crate::record::recent::note(&self.path, debate, line, new, time)?;
-        // Sharing moves a line outside the line's lock: wait for a writer as git does.
+        // A pull moves a line under its lock (see `line::remote`); a writer outside anvil (git)
+        // is waited for as git waits for it.
         let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
         self.refs
             .transaction()
