@@ -449,7 +449,7 @@ fn watch(
                         match anvil_core::line::ask::answer(home, line, answer) {
                             Ok(_) => {}
                             // Answered (or closed) elsewhere first: the first answer won.
-                            Err(DebateError::Invalid(why)) => {
+                            Err(DebateError::Refused(why)) => {
                                 say(&format!("anvil: not sent ({why})"));
                             }
                             Err(e) => return Err(e.into()),

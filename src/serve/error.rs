@@ -42,12 +42,24 @@ impl ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
     }
 
-    /// A library refusal: the request was well formed but the line's state does not allow it
-    /// (a finished debate, no open question, a name taken) — a conflict; anything else
-    /// (files, record) is the server's failure.
+    /// A library error: a refusal by its kind (nothing there: 404; empty or unusable input:
+    /// 400; the line's state does not allow it: 409), with its hint; anything else (files,
+    /// the record) is the server's failure.
     pub fn from_debate(e: anvil_core::error::DebateError) -> ApiError {
+        use anvil_core::error::{DebateError, Kind};
         match e {
-            anvil_core::error::DebateError::Invalid(m) => ApiError::conflict(m),
+            DebateError::Refused(refusal) => {
+                let status = match refusal.kind() {
+                    Kind::NotFound => StatusCode::NOT_FOUND,
+                    Kind::BadInput => StatusCode::BAD_REQUEST,
+                    Kind::Conflict => StatusCode::CONFLICT,
+                };
+                let message = match refusal.hint() {
+                    Some(hint) => format!("{refusal} ({hint})"),
+                    None => refusal.to_string(),
+                };
+                ApiError::new(status, message)
+            }
             other => ApiError::internal(other),
         }
     }
@@ -57,5 +69,39 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.message });
         (self.status, axum::Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anvil_core::error::{DebateError, Refusal};
+    use anvil_core::home::LineRef;
+
+    #[test]
+    fn each_kind_of_refusal_has_its_status_and_a_failure_is_the_servers() {
+        let line = LineRef::new("20261122-q-3f2a", "cost");
+        let status = |e: DebateError| ApiError::from_debate(e).status;
+        assert_eq!(
+            status(Refusal::NoLine(line.clone()).into()),
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(status(Refusal::EmptyAnswer.into()), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            status(Refusal::NameTaken(line.clone()).into()),
+            StatusCode::CONFLICT
+        );
+        let io = DebateError::Io {
+            what: "cannot write",
+            path: "/x".into(),
+            source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+        };
+        assert_eq!(status(io), StatusCode::INTERNAL_SERVER_ERROR);
+        let hinted = ApiError::from_debate(Refusal::SteerTooLate { line, round: 1 }.into());
+        assert!(
+            hinted.message.contains("anvil branch --from cost:round-1"),
+            "{}",
+            hinted.message
+        );
     }
 }

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::error::{DebateError, io};
+use crate::error::{DebateError, Refusal, io};
 use crate::home::{Home, LineRef};
 use crate::line::transaction::{self, Change, Options, Plan};
 use crate::model::state::{Question, State, Status};
@@ -101,23 +101,25 @@ fn put(
 ) -> Result<State, DebateError> {
     let question = question.trim();
     if question.is_empty() {
-        return Err(DebateError::Invalid("the question is empty".into()));
+        return Err(Refusal::EmptyQuestion.into());
     }
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
         match (&state.progress.status, &state.question) {
             (Status::Active, _) => {}
             (Status::WaitingForInput, Some(open)) => {
-                return Err(DebateError::Invalid(format!(
-                    "{line} already waits for an answer to: {}",
-                    open.text
-                )));
+                return Err(Refusal::AlreadyAsking {
+                    line: line.clone(),
+                    question: open.text.clone(),
+                }
+                .into());
             }
             (status, _) => {
-                return Err(DebateError::Invalid(format!(
-                    "{line} is {}; there is nobody to ask",
-                    status.name()
-                )));
+                return Err(Refusal::NobodyToAsk {
+                    line: line.clone(),
+                    status: *status,
+                }
+                .into());
             }
         }
         register()?;
@@ -159,10 +161,11 @@ fn wait_for_answer(
             return Ok(Asked::Answered(answer));
         }
         if state.progress.status.is_over() {
-            return Err(DebateError::Invalid(format!(
-                "{line} was {} while waiting for the answer",
-                state.progress.status.name()
-            )));
+            return Err(Refusal::EndedWhileAsking {
+                line: line.clone(),
+                status: state.progress.status,
+            }
+            .into());
         }
         if state.question.is_none() {
             return Ok(Asked::NoAnswer);
@@ -199,21 +202,23 @@ fn close_unanswered(home: &Home, line: &LineRef) -> Result<Asked, DebateError> {
 pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(DebateError::Invalid("the answer is empty".into()));
+        return Err(Refusal::EmptyAnswer.into());
     }
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
         let Some(question) = state.question.clone().filter(|q| q.answer.is_none()) else {
-            return Err(DebateError::Invalid(format!(
-                "{line} has no open question (it is {})",
-                state.progress.status.name()
-            )));
+            return Err(Refusal::NoQuestion {
+                line: line.clone(),
+                status: state.progress.status,
+            }
+            .into());
         };
         if state.progress.status.is_over() {
-            return Err(DebateError::Invalid(format!(
-                "{line} is {}; the answer cannot reach it",
-                state.progress.status.name()
-            )));
+            return Err(Refusal::AnswerTooLate {
+                line: line.clone(),
+                status: state.progress.status,
+            }
+            .into());
         }
         // Under the line's lock: a waiter that gives up meanwhile closes the question in its
         // own transaction, before or after this one, never in between.

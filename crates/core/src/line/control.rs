@@ -3,7 +3,7 @@
 //! what it cost. Each is one [`transaction`](crate::line::transaction).
 
 use crate::clock::now;
-use crate::error::{DebateError, io};
+use crate::error::{DebateError, Refusal, io};
 use crate::home::{Home, LineRef};
 use crate::line::transaction::{self, Change, Options, Plan, print_notes};
 use crate::model::state::{Role, State, Status};
@@ -69,10 +69,11 @@ pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, Debate
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
         if state.progress.status.is_over() {
-            return Err(DebateError::Invalid(format!(
-                "{line} is already {}",
-                state.progress.status.name()
-            )));
+            return Err(Refusal::AlreadyOver {
+                line: line.clone(),
+                status: state.progress.status,
+            }
+            .into());
         }
         state.progress.status = Status::Cancelled;
         state.updated = now().to_string();
@@ -98,21 +99,23 @@ pub struct Steered {
 pub fn steer(home: &Home, line: &LineRef, text: &str) -> Result<Steered, DebateError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err(DebateError::Invalid("nothing to steer with".into()));
+        return Err(Refusal::EmptySteering.into());
     }
     let done = transaction::run(home, line, Options::default(), |current| {
         let state = current.state()?;
         if state.progress.status.is_over() {
-            return Err(DebateError::Invalid(format!(
-                "{line} is {}; there is nothing to steer",
-                state.progress.status.name()
-            )));
+            return Err(Refusal::SteerOver {
+                line: line.clone(),
+                status: state.progress.status,
+            }
+            .into());
         }
         if state.progress.phase == Role::Synthesizer {
-            return Err(DebateError::Invalid(format!(
-                "{line} is writing its synthesis; steering can no longer reach it. Branch from a round instead: `anvil branch --from {}:round-{} --steer \"…\"`",
-                line.line, state.progress.round
-            )));
+            return Err(Refusal::SteerTooLate {
+                line: line.clone(),
+                round: state.progress.round,
+            }
+            .into());
         }
         // Numbered after everything the line has taken or has waiting: under the lock, so
         // two `anvil steer` never take the same number.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{DebateError, io};
+use crate::error::{DebateError, Refusal, io};
 use crate::home::{Home, LineRef};
 use crate::line::transaction::{self, Options, Plan};
 use crate::model::state::State;
@@ -118,10 +118,11 @@ fn save(home: &Home, line: &LineRef, run: &Run) -> Result<(), DebateError> {
 /// Refuses a line that cannot be run headless now: it is over, or a run holds it.
 fn check(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateError> {
     if state.progress.status.is_over() {
-        return Err(DebateError::Invalid(format!(
-            "{line} is {}; nothing to run (branch from one of its rounds instead)",
-            state.progress.status.name()
-        )));
+        return Err(Refusal::NothingToRun {
+            line: line.clone(),
+            status: state.progress.status,
+        }
+        .into());
     }
     if running(home, line) {
         return Err(already_running(home, line));
@@ -130,8 +131,11 @@ fn check(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateError> 
 }
 
 fn already_running(home: &Home, line: &LineRef) -> DebateError {
-    let by = load(home, line).map_or_else(String::new, |run| format!(" (process {})", run.pid));
-    DebateError::Invalid(format!("{line} is already running headless{by}"))
+    Refusal::AlreadyRunning {
+        line: line.clone(),
+        pid: load(home, line).map(|run| run.pid),
+    }
+    .into()
 }
 
 /// Whether `line` could be run headless now (see [`claim`]), without claiming it.

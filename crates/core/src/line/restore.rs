@@ -7,7 +7,7 @@
 
 use gix::ObjectId;
 
-use crate::error::DebateError;
+use crate::error::{DebateError, Refusal};
 use crate::fsutil;
 use crate::home::{Home, LineRef};
 use crate::line::transaction::{self, Change, Options, Plan, Transcript};
@@ -18,16 +18,6 @@ use crate::record::schema::{PhaseFile, phase_file};
 use crate::record::store::Record;
 use crate::review::history::{self, HistoryError};
 use crate::review::revision::Resolved;
-
-impl From<HistoryError> for DebateError {
-    fn from(e: HistoryError) -> DebateError {
-        match e {
-            HistoryError::Record(e) => DebateError::Record(e),
-            HistoryError::State(e) => DebateError::State(e),
-            other => DebateError::Invalid(other.to_string()),
-        }
-    }
-}
 
 /// A line put back on disk, ready for a Claude session.
 #[derive(Debug, Clone)]
@@ -62,11 +52,11 @@ pub fn resume(
     let done = transaction::run(home, line, options, |current| {
         let mut state = current.state()?;
         if state.progress.status.is_over() {
-            return Err(DebateError::Invalid(format!(
-                "{line} is {}; nothing to resume (branch from it with `anvil branch --from {}:round-N`)",
-                state.progress.status.name(),
-                line.line
-            )));
+            return Err(Refusal::NothingToResume {
+                line: line.clone(),
+                status: state.progress.status,
+            }
+            .into());
         }
         let transcript = fsutil::read_optional(&home.transcript_path(line))
             .map_err(|source| DebateError::Io {
@@ -109,18 +99,17 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
     let entry = from.entry();
     let base = history::state_at(record, entry.commit)?;
     if base.progress.status.is_over() {
-        return Err(DebateError::Invalid(format!(
-            "{} is where {} ended ({}); branch from a round before it, e.g. {}:round-{}",
-            from.canonical(),
-            from.history.line,
-            base.progress.status.name(),
-            from.history.line.line,
-            entry.round
-        )));
+        return Err(Refusal::BranchFromEnd {
+            at: from.canonical(),
+            line: from.history.line.clone(),
+            status: base.progress.status,
+            round: entry.round,
+        }
+        .into());
     }
     let steer = req.steer.trim();
     if steer.is_empty() {
-        return Err(DebateError::Invalid("--steer needs some text".into()));
+        return Err(Refusal::EmptyBranchSteering.into());
     }
     let debate_id = from.history.line.debate.clone();
     let name = match req.name {
@@ -128,15 +117,11 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
         None => free_name(record, &debate_id, steer)?,
     };
     if !crate::record::store::valid_name(&name) {
-        return Err(DebateError::Invalid(format!(
-            "'{name}' cannot name a line (letters, digits, '-', '_' and '.')"
-        )));
+        return Err(Refusal::BadName(name).into());
     }
     let line = LineRef::new(&debate_id, &name);
     if record.tip(&debate_id, &name)?.is_some() {
-        return Err(DebateError::Invalid(format!(
-            "{line} exists already; pick another --name"
-        )));
+        return Err(Refusal::NameTaken(line).into());
     }
 
     let mut progress = base.progress.clone();
@@ -181,9 +166,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
     // line, and the other is told it exists.
     let done = transaction::run(home, &line, Options::default(), |current| {
         if current.tip.is_some() {
-            return Err(DebateError::Invalid(format!(
-                "{line} exists already; pick another --name"
-            )));
+            return Err(Refusal::NameTaken(line.clone()).into());
         }
         let subject = format!(
             "branch {name} from {from_name}: {}",

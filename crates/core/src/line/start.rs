@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 
 use crate::clock::now;
-use crate::error::{DebateError, io};
+use crate::error::{DebateError, Refusal, io};
 use crate::fsutil;
 use crate::home::{Home, LineRef};
 use crate::line::stop::render_prompt;
@@ -106,9 +106,7 @@ pub fn start_with(
     let prompt = render_prompt(home, &state, &cue, true, "")?;
     let done = transaction::run(home, &line, Options::default(), |current| {
         if current.tip.is_some() {
-            return Err(DebateError::Invalid(format!(
-                "{line} exists already; try again"
-            )));
+            return Err(Refusal::IdTaken(line.clone()).into());
         }
         let subject = format!(
             "start: {}",

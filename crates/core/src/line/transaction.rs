@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use gix::ObjectId;
 
-use crate::error::DebateError;
+use crate::error::{DebateError, Refusal};
 use crate::home::{Home, LineRef};
 use crate::model::state::{State, StateError, Status};
 use crate::model::transcript;
@@ -67,9 +67,9 @@ pub struct Current<'a> {
 impl Current<'_> {
     /// The state of a line that must exist.
     pub fn state(&self) -> Result<State, DebateError> {
-        self.state.clone().ok_or_else(|| {
-            DebateError::Invalid(format!("there is no line {} in the record", self.line))
-        })
+        self.state
+            .clone()
+            .ok_or_else(|| Refusal::NoLine(self.line.clone()).into())
     }
 }
 
@@ -248,7 +248,7 @@ pub fn view(home: &Home, line: &LineRef) -> Result<State, DebateError> {
     let record = Record::open_or_init(&home.record_dir())?;
     let tip = record
         .tip(&line.debate, &line.line)?
-        .ok_or_else(|| DebateError::Invalid(format!("there is no line {line} in the record")))?;
+        .ok_or_else(|| Refusal::NoLine(line.clone()))?;
     match State::load(&home.state_path(line)) {
         Ok(live) if live.tip.as_deref() == Some(tip.to_string().as_str()) => Ok(live),
         _ => Ok(history::line_state(&record, line, tip)?),

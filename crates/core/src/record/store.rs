@@ -476,8 +476,8 @@ impl Record {
     }
 
     /// A failed read of refs or objects, for the readers that name no single file.
-    fn git(&self, e: impl std::fmt::Display) -> RecordError {
-        self.read_error("refs and objects", e.to_string())
+    fn git(&self, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> RecordError {
+        self.read_error("refs and objects", e)
     }
 
     /// A failed lookup of an object that must exist: [`RecordError::Missing`] when it was not

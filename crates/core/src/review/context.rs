@@ -29,12 +29,39 @@ pub enum ContextError {
         name: String,
         message: String,
     },
+    /// The record could not be read for an earlier debate named by `--follow-up`/`--versus`.
+    #[error("--{option} {name}: {source}")]
+    Record {
+        option: &'static str,
+        name: String,
+        #[source]
+        source: crate::record::store::RecordError,
+    },
+    #[error("--{option} {name}: {source}")]
+    State {
+        option: &'static str,
+        name: String,
+        #[source]
+        source: crate::model::state::StateError,
+    },
+    /// What went wrong making the diff: gix's error, or anvil's own words.
     #[error("--diff: {0}")]
-    Diff(String),
+    Diff(Box<dyn std::error::Error + Send + Sync>),
+    /// What went wrong fetching the pull request: git's or gix's error, or anvil's own words.
     #[error("--pr: {0}")]
-    PullRequest(String),
+    PullRequest(Box<dyn std::error::Error + Send + Sync>),
     #[error("--context {path}: {message}")]
     Walk { path: String, message: String },
+}
+
+impl ContextError {
+    fn diff(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ContextError {
+        ContextError::Diff(e.into())
+    }
+
+    fn pr(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ContextError {
+        ContextError::PullRequest(e.into())
+    }
 }
 
 /// The debate's material, ready to record and to show.
@@ -311,12 +338,14 @@ fn display_name(project: &Path, cwd: &Path, path: &Path) -> String {
 pub fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
     use gix::bstr::ByteSlice;
 
-    let err = |e: &dyn std::fmt::Display| ContextError::Diff(e.to_string());
     let repo = gix::discover(project).map_err(|e| {
-        ContextError::Diff(format!(
-            "{} is not in a git repository ({e}); drop --diff or run it inside one",
-            project.display()
-        ))
+        ContextError::Diff(
+            format!(
+                "{} is not in a git repository ({e}); drop --diff or run it inside one",
+                project.display()
+            )
+            .into(),
+        )
     })?;
     let workdir = repo
         .workdir()
@@ -324,19 +353,19 @@ pub fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
         .to_owned();
     let tree = repo
         .head_tree_id_or_empty()
-        .map_err(|e| err(&e))?
+        .map_err(ContextError::diff)?
         .object()
-        .map_err(|e| err(&e))?
+        .map_err(ContextError::diff)?
         .into_tree();
     let mut paths: Vec<String> = Vec::new();
     let iter = repo
         .status(gix::progress::Discard)
-        .map_err(|e| err(&e))?
+        .map_err(ContextError::diff)?
         .untracked_files(gix::status::UntrackedFiles::Files)
         .into_iter(None)
-        .map_err(|e| err(&e))?;
+        .map_err(ContextError::diff)?;
     for item in iter {
-        let item = item.map_err(|e| err(&e))?;
+        let item = item.map_err(ContextError::diff)?;
         let path = item.location().to_str_lossy().into_owned();
         if !path.starts_with(".anvil/") {
             paths.push(path);
@@ -346,21 +375,24 @@ pub fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
     paths.dedup();
     let mut out = String::new();
     for path in paths {
-        let old = match tree.lookup_entry_by_path(&path).map_err(|e| err(&e))? {
+        let old = match tree
+            .lookup_entry_by_path(&path)
+            .map_err(ContextError::diff)?
+        {
             Some(entry) if entry.mode().is_blob() => {
-                entry.object().map_err(|e| err(&e))?.detach().data
+                entry.object().map_err(ContextError::diff)?.detach().data
             }
             _ => Vec::new(),
         };
         let new = match std::fs::read(workdir.join(&path)) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(err(&e)),
+            Err(e) => return Err(ContextError::diff(e)),
         };
         if old == new {
             continue;
         }
-        out.push_str(&file_diff(&path, old, new).map_err(|e| err(&e))?);
+        out.push_str(&file_diff(&path, old, new).map_err(ContextError::diff)?);
     }
     Ok(out)
 }
@@ -423,17 +455,17 @@ pub struct PullRequest {
 /// The `git` binary does the transport (`ls-remote`, then `fetch` of the two commits, no ref
 /// written in the project); gix finds the merge base and makes the diff.
 pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextError> {
-    let fail = |m: String| ContextError::PullRequest(m);
-    let git = crate::record::git::Git::find()
-        .ok_or_else(|| fail("fetching a pull request needs the `git` binary on the PATH".into()))?;
+    let git = crate::record::git::Git::find().ok_or_else(|| {
+        ContextError::pr("fetching a pull request needs the `git` binary on the PATH")
+    })?;
     let run = |args: &[&str]| -> Result<String, ContextError> {
         git.project(project)
             .args(args)
             .output()
-            .map_err(|e| fail(e.to_string()))
+            .map_err(ContextError::pr)
     };
     let repo = gix::discover(project).map_err(|_| {
-        fail(format!(
+        ContextError::pr(format!(
             "{} is not in a git repository: pull request {n} is fetched from its remote",
             project.display()
         ))
@@ -448,13 +480,13 @@ pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextE
         match remotes.as_slice() {
             [only] => tried.push(only),
             [] => {
-                return Err(fail(format!(
+                return Err(ContextError::pr(format!(
                     "the project has no git remote to fetch pull request {n} from \
                      (add one: git remote add origin URL)"
                 )));
             }
             _ => {
-                return Err(fail(format!(
+                return Err(ContextError::pr(format!(
                     "the project has no remote 'origin' or 'upstream' to fetch pull request \
                      {n} from, and several others ({}); name one of them origin",
                     remotes.join(", ")
@@ -483,14 +515,15 @@ pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextE
         }
     }
     let (remote, (reference, head), base_ref, base) = found.ok_or_else(|| {
-        fail(format!(
+        ContextError::pr(format!(
             "no pull request {n} on {} (looked for {} and {})",
             tried.join(" or "),
             candidates[0],
             candidates[1]
         ))
     })?;
-    let base = base.ok_or_else(|| fail(format!("the remote '{remote}' has no default branch")))?;
+    let base = base
+        .ok_or_else(|| ContextError::pr(format!("the remote '{remote}' has no default branch")))?;
     let base_branch = base_ref
         .as_deref()
         .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_owned())
@@ -505,10 +538,10 @@ pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextE
         &base,
     ])?;
 
-    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).map_err(|e| fail(e.to_string()));
+    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).map_err(ContextError::pr);
     let (head, base) = (id(&head)?, id(&base)?);
     let merge_base = merge_base(&repo, head, base)?.ok_or_else(|| {
-        fail(format!(
+        ContextError::pr(format!(
             "pull request {n} shares no history with {base_branch}"
         ))
     })?;
@@ -522,7 +555,7 @@ pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextE
         match id {
             Some(id) => Ok(repo
                 .find_object(*id)
-                .map_err(|e| fail(e.to_string()))?
+                .map_err(ContextError::pr)?
                 .detach()
                 .data),
             None => Ok(Vec::new()),
@@ -533,7 +566,7 @@ pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextE
         if a == b {
             continue;
         }
-        patch.push_str(&file_diff(path, read(a)?, read(b)?).map_err(|e| fail(e.to_string()))?);
+        patch.push_str(&file_diff(path, read(a)?, read(b)?).map_err(ContextError::pr)?);
     }
     Ok(PullRequest {
         remote: remote.to_owned(),
@@ -592,7 +625,7 @@ fn merge_base(
     let parents = |id: gix::ObjectId| -> Result<Vec<gix::ObjectId>, ContextError> {
         let commit = repo
             .find_commit(id)
-            .map_err(|e| ContextError::PullRequest(e.to_string()))?;
+            .map_err(|e| ContextError::PullRequest(e.into()))?;
         Ok(commit.parent_ids().map(|p| p.detach()).collect())
     };
     let mut of_b = std::collections::HashSet::new();
@@ -621,19 +654,18 @@ fn blobs(
     commit: gix::ObjectId,
 ) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, ContextError> {
     use gix::bstr::ByteSlice;
-    let fail = |e: &dyn std::fmt::Display| ContextError::PullRequest(e.to_string());
     let tree = repo
         .find_commit(commit)
-        .map_err(|e| fail(&e))?
+        .map_err(ContextError::pr)?
         .tree_id()
-        .map_err(|e| fail(&e))?
+        .map_err(ContextError::pr)?
         .detach();
     let mut out = std::collections::BTreeMap::new();
     let mut stack = vec![(String::new(), tree)];
     while let Some((prefix, id)) = stack.pop() {
-        let tree = repo.find_tree(id).map_err(|e| fail(&e))?;
+        let tree = repo.find_tree(id).map_err(ContextError::pr)?;
         for entry in tree.iter() {
-            let entry = entry.map_err(|e| fail(&e))?;
+            let entry = entry.map_err(ContextError::pr)?;
             let path = format!("{prefix}{}", entry.filename().to_str_lossy());
             if entry.mode().is_tree() {
                 stack.push((format!("{path}/"), entry.oid().to_owned()));

@@ -48,15 +48,19 @@ fn read_result(
             "no such file, and not a debate name (DEBATE or DEBATE@LINE)".into(),
         ));
     };
-    let lines = home.live_lines().map_err(|e| fail(e.to_string()))?;
+    let lines = home.live_lines().map_err(|source| ContextError::Read {
+        path: home.debates_dir(),
+        source,
+    })?;
     let matches: Vec<&LineRef> = lines
         .iter()
         .filter(|l| l.line == wanted.line && l.debate.starts_with(&wanted.debate))
         .collect();
     match matches.as_slice() {
         [one] => {
-            let transcript = crate::fsutil::read_optional(&home.transcript_path(one))
-                .map_err(|e| fail(e.to_string()))?
+            let path = home.transcript_path(one);
+            let transcript = crate::fsutil::read_optional(&path)
+                .map_err(|source| ContextError::Read { path, source })?
                 .unwrap_or_default();
             return Ok(synthesis_of(&transcript).unwrap_or(transcript));
         }
@@ -71,7 +75,7 @@ fn read_result(
             )));
         }
     }
-    from_record(home, &wanted).map_err(fail)?.ok_or_else(|| {
+    from_record(home, option, source, &wanted)?.ok_or_else(|| {
         fail(
             "no such file, and no recorded debate of that name; `anvil status` lists debates"
                 .into(),
@@ -86,21 +90,28 @@ fn synthesis_of(transcript: &str) -> Option<String> {
 }
 
 /// The synthesis a line's record holds, if the line is in the record and finished.
-fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> {
+fn from_record(
+    home: &Home,
+    option: &'static str,
+    name: &str,
+    wanted: &LineRef,
+) -> Result<Option<String>, ContextError> {
     if !home.record_dir().join("HEAD").is_file() {
         return Ok(None);
     }
-    let record = Record::open(&home.record_dir()).map_err(|e| e.to_string())?;
+    let record_error = |source| ContextError::Record {
+        option,
+        name: name.to_owned(),
+        source,
+    };
+    let record = Record::open(&home.record_dir()).map_err(record_error)?;
     // The first debate the id (or its prefix) names that has the line, looked up by name.
     let mut found = None;
     for debate in record
         .debates_with_prefix(&wanted.debate)
-        .map_err(|e| e.to_string())?
+        .map_err(record_error)?
     {
-        if let Some(tip) = record
-            .tip(&debate, &wanted.line)
-            .map_err(|e| e.to_string())?
-        {
+        if let Some(tip) = record.tip(&debate, &wanted.line).map_err(record_error)? {
             found = Some((debate, tip));
             break;
         }
@@ -108,17 +119,21 @@ fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> 
     let Some((debate, tip)) = found else {
         return Ok(None);
     };
-    let read = |path: &str| -> Result<Option<String>, String> {
+    let read = |path: &str| -> Result<Option<String>, ContextError> {
         Ok(record
             .read(tip, path)
-            .map_err(|e| e.to_string())?
+            .map_err(record_error)?
             .map(|b| String::from_utf8_lossy(&b).into_owned()))
     };
-    let Some(state_text) = read("state.md")? else {
+    let Some(state_text) = read(crate::record::schema::STATE_FILE)? else {
         return Ok(None);
     };
-    let state =
-        State::from_markdown(&state_text, Path::new("state.md")).map_err(|e| e.to_string())?;
+    let state = State::from_markdown(&state_text, Path::new(crate::record::schema::STATE_FILE))
+        .map_err(|source| ContextError::State {
+            option,
+            name: name.to_owned(),
+            source,
+        })?;
     let path = crate::record::schema::phase_file(
         state.progress.step,
         Role::Synthesizer.name(),
@@ -126,9 +141,13 @@ fn from_record(home: &Home, wanted: &LineRef) -> Result<Option<String>, String> 
     );
     match read(&path)? {
         Some(text) => Ok(Some(format!("## Synthesis\n\n{text}"))),
-        None => Err(format!(
-            "debate {debate}@{} has no synthesis yet; wait until it is done",
-            wanted.line
-        )),
+        None => Err(ContextError::Source {
+            option,
+            name: name.to_owned(),
+            message: format!(
+                "debate {debate}@{} has no synthesis yet; wait until it is done",
+                wanted.line
+            ),
+        }),
     }
 }
