@@ -247,7 +247,7 @@ pub fn render_entry(
     } else {
         match entry.role {
             Some(_) => anvil_core::review::history::response(record, entry)?.unwrap_or_default(),
-            None => describe(entry),
+            None => entry.describe(),
         }
     };
     // Recorded text is made visible before any colour of ours is put around it.
@@ -255,25 +255,10 @@ pub fn render_entry(
     if !body.ends_with('\n') && !paint.on {
         out.push('\n');
     }
-    for s in &entry.steering {
+    for s in &entry.meta.steering {
         out.push_str(&paint.yellow(&format!("\n> **Steering:** {}\n", visible(s))));
     }
     Ok(out)
-}
-
-/// A bookkeeping commit (start, branch, cancel, …) in words.
-fn describe(entry: &Entry) -> String {
-    let mut text = entry.subject.clone();
-    for (k, v) in &entry.trailers {
-        if matches!(
-            k.as_str(),
-            "Anvil-Reason" | "Anvil-Branched-From" | "Anvil-Next"
-        ) {
-            text.push_str(&format!("\n{k}: {v}"));
-        }
-    }
-    text.push('\n');
-    text
 }
 
 /// What to do next with a line that `branch` or `resume` put on disk.

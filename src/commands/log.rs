@@ -332,7 +332,7 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
             text.push_str(&format!(
                 "  {} {:<18} {}\n",
                 paint.yellow(&view::short(&commit)),
-                visible(&entry.line),
+                visible(&entry.meta.line),
                 visible(&run.summary())
             ));
             for m in &run.models {
@@ -408,30 +408,32 @@ fn sums<T: Default>(
 fn what(entry: &Entry) -> String {
     match entry.role {
         Some(anvil_core::model::state::Role::Synthesizer) => "synthesis".to_owned(),
-        Some(anvil_core::model::state::Role::InteractivePause) => format!("pause {}", entry.round),
-        Some(role) => match &entry.voice {
-            Some(v) => format!("round {} {}", entry.round, short_text(v, 10)),
-            None => format!("round {} {}", entry.round, role.name()),
+        Some(anvil_core::model::state::Role::InteractivePause) => {
+            format!("pause {}", entry.meta.round)
+        }
+        Some(role) => match &entry.meta.voice {
+            Some(v) => format!("round {} {}", entry.meta.round, short_text(v, 10)),
+            None => format!("round {} {}", entry.meta.round, role.name()),
         },
-        None if entry.phase == "branch" => format!("branch {}", entry.line),
-        None => entry.phase.clone(),
+        None if entry.meta.phase == "branch" => format!("branch {}", entry.meta.line),
+        None => entry.meta.phase.clone(),
     }
 }
 
 /// The gist of a phase, shown whatever the text holds (see [`crate::term`]).
 fn gist(entry: &Entry) -> String {
-    if entry.phase == "branch" {
+    if entry.meta.phase == "branch" {
         return format!(
             "from {} · steering: {}",
-            visible(entry.trailer("Anvil-Branched-From").unwrap_or("?")),
-            short_text(&entry.steering.join(" / "), 48)
+            visible(entry.meta.branched_from.as_deref().unwrap_or("?")),
+            short_text(&entry.meta.steering.join(" / "), 48)
         );
     }
     let mut gist = short_text(entry.gist(), 50);
-    if !entry.steering.is_empty() && entry.role.is_some() {
+    if !entry.meta.steering.is_empty() && entry.role.is_some() {
         gist.push_str(&format!(
             " [steering: {}]",
-            short_text(&entry.steering.join(" / "), 30)
+            short_text(&entry.meta.steering.join(" / "), 30)
         ));
     }
     gist
@@ -472,8 +474,8 @@ fn to_json(
                 "line": h.line.line,
                 "tip": h.tip.to_string(),
                 "fork": seg.fork.map(|f| f.to_string()),
-                "branched_from": first.and_then(|e| e.trailer("Anvil-Branched-From")),
-                "steering": first.filter(|e| e.phase == "branch").map(|e| e.steering.clone()),
+                "branched_from": first.and_then(|e| e.meta.branched_from.as_deref()),
+                "steering": first.filter(|e| e.meta.phase == "branch").map(|e| e.meta.steering.clone()),
                 "synthesis": h.synthesis().map(|i| h.entries[i].commit.to_string()),
                 "cost": per_line.iter().find(|(l, _)| *l == h.line.line).map(|(_, p)| p.to_json()),
                 "run_cost": runs_per_line.iter().find(|(l, _)| *l == h.line.line).and_then(|(_, r)| run_json(r)),
@@ -490,12 +492,12 @@ fn to_json(
             serde_json::json!({
                 "commit": c.to_string(),
                 "parent": e.parent.map(|p| p.to_string()),
-                "line": e.line,
-                "phase": e.phase,
-                "round": e.round,
+                "line": e.meta.line,
+                "phase": e.meta.phase,
+                "round": e.meta.round,
                 "step": e.step,
-                "voice": e.voice,
-                "steering": e.steering,
+                "voice": e.meta.voice,
+                "steering": e.meta.steering,
                 "subject": e.subject,
                 "author": e.author,
                 "time": e.time,

@@ -85,7 +85,7 @@ fn branches(
         let first = h
             .own_start()
             .map(|i| &h.entries[i])
-            .filter(|e| e.phase == "branch");
+            .filter(|e| e.meta.phase == "branch");
         let synthesis = match h.synthesis() {
             Some(i) => history::response(record, &h.entries[i])?.unwrap_or_default(),
             None => String::new(),
@@ -100,9 +100,13 @@ fn branches(
             "| {} | {} | {} | {} |\n",
             h.line.line,
             first
-                .and_then(|e| e.trailer("Anvil-Branched-From"))
+                .and_then(|e| e.meta.branched_from.as_deref())
                 .unwrap_or("—"),
-            cell(&first.map(|e| e.steering.join("; ")).unwrap_or_default()),
+            cell(
+                &first
+                    .map(|e| e.meta.steering.join("; "))
+                    .unwrap_or_default()
+            ),
             if synthesis.is_empty() {
                 "_not yet_".to_owned()
             } else {

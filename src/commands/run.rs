@@ -543,7 +543,7 @@ fn phases_between(home: &Home, state: &State, after: u32) -> Vec<(u32, String)> 
             e.role.map(|role| {
                 (
                     e.step,
-                    anvil_core::model::state::phase_label(role, e.round, state.setup.rounds),
+                    anvil_core::model::state::phase_label(role, e.meta.round, state.setup.rounds),
                 )
             })
         })

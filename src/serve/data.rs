@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use anvil_core::home::{Home, LineRef};
 use anvil_core::model::state::{Role, State, Status};
 use anvil_core::record::store::Record;
-use anvil_core::review::history::{self, Entry, LineHistory};
+use anvil_core::review::history::{self, LineHistory};
 use serde::Serialize;
 
 use super::error::ApiError;
@@ -325,14 +325,14 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
             Some(_) => history::response(record, entry)
                 .map_err(ApiError::internal)?
                 .unwrap_or_default(),
-            None => describe(entry),
+            None => entry.describe(),
         };
         if i >= own && entry.role.is_some() {
             let round = h.entries[i + 1..]
                 .iter()
                 .find(|e| e.role.is_some())
-                .map_or(state.progress.round, |e| e.round);
-            for s in &entry.steering {
+                .map_or(state.progress.round, |e| e.meta.round);
+            for s in &entry.meta.steering {
                 steering.push(Steering {
                     text: s.clone(),
                     state: "delivered".into(),
@@ -344,13 +344,13 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
         phases.push(PhaseView {
             step: entry.step,
             commit: entry.commit.to_string(),
-            phase: entry.phase.clone(),
+            phase: entry.meta.phase.clone(),
             role: entry.role.map(|r| r.name().to_owned()),
             title: entry.heading(),
-            round: entry.round,
-            voice: entry.voice.clone(),
+            round: entry.meta.round,
+            voice: entry.meta.voice.clone(),
             time: entry.time,
-            steering: entry.steering.clone(),
+            steering: entry.meta.steering.clone(),
             text,
             inherited: i < own,
             rev: rev_at(i),
@@ -370,16 +370,18 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
     let branched_from = h
         .entries
         .get(own)
-        .filter(|e| e.phase == "branch")
+        .filter(|e| e.meta.phase == "branch")
         .map(|e| BranchPoint {
             line: e
-                .trailer("Anvil-Branched-From")
+                .meta
+                .branched_from
+                .as_deref()
                 .and_then(|f| f.split(':').next())
                 .unwrap_or("main")
                 .to_owned(),
-            from: e.trailer("Anvil-Branched-From").unwrap_or("").to_owned(),
-            round: e.round,
-            steering: e.steering.first().cloned().unwrap_or_default(),
+            from: e.meta.branched_from.clone().unwrap_or_default(),
+            round: e.meta.round,
+            steering: e.meta.steering.first().cloned().unwrap_or_default(),
             time: e.time,
         });
     let running = anvil_core::line::headless::running(home, line);
@@ -422,27 +424,6 @@ fn queued_time(path: &std::path::Path) -> i64 {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs() as i64)
-}
-
-/// A bookkeeping commit in words.
-fn describe(entry: &Entry) -> String {
-    let get = |k: &str| entry.trailer(k).unwrap_or("").to_owned();
-    match entry.phase.as_str() {
-        "ask" if entry.trailer("Anvil-Question").is_some() => {
-            format!("A debater asked: {}", get("Anvil-Question"))
-        }
-        "answer" => format!("The human answered: {}", get("Anvil-Answer")),
-        "branch" => format!(
-            "Branched from {} with the steering: {}",
-            get("Anvil-Branched-From"),
-            entry.steering.first().cloned().unwrap_or_default()
-        ),
-        "cancel" => match entry.trailer("Anvil-Reason") {
-            Some(r) => format!("Cancelled: {r}"),
-            None => "Cancelled.".to_owned(),
-        },
-        _ => entry.subject.clone(),
-    }
 }
 
 /// The line `debate@line` if the debate has it in the record or on disk, else 404.

@@ -83,7 +83,7 @@ fn cancel_always_wins_once_it_said_so() {
         let cancelled = control::cancel(&home, &line, "race");
         let answers = hooks.join().unwrap();
         let entries = history(&home, &line);
-        let phases: Vec<&str> = entries.iter().map(|e| e.phase.as_str()).collect();
+        let phases: Vec<&str> = entries.iter().map(|e| e.meta.phase.as_str()).collect();
         match cancelled {
             Ok(state) => {
                 won += 1;
@@ -150,11 +150,11 @@ fn steering_that_was_accepted_reaches_exactly_one_prompt() {
         }
         let record = Record::open(&home.record_dir()).unwrap();
         let entries = history(&home, &line);
-        assert_eq!(entries.last().unwrap().phase, "synthesizer");
+        assert_eq!(entries.last().unwrap().meta.phase, "synthesizer");
         for text in &accepted {
             let carriers: Vec<&Entry> = entries
                 .iter()
-                .filter(|e| e.steering.contains(text))
+                .filter(|e| e.meta.steering.contains(text))
                 .collect();
             assert_eq!(carriers.len(), 1, "{text}: {entries:#?}");
             let carrier = carriers[0];
@@ -173,7 +173,7 @@ fn steering_that_was_accepted_reaches_exactly_one_prompt() {
             );
         }
         for text in &refused {
-            assert!(entries.iter().all(|e| !e.steering.contains(text)));
+            assert!(entries.iter().all(|e| !e.meta.steering.contains(text)));
         }
         let queue = home.queued_steering(&line).unwrap();
         assert!(queue.is_empty(), "left in the queue: {queue:?}");
@@ -304,7 +304,7 @@ fn two_branches_of_one_name_against_running_hooks_make_one_line() {
         assert!(refused.to_string().contains("exists already"), "{refused}");
         let main: Vec<String> = history(&home, &line)
             .iter()
-            .map(|e| e.phase.clone())
+            .map(|e| e.meta.phase.clone())
             .collect();
         assert_eq!(
             main,
@@ -321,7 +321,7 @@ fn two_branches_of_one_name_against_running_hooks_make_one_line() {
         );
         let cost = history(&home, &LineRef::new(&line.debate, "cost"));
         assert_eq!(cost.last().unwrap().commit, *made[0]);
-        assert_eq!(cost.last().unwrap().phase, "branch");
+        assert_eq!(cost.last().unwrap().meta.phase, "branch");
         assert_eq!(cost.len(), 4);
     }
 }

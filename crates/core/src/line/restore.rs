@@ -103,7 +103,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
             at: from.canonical(),
             line: from.history.line.clone(),
             status: base.progress.status,
-            round: entry.round,
+            round: entry.meta.round,
         }
         .into());
     }
@@ -173,7 +173,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
             crate::model::state::first_line(steer)
         );
         let mut change = Change::bookkeeping(state.clone(), "branch", subject);
-        change.meta.round = entry.round;
+        change.meta.round = entry.meta.round;
         change.meta.branched_from = Some(from_name.clone());
         change.meta.steering = vec![steer.to_owned()];
         change.meta.session = req.session.map(str::to_owned);

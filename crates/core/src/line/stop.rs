@@ -520,7 +520,11 @@ mod tests {
         deliver(&home, &line, "The critic's answer.");
         let record = crate::record::store::Record::open(&home.record_dir()).unwrap();
         let history = crate::review::history::LineHistory::load(&record, &line).unwrap();
-        let phases: Vec<&str> = history.entries.iter().map(|e| e.phase.as_str()).collect();
+        let phases: Vec<&str> = history
+            .entries
+            .iter()
+            .map(|e| e.meta.phase.as_str())
+            .collect();
         assert_eq!(phases, ["start", "advocate", "run", "critic"]);
         assert_eq!(RunCost::read_from(&history.entries[2].meta), Some(cost));
         assert_eq!(history.entries[3].step, 2);

@@ -85,8 +85,8 @@ fn sides(record: &Record, r: &Resolved) -> Result<Vec<(String, String, String)>,
 pub fn entry_label(entry: &history::Entry) -> String {
     match entry.role {
         Some(crate::model::state::Role::Synthesizer) => "synthesis".to_owned(),
-        Some(role) => format!("round-{}/{}", entry.round, role.name()),
-        None => entry.phase.clone(),
+        Some(role) => format!("round-{}/{}", entry.meta.round, role.name()),
+        None => entry.meta.phase.clone(),
     }
 }
 

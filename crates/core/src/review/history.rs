@@ -14,7 +14,7 @@ use gix::bstr::ByteSlice;
 use crate::home::LineRef;
 use crate::model::machine::Finished;
 use crate::model::state::{Role, State, StateError};
-use crate::record::schema::{PhaseFile, phase_file};
+use crate::record::schema::{Meta, PhaseFile, phase_file};
 use crate::record::store::{Record, RecordError};
 
 #[derive(Debug, thiserror::Error)]
@@ -29,34 +29,24 @@ pub enum HistoryError {
     Damaged(ObjectId, String),
 }
 
-/// One recorded commit of a line.
+/// One recorded commit of a line: what its trailers say, decoded once ([`Meta`]), and what
+/// only the commit itself or its place in the chain tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub commit: ObjectId,
     pub parent: Option<ObjectId>,
-    /// The line that wrote this commit (`Anvil-Line`); an inherited entry names its own line.
-    pub line: String,
-    /// `Anvil-Phase`: a role's name, or `start`, `branch`, `cancel`, …
-    pub phase: String,
-    /// The role whose turn this commit records; `None` for bookkeeping commits.
+    /// The role whose turn this commit records (from `meta.phase`); `None` for bookkeeping
+    /// commits (start, branch, cancel, ask, answer, …).
     pub role: Option<Role>,
-    pub round: u32,
     /// Phases recorded on the line up to and including this commit; numbers the files `NNN-…`.
     pub step: u32,
-    pub voice: Option<String>,
-    /// Steering that arrived with this commit (or, on a branch, the steering it starts with).
-    pub steering: Vec<String>,
-    /// The debater wrote the completion marker.
-    pub complete: bool,
-    pub session: Option<String>,
     pub author: String,
     pub subject: String,
     /// Seconds since the epoch.
     pub time: i64,
-    /// Everything the commit's trailers say.
-    pub meta: crate::record::schema::Meta,
-    /// The trailers as `(key, value)` pairs, for display.
-    pub trailers: Vec<(String, String)>,
+    /// Everything the commit's trailers say. `meta.line` is the line that wrote the commit: an
+    /// entry a branch inherited names the line it was recorded on.
+    pub meta: Meta,
 }
 
 impl Entry {
@@ -72,27 +62,49 @@ impl Entry {
             .map(|role| phase_file(self.step, role.name(), PhaseFile::Prompt))
     }
 
-    pub fn trailer(&self, key: &str) -> Option<&str> {
-        self.trailers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
-    }
-
     /// How the transcript titles this entry: `Round 2 · Critic`, `Synthesis`, `Start`, …
     pub fn heading(&self) -> String {
         match self.role {
             Some(role) => {
-                crate::model::transcript::heading(role, self.round, self.voice.as_deref())
+                crate::model::transcript::heading(role, self.meta.round, self.meta.voice.as_deref())
             }
             None => {
-                let mut name = self.phase.clone();
+                let mut name = self.meta.phase.clone();
                 if let Some(first) = name.get_mut(0..1) {
                     first.make_ascii_uppercase();
                 }
                 name
             }
         }
+    }
+
+    /// A bookkeeping commit (start, branch, cancel, ask, answer, …) in words, for people; the
+    /// terminal and the web room show the same text, each escaped for its medium.
+    pub fn describe(&self) -> String {
+        let meta = &self.meta;
+        let mut text = match (meta.phase.as_str(), &meta.question) {
+            ("ask", Some(question)) if meta.answer.is_none() => {
+                format!("A debater asked: {question}")
+            }
+            ("answer", _) => format!(
+                "The human answered: {}",
+                meta.answer.as_deref().unwrap_or_default()
+            ),
+            ("branch", _) => format!(
+                "Branched from {} with the steering: {}",
+                meta.branched_from.as_deref().unwrap_or("?"),
+                meta.steering.first().map_or("", String::as_str)
+            ),
+            ("cancel", _) => match &meta.reason {
+                Some(reason) => format!("Cancelled: {reason}"),
+                None => "Cancelled.".to_owned(),
+            },
+            _ => self.subject.clone(),
+        };
+        if let Some(next) = meta.next.as_deref().filter(|_| meta.phase != "cancel") {
+            text.push_str(&format!("\nNext: {next}"));
+        }
+        text
     }
 
     /// The subject without its `round N role:` prefix: the gist of the text.
@@ -143,14 +155,14 @@ impl LineHistory {
         }
         self.entries
             .iter()
-            .rposition(|e| e.is_debating() && e.round == n)
+            .rposition(|e| e.is_debating() && e.meta.round == n)
     }
 
     /// The phase of `role` in round `n`.
     pub fn phase_in_round(&self, n: u32, role: Role) -> Option<usize> {
         self.entries
             .iter()
-            .rposition(|e| e.role == Some(role) && e.round == n)
+            .rposition(|e| e.role == Some(role) && e.meta.round == n)
     }
 
     pub fn synthesis(&self) -> Option<usize> {
@@ -165,7 +177,7 @@ impl LineHistory {
             .entries
             .iter()
             .filter(|e| e.is_debating())
-            .map(|e| e.round)
+            .map(|e| e.meta.round)
             .collect();
         rounds.dedup();
         rounds
@@ -174,7 +186,9 @@ impl LineHistory {
     /// The index of the first entry this line wrote itself; entries before it are inherited
     /// from the line it was branched from. `None` when the line wrote nothing of its own.
     pub fn own_start(&self) -> Option<usize> {
-        self.entries.iter().position(|e| e.line == self.line.line)
+        self.entries
+            .iter()
+            .position(|e| e.meta.line == self.line.line)
     }
 
     /// The entries that close a round or finish the line, as `(name, index)`: what a revision
@@ -203,7 +217,9 @@ impl LineHistory {
             return vec![index];
         }
         (0..=index)
-            .filter(|&i| self.entries[i].is_debating() && self.entries[i].round == entry.round)
+            .filter(|&i| {
+                self.entries[i].is_debating() && self.entries[i].meta.round == entry.meta.round
+            })
             .collect()
     }
 }
@@ -273,10 +289,10 @@ pub fn transcript(
         let text = response(record, entry)?.unwrap_or_default();
         let finished = Finished {
             role,
-            round: entry.round,
-            voice: entry.voice.clone(),
+            round: entry.meta.round,
+            voice: entry.meta.voice.clone(),
             markers: Default::default(),
-            steering: entry.steering.clone(),
+            steering: entry.meta.steering.clone(),
         };
         out.push_str(&crate::model::transcript::section(&finished, &text));
     }
@@ -317,19 +333,11 @@ pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> 
     Ok(Entry {
         commit: id,
         parent,
-        line: meta.line.clone(),
         role: role_named(&meta.phase),
-        phase: meta.phase.clone(),
-        round: meta.round,
         step: 0,
-        voice: meta.voice.clone(),
-        steering: meta.steering.clone(),
-        complete: meta.complete,
-        session: meta.session.clone(),
         author: author_name,
         subject,
         time,
-        trailers: meta.pairs(),
         meta,
     })
 }
@@ -402,5 +410,96 @@ mod tests {
             assert_eq!(role_named(role.name()), Some(role));
         }
         assert_eq!(role_named("start"), None);
+    }
+
+    fn bookkeeping(phase: &str, subject: &str, meta: Meta) -> Entry {
+        Entry {
+            commit: ObjectId::null(gix::hash::Kind::Sha1),
+            parent: None,
+            role: role_named(phase),
+            step: 0,
+            author: "anvil".into(),
+            subject: subject.into(),
+            time: 0,
+            meta: Meta {
+                phase: phase.into(),
+                ..meta
+            },
+        }
+    }
+
+    #[test]
+    fn bookkeeping_commits_are_told_in_words_from_their_trailers() {
+        let cases = [
+            (
+                bookkeeping(
+                    "ask",
+                    "ask: Budget?",
+                    Meta {
+                        question: Some("Budget?".into()),
+                        ..Meta::default()
+                    },
+                ),
+                "A debater asked: Budget?",
+            ),
+            (
+                bookkeeping("ask", "ask: no answer in time", Meta::default()),
+                "ask: no answer in time",
+            ),
+            (
+                bookkeeping(
+                    "answer",
+                    "answer: 40k",
+                    Meta {
+                        question: Some("Budget?".into()),
+                        answer: Some("40k".into()),
+                        ..Meta::default()
+                    },
+                ),
+                "The human answered: 40k",
+            ),
+            (
+                bookkeeping(
+                    "branch",
+                    "branch cost from main:round-1: x",
+                    Meta {
+                        branched_from: Some("main:round-1".into()),
+                        steering: vec!["Think of cost.".into()],
+                        next: Some("advocate".into()),
+                        ..Meta::default()
+                    },
+                ),
+                "Branched from main:round-1 with the steering: Think of cost.\nNext: advocate",
+            ),
+            (
+                bookkeeping(
+                    "cancel",
+                    "cancel at round 2",
+                    Meta {
+                        reason: Some("enough".into()),
+                        ..Meta::default()
+                    },
+                ),
+                "Cancelled: enough",
+            ),
+            (
+                bookkeeping("cancel", "cancel at round 2", Meta::default()),
+                "Cancelled.",
+            ),
+            (
+                bookkeeping(
+                    "start",
+                    "start: Q?",
+                    Meta {
+                        next: Some("advocate".into()),
+                        ..Meta::default()
+                    },
+                ),
+                "start: Q?\nNext: advocate",
+            ),
+        ];
+        for (entry, words) in cases {
+            assert_eq!(entry.describe(), words, "{entry:?}");
+        }
     }
 }

@@ -271,14 +271,14 @@ fn find_commit(record: &Record, prefix: &str) -> Result<(LineHistory, usize), Fo
         }
     };
     let entry = crate::review::history::read_entry(record, id)?;
-    let debate = entry.trailer("Anvil-Debate").unwrap_or_default().to_owned();
+    let debate = entry.meta.debate.clone();
     let mut lines: Vec<String> = record
         .lines_of_debate(&debate)?
         .into_iter()
         .map(|(l, _)| l)
         .collect();
     // The line that wrote it first, then the others (a line branched off later inherits it).
-    lines.sort_by_key(|l| *l != entry.line);
+    lines.sort_by_key(|l| *l != entry.meta.line);
     for line in lines {
         let history = LineHistory::load(record, &LineRef::new(&debate, &line))?;
         if let Some(i) = history.entries.iter().position(|e| e.commit == id) {
