@@ -10,7 +10,12 @@
 //!    maintenance is due: once when it is not, once when it is (it then starts a detached
 //!    `anvil gc --auto`, here with a `git` that does nothing, and does not wait for it);
 //! 3. the bytes of prompt injected over a whole 3-round debate;
-//! 4. the sizes of both binaries.
+//! 4. the sizes of both binaries;
+//! 5. the objects of one phase commit (a ~30 KB transcript, a ~7.5 KB phase, state, tree,
+//!    commit) written by a fresh process through the record's own loose-object writer, side by
+//!    side with the same objects through gix's loose-object store: the reason the record keeps
+//!    a writer of its own (it sets up one compressor for all of a commit's objects, where gix
+//!    sets one up per object).
 //!
 //! Every sample is a fresh process; mid-debate samples each run on their own copy of the same
 //! prepared project, so every sample records the same phase.
@@ -26,6 +31,14 @@ const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
 const SAMPLES: usize = 101;
 
 fn main() {
+    // This bench runs itself as the writer child of measurement 5.
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, which, dir] = args.as_slice()
+        && flag == WRITER_CHILD
+    {
+        write_phase_objects(which, Path::new(dir));
+        return;
+    }
     let work = tempfile::tempdir().expect("temp dir");
     let project = work.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
@@ -134,6 +147,8 @@ fn main() {
         },
     ]);
 
+    let (ours, theirs) = writers(work.path());
+
     let injected = injected_so_far + finish_debate(&template);
     // What re-sending the debate so far with every prompt would have cost instead: the
     // transcript at each of the 7 phase prompts after the first.
@@ -175,6 +190,12 @@ fn main() {
         "  prompt bytes injected, 3-round debate: {injected} bytes (first prompt + every block)"
     );
     println!("  (re-sending the debate so far with each prompt would add about {resent} bytes)");
+    println!(
+        "  one phase's objects, fresh process: anvil's writer {:.3} ms, gix's {:.3} ms ({:.2}x)",
+        ms(ours),
+        ms(theirs),
+        ours.as_secs_f64() / theirs.as_secs_f64()
+    );
     for bin in [HOOK, ANVIL] {
         let bytes = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
         println!(
@@ -182,6 +203,111 @@ fn main() {
             Path::new(bin).file_name().unwrap().to_string_lossy(),
             bytes as f64 / 1e6
         );
+    }
+}
+
+const WRITER_CHILD: &str = "--write-phase-objects";
+
+/// Measurement 5: medians of a child process that writes one phase's objects into a record of
+/// its own, through each writer, samples alternating.
+fn writers(work: &Path) -> (Duration, Duration) {
+    let me = std::env::current_exe().expect("the bench's own path");
+    let dirs = |name: &str| -> Vec<PathBuf> {
+        (0..SAMPLES)
+            .map(|i| {
+                let dir = work.join(format!("{name}-{i}"));
+                anvil_core::record::store::Record::open_or_init(&dir).expect("a record");
+                dir
+            })
+            .collect()
+    };
+    let (ours, theirs) = (dirs("writer-anvil"), dirs("writer-gix"));
+    let (mut ours, mut theirs) = (ours.iter(), theirs.iter());
+    let _ = Command::new("sync").status();
+    let child = |which: &str, dir: &Path| {
+        let start = Instant::now();
+        let status = Command::new(&me)
+            .args([WRITER_CHILD, which, dir.to_str().unwrap()])
+            .status()
+            .expect("the writer child");
+        let elapsed = start.elapsed();
+        assert!(status.success(), "{which} writer failed");
+        elapsed
+    };
+    let [a, b] = sample_side_by_side([&mut || child("anvil", ours.next().unwrap()), &mut || {
+        child("gix", theirs.next().unwrap())
+    }]);
+    (a, b)
+}
+
+/// The child of measurement 5: the objects of a mid-debate phase written into the record at
+/// `dir`, by anvil's writer or by gix's.
+fn write_phase_objects(which: &str, dir: &Path) {
+    use anvil_core::record::schema::Meta;
+    use anvil_core::record::store::{Base, NewCommit, Record};
+    let files = vec![
+        (
+            "state.md".to_owned(),
+            b"status: active\nround: 3\n".to_vec(),
+        ),
+        (
+            "transcript.md".to_owned(),
+            phase("TRANSCRIPT", 30_000).into_bytes(),
+        ),
+        (
+            "phases/05-advocate.md".to_owned(),
+            phase("ADVOCATE round 3", 7_500).into_bytes(),
+        ),
+    ];
+    match which {
+        "anvil" => {
+            let record = Record::open(dir).expect("the record");
+            let new = NewCommit {
+                author: "Advocate".into(),
+                subject: "Round 3, advocate".into(),
+                meta: Meta {
+                    debate: "bench".into(),
+                    line: "main".into(),
+                    phase: "advocate".into(),
+                    ..Meta::default()
+                },
+                files,
+                remove: Vec::new(),
+                time: 1_800_000_000,
+                base: Base::Tip(None),
+            };
+            record.stage(&new).expect("staged");
+        }
+        _ => {
+            use gix::objs::Write as _;
+            let store = gix::odb::loose::Store::at(dir.join("objects"), gix::hash::Kind::Sha1);
+            let mut tree = gix::objs::Tree::empty();
+            for (path, bytes) in &files {
+                let id = store.write_buf(gix::objs::Kind::Blob, bytes).expect("blob");
+                tree.entries.push(gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Blob.into(),
+                    filename: path.replace('/', "-").into(),
+                    oid: id,
+                });
+            }
+            tree.entries.sort();
+            let tree = store.write(&tree).expect("tree");
+            let signature = gix::actor::Signature {
+                name: "anvil".into(),
+                email: "anvil@localhost".into(),
+                time: gix::date::Time::new(1_800_000_000, 0),
+            };
+            let commit = gix::objs::Commit {
+                tree,
+                parents: Default::default(),
+                author: signature.clone(),
+                committer: signature,
+                encoding: None,
+                message: "Round 3, advocate".into(),
+                extra_headers: Vec::new(),
+            };
+            store.write(&commit).expect("commit");
+        }
     }
 }
 

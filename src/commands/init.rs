@@ -13,7 +13,7 @@ pub struct Args {}
 
 pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CliError> {
     let home = anvil_core::home::Home::init(&ctx.cwd)?;
-    anvil_core::record::store::Record::open_or_init(&home.record_dir())?;
+    anvil_core::line::transaction::open_record(&home)?;
     say(&format!(
         "anvil: ready in {}\nnext: `anvil install` to add the Stop hook and /anvil to Claude Code",
         home.root().display()

@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
 
 pub fn run_pull(ctx: &Ctx, args: PullArgs) -> Result<(), CliError> {
     let home = ctx.home()?;
-    let record = anvil_core::record::store::Record::open_or_init(&home.record_dir())?;
+    let record = anvil_core::line::transaction::open_record(&home)?;
     let remote = remote::find(&home, args.remote.as_deref())?;
     let synced = remote::pull(&home, &record, &remote)?;
     report("pulled from", &remote, &synced, args.json)

@@ -185,7 +185,7 @@ pub fn pull(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, Rem
         match record.tip(&line.debate, &line.line)? {
             None if held_elsewhere(record, &line.debate, tip)? => synced.unchanged += 1,
             None => {
-                record.set_line(&line.debate, &line.line, None, tip, "pulled")?;
+                move_line(record, &line, None, tip, "pulled")?;
                 synced.moved.push(Moved::Created(line));
             }
             Some(ours) if record.is_ancestor(tip, ours)? => synced.unchanged += 1,
@@ -201,6 +201,21 @@ pub fn pull(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, Rem
         }
     }
     Ok(synced)
+}
+
+/// Points `line` at `tip` if it stands at `expected`, noted first in the index of recent
+/// debates (held until the ref has moved; see `record::recent`).
+fn move_line(
+    record: &Record,
+    line: &LineRef,
+    expected: Option<ObjectId>,
+    tip: ObjectId,
+    why: &str,
+) -> Result<(), RemoteError> {
+    let time = record.commit_times().of(tip)?;
+    let _note = crate::record::recent::note(record.path(), &line.debate, &line.line, tip, time)?;
+    record.set_line(&line.debate, &line.line, expected, tip, why)?;
+    Ok(())
 }
 
 /// What [`fast_forward`] found once it held the line.
@@ -235,7 +250,7 @@ fn fast_forward(
         Some(ours) if !record.is_ancestor(ours, tip)? => Forward::Diverged,
         _ if home.state_path(line).is_file() => Forward::Live,
         ours => {
-            record.set_line(&line.debate, &line.line, ours, tip, why)?;
+            move_line(record, line, ours, tip, why)?;
             Forward::Moved
         }
     })
@@ -255,7 +270,7 @@ fn keep_beside(
         let kept = LineRef::new(&line.debate, beside_name(&line.line, source, n));
         match record.tip(&kept.debate, &kept.line)? {
             None => {
-                record.set_line(&kept.debate, &kept.line, None, tip, "kept a diverged line")?;
+                move_line(record, &kept, None, tip, "kept a diverged line")?;
                 return Ok(Some(kept));
             }
             Some(copy) if record.is_ancestor(tip, copy)? => return Ok(None),

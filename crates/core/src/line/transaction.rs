@@ -164,7 +164,7 @@ pub fn run<T>(
             path: home.line_dir(line).join(".lock"),
             source,
         })?;
-    let mut record = Record::open_or_init(&home.record_dir())?;
+    let mut record = open_record(home)?;
     let mut notes = Vec::new();
     clear_ref_lock(&record, line, &mut notes)?;
     let mut rebuild = options.rebuild;
@@ -211,7 +211,19 @@ pub fn run<T>(
                 None => Base::Tip(tip),
             },
         };
-        let id = match record.commit(&new) {
+        // The line moves in two steps, noted in the index of recent debates between them: the
+        // note is held until the ref has moved (see `record::recent`).
+        let published = record.stage(&new).and_then(|staged| {
+            let _note = crate::record::recent::note(
+                record.path(),
+                &line.debate,
+                &line.line,
+                staged.id(),
+                new.time,
+            )?;
+            record.publish(&staged)
+        });
+        let id = match published {
             Ok(id) => id,
             Err(e) => {
                 let locked = matches!(e, RecordError::Locked { .. });
@@ -242,10 +254,24 @@ pub fn run<T>(
     }
 }
 
+/// The project's record, created (with its index of recent debates) when there is none yet.
+pub fn open_record(home: &Home) -> Result<Record, DebateError> {
+    let record = Record::open_or_init(&home.record_dir())?;
+    if record.created() {
+        // A new record knows all of its (no) debates: readers need not rebuild the index.
+        crate::record::recent::create(record.path()).map_err(|source| DebateError::Io {
+            what: "cannot create the index of recent debates in",
+            path: record.path().to_owned(),
+            source,
+        })?;
+    }
+    Ok(record)
+}
+
 /// Where `line` stands, for a reader that changes nothing: the live state when it shows the
 /// record's tip, else the record's own. Takes no lock.
 pub fn view(home: &Home, line: &LineRef) -> Result<State, DebateError> {
-    let record = Record::open_or_init(&home.record_dir())?;
+    let record = open_record(home)?;
     let tip = record
         .tip(&line.debate, &line.line)?
         .ok_or_else(|| Refusal::NoLine(line.clone()))?;

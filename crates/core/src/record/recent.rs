@@ -77,8 +77,8 @@ pub struct Note {
     before: String,
 }
 
-/// Notes that `debate@line` is about to point at `tip`, committed at `time`. An index that
-/// cannot take the note (a full disk, a damaged file) is removed instead, and readers rebuild
+/// Notes that `debate@line` is about to point at `tip`, committed at `time`. A missing index
+/// stays missing (the next reader builds it whole); one that cannot take the note (a full disk, a damaged file) is removed instead, and readers rebuild
 /// it from the refs: the record never depends on it, so this is no fault point. Only when the
 /// file can be neither written nor removed is the move refused, naming the file.
 pub fn note(
@@ -136,14 +136,15 @@ enum Lock {
     Exclusive,
 }
 
-/// The index file, opened for reading and appending (created empty if absent) and locked;
-/// opened again when a rewrite renamed another file over it while this process waited.
+/// The index file, opened for reading and appending and locked; opened again when a rewrite
+/// renamed another file over it while this process waited. A writer of the whole file
+/// (exclusive) creates it when absent; a note (shared) does not.
 fn open_locked(path: &Path, lock: Lock) -> io::Result<File> {
     for _ in 0..100 {
         let file = OpenOptions::new()
             .read(true)
             .append(true)
-            .create(true)
+            .create(matches!(lock, Lock::Exclusive))
             .open(path)?;
         match lock {
             Lock::Shared => file.lock_shared()?,
@@ -1020,14 +1021,29 @@ mod tests {
     fn record() -> (tempfile::TempDir, Record) {
         let dir = tempfile::tempdir().unwrap();
         let record = Record::open_or_init(&dir.path().join("record")).unwrap();
+        create(record.path()).unwrap();
         (dir, record)
+    }
+
+    /// Stages `new`, notes it and moves its line, as the line transaction does.
+    fn noted(record: &Record, new: &NewCommit) -> Result<ObjectId, RecordError> {
+        let staged = record.stage(new)?;
+        let _note = note(
+            record.path(),
+            &new.meta.debate,
+            &new.meta.line,
+            staged.id(),
+            new.time,
+        )?;
+        record.publish(&staged)
     }
 
     /// Commits on `debate@line` at `time`, as the hook does (noted in the index).
     fn commit(record: &Record, debate: &str, line: &str, time: i64) -> ObjectId {
         let tip = record.tip(debate, line).unwrap();
-        record
-            .commit(&NewCommit {
+        noted(
+            record,
+            &NewCommit {
                 author: "Advocate".into(),
                 subject: format!("at {time}"),
                 meta: Meta {
@@ -1040,8 +1056,9 @@ mod tests {
                 remove: Vec::new(),
                 time,
                 base: Base::Tip(tip),
-            })
-            .unwrap()
+            },
+        )
+        .unwrap()
     }
 
     fn newest(record: &Record) -> Vec<(String, i64)> {
@@ -1239,8 +1256,9 @@ mod tests {
         std::fs::remove_file(&file).unwrap();
         std::fs::create_dir_all(file.join("in-the-way")).unwrap();
         let tip = record.tip("a", "main").unwrap();
-        let refused = record
-            .commit(&NewCommit {
+        let refused = noted(
+            &record,
+            &NewCommit {
                 author: "Advocate".into(),
                 subject: "refused".into(),
                 meta: Meta {
@@ -1253,8 +1271,9 @@ mod tests {
                 remove: Vec::new(),
                 time: 30,
                 base: Base::Tip(tip),
-            })
-            .unwrap_err();
+            },
+        )
+        .unwrap_err();
         assert!(refused.to_string().contains(FILE), "{refused}");
         assert_eq!(record.tip("a", "main").unwrap(), tip);
     }

@@ -104,6 +104,7 @@ pub struct Record {
     objects: gix::odb::Handle,
     refs: gix::refs::file::Store,
     path: PathBuf,
+    created: bool,
 }
 
 /// A commit to add on top of a line. The ref is `refs/anvil/<meta.debate>/<meta.line>`.
@@ -136,6 +137,24 @@ pub enum Base {
     Fork(ObjectId),
 }
 
+/// A commit whose objects are written, waiting for [`Record::publish`] to move its line.
+#[derive(Debug)]
+pub struct Staged {
+    id: ObjectId,
+    name: String,
+    full_name: gix::refs::FullName,
+    expected: PreviousValue,
+    fork: bool,
+    time: i64,
+}
+
+impl Staged {
+    /// The commit's id.
+    pub fn id(&self) -> ObjectId {
+        self.id
+    }
+}
+
 const COMMITTER: &str = "anvil";
 const EMAIL: &str = "anvil@localhost";
 /// anvil makes its records with SHA-1, git's default.
@@ -147,16 +166,22 @@ impl Record {
         if !path.join("HEAD").is_file() {
             std::fs::create_dir_all(path).map_err(|e| write_error(path, e))?;
             gix::init_bare(path).map_err(|e| open_error(path, "cannot create it", e))?;
-            // A new record knows all of its (no) debates: readers need not rebuild the index.
-            crate::record::recent::create(path).map_err(|e| write_error(path, e))?;
             // The 256 loose-object folders up front: otherwise most commits of a young record
             // pay for a `mkdir` per object in the Stop hook. Git is content with empty ones.
             for fan in 0..=0xffu8 {
                 let dir = path.join("objects").join(format!("{fan:02x}"));
                 std::fs::create_dir_all(&dir).map_err(|e| write_error(&dir, e))?;
             }
+            let mut record = Record::at(path)?;
+            record.created = true;
+            return Ok(record);
         }
         Record::at(path)
+    }
+
+    /// Did this open create the repository?
+    pub fn created(&self) -> bool {
+        self.created
     }
 
     pub fn open(path: &Path) -> Result<Record, RecordError> {
@@ -190,6 +215,7 @@ impl Record {
             objects,
             refs,
             path: path.to_owned(),
+            created: false,
         })
     }
 
@@ -217,11 +243,18 @@ impl Record {
         Ok(reference.and_then(|r| r.target.try_id().map(ToOwned::to_owned)))
     }
 
-    /// Adds a commit to a line with one compare-and-swap of its ref (see [`Base`]), and
-    /// returns its id. A ref lock that is there already is reported as
-    /// [`RecordError::Locked`] at once, not waited for: the caller knows whether it can be
-    /// stale.
+    /// Writes a commit's objects ([`Record::stage`]) and moves its line to it
+    /// ([`Record::publish`]); the line transaction does the two apart, to note the move in the
+    /// index of recent debates between them.
+    #[cfg(test)]
     pub fn commit(&self, new: &NewCommit) -> Result<ObjectId, RecordError> {
+        let staged = self.stage(new)?;
+        self.publish(&staged)
+    }
+
+    /// Writes the objects of a commit to add to a line: nothing refers to them until
+    /// [`Record::publish`] moves the line.
+    pub fn stage(&self, new: &NewCommit) -> Result<Staged, RecordError> {
         let name = Record::ref_name(&new.meta.debate, &new.meta.line);
         let full_name: gix::refs::FullName = name
             .as_str()
@@ -285,11 +318,26 @@ impl Record {
         };
         let id = built.add_object(Kind::Commit, &commit);
         self.persist(built.objects)?;
+        Ok(Staged {
+            id,
+            name,
+            full_name,
+            expected: match parent {
+                Some(p) if !fork => PreviousValue::MustExistAndMatch(Target::Object(p)),
+                _ => PreviousValue::MustNotExist,
+            },
+            fork,
+            time: new.time,
+        })
+    }
+
+    /// Moves a staged commit's line to it with one compare-and-swap of its ref (see [`Base`]),
+    /// and returns the commit's id. A ref lock that is there already is reported as
+    /// [`RecordError::Locked`] at once, not waited for: the caller knows whether it can be
+    /// stale.
+    pub fn publish(&self, staged: &Staged) -> Result<ObjectId, RecordError> {
+        let (id, name, fork) = (staged.id, &staged.name, staged.fork);
         crate::fault::point("before the ref update").map_err(|e| write_error(&self.path, e))?;
-        let expected = match parent {
-            Some(p) if !fork => PreviousValue::MustExistAndMatch(Target::Object(p)),
-            _ => PreviousValue::MustNotExist,
-        };
         let edit = RefEdit {
             change: Change::Update {
                 log: LogChange {
@@ -297,34 +345,30 @@ impl Record {
                     force_create_reflog: false,
                     message: "anvil".into(),
                 },
-                expected,
+                expected: staged.expected.clone(),
                 new: Target::Object(id),
             },
-            name: full_name,
+            name: staged.full_name.clone(),
             deref: false,
         };
         // Our own committer for the ref transaction: asking gix for one would look up the
         // local time zone, which costs the hook a walk of the zoneinfo database.
-        let committer = signature(COMMITTER);
+        let committer = gix::actor::Signature {
+            name: COMMITTER.into(),
+            email: EMAIL.into(),
+            time: gix::date::Time::new(staged.time, 0),
+        };
         let mut time_buf = gix::date::parse::TimeBuf::default();
-        // Noted in the index of recent debates before the ref moves, held until it has.
-        let _note = crate::record::recent::note(
-            &self.path,
-            &new.meta.debate,
-            &new.meta.line,
-            id,
-            new.time,
-        )?;
         let prepared = self
             .refs
             .transaction()
             .prepare(Some(edit), Fail::Immediately, Fail::Immediately)
-            .map_err(|e| self.ref_error(&name, fork, e))?;
+            .map_err(|e| self.ref_error(name, fork, e))?;
         // The ref's lock file is in place now: a process killed here leaves it behind.
         crate::fault::point("while the ref is locked").map_err(|e| write_error(&self.path, e))?;
         prepared
             .commit(Some(committer.to_ref(&mut time_buf)))
-            .map_err(|e| self.ref_error(&name, fork, e))?;
+            .map_err(|e| self.ref_error(name, fork, e))?;
         crate::fault::point("after the ref update").map_err(|e| write_error(&self.path, e))?;
         Ok(id)
     }
@@ -357,8 +401,9 @@ impl Record {
     }
 
     /// Writes objects built in memory as loose objects, all through one compressor (setting one
-    /// up per object, as a general-purpose writer does, costs the hook most of its page
-    /// faults), skipping the ones the record has already.
+    /// up per object, as gix's loose-object store does, costs the hook most of its page
+    /// faults: `cargo bench --bench hook` writes one phase's objects both ways, and this
+    /// writer takes about 0.6 of the time), skipping the ones the record has already.
     fn persist(&self, objects: Vec<(ObjectId, Kind, Vec<u8>)>) -> Result<(), RecordError> {
         use std::io::Write;
         let dir = self.path.join("objects");
@@ -811,8 +856,6 @@ impl Record {
             time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
         };
         let mut time_buf = gix::date::parse::TimeBuf::default();
-        let time = self.commit_times().of(new)?;
-        let _note = crate::record::recent::note(&self.path, debate, line, new, time)?;
         // A pull moves a line under its lock (see `line::remote`); a writer outside anvil (git)
         // is waited for as git waits for it.
         let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
