@@ -1,0 +1,187 @@
+//! `anvil doctor --fix`: the repairs that lose nothing.
+
+use std::path::{Path, PathBuf};
+
+use super::examine::Environment;
+use super::finding::{Finding, Fix, Level};
+use crate::claude::install::{self, InstallError};
+use crate::error::DebateError;
+use crate::home::{Home, LineRef};
+use crate::model::state::State;
+use crate::record::store::{Record, RecordError};
+
+/// Why a repair was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum RepairError {
+    #[error("cannot remove {path}: {source}")]
+    Remove {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0} is not one of anvil's commands")]
+    NotOurs(PathBuf),
+    #[error("the line {0} is gone")]
+    NoLine(String),
+    #[error("there is no .anvil here")]
+    NoHome,
+    #[error(transparent)]
+    Install(#[from] InstallError),
+    #[error(transparent)]
+    Line(#[from] DebateError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+/// Applies the fix of every finding that has one; records in `fixed` what happened.
+pub fn repair(env: &Environment, findings: &mut [Finding]) {
+    let home = Home::find(&env.cwd);
+    for finding in findings.iter_mut() {
+        let Some(fix) = finding.fix.clone() else {
+            continue;
+        };
+        let result = match &fix {
+            Fix::Remove { path } => crate::fsutil::remove_if_present(path)
+                .map(|()| format!("removed {}", path.display()))
+                .map_err(|source| RepairError::Remove {
+                    path: path.clone(),
+                    source,
+                }),
+            Fix::Rewrite { path } => rewrite_command(path),
+            Fix::RollForward { line } => match (&home, LineRef::parse(line)) {
+                (Some(home), Some(line)) => roll_forward(home, &line).map_err(RepairError::from),
+                _ => Err(RepairError::NoLine(line.clone())),
+            },
+            Fix::RebuildIndex => match &home {
+                Some(home) => Record::open(&home.record_dir())
+                    .and_then(|record| crate::record::recent::rebuild(&record))
+                    .map(|debates| {
+                        format!(
+                            "rebuilt the index of recent debates from the refs ({} debates)",
+                            debates.len()
+                        )
+                    })
+                    .map_err(RepairError::from),
+                None => Err(RepairError::NoHome),
+            },
+        };
+        finding.fixed = Some(match result {
+            Ok(done) => {
+                finding.level = Level::Ok;
+                done
+            }
+            Err(e) => format!("not fixed: {e}"),
+        });
+    }
+}
+
+fn rewrite_command(path: &Path) -> Result<String, RepairError> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let (_, text) = install::commands()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| RepairError::NotOurs(path.to_owned()))?;
+    install::write_in_place(path, text.as_bytes())?;
+    Ok(format!("rewrote {}", path.display()))
+}
+
+/// Brings `line`'s live files forward to its tip in the record: a transaction that decides
+/// nothing, so that the one write path rolls them forward under the line's lock.
+fn roll_forward(home: &Home, line: &LineRef) -> Result<String, DebateError> {
+    let done = crate::line::transaction::run(
+        home,
+        line,
+        crate::line::transaction::Options::default(),
+        |_| Ok(crate::line::transaction::Plan::Keep(())),
+    )?;
+    let state = State::load(&home.state_path(line))?;
+    Ok(if done.notes.is_empty() {
+        format!("{line} had caught up already")
+    } else {
+        format!("rolled {line} forward to {}", state.standing())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::line_with_debate;
+    use std::time::SystemTime;
+
+    fn env(home: &Home) -> Environment {
+        Environment {
+            cwd: home.project().to_owned(),
+            home: None,
+            claude_config_dir: None,
+            path: None,
+            now: SystemTime::now(),
+        }
+    }
+
+    fn finding(fix: Fix) -> Finding {
+        Finding::new("record", "test", Level::Warn, "broken".into()).fix(fix)
+    }
+
+    #[test]
+    fn fixes_are_applied_and_say_what_they_did() {
+        let (_dir, home, line) = line_with_debate();
+        let path = home.state_path(&line);
+        let before = std::fs::read(&path).unwrap();
+        crate::line::stop::record_turn(&home, &line, "s-1", "The advocate's case.").unwrap();
+        let after = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &before).unwrap();
+        let stale = home.root().join("stale.lock");
+        std::fs::write(&stale, "").unwrap();
+        let mut findings = [
+            finding(Fix::Remove {
+                path: stale.clone(),
+            }),
+            finding(Fix::RollForward {
+                line: line.to_string(),
+            }),
+        ];
+        repair(&env(&home), &mut findings);
+        assert!(!stale.exists());
+        assert_eq!(findings[0].level, Level::Ok);
+        assert!(
+            findings[0]
+                .fixed
+                .as_deref()
+                .unwrap()
+                .starts_with("removed ")
+        );
+        assert_eq!(findings[1].level, Level::Ok, "{:?}", findings[1].fixed);
+        assert!(findings[1].fixed.as_deref().unwrap().starts_with("rolled "));
+        assert_eq!(std::fs::read(&path).unwrap(), after);
+    }
+
+    #[test]
+    fn a_fix_that_cannot_be_made_says_why_and_leaves_the_level() {
+        let (_dir, home, _line) = line_with_debate();
+        let mut findings = [
+            finding(Fix::RollForward {
+                line: "no-such-debate@main".into(),
+            }),
+            finding(Fix::Rewrite {
+                path: home.root().join("not-a-command.md"),
+            }),
+        ];
+        repair(&env(&home), &mut findings);
+        assert_eq!(findings[0].level, Level::Warn);
+        let why = findings[0].fixed.as_deref().unwrap();
+        assert!(
+            why.starts_with("not fixed: ") && why.contains("no-such-debate"),
+            "{why}"
+        );
+        assert_eq!(findings[1].level, Level::Warn);
+        assert!(
+            findings[1]
+                .fixed
+                .as_deref()
+                .unwrap()
+                .contains("is not one of anvil's commands")
+        );
+    }
+}
