@@ -22,7 +22,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Reads a file that may legitimately be absent.
-pub fn read_optional(path: &Path) -> std::io::Result<Option<String>> {
+pub(crate) fn read_optional(path: &Path) -> std::io::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -31,7 +31,7 @@ pub fn read_optional(path: &Path) -> std::io::Result<Option<String>> {
 }
 
 /// Removes a file that may be gone already.
-pub fn remove_if_present(path: &Path) -> std::io::Result<()> {
+pub(crate) fn remove_if_present(path: &Path) -> std::io::Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),

@@ -86,7 +86,7 @@ impl Home {
         self.root.join("prompts")
     }
 
-    pub fn reports_dir(&self) -> PathBuf {
+    pub(crate) fn reports_dir(&self) -> PathBuf {
         self.root.join("reports")
     }
 
@@ -107,7 +107,7 @@ impl Home {
     }
     /// The phase text being recorded: written before anything else happens to it, removed
     /// once the phase is recorded, so it is there only when recording failed.
-    pub fn incoming_path(&self, line: &LineRef) -> PathBuf {
+    pub(crate) fn incoming_path(&self, line: &LineRef) -> PathBuf {
         self.line_dir(line).join("incoming.md")
     }
 
@@ -141,7 +141,7 @@ impl Home {
         fsutil::write_atomic(&path, format!("{line}\n").as_bytes())
     }
 
-    pub fn unbind(&self, session: &str) -> io::Result<()> {
+    pub(crate) fn unbind(&self, session: &str) -> io::Result<()> {
         if let Some(path) = self.session_path(session) {
             remove_if_present(&path)?;
         }
@@ -149,7 +149,7 @@ impl Home {
     }
 
     /// Sessions bound to `line` (normally one).
-    pub fn sessions_of(&self, line: &LineRef) -> io::Result<Vec<String>> {
+    pub(crate) fn sessions_of(&self, line: &LineRef) -> io::Result<Vec<String>> {
         let mut out = Vec::new();
         for (name, text) in read_dir_texts(&self.root.join("sessions"))? {
             if LineRef::parse(&text).as_ref() == Some(line) {
@@ -160,19 +160,19 @@ impl Home {
     }
 
     /// Offers `line` to the next Claude session that stops here.
-    pub fn add_pending(&self, line: &LineRef) -> io::Result<()> {
+    pub(crate) fn add_pending(&self, line: &LineRef) -> io::Result<()> {
         fsutil::write_atomic(
             &self.pending_dir().join(line.to_string()),
             format!("{line}\n").as_bytes(),
         )
     }
 
-    pub fn remove_pending(&self, line: &LineRef) -> io::Result<()> {
+    pub(crate) fn remove_pending(&self, line: &LineRef) -> io::Result<()> {
         remove_if_present(&self.pending_dir().join(line.to_string()))
     }
     /// Claims the oldest pending line for `session`. The claim is a rename of the pending file
     /// onto the session's binding, so when two sessions stop at once exactly one wins.
-    pub fn claim_pending(&self, session: &str) -> io::Result<Option<LineRef>> {
+    pub(crate) fn claim_pending(&self, session: &str) -> io::Result<Option<LineRef>> {
         let Some(binding) = self.session_path(session) else {
             return Ok(None);
         };
@@ -243,13 +243,17 @@ pub struct Queued {
 /// and then find the turn already recorded. It is an advisory `flock` on the line's `.lock`
 /// file, released when dropped or when the process ends, however it ends; the file stays in
 /// place, so taking the lock creates no file after the first time.
-pub struct LineLock {
+pub(crate) struct LineLock {
     _file: std::fs::File,
 }
 
 impl Home {
     /// Takes the line's lock, waiting up to `patience` for another holder.
-    pub fn lock_line(&self, line: &LineRef, patience: std::time::Duration) -> io::Result<LineLock> {
+    pub(crate) fn lock_line(
+        &self,
+        line: &LineRef,
+        patience: std::time::Duration,
+    ) -> io::Result<LineLock> {
         let path = self.line_dir(line).join(".lock");
         match fsutil::hold(&path, patience)? {
             Some(file) => Ok(LineLock { _file: file }),

@@ -4,7 +4,7 @@ use crate::home::{Home, LineRef};
 
 /// A fresh home holding one started debate (question "Q?", session `s-1`) and its line. The
 /// directory is removed when the returned guard is dropped.
-pub fn line_with_debate() -> (tempfile::TempDir, Home, LineRef) {
+pub(crate) fn line_with_debate() -> (tempfile::TempDir, Home, LineRef) {
     let dir = tempfile::tempdir().unwrap();
     let home = Home::init(dir.path()).unwrap();
     let setup = crate::model::options::Options {

@@ -81,7 +81,11 @@ pub fn register(
 
 /// SessionStart's registration of the session it reports. A failure costs only the listing of
 /// this session in the web room, so it is not worth a word in the user's session.
-pub fn register_start(home: &Home, session: &str, input: &crate::claude::protocol::HookInput) {
+pub(crate) fn register_start(
+    home: &Home,
+    session: &str,
+    input: &crate::claude::protocol::HookInput,
+) {
     let _ = register(
         home,
         session,
@@ -193,7 +197,7 @@ pub fn take(home: &Home, session: &str) -> io::Result<Vec<String>> {
 /// The Stop hook's last step: adds the session's queued messages to its answer. With nothing
 /// queued the answer is unchanged; otherwise Claude is kept going with the messages (after the
 /// debate's own prompt, when there is one).
-pub fn deliver(home: &Home, session: &str, answer: HookOutput) -> HookOutput {
+pub(crate) fn deliver(home: &Home, session: &str, answer: HookOutput) -> HookOutput {
     let messages = match take(home, session) {
         Ok(messages) if messages.is_empty() => return answer,
         Ok(messages) => messages,

@@ -26,7 +26,7 @@ const MARKER_KEY: &str = "anvil-managed";
 /// The hook binary, called by name.
 pub const HOOK_PROGRAM: &str = "anvil-hook";
 /// What `install` changed of the user's own settings, next to the settings file.
-pub const MEMORY_FILE: &str = "anvil-install.json";
+pub(crate) const MEMORY_FILE: &str = "anvil-install.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -64,7 +64,7 @@ pub struct Changes {
 /// The hooks anvil installs: (Claude Code event, hook word). Stop drives the debate;
 /// SessionStart notices a compacted or cleared context, so the next prompt is sent in full;
 /// UserPromptExpansion hands the slash commands' arguments over without a shell.
-pub const HOOKS: [(&str, &str); 3] = [
+pub(crate) const HOOKS: [(&str, &str); 3] = [
     ("Stop", "stop"),
     ("SessionStart", "session-start"),
     ("UserPromptExpansion", "prompt-expansion"),
@@ -102,7 +102,7 @@ pub fn local_hook_program() -> String {
 
 /// Is `command` anvil's hook `sub`: `anvil-hook SUB`, or `anvil hook SUB` of older versions,
 /// by name or by any path?
-pub fn is_anvil_hook(command: &str, sub: &str) -> bool {
+pub(crate) fn is_anvil_hook(command: &str, sub: &str) -> bool {
     let mut words = command.split_whitespace();
     let Some(program) = words.next() else {
         return false;
@@ -366,10 +366,10 @@ fn display_value(value: &Value) -> String {
 }
 
 /// The settings files of `.claude` that Claude Code reads, shared one first.
-pub const SETTINGS_FILES: [&str; 2] = ["settings.json", "settings.local.json"];
+pub(crate) const SETTINGS_FILES: [&str; 2] = ["settings.json", "settings.local.json"];
 
 /// The commands of anvil's hook `sub` in `.claude`'s settings files, with the file.
-pub fn installed_hooks(claude: &Path, event: &str, sub: &str) -> Vec<(PathBuf, String)> {
+pub(crate) fn installed_hooks(claude: &Path, event: &str, sub: &str) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     for name in SETTINGS_FILES {
         let path = claude.join(name);
@@ -684,7 +684,7 @@ fn write_json(path: &Path, value: &Value) -> Result<(), InstallError> {
 
 /// The file a path names once its symlinks are followed (up to a sane depth); the path itself
 /// when it is not a symlink or does not exist yet.
-pub fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
     let mut path = path.to_owned();
     for _ in 0..40 {
         match std::fs::symlink_metadata(&path) {
@@ -709,7 +709,7 @@ pub fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
 /// Replaces the contents of `path` atomically, in the file it names: through symlinks (the
 /// link stays, its target changes), keeping the file's permissions (a private settings file
 /// stays private). A new file gets ordinary permissions.
-pub fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
+pub(crate) fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
     let failed = |source| InstallError::Write {
         path: path.to_owned(),
         source,

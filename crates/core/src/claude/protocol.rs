@@ -11,15 +11,13 @@ use crate::home::Home;
 /// The fields of Claude Code's hook input that anvil reads (Stop, SessionStart and
 /// UserPromptExpansion).
 #[derive(Debug, Default, Deserialize)]
-pub struct HookInput {
+pub(crate) struct HookInput {
     #[serde(default)]
     pub session_id: Option<String>,
     #[serde(default)]
     pub transcript_path: Option<PathBuf>,
     #[serde(default)]
     pub cwd: Option<PathBuf>,
-    #[serde(default)]
-    pub stop_hook_active: bool,
     #[serde(default)]
     pub last_assistant_message: Option<String>,
     /// SessionStart: `startup`, `resume`, `clear` or `compact`.

@@ -99,7 +99,7 @@ pub(crate) fn saw_prompt(transcript: &Path, needle: &str, has_text: bool) -> boo
 /// The most of a transcript's end that is read for the last assistant text. The text is at
 /// the end; a message larger than this is not looked for in the transcript (Claude Code hands
 /// it over whole as `last_assistant_message`, which has no such bound).
-pub const TAIL_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const TAIL_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The most of a transcript's end that is searched for a prompt's tag: it was handed out in
 /// the turn that just ended, so it is near the end.
@@ -190,7 +190,7 @@ fn mentions(transcript: &Path, needle: &str) -> bool {
 /// content block). Tool calls and thinking are skipped; several text blocks of one message are
 /// joined. A line that is not JSON (a write in progress) is ignored. Only the end of the file
 /// ([`TAIL_BYTES`]) is read, and only if it is a regular file.
-pub fn last_assistant_text(transcript: &Path) -> Option<String> {
+pub(crate) fn last_assistant_text(transcript: &Path) -> Option<String> {
     assistant_text_in(&read_tail(transcript, TAIL_BYTES)?)
 }
 

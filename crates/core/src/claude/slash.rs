@@ -56,7 +56,7 @@ impl Command {
 
     /// The command Claude Code names `name`: `anvil-steer`, or `anvil:anvil-steer` when anvil
     /// is loaded as a plugin.
-    pub fn from_slash_name(name: &str) -> Option<Command> {
+    pub(crate) fn from_slash_name(name: &str) -> Option<Command> {
         let name = name.strip_prefix('/').unwrap_or(name);
         let name = name.strip_prefix("anvil:").unwrap_or(name);
         Command::ALL.into_iter().find(|c| c.slash_name() == name)
@@ -65,7 +65,7 @@ impl Command {
 
 /// Claude Code's UserPromptExpansion hook: for anvil's own commands, leaves the arguments where
 /// the command's `anvil slash` line takes them. Says nothing for every other command.
-pub fn prompt_expansion(stdin: &[u8], cwd: &Path) -> HookOutput {
+pub(crate) fn prompt_expansion(stdin: &[u8], cwd: &Path) -> HookOutput {
     let Ok(input) = serde_json::from_slice::<HookInput>(stdin) else {
         return HookOutput::Silent;
     };
@@ -220,7 +220,10 @@ pub fn whole(args: &str) -> &str {
 /// The question and the option words of `/anvil ARGS`. The question is everything before the
 /// first option (`is_option` says which `--words` are options of `anvil start`): the text of
 /// one quoted word, or the words exactly as typed, spacing and newlines included.
-pub fn split_start(args: &str, is_option: impl Fn(&str) -> bool) -> (Option<&str>, Vec<String>) {
+pub(crate) fn split_start(
+    args: &str,
+    is_option: impl Fn(&str) -> bool,
+) -> (Option<&str>, Vec<String>) {
     let words = words(args);
     let first_option = words
         .iter()

@@ -46,7 +46,7 @@ impl Environment {
 }
 
 /// Finds `name` as an executable file in the directories of `path`.
-pub fn find_in(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
+pub(crate) fn find_in(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
     std::env::split_paths(path)
         .filter(|dir| !dir.as_os_str().is_empty())
         .map(|dir| dir.join(name))

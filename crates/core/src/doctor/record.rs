@@ -14,7 +14,7 @@ use crate::review::history::{self, LineHistory};
 
 /// A lock or temporary file older than this belongs to no running anvil: a hook holds a ref
 /// lock for microseconds and finishes within its 60-second timeout.
-pub const STALE: Duration = Duration::from_secs(60);
+pub(crate) const STALE: Duration = Duration::from_secs(60);
 
 /// How far back a line's live state is looked for in its history.
 const BEHIND_SEARCH: usize = 64;

@@ -12,7 +12,7 @@ use crate::record::store::{Record, RecordError};
 
 /// Why a repair was not made.
 #[derive(Debug, thiserror::Error)]
-pub enum RepairError {
+pub(crate) enum RepairError {
     #[error("cannot remove {path}: {source}")]
     Remove {
         path: PathBuf,

@@ -33,7 +33,7 @@ pub fn mark(home: &Home, line: &LineRef) -> io::Result<()> {
 }
 
 /// Takes `line` out of the index.
-pub fn unmark(home: &Home, line: &LineRef) -> io::Result<()> {
+pub(crate) fn unmark(home: &Home, line: &LineRef) -> io::Result<()> {
     crate::fsutil::remove_if_present(&dir(home).join(line.to_string()))
 }
 

@@ -45,7 +45,7 @@ pub fn record_run(
 
 /// A session's context was compacted or cleared (Claude Code's SessionStart hook): it no
 /// longer holds the debate, so the next prompt it gets brings it up to date in full.
-pub fn forget_session(home: &Home, session: &str) -> Result<(), DebateError> {
+pub(crate) fn forget_session(home: &Home, session: &str) -> Result<(), DebateError> {
     let Some(line) = home
         .bound_line(session)
         .map_err(io("cannot read the session binding in", home.root()))?

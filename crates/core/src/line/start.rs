@@ -16,7 +16,7 @@ use crate::model::transcript;
 use crate::record::schema::{PhaseFile, phase_file};
 
 /// A new debate's id: date, a slug of the question, and four hex digits.
-pub fn new_id(question: &str, now: jiff::Timestamp) -> String {
+pub(crate) fn new_id(question: &str, now: jiff::Timestamp) -> String {
     use std::hash::BuildHasher;
     let slug: String = question
         .split(|c: char| !c.is_alphanumeric())

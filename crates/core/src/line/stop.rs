@@ -404,7 +404,7 @@ fn reissue(
 
 /// The prompt for `cue` on the line `state` describes, rendered as the hook renders it;
 /// `transcript` is the debate so far when `full` is set. For commands that rebuild a line.
-pub fn render_prompt(
+pub(crate) fn render_prompt(
     home: &Home,
     state: &State,
     cue: &Cue,
@@ -461,7 +461,7 @@ fn subject(finished: &Finished, text: &str) -> String {
 }
 
 /// A one-line status shown to the user between phases.
-pub fn progress_notice(state: &State) -> String {
+pub(crate) fn progress_notice(state: &State) -> String {
     format!(
         "anvil {}@{}: {}",
         state.debate,

@@ -60,7 +60,7 @@ pub struct Gc {
 
 impl Gc {
     /// When maintenance is due under this table: git's defaults for what it leaves out.
-    pub fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         let default = Limits::default();
         Limits {
             loose_objects: self.auto.unwrap_or(default.loose_objects),

@@ -75,7 +75,7 @@ pub fn start(setup: &Setup) -> (Progress, Cue) {
 }
 
 /// The cue of the phase `progress` stands at (the prompt that is out, or would be re-sent).
-pub fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
+pub(crate) fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
     cue_for(
         setup,
         progress.phase,
@@ -85,7 +85,7 @@ pub fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
 }
 
 /// Records the phase that `progress` stands at with `turn`'s text and moves on.
-pub fn advance(
+pub(crate) fn advance(
     setup: &Setup,
     progress: &Progress,
     turn: Turn<'_>,

@@ -56,7 +56,7 @@ pub fn scan(text: &str) -> Markers {
 
 /// `text` without its completion markers (the ones that count: outside code), for what people
 /// read: the transcript and the report. A line left empty by the removal goes too.
-pub fn strip_complete(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn strip_complete(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out = strip_once(text);
     // Taking a marker out can change where code begins (a fence that followed it on its line
     // now opens one), so a marker that was in code may count now: take it out too.
@@ -178,7 +178,7 @@ fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// Is this steering an order to stop debating and conclude?
-pub fn ends_debate(steering: &str) -> bool {
+pub(crate) fn ends_debate(steering: &str) -> bool {
     let word = steering
         .trim()
         .trim_end_matches(['.', '!'])
@@ -188,7 +188,7 @@ pub fn ends_debate(steering: &str) -> bool {
 
 /// Is this steering the pause's "no change" answer (`continue`)? It steers nothing, so it is
 /// neither passed on to the next phase nor recorded as steering.
-pub fn keeps_course(steering: &str) -> bool {
+pub(crate) fn keeps_course(steering: &str) -> bool {
     let words = steering
         .trim()
         .trim_matches(['"', '\'', '`', '*', '(', ')', '[', ']'])

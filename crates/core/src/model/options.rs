@@ -11,14 +11,14 @@ use std::path::PathBuf;
 use crate::model::config::Config;
 use crate::model::state::{Inputs, Mode, Rotation, Setup};
 
-pub const DEFAULT_ROUNDS: u32 = 3;
-pub const MAX_ROUNDS: u32 = 10;
-pub const DEFAULT_STAKEHOLDERS: [&str; 3] =
+pub(crate) const DEFAULT_ROUNDS: u32 = 3;
+pub(crate) const MAX_ROUNDS: u32 = 10;
+pub(crate) const DEFAULT_STAKEHOLDERS: [&str; 3] =
     ["Engineering Team", "Product/UX", "Business/Management"];
 /// Decision formats of the synthesis; each is `prompts/frameworks/NAME.md`.
-pub const FRAMEWORKS: [&str; 5] = ["adr", "pre-mortem", "red-team", "rfc", "risks"];
+pub(crate) const FRAMEWORKS: [&str; 5] = ["adr", "pre-mortem", "red-team", "rfc", "risks"];
 /// Focus presets; each is `prompts/focus/NAME.md`. Any other text is a free-text focus.
-pub const FOCUS_PRESETS: [&str; 5] = [
+pub(crate) const FOCUS_PRESETS: [&str; 5] = [
     "security",
     "performance",
     "developer-experience",
@@ -26,7 +26,7 @@ pub const FOCUS_PRESETS: [&str; 5] = [
     "maintainability",
 ];
 /// Persona presets; each is `prompts/personas/NAME.md`. Any other text is a free-text persona.
-pub const PERSONA_PRESETS: [&str; 4] = [
+pub(crate) const PERSONA_PRESETS: [&str; 4] = [
     "security-engineer",
     "startup-cfo",
     "junior-developer",

@@ -16,7 +16,7 @@ use crate::model::state::State;
 static BUILTIN: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/prompts");
 
 /// The template every phase prompt is rendered from.
-pub const FRAME: &str = "phase.md";
+pub(crate) const FRAME: &str = "phase.md";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
@@ -42,7 +42,7 @@ pub struct Prompts {
 
 /// What a phase prompt can say. Every field is available to every template.
 #[derive(Debug, Clone, Serialize)]
-pub struct PhaseContext {
+pub(crate) struct PhaseContext {
     pub tag: String,
     pub question: String,
     pub mode: &'static str,
@@ -116,7 +116,7 @@ impl PhaseContext {
 
 impl PhaseContext {
     /// Adds the debate's material: its path always, its text when given (full prompts).
-    pub fn with_context(mut self, path: &Path, text: Option<String>) -> PhaseContext {
+    pub(crate) fn with_context(mut self, path: &Path, text: Option<String>) -> PhaseContext {
         self.context_path = path.display().to_string();
         self.context = text.unwrap_or_default();
         self
@@ -144,7 +144,7 @@ impl Prompts {
         Prompts { env, overrides }
     }
 
-    pub fn render_phase(&self, ctx: &PhaseContext) -> Result<String, PromptError> {
+    pub(crate) fn render_phase(&self, ctx: &PhaseContext) -> Result<String, PromptError> {
         self.render(FRAME, ctx)
     }
 
@@ -220,7 +220,7 @@ fn collect_overrides(root: &Path, dir: &Path, out: &mut Vec<String>) {
 }
 
 /// Every built-in prompt's relative path, sorted.
-pub fn builtin_names() -> Vec<String> {
+pub(crate) fn builtin_names() -> Vec<String> {
     fn walk(dir: &Dir<'_>, out: &mut Vec<String>) {
         for file in dir.files() {
             out.push(file.path().to_string_lossy().replace('\\', "/"));

@@ -59,7 +59,7 @@ impl Provenance {
 
 impl Provenance {
     /// Puts the figures in a commit's trailers.
-    pub fn write_to(&self, meta: &mut Meta) {
+    pub(crate) fn write_to(&self, meta: &mut Meta) {
         meta.model.clone_from(&self.model);
         meta.tokens_input = Some(self.input_tokens);
         meta.tokens_output = Some(self.output_tokens);
@@ -220,7 +220,7 @@ impl RunCost {
     }
 
     /// Puts the figures in a commit's trailers.
-    pub fn write_to(&self, meta: &mut Meta) {
+    pub(crate) fn write_to(&self, meta: &mut Meta) {
         meta.run_count = Some(self.runs);
         meta.run_cost_usd = Some(self.cost);
         meta.run_tokens_input = Some(self.input_tokens);
@@ -301,7 +301,7 @@ impl RunCost {
 /// text). `None` when the tail holds no assistant message, or when its last one is not
 /// `text`: Claude Code writes its transcript a moment after the turn, and the figures of the
 /// turn before must not be taken for this one's.
-pub fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Provenance> {
+pub(crate) fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Provenance> {
     let entries: Vec<Value> = tail
         .split(|b| *b == b'\n')
         .filter_map(|line| serde_json::from_slice::<Value>(line).ok())

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// The version of the frontmatter layout written by this build.
-pub const FORMAT: u32 = 1;
+pub(crate) const FORMAT: u32 = 1;
 
 /// Everything decided when the debate was created; never changes along a line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,7 +151,7 @@ impl Role {
     }
 
     /// Debating phases are the ones that argue; they may end the debate early.
-    pub fn is_debating(self) -> bool {
+    pub(crate) fn is_debating(self) -> bool {
         matches!(
             self,
             Role::Advocate | Role::Critic | Role::Stakeholder | Role::Persona
@@ -284,7 +284,7 @@ pub enum StateError {
 
 impl State {
     /// Renders the whole file: frontmatter, then a body for people.
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         let yaml = serde_saphyr::to_string(self).expect("the state always serialises");
         let mut out = String::with_capacity(yaml.len() + 256);
         out.push_str("---\n");

@@ -58,7 +58,7 @@ pub fn section(finished: &Finished, text: &str) -> String {
 /// Appends one section. A writer that dies half-way leaves a torn section behind; that is
 /// harmless, because the state file still names the commit before, and the next transaction
 /// rebuilds the transcript from the record.
-pub fn append(path: &Path, section: &str) -> std::io::Result<()> {
+pub(crate) fn append(path: &Path, section: &str) -> std::io::Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 
 /// `GIT_*` variables that are passed on: they say how to reach and authenticate to a remote,
 /// never which repository git works on.
-pub const KEPT: &[&str] = &[
+pub(crate) const KEPT: &[&str] = &[
     "GIT_ASKPASS",
     "GIT_HTTP_PROXY_AUTHMETHOD",
     "GIT_PROXY_COMMAND",
@@ -70,7 +70,7 @@ impl Git {
     }
 
     /// [`Git::find`], or [`GitError::NotFound`].
-    pub fn require() -> Result<Git, GitError> {
+    pub(crate) fn require() -> Result<Git, GitError> {
         Git::find().ok_or(GitError::NotFound)
     }
 
@@ -125,12 +125,6 @@ impl Run {
     {
         self.command.args(args);
         self
-    }
-
-    /// The underlying command, for a caller that must start it itself (in the background, or
-    /// with its own group).
-    pub fn into_command(self) -> Command {
-        self.command
     }
 
     /// Runs it to the end; its stdout on success, else what it said on stderr (and stdout).

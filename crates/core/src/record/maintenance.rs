@@ -33,16 +33,16 @@ use std::time::Duration;
 use crate::record::git::{Git, GitError};
 
 /// Loose objects above which maintenance is due by default (git's `gc.auto` default).
-pub const AUTO_LOOSE_OBJECTS: usize = 6_700;
+pub(crate) const AUTO_LOOSE_OBJECTS: usize = 6_700;
 /// Packs above which maintenance is due by default (git's `gc.autoPackLimit` default).
-pub const AUTO_PACKS: usize = 50;
+pub(crate) const AUTO_PACKS: usize = 50;
 /// Debates with loose refs above which maintenance is due by default: about as many debates
 /// as make [`AUTO_LOOSE_OBJECTS`] loose objects.
-pub const AUTO_LOOSE_DEBATES: usize = 100;
+pub(crate) const AUTO_LOOSE_DEBATES: usize = 100;
 /// Set to anything to turn the automatic step off (benchmarks).
-pub const NO_AUTO_ENV: &str = "ANVIL_NO_AUTO_GC";
+pub(crate) const NO_AUTO_ENV: &str = "ANVIL_NO_AUTO_GC";
 /// The lock file that keeps two maintenances apart, in the record.
-pub const LOCK_FILE: &str = "anvil-gc.lock";
+pub(crate) const LOCK_FILE: &str = "anvil-gc.lock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum MaintenanceError {
@@ -280,7 +280,7 @@ fn remove_empty_ref_folders(dir: &Path) {
 }
 
 /// Loose objects, packs and bytes on disk of the record.
-pub fn footprint(record: &Path) -> Footprint {
+pub(crate) fn footprint(record: &Path) -> Footprint {
     let objects = record.join("objects");
     let mut loose = 0;
     if let Ok(fans) = std::fs::read_dir(&objects) {

@@ -701,7 +701,8 @@ impl<'r> Newest<'r> {
     }
 
     /// Is the answer coming from the index (not from a pass over every ref)?
-    pub fn from_index(&self) -> bool {
+    #[cfg(test)]
+    fn answers_from_index(&self) -> bool {
         matches!(self.source, Source::Index(..))
     }
 
@@ -1083,7 +1084,7 @@ mod tests {
         let newest_first = vec![("a".into(), 300), ("b".into(), 200), ("c".into(), 120)];
         assert_eq!(scan(&record).unwrap(), newest_first);
         let mut reader = Newest::new(&record, 1).unwrap();
-        assert!(reader.from_index());
+        assert!(reader.answers_from_index());
         let first = reader.next().unwrap().unwrap();
         assert_eq!(first, ("a".to_owned(), 300));
         // The index named the first debate and one claim past it: nothing else was checked.
@@ -1106,7 +1107,7 @@ mod tests {
         std::fs::remove_file(path(record.path())).unwrap();
         assert_eq!(check(&record).unwrap(), Health::Missing);
         let reader = Newest::new(&record, 1).unwrap();
-        assert!(!reader.from_index());
+        assert!(!reader.answers_from_index());
         assert_eq!(reader.map(Result::unwrap).collect::<Vec<_>>(), expected);
         assert_eq!(check(&record).unwrap(), Health::Fine { debates: 3 });
 
@@ -1120,9 +1121,9 @@ mod tests {
                 matches!(check(&record).unwrap(), Health::Damaged(_)),
                 "{damage:?}"
             );
-            assert!(!Newest::new(&record, 1).unwrap().from_index());
+            assert!(!Newest::new(&record, 1).unwrap().answers_from_index());
             assert_eq!(newest(&record), expected);
-            assert!(Newest::new(&record, 1).unwrap().from_index());
+            assert!(Newest::new(&record, 1).unwrap().answers_from_index());
         }
         // A damaged line among the notes.
         let mut bytes = index_bytes(&record);
@@ -1205,7 +1206,7 @@ mod tests {
         let before = index_bytes(&record);
         commit(&record, "fetched", "main", 250);
         std::fs::write(path(record.path()), &before).unwrap();
-        assert!(!Newest::new(&record, 1).unwrap().from_index());
+        assert!(!Newest::new(&record, 1).unwrap().answers_from_index());
         assert_eq!(
             newest(&record),
             vec![
@@ -1214,7 +1215,7 @@ mod tests {
                 ("mid".to_owned(), 200)
             ]
         );
-        assert!(Newest::new(&record, 1).unwrap().from_index());
+        assert!(Newest::new(&record, 1).unwrap().answers_from_index());
 
         // A line moved back by hand (`git update-ref`): corrected where it is met.
         let ref_file = record.path().join("refs/anvil/old/main");
@@ -1223,7 +1224,7 @@ mod tests {
             moved.to_string()
         );
         std::fs::write(&ref_file, format!("{old_tip}\n")).unwrap();
-        assert!(Newest::new(&record, 1).unwrap().from_index());
+        assert!(Newest::new(&record, 1).unwrap().answers_from_index());
         assert_eq!(
             newest(&record),
             vec![
@@ -1338,7 +1339,7 @@ mod tests {
         });
         let record = Record::open(&path_of_record).unwrap();
         assert_eq!(check(&record).unwrap(), Health::Fine { debates: 40 });
-        assert!(Newest::new(&record, 1).unwrap().from_index());
+        assert!(Newest::new(&record, 1).unwrap().answers_from_index());
         assert_eq!(newest(&record), scan(&record).unwrap());
     }
 

@@ -127,9 +127,6 @@ macro_rules! schema {
         }
 
         impl Meta {
-            /// Every key this build writes, in the order it writes them.
-            pub const KEYS: &'static [&'static str] = &[$($key),*];
-
             /// The trailers as `(key, value)` pairs, values unescaped, in writing order.
             pub fn pairs(&self) -> Vec<(String, String)> {
                 let mut out = Vec::new();
@@ -284,7 +281,7 @@ fn unescape(value: &str) -> String {
 
 /// A subject line from any text: its first non-empty line, control characters (NUL, ESC, …)
 /// turned into spaces, runs of spaces folded, at most 200 characters.
-pub fn safe_subject(text: &str) -> String {
+pub(crate) fn safe_subject(text: &str) -> String {
     let line = text
         .split(['\n', '\r'])
         .find(|l| !l.trim().is_empty())
@@ -299,7 +296,7 @@ pub fn safe_subject(text: &str) -> String {
 
 /// An author name git accepts from any text: `<` and `>` become `‹` and `›`, control
 /// characters become spaces, spaces are folded, and an empty name becomes `anvil`.
-pub fn safe_name(text: &str) -> String {
+pub(crate) fn safe_name(text: &str) -> String {
     let cleaned: String = text
         .chars()
         .map(|c| match c {
@@ -327,18 +324,18 @@ pub fn safe_name(text: &str) -> String {
 // The tree of a commit
 
 /// The line's state at the commit, at the root of every commit's tree.
-pub const STATE_FILE: &str = "state.md";
+pub(crate) const STATE_FILE: &str = "state.md";
 
 /// The two files a phase leaves in the record: the prompt that asked for it and the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PhaseFile {
+pub(crate) enum PhaseFile {
     Prompt,
     Response,
 }
 
 /// `003-critic.response.md` (`role` is the role's name): numbered so that a tree listing reads in order, and at the tree's
 /// root, next to `state.md`, so that a commit writes one tree and no more.
-pub fn phase_file(step: u32, role: &str, file: PhaseFile) -> String {
+pub(crate) fn phase_file(step: u32, role: &str, file: PhaseFile) -> String {
     let kind = match file {
         PhaseFile::Prompt => "prompt",
         PhaseFile::Response => "response",

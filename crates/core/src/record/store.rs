@@ -69,7 +69,7 @@ impl RecordError {
     /// Worth another try after re-reading the line: a lost compare-and-swap, a ref lock that
     /// someone holds right now, or an object that a maintenance has just packed away (with the
     /// record opened again, [`RecordError::needs_reopen`]). Nothing else is.
-    pub fn is_retryable(&self) -> bool {
+    pub(crate) fn is_retryable(&self) -> bool {
         matches!(
             self,
             RecordError::Moved { .. } | RecordError::Locked { .. } | RecordError::Missing { .. }
@@ -77,13 +77,13 @@ impl RecordError {
     }
 
     /// Worth another try only with the record opened again (see [`RecordError::Missing`]).
-    pub fn needs_reopen(&self) -> bool {
+    pub(crate) fn needs_reopen(&self) -> bool {
         matches!(self, RecordError::Missing { .. })
     }
 }
 
 /// What to do about an I/O error, in a few words, for messages that name the file.
-pub fn advice(kind: std::io::ErrorKind) -> &'static str {
+pub(crate) fn advice(kind: std::io::ErrorKind) -> &'static str {
     use std::io::ErrorKind::*;
     match kind {
         StorageFull | QuotaExceeded => {
@@ -223,12 +223,12 @@ impl Record {
         &self.path
     }
 
-    pub fn ref_name(debate: &str, line: &str) -> String {
+    pub(crate) fn ref_name(debate: &str, line: &str) -> String {
         format!("refs/anvil/{debate}/{line}")
     }
 
     /// The lock file git and gix take to update a line's ref.
-    pub fn ref_lock_path(&self, debate: &str, line: &str) -> PathBuf {
+    pub(crate) fn ref_lock_path(&self, debate: &str, line: &str) -> PathBuf {
         self.path
             .join(format!("{}.lock", Record::ref_name(debate, line)))
     }
@@ -335,7 +335,7 @@ impl Record {
     /// and returns the commit's id. A ref lock that is there already is reported as
     /// [`RecordError::Locked`] at once, not waited for: the caller knows whether it can be
     /// stale.
-    pub fn publish(&self, staged: &Staged) -> Result<ObjectId, RecordError> {
+    pub(crate) fn publish(&self, staged: &Staged) -> Result<ObjectId, RecordError> {
         let (id, name, fork) = (staged.id, &staged.name, staged.fork);
         crate::fault::point("before the ref update").map_err(|e| write_error(&self.path, e))?;
         let edit = RefEdit {
@@ -459,7 +459,7 @@ impl Record {
     }
 
     /// A commit, decoded; `buf` holds its bytes.
-    pub fn find_commit<'a>(
+    pub(crate) fn find_commit<'a>(
         &self,
         id: ObjectId,
         buf: &'a mut Vec<u8>,
@@ -469,7 +469,7 @@ impl Record {
             .map_err(|e| self.read_error(&format!("commit {id}"), e))
     }
 
-    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, RecordError> {
+    pub(crate) fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, RecordError> {
         let mut buf = Vec::new();
         Ok(self.find_commit(commit, &mut buf)?.tree())
     }
@@ -643,7 +643,7 @@ fn deflate(compressor: &mut Deflate, input: &[u8], out: &mut Vec<u8>) -> Result<
 
 /// Where object `id` is stored loose under `objects` (the record's `objects` folder): its
 /// fan-out folder, named by the first two hex digits, then the other 38.
-pub fn loose_path(objects: &Path, id: ObjectId) -> PathBuf {
+pub(crate) fn loose_path(objects: &Path, id: ObjectId) -> PathBuf {
     let hex = id.to_hex().to_string();
     let (fan, rest) = hex.split_at(2);
     objects.join(fan).join(rest)
@@ -738,7 +738,7 @@ impl Record {
     }
 
     /// The commits whose id starts with `hex` (at least 4 hex digits).
-    pub fn commits_with_prefix(&self, hex: &str) -> Result<Vec<ObjectId>, RecordError> {
+    pub(crate) fn commits_with_prefix(&self, hex: &str) -> Result<Vec<ObjectId>, RecordError> {
         let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
             return Ok(Vec::new());
         };
@@ -773,7 +773,7 @@ impl Record {
     }
 
     /// Every line as `(debate, line, tip)`, in ref order, handed to `each` one at a time.
-    pub fn for_each_line(
+    pub(crate) fn for_each_line(
         &self,
         mut each: impl FnMut(&str, &str, ObjectId) -> Result<(), RecordError>,
     ) -> Result<(), RecordError> {
@@ -801,7 +801,7 @@ impl Record {
 impl Record {
     /// Every ref under `prefix` (ending in `/`) with its target, as `(name after the
     /// prefix, id)`, sorted.
-    pub fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+    pub(crate) fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
         let relative: &gix::path::RelativePath = prefix.try_into().map_err(|e| self.git(e))?;
         let platform = self.refs.iter().map_err(|e| self.git(e))?;
         let mut out = Vec::new();
@@ -818,7 +818,7 @@ impl Record {
 
     /// Points `refs/anvil/<debate>/<line>` at `new` if it still stands at `expected`
     /// (`None`: it must not exist yet).
-    pub fn set_line(
+    pub(crate) fn set_line(
         &self,
         debate: &str,
         line: &str,
@@ -871,7 +871,7 @@ impl Record {
     }
 
     /// Is `ancestor` `descendant` itself or one of its ancestors?
-    pub fn is_ancestor(
+    pub(crate) fn is_ancestor(
         &self,
         ancestor: ObjectId,
         descendant: ObjectId,

@@ -10,7 +10,7 @@ pub struct Usd {
 
 impl Usd {
     /// From Claude Code's float; `None` for a negative or non-finite one.
-    pub fn from_f64(dollars: f64) -> Option<Usd> {
+    pub(crate) fn from_f64(dollars: f64) -> Option<Usd> {
         (dollars.is_finite() && dollars >= 0.0).then(|| Usd {
             nanos: (dollars * 1e9).round() as u64,
         })
@@ -84,7 +84,7 @@ impl ModelUsage {
     }
 
     /// Reads [`ModelUsage::encode`] back.
-    pub fn decode(text: &str) -> Option<ModelUsage> {
+    pub(crate) fn decode(text: &str) -> Option<ModelUsage> {
         let mut rest = text;
         let mut next = |key: &str| {
             let (pair, after) = rest.split_once(' ')?;

@@ -74,7 +74,7 @@ pub struct Material {
 }
 
 /// Where the bundle of `debate` lives: next to its lines, shared by all of them.
-pub fn bundle_path(home: &Home, debate: &str) -> PathBuf {
+pub(crate) fn bundle_path(home: &Home, debate: &str) -> PathBuf {
     home.debates_dir().join(debate).join("context.md")
 }
 
@@ -335,7 +335,7 @@ fn display_name(project: &Path, cwd: &Path, path: &Path) -> String {
 
 /// The project's uncommitted changes (staged, unstaged and untracked) against `HEAD`, as a
 /// unified diff; binary files are named, not shown. Read with gix, no `git` binary needed.
-pub fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
+pub(crate) fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
     use gix::bstr::ByteSlice;
 
     let repo = gix::discover(project).map_err(|e| {
@@ -431,7 +431,7 @@ fn file_diff(path: &str, old: Vec<u8>, new: Vec<u8>) -> Result<String, std::io::
 
 /// A pull request's changes, as [`pull_request_diff`] finds them.
 #[derive(Debug, Clone)]
-pub struct PullRequest {
+pub(crate) struct PullRequest {
     /// The remote it came from (`origin`, or `upstream` in a fork's clone).
     pub remote: String,
     /// The remote ref it was found under (`refs/pull/N/head`, …).
@@ -454,7 +454,7 @@ pub struct PullRequest {
 ///
 /// The `git` binary does the transport (`ls-remote`, then `fetch` of the two commits, no ref
 /// written in the project); gix finds the merge base and makes the diff.
-pub fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextError> {
+pub(crate) fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextError> {
     let git = crate::record::git::Git::find().ok_or_else(|| {
         ContextError::pr("fetching a pull request needs the `git` binary on the PATH")
     })?;

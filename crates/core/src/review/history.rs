@@ -51,13 +51,13 @@ pub struct Entry {
 
 impl Entry {
     /// Where this phase's response sits in the commit's tree.
-    pub fn response_path(&self) -> Option<String> {
+    pub(crate) fn response_path(&self) -> Option<String> {
         self.role
             .map(|role| phase_file(self.step, role.name(), PhaseFile::Response))
     }
 
     /// Where the prompt that asked for this phase sits.
-    pub fn prompt_path(&self) -> Option<String> {
+    pub(crate) fn prompt_path(&self) -> Option<String> {
         self.role
             .map(|role| phase_file(self.step, role.name(), PhaseFile::Prompt))
     }
@@ -116,7 +116,7 @@ impl Entry {
     }
 
     /// Did this debating phase close its round (the last debating phase with its number)?
-    pub fn is_debating(&self) -> bool {
+    pub(crate) fn is_debating(&self) -> bool {
         self.role.is_some_and(Role::is_debating)
     }
 }
@@ -159,7 +159,7 @@ impl LineHistory {
     }
 
     /// The phase of `role` in round `n`.
-    pub fn phase_in_round(&self, n: u32, role: Role) -> Option<usize> {
+    pub(crate) fn phase_in_round(&self, n: u32, role: Role) -> Option<usize> {
         self.entries
             .iter()
             .rposition(|e| e.role == Some(role) && e.meta.round == n)
@@ -211,7 +211,7 @@ impl LineHistory {
 
     /// The entries of the round that `index` belongs to, up to and including it: for a round's
     /// end, its debating phases; for a synthesis or a single phase, just that one.
-    pub fn round_of(&self, index: usize) -> Vec<usize> {
+    pub(crate) fn round_of(&self, index: usize) -> Vec<usize> {
         let entry = &self.entries[index];
         if !entry.is_debating() {
             return vec![index];
@@ -321,7 +321,7 @@ pub fn chain(record: &Record, tip: ObjectId) -> Result<Vec<Entry>, HistoryError>
 
 /// Reads one commit: its parent, author, time and trailers. `step` is left at 0; [`chain`]
 /// fills it in.
-pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> {
+pub(crate) fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> {
     let damaged = |e: &dyn std::fmt::Display| HistoryError::Damaged(id, e.to_string());
     let mut buf = Vec::new();
     let decoded = record.find_commit(id, &mut buf).map_err(|e| damaged(&e))?;
@@ -343,7 +343,7 @@ pub fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, HistoryError> 
 }
 
 /// The role a phase name stands for.
-pub fn role_named(name: &str) -> Option<Role> {
+pub(crate) fn role_named(name: &str) -> Option<Role> {
     [
         Role::Advocate,
         Role::Critic,
@@ -363,12 +363,8 @@ pub fn lines_of(record: &Record, debate: &str) -> Result<Vec<(String, ObjectId)>
     Ok(lines)
 }
 
-/// Every debate in the record with the time of its newest commit, newest first.
-pub fn debates_newest_first(record: &Record) -> Result<Vec<(String, i64)>, HistoryError> {
-    debates_newest_first_of(record, &record.lines()?)
-}
-
-/// [`debates_newest_first`] over lines the caller has listed.
+/// Every debate among the lines the caller has listed, with the time of its newest commit,
+/// newest first.
 pub fn debates_newest_first_of(
     record: &Record,
     all: &[(String, String, ObjectId)],
