@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::examine::{Environment, find_in, is_executable};
+use super::environment::{Environment, find_in, is_executable};
 use super::finding::{Finding, Fix, Level};
 use crate::claude::install;
 

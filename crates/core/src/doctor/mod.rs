@@ -7,12 +7,14 @@
 //! [`repair`] applies those fixes; anything else is left for the user, with a hint.
 
 mod debates;
+mod environment;
 mod examine;
 mod finding;
 mod installation;
 mod record;
 mod repair;
 
-pub use examine::{Environment, examine, find_on_path};
+pub use environment::{Environment, find_on_path};
+pub use examine::examine;
 pub use finding::{Finding, Fix, Level};
 pub use repair::repair;

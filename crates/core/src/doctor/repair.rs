@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::examine::Environment;
+use super::environment::Environment;
 use super::finding::{Finding, Fix, Level};
 use crate::claude::install::{self, InstallError};
 use crate::error::DebateError;

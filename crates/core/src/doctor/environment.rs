@@ -1,0 +1,85 @@
+//! Where the doctor looks: the project, the user's Claude Code settings, the PATH.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::home::Home;
+
+/// Where the doctor looks: passed in, so tests need no real HOME or PATH.
+#[derive(Debug, Clone)]
+pub struct Environment {
+    /// Where the command runs (the project, or inside it).
+    pub cwd: PathBuf,
+    /// The user's home (`~/.claude`, `~/.claude.json`).
+    pub home: Option<PathBuf>,
+    /// `$CLAUDE_CONFIG_DIR`, when set: where Claude Code keeps `.claude.json` instead.
+    pub claude_config_dir: Option<PathBuf>,
+    /// `$PATH`.
+    pub path: Option<OsString>,
+    pub now: SystemTime,
+}
+
+impl Environment {
+    /// This process's environment.
+    pub fn current(cwd: PathBuf) -> Environment {
+        Environment {
+            cwd,
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            claude_config_dir: std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
+            path: std::env::var_os("PATH"),
+            now: SystemTime::now(),
+        }
+    }
+
+    /// The project: the directory holding `.anvil`, else the working directory.
+    pub(super) fn project(&self) -> PathBuf {
+        Home::find(&self.cwd)
+            .map(|h| h.project().to_owned())
+            .unwrap_or_else(|| self.cwd.clone())
+    }
+
+    pub(super) fn user_claude(&self) -> Option<PathBuf> {
+        self.home.as_ref().map(|h| h.join(".claude"))
+    }
+}
+
+/// Finds `name` as an executable file in the directories of `path`.
+pub(crate) fn find_in(path: &std::ffi::OsStr, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+/// Finds `name` on this process's `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    find_in(&std::env::var_os("PATH")?, name)
+}
+
+pub(super) fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programs_are_found_only_where_they_are_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, other) = (dir.path().join("bin"), dir.path().join("other"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let tool = bin.join("tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::write(other.join("tool"), "not executable").unwrap();
+        let path = std::env::join_paths([&other, &bin]).unwrap();
+        assert_eq!(find_in(&path, "tool"), None, "not executable yet");
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(find_in(&path, "tool"), Some(tool));
+        assert_eq!(find_in(&path, "missing"), None);
+    }
+}
