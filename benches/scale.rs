@@ -108,7 +108,6 @@ fn main() {
 
         let before = disk_bytes(&home.record_dir());
         let git_gc = git_gc_bytes(&home.record_dir(), work.path());
-        let (gix_gc, gix_took) = gix_gc_bytes(&home.record_dir(), work.path());
         let gc_start = Instant::now();
         run(&project, &["gc"]);
         let gc_took = gc_start.elapsed();
@@ -122,12 +121,6 @@ fn main() {
             gc_took,
             mib(git_gc),
             after as f64 / git_gc as f64
-        );
-        println!(
-            "  disk without git (anvil gc packing with gix, a copy): {} ({:.1?}; ratio to git gc {:.2})",
-            mib(gix_gc),
-            gix_took,
-            gix_gc as f64 / git_gc as f64
         );
     }
 }
@@ -326,32 +319,6 @@ fn git_gc_bytes(record: &Path, work: &Path) -> u64 {
     let bytes = disk_bytes(&copy);
     std::fs::remove_dir_all(&copy).unwrap();
     bytes
-}
-
-/// What `anvil gc` makes of a copy of the record without `git` on the PATH (gix packs it),
-/// in bytes on disk, and how long it took.
-fn gix_gc_bytes(record: &Path, work: &Path) -> (u64, Duration) {
-    let copy = copy_of(record, work, "gix-gc-copy");
-    let no_git = work.join("no-git");
-    std::fs::create_dir_all(&no_git).unwrap();
-    let started = Instant::now();
-    let out = Command::new(ANVIL)
-        .arg("gc")
-        .arg("--record")
-        .arg(&copy)
-        .env("PATH", &no_git)
-        .env_remove("ANVIL_GIT")
-        .output()
-        .expect("anvil gc");
-    let took = started.elapsed();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bytes = disk_bytes(&copy);
-    std::fs::remove_dir_all(&copy).unwrap();
-    (bytes, took)
 }
 
 fn ms(d: Duration) -> f64 {
