@@ -15,8 +15,25 @@ use crate::model::state::{FORMAT, Setup, State};
 use crate::model::transcript;
 use crate::record::schema::{PhaseFile, phase_file};
 
-/// A new debate's id: date, a slug of the question, and four hex digits.
-pub(crate) fn new_id(question: &str, now: jiff::Timestamp) -> String {
+/// A new debate's id that no debate of this home has: [`new_id`] drawn again while the one
+/// drawn names live files or lines in the record (the same question asked twice on one day
+/// has one chance in 65,536 to draw the same four hex digits).
+fn free_id(home: &Home, question: &str, now: jiff::Timestamp) -> Result<String, DebateError> {
+    let record = transaction::open_record(home)?;
+    let mut attempt = 0u32;
+    loop {
+        let id = new_id(question, now, attempt);
+        let taken =
+            home.debates_dir().join(&id).exists() || !record.lines_of_debate(&id)?.is_empty();
+        if !taken || attempt >= 64 {
+            return Ok(id);
+        }
+        attempt += 1;
+    }
+}
+
+/// A debate's id: date, a slug of the question, and four hex digits (`attempt` draws others).
+pub(crate) fn new_id(question: &str, now: jiff::Timestamp, attempt: u32) -> String {
     use std::hash::BuildHasher;
     let slug: String = question
         .split(|c: char| !c.is_alphanumeric())
@@ -31,10 +48,13 @@ pub(crate) fn new_id(question: &str, now: jiff::Timestamp) -> String {
     if slug.is_empty() {
         slug.push_str("debate");
     }
-    let noise = std::collections::hash_map::RandomState::new().hash_one((
+    // The moment, the process and the attempt, hashed with fixed keys: the same draw for
+    // the same inputs, a different one for each attempt.
+    let noise = std::hash::BuildHasherDefault::<std::hash::DefaultHasher>::default().hash_one((
         question,
         now.as_nanosecond(),
         std::process::id(),
+        attempt,
     ));
     let date = now.strftime("%Y%m%d");
     format!("{date}-{slug}-{:04x}", noise & 0xffff)
@@ -71,7 +91,7 @@ pub fn start_with(
     inputs: StartInputs,
 ) -> Result<Started, DebateError> {
     let now = now();
-    let debate = new_id(&setup.question, now);
+    let debate = free_id(home, &setup.question, now)?;
     if setup.output.is_none()
         && let Some(dir) = inputs.output_dir
     {
@@ -136,4 +156,26 @@ pub fn start_with(
         prompt,
         commit: done.tip.expect("a new line has a commit"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_debate_never_takes_the_id_of_one_that_exists() {
+        let (_dir, home, line) = crate::testkit::line_with_debate();
+        let now = jiff::Timestamp::now();
+        let draws: Vec<String> = (0..4).map(|n| new_id("Q?", now, n)).collect();
+        assert_eq!(free_id(&home, "Q?", now).unwrap(), draws[0]);
+        // The first draw has live files; the second is only in the record (pulled, or its
+        // live files removed): start takes the third.
+        std::fs::create_dir_all(home.debates_dir().join(&draws[0])).unwrap();
+        let record = transaction::open_record(&home).unwrap();
+        let tip = record.tip(&line.debate, &line.line).unwrap().unwrap();
+        record
+            .set_line(&draws[1], "main", None, tip, "test")
+            .unwrap();
+        assert_eq!(free_id(&home, "Q?", now).unwrap(), draws[2]);
+    }
 }
