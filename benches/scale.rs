@@ -75,7 +75,7 @@ fn main() {
          to the same command on the one-debate record, timed alternately"
     );
     println!(
-        "record filled in-process through anvil::debate::{{start, record_turn}} (see the header)"
+        "record filled in-process through anvil_core::line::{{start::start, stop::record_turn}} (see the header)"
     );
     let mut commits = 5;
     let mut debates = 1;

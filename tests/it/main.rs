@@ -19,6 +19,7 @@ mod log_cli;
 mod maintenance_cli;
 mod model_server_selftest;
 mod options_cli;
+mod other_writers;
 mod record_faults;
 mod record_races;
 mod remote_cli;

@@ -551,3 +551,37 @@ fn a_gc_killed_halfway_blocks_no_later_one() {
     project.assert_fsck_clean();
     assert_eq!(project.commits(&started.debate).len(), 1);
 }
+
+/// A killed `anvil gc` leaves its `git gc` running; that git keeps the maintenance lock (it
+/// was handed to it), so the next `anvil gc` says a maintenance runs, instead of git's "gc is
+/// already running", and runs once git is done.
+#[test]
+fn a_gc_killed_while_its_git_runs_counts_as_running_until_git_ends() {
+    let project = Project::new();
+    let started = project.start(&["A question?"]);
+    let git = SlowGit::new();
+    let mut killed = gc_held_by(&project, &git);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let second = project.anvil(&["gc"]);
+    assert_eq!(second.code, Some(1), "{}", second.describe());
+    assert!(
+        second
+            .stderr
+            .contains("another maintenance of the record is running"),
+        "{}",
+        second.describe()
+    );
+    assert!(gc_running(&project), "the orphaned git holds the lock");
+    git.release();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while gc_running(&project) {
+        assert!(Instant::now() < deadline, "the lock outlived git");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = project.anvil(&["gc"]).ok();
+    assert!(run.stderr.contains("record packed"), "{}", run.describe());
+    assert_eq!(packs(&project), 1);
+    project.assert_fsck_clean();
+    assert_eq!(project.commits(&started.debate).len(), 1);
+}

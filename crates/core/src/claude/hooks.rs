@@ -77,8 +77,14 @@ impl Failure {
             ));
         }
         match &self.line {
+            Some(line) if self.saved.is_some() => m.push_str(&format!(
+                ". The next stop of this session records it (say `continue`); if the session is \
+                 gone, `anvil resume {line}` continues the debate; `anvil status {line}` shows \
+                 where it stands."
+            )),
             Some(line) => m.push_str(&format!(
-                ". The debate is paused; see `anvil status {line}`, fix the problem and continue it with `anvil resume {line}`."
+                ". See `anvil status {line}`, fix the problem and continue the debate with \
+                 `anvil resume {line}`."
             )),
             None => m.push('.'),
         }
@@ -126,17 +132,24 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
         (None, None) => (None, None),
     };
 
-    // The phase text is on disk before anything else happens to it.
-    let saved = match &text {
-        Some(text) => {
-            let path = home.incoming_path(&line);
+    // The phase text is on disk before anything else happens to it, unless the file holds the
+    // text of an earlier stop that could not record it: that one answered the prompt that is
+    // out, so it stays there and goes first.
+    let incoming = home.incoming_path(&line);
+    let kept = std::fs::read(&incoming)
+        .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .filter(|k| !k.trim().is_empty() && Some(k) != text.as_ref());
+    let saved = match (&text, &kept) {
+        (_, Some(_)) => Some(incoming),
+        (Some(text), None) => {
             // A plain write: this copy only has to exist before anything else happens.
             std::fs::create_dir_all(home.line_dir(&line))
-                .and_then(|()| std::fs::write(&path, text.as_bytes()))
+                .and_then(|()| std::fs::write(&incoming, text.as_bytes()))
                 .map_err(|e| fail(Some(&line), None)(&e))?;
-            Some(path)
+            Some(incoming)
         }
-        None => None,
+        (None, None) => None,
     };
     let seen = !claimed
         || transcript.is_some_and(|p| {
@@ -163,6 +176,7 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
         stop::Stop {
             session,
             text: text.as_deref(),
+            kept: kept.as_deref(),
             claimed,
             seen,
             provenance: provenance.as_ref(),

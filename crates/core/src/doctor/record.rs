@@ -59,9 +59,11 @@ pub(super) fn check(home: &Home, now: SystemTime) -> Vec<Finding> {
             leftovers.push((p.to_owned(), "slash command's arguments never taken"));
         }
     });
+    // A maintenance's git holds locks as long as it needs them: none of them is a leftover.
+    let maintaining = crate::record::maintenance::running(&dir);
     for (path, what) in leftovers {
         let age = age(&path);
-        if age >= STALE {
+        if age >= STALE && !maintaining {
             out.push(
                 Finding::new(
                     "record",

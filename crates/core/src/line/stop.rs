@@ -72,6 +72,10 @@ pub struct Stop<'a> {
     pub session: &'a str,
     /// The text of the turn that just ended, if it had one.
     pub text: Option<&'a str>,
+    /// The text an earlier stop of this line saved and could not record (its transaction
+    /// failed: a lock another program held, a full disk). It was the reply to the prompt that
+    /// is still out, so it is recorded in place of this turn's text, unless the record has it.
+    pub kept: Option<&'a str>,
     /// The session claimed the line at this stop (it was waiting for a session).
     pub claimed: bool,
     /// The session has seen the line's prompt (always, unless it has just claimed the line).
@@ -84,7 +88,9 @@ pub struct Stop<'a> {
 /// and hands out the next one, or hands the prompt that is out again (a repeat, a turn with
 /// no text, a session new to the line). This is where a phase is recorded.
 pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, DebateError> {
+    let kept_id = stop.kept.filter(|k| Some(*k) != stop.text).map(blob_id);
     let response_id = stop.text.map(blob_id);
+    let mut took_kept = false;
     let done = transaction::run(
         home,
         line,
@@ -92,8 +98,36 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
             patience: std::time::Duration::from_secs(5),
             ..Options::default()
         },
-        |current| decide_stop(home, current, stop, response_id.as_deref()),
+        |current| {
+            // The kept text goes first when the record does not have it yet: it answered the
+            // prompt that is out, while this turn answered the failure's message.
+            let last = current
+                .state
+                .as_ref()
+                .and_then(|s| s.last_response.as_deref());
+            took_kept = match (stop.kept, kept_id.as_deref()) {
+                (Some(_), Some(id)) => last != Some(id),
+                _ => false,
+            };
+            if took_kept {
+                let kept = Stop {
+                    text: stop.kept,
+                    ..stop
+                };
+                decide_stop(home, current, kept, kept_id.as_deref())
+            } else {
+                decide_stop(home, current, stop, response_id.as_deref())
+            }
+        },
     )?;
+    let mut notes = done.notes;
+    if took_kept && matches!(done.value, Reply::Block { .. } | Reply::Finish { .. }) {
+        notes.push(format!(
+            "recorded the reply saved by a stop that could not record it ({}); this turn's \
+             reply was an answer to that failure and is not a phase",
+            home.incoming_path(line).display()
+        ));
+    }
     if !matches!(done.value, Reply::Block { .. } | Reply::Pause { .. })
         && transaction::view(home, line).is_ok_and(|s| s.progress.status.is_over())
     {
@@ -102,7 +136,7 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
         home.unbind(stop.session)
             .map_err(io("cannot unbind the session in", home.root()))?;
     }
-    Ok(done.value.with_notes(&done.notes))
+    Ok(done.value.with_notes(&notes))
 }
 
 /// Records `text` as the phase that is out on `line` (for `anvil run`, which answers the
@@ -119,6 +153,7 @@ pub fn record_turn(
         Stop {
             session,
             text: Some(text),
+            kept: None,
             claimed: false,
             seen: true,
             provenance: None,
@@ -485,6 +520,7 @@ mod tests {
             Stop {
                 session: "s-1",
                 text: Some(text),
+                kept: None,
                 claimed: false,
                 seen: true,
                 provenance: None,

@@ -15,11 +15,10 @@
 //! process dies at, the next transaction finds either the old tip (nothing happened) or the
 //! new one with stale live files (which it rolls forward): a phase is never recorded twice.
 //!
-//! Under the line's lock, only anvil itself could be writing the line's ref, so a ref lock
-//! file left there is a leftover from a process that died, and is removed with a note
-//! instead of being waited for. The one exception is the record's maintenance: `git gc`
-//! locks each loose ref for a moment to pack it, so while a maintenance runs a ref lock is
-//! waited for, never removed.
+//! A ref lock file is removed only when it is provably anvil's own leftover: before moving the
+//! ref, a transaction writes the commit it intends (under the line's lock), and a lock that
+//! holds exactly that commit was made by a writer that died. Any other lock is another
+//! program's (`git gc` packing the refs, a person's `git`): it is waited for, never removed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -145,8 +144,6 @@ pub struct Done<T> {
 
 /// Tries of a commit that lost a race with a writer that does not take the line's lock.
 const ATTEMPTS: u32 = 5;
-/// How long a commit waits for a ref lock that a running maintenance holds.
-const GC_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Runs one change of `line` (see the module's documentation). `decide` sees the line as the
 /// record has it and may run more than once, if a writer outside anvil moves the line's ref
@@ -166,11 +163,9 @@ pub fn run<T>(
         })?;
     let mut record = open_record(home)?;
     let mut notes = Vec::new();
-    clear_ref_lock(&record, line, &mut notes)?;
+    clear_ref_lock(home, &record, line, &mut notes)?;
     let mut rebuild = options.rebuild;
     let mut attempt = 0;
-    let began = std::time::Instant::now();
-    let mut gc_met = false;
     loop {
         attempt += 1;
         let tip = record.tip(&line.debate, &line.line)?;
@@ -221,26 +216,20 @@ pub fn run<T>(
                 staged.id(),
                 new.time,
             )?;
-            record.publish(&staged)
+            publish(home, &record, line, &staged)
         });
         let id = match published {
             Ok(id) => id,
             Err(e) => {
-                let locked = matches!(e, RecordError::Locked { .. });
-                // Once a maintenance was met, its ref locks (and those of one started right
-                // after it) are waited for.
-                gc_met = gc_met || (locked && crate::record::maintenance::running(record.path()));
-                let again =
-                    attempt < ATTEMPTS || (locked && gc_met && began.elapsed() < GC_PATIENCE);
-                if !e.is_retryable() || !again {
+                if !e.is_retryable() || attempt >= ATTEMPTS {
                     return Err(e.into());
                 }
                 std::thread::sleep(Duration::from_millis(5 * u64::from(attempt.min(10))));
                 if e.needs_reopen() {
                     record = Record::open(&home.record_dir())?;
                 }
-                if locked {
-                    clear_ref_lock(&record, line, &mut notes)?;
+                if matches!(e, RecordError::Locked { .. }) {
+                    clear_ref_lock(home, &record, line, &mut notes)?;
                 }
                 continue;
             }
@@ -462,55 +451,81 @@ pub(crate) fn print_notes(notes: &[String]) {
         eprintln!("anvil: note: {note}");
     }
 }
-/// Removes the line's ref lock if one is there. Under the line's lock nobody else in anvil
-/// can be updating the ref, so the file is a leftover of a writer that died, with one
-/// exception: while a maintenance runs, `git pack-refs` locks each loose ref for the moment
-/// it takes to fold it into `packed-refs`. Removing that lock would let git delete the loose
-/// ref after this hook wrote it (the line would fall back to its packed, older tip), so then
-/// the lock is waited for; one that outlives [`PACK_REFS_PATIENCE`] unchanged is not git's.
+/// Where a transaction writes the commit it is about to point the line's ref at, under the
+/// line's lock, before the ref's lock file exists; removed once the ref has moved (or failed
+/// to). A ref lock holding exactly that commit was made by anvil: nothing else knows the id of
+/// a commit no ref names yet.
+fn intent_path(home: &Home, line: &LineRef) -> std::path::PathBuf {
+    home.line_dir(line).join("ref-intent")
+}
+
+/// Moves the line's ref to a staged commit, with the intent written first (see
+/// [`intent_path`]).
+fn publish(
+    home: &Home,
+    record: &Record,
+    line: &LineRef,
+    staged: &crate::record::store::Staged,
+) -> Result<ObjectId, RecordError> {
+    let intent = intent_path(home, line);
+    fault::point("writing the ref's intent")
+        .and_then(|()| std::fs::write(&intent, staged.id().to_string()))
+        .map_err(|source| RecordError::Write {
+            path: intent.clone(),
+            source,
+        })?;
+    let moved = record.publish(staged);
+    let _ = std::fs::remove_file(&intent);
+    moved
+}
+
+/// Clears the way to the line's ref when its lock file is there. Under the line's lock no
+/// other anvil writer can be moving the ref, so a lock that holds the commit a dead writer
+/// intended ([`intent_path`]) is that writer's leftover, and is removed with a note. Any other
+/// lock belongs to another program (`git gc` or `git pack-refs` folding the ref into
+/// `packed-refs`, a person's `git update-ref`): removing it would let that program undo this
+/// write, so it is waited for, within the hook's budget, and never removed.
 fn clear_ref_lock(
+    home: &Home,
     record: &Record,
     line: &LineRef,
     notes: &mut Vec<String>,
 ) -> Result<(), DebateError> {
     let lock = record.ref_lock_path(&line.debate, &line.line);
-    let identity = |path: &Path| {
-        std::fs::symlink_metadata(path).ok().map(|m| {
-            use std::os::unix::fs::MetadataExt;
-            (m.ino(), m.mtime_nsec(), m.mtime())
-        })
+    let held = match std::fs::read_to_string(&lock) {
+        Ok(held) => held,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(_) => String::new(),
     };
-    let Some(mut seen) = identity(&lock) else {
-        return Ok(());
-    };
-    if crate::record::maintenance::running(record.path()) {
-        let mut since = std::time::Instant::now();
-        loop {
-            std::thread::sleep(Duration::from_millis(2));
-            match identity(&lock) {
-                None => return Ok(()),
-                Some(now) if now != seen => {
-                    seen = now;
-                    since = std::time::Instant::now();
-                }
-                Some(_) if since.elapsed() >= PACK_REFS_PATIENCE => break,
-                Some(_) => {}
-            }
-        }
-    }
-    match std::fs::remove_file(&lock) {
-        Ok(()) => {
-            notes.push(format!(
-                "removed {}, left behind by an anvil process that stopped while writing",
+    let intent = intent_path(home, line);
+    let intended = std::fs::read_to_string(&intent).unwrap_or_default();
+    if !intended.trim().is_empty() && held.trim() == intended.trim() {
+        match std::fs::remove_file(&lock) {
+            Ok(()) => notes.push(format!(
+                "removed {}, left behind by an anvil process that stopped while moving the ref",
                 lock.display()
-            ));
-            Ok(())
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(RecordError::Write { path: lock, source }.into()),
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(RecordError::Write { path: lock, source }.into()),
+        let _ = std::fs::remove_file(&intent);
+        return Ok(());
     }
+    let began = std::time::Instant::now();
+    while began.elapsed() < FOREIGN_LOCK_PATIENCE {
+        std::thread::sleep(Duration::from_millis(2));
+        if std::fs::symlink_metadata(&lock).is_err() {
+            return Ok(());
+        }
+    }
+    let holder = if crate::record::maintenance::running(record.path()) {
+        "`anvil gc` (its `git gc` packing the record)"
+    } else {
+        "a program other than anvil (a `git` command on the record?)"
+    };
+    Err(RecordError::ForeignLock { lock, holder }.into())
 }
 
-/// How long a ref lock met during a maintenance may stay unchanged before it is taken for a
-/// leftover: `git pack-refs` holds one for the moment it prunes that ref.
-const PACK_REFS_PATIENCE: Duration = Duration::from_secs(1);
+/// How long a stop waits for a ref lock another program holds: `git pack-refs` holds one for
+/// the moment it takes to fold the ref into `packed-refs`.
+const FOREIGN_LOCK_PATIENCE: Duration = Duration::from_secs(5);

@@ -127,6 +127,13 @@ impl Run {
         self
     }
 
+    /// Gives git `lock` (an open file holding a `flock`) as its standard input: the lock then
+    /// lives as long as git and every process git starts, even if this process is killed.
+    pub(crate) fn holding(mut self, lock: &std::fs::File) -> std::io::Result<Run> {
+        self.command.stdin(Stdio::from(lock.try_clone()?));
+        Ok(self)
+    }
+
     /// Runs it to the end; its stdout on success, else what it said on stderr (and stdout).
     pub fn output(mut self) -> Result<String, GitError> {
         let what = self.what();

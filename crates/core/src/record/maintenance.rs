@@ -46,7 +46,11 @@ pub(crate) const LOCK_FILE: &str = "anvil-gc.lock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum MaintenanceError {
-    #[error("another maintenance of the record is running (it holds {0})")]
+    #[error(
+        "another maintenance of the record is running (an `anvil gc`, or the `git gc` of one \
+         that was stopped: it holds {0}); it packs the record, so there is nothing to do but \
+         let it finish"
+    )]
     Busy(std::path::PathBuf),
     #[error("{what} {path}: {source}")]
     Io {
@@ -205,7 +209,7 @@ pub fn gc(record: &Path, when: When, git: &Git) -> Result<Option<Outcome>, Maint
         return Ok(None);
     }
     let before = footprint(record);
-    let packed = pack(git, record);
+    let packed = pack(git, record, &lock);
     // The refs are packed and their folders gone: the index of recent debates is written
     // anew from them, compactly. A cache: if that fails, the next reader rebuilds it.
     if packed.is_ok()
@@ -240,9 +244,20 @@ fn take_lock(record: &Path, when: When) -> Result<Option<std::fs::File>, Mainten
     }
 }
 
-fn pack(git: &Git, record: &Path) -> Result<(), MaintenanceError> {
+/// Runs `git gc` on the record. git is given the maintenance lock as its standard input, so
+/// that the lock lives as long as git and its children do: an `anvil gc` killed meanwhile
+/// leaves a maintenance that still counts as running (to the hook, waiting for its ref
+/// locks, and to the next `anvil gc`) until git is done.
+fn pack(git: &Git, record: &Path, lock: &std::fs::File) -> Result<(), MaintenanceError> {
+    let lock_path = record.join(LOCK_FILE);
     // The record's own settings win over a user's global ones that would weaken it.
     git.record(record)
+        .holding(lock)
+        .map_err(|source| MaintenanceError::Io {
+            what: "cannot hand the maintenance lock to git",
+            path: lock_path,
+            source,
+        })?
         .args([
             "-c",
             "gc.auto=0",

@@ -55,6 +55,13 @@ pub enum RecordError {
     Exists { name: String },
     #[error("{lock} is held by another process (git, or an anvil that is not anvil's line lock)")]
     Locked { lock: PathBuf },
+    /// A ref lock another program made, still there after the wait.
+    #[error(
+        "{lock} is held by {holder} and stayed for 5 s; anvil never removes a lock another \
+         program holds. Try again once it is done; if no git command runs on the record and the \
+         lock stays, it is a leftover: `anvil doctor --fix` removes it once it is a minute old"
+    )]
+    ForeignLock { lock: PathBuf, holder: &'static str },
     #[error("cannot update {name}: {source}")]
     Ref {
         name: String,

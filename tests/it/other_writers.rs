@@ -1,0 +1,181 @@
+//! The record among other writers: real `git` processes holding the record's locks while the
+//! Stop hook records phases. anvil waits for a lock another program holds and never removes
+//! it, so git never undoes a phase anvil wrote.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::anvil::{Project, Run, find_tag};
+
+const S1: &str = "22222222-2222-4222-8222-222222222222";
+
+fn hook(project: &Project, session: &str, message: &str) -> Run {
+    project.hook(&json!({
+        "session_id": session,
+        "cwd": project.path(),
+        "hook_event_name": "Stop",
+        "stop_hook_active": true,
+        "last_assistant_message": message,
+    }))
+}
+
+fn next_key(run: &Run) -> String {
+    run.json()
+        .and_then(|v| v["reason"].as_str().and_then(find_tag))
+        .map_or_else(|| format!("(no prompt) {}", run.describe()), |t| t.key())
+}
+
+fn git(project: &Project) -> Command {
+    let mut command = Command::new("git");
+    command
+        .arg("--git-dir")
+        .arg(project.record_dir())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    command
+}
+
+/// `git update-ref --stdin` holding the line's ref lock (a prepared transaction) while the
+/// hook runs: the hook waits for git, and records the phase once git commits.
+#[test]
+fn a_ref_lock_held_by_git_is_waited_for_and_the_phase_recorded_after_it() {
+    let project = Project::new();
+    let started = project.start(&["Keep the monolith?", "--rounds", "1", "--session", S1]);
+    let name = format!("refs/anvil/{}/main", started.debate);
+    let tip = project.git(&["rev-parse", &name]).trim().to_owned();
+    let mut holder = git(&project)
+        .args(["update-ref", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to_git = holder.stdin.take().unwrap();
+    let mut from_git = BufReader::new(holder.stdout.take().unwrap());
+    writeln!(to_git, "start\nupdate {name} {tip} {tip}\nprepare").unwrap();
+    let mut said = String::new();
+    while !said.contains("prepare: ok") {
+        assert_ne!(from_git.read_line(&mut said).unwrap(), 0, "git: {said}");
+    }
+    let lock = project.record_dir().join(format!("{name}.lock"));
+    assert!(lock.exists(), "git holds the lock");
+
+    let released = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        writeln!(to_git, "commit").unwrap();
+        drop(to_git);
+        holder.wait().unwrap()
+    });
+    let run = hook(&project, S1, "ADVOCATE r1: keep it.");
+    assert!(
+        released.join().unwrap().success(),
+        "git committed its own edit"
+    );
+    assert_eq!(next_key(&run), "CRITIC r1", "{}", run.describe());
+    let commits = project.commits(&started.debate);
+    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+    assert_eq!(phases, ["start", "advocate"]);
+    assert_ne!(project.git(&["rev-parse", &name]).trim(), tip);
+    project.assert_fsck_clean();
+}
+
+/// `git pack-refs --all --prune` again and again, as a person's `git gc` runs it, while two
+/// debates record every phase: each phase is recorded once, under the role Claude was given,
+/// and each line's ref names its last phase (git never pruned a ref the hook had moved).
+#[test]
+fn git_pack_refs_racing_the_hook_loses_no_phase() {
+    const ROUNDS: usize = 4;
+    let project = Project::new();
+    let sessions = [S1, "33333333-3333-4333-8333-333333333333"];
+    let debates: Vec<String> = sessions
+        .iter()
+        .map(|s| {
+            project
+                .start(&[
+                    "Split the service?",
+                    "--rounds",
+                    &ROUNDS.to_string(),
+                    "--session",
+                    s,
+                ])
+                .debate
+        })
+        .collect();
+    let done = AtomicBool::new(false);
+    let packs = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let packer = scope.spawn(|| {
+            while !done.load(Ordering::SeqCst) {
+                let out = git(&project)
+                    .args(["pack-refs", "--all", "--prune"])
+                    .output()
+                    .unwrap();
+                // git itself may find a ref locked by the hook: it skips it, or says so.
+                if out.status.success() {
+                    packs.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        let hooks: Vec<_> = sessions
+            .iter()
+            .map(|session| {
+                let project = &project;
+                scope.spawn(move || {
+                    let mut problems = Vec::new();
+                    for round in 1..=ROUNDS {
+                        for (role, next) in [
+                            ("ADVOCATE", format!("CRITIC r{round}")),
+                            (
+                                "CRITIC",
+                                if round == ROUNDS {
+                                    "SYNTHESIS".to_owned()
+                                } else {
+                                    format!("ADVOCATE r{}", round + 1)
+                                },
+                            ),
+                        ] {
+                            let run = hook(project, session, &format!("{role} r{round} {session}"));
+                            if next_key(&run) != next {
+                                problems.push(format!("{role} r{round}: {}", run.describe()));
+                            }
+                        }
+                    }
+                    problems
+                })
+            })
+            .collect();
+        let problems: Vec<String> = hooks.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        done.store(true, Ordering::SeqCst);
+        packer.join().unwrap();
+        assert!(problems.is_empty(), "{problems:#?}");
+    });
+    assert!(
+        packs.load(Ordering::SeqCst) > 0,
+        "git packed the refs meanwhile"
+    );
+    for (debate, session) in debates.iter().zip(sessions) {
+        let commits = project.commits(debate);
+        let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+        let mut expected = vec!["start"];
+        for _ in 0..ROUNDS {
+            expected.extend(["advocate", "critic"]);
+        }
+        assert_eq!(phases, expected, "{debate}");
+        for (i, commit) in commits.iter().skip(1).enumerate() {
+            let role = if i % 2 == 0 { "ADVOCATE" } else { "CRITIC" };
+            assert!(
+                commit
+                    .subject
+                    .contains(&format!("{role} r{} {session}", i / 2 + 1)),
+                "{debate}: {}",
+                commit.subject
+            );
+        }
+        let state = project.state_md(debate);
+        assert!(state.contains("phase: synthesizer"), "{state}");
+    }
+    project.assert_fsck_clean();
+}
