@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let record = view::record(&home)?;
     let remote = remote::find(&home, args.remote.as_deref())?;
     let synced = remote::push(&home, &record, &remote)?;
-    report("pushed to", &remote, &synced, args.json)
+    report("pushed to", &remote, &synced, args.json, false)
 }
 
 pub fn run_pull(ctx: &Ctx, args: PullArgs) -> Result<(), CliError> {
@@ -48,7 +48,7 @@ pub fn run_pull(ctx: &Ctx, args: PullArgs) -> Result<(), CliError> {
     let record = anvil_core::line::transaction::open_record(&home)?;
     let remote = remote::find(&home, args.remote.as_deref())?;
     let synced = remote::pull(&home, &record, &remote)?;
-    report("pulled from", &remote, &synced, args.json)
+    report("pulled from", &remote, &synced, args.json, true)
 }
 
 fn report(
@@ -56,6 +56,7 @@ fn report(
     remote: &remote::Remote,
     synced: &Synced,
     json: bool,
+    pulled: bool,
 ) -> Result<(), CliError> {
     if json {
         let moved: Vec<serde_json::Value> = synced
@@ -79,9 +80,13 @@ fn report(
                 "moved": moved,
                 "unchanged": synced.unchanged,
                 "skipped_live": synced.skipped_live.iter().map(|l| l.to_string()).collect::<Vec<_>>(),
+                "refused": synced.refused.iter().map(|r| serde_json::json!({
+                    "ref": r.name, "reason": r.reason,
+                })).collect::<Vec<_>>(),
             }))
             .expect("JSON")
-        ));
+        ))
+        .and_then(|()| refused(remote, synced, pulled));
     }
     let mut text = String::new();
     for m in &synced.moved {
@@ -98,6 +103,13 @@ fn report(
             "  not moved     {l}: it is being debated here (its live files are here)\n"
         ));
     }
+    for r in &synced.refused {
+        text.push_str(&format!(
+            "  refused       {}: {}\n",
+            crate::term::visible(&r.name),
+            crate::term::visible(&r.reason)
+        ));
+    }
     say(&format!(
         "anvil: {verb} {} ({}): {} line{} moved, {} unchanged",
         remote.name,
@@ -106,5 +118,30 @@ fn report(
         if synced.moved.len() == 1 { "" } else { "s" },
         synced.unchanged
     ));
-    out(&text)
+    out(&text).and_then(|()| refused(remote, synced, pulled))
+}
+
+/// A pull exits 1 when the remote held refs that are not debates (everything else went
+/// through); a push only says so, since it sent what it had.
+fn refused(remote: &remote::Remote, synced: &Synced, pulled: bool) -> Result<(), CliError> {
+    match synced.refused.len() {
+        0 => Ok(()),
+        n if !pulled => {
+            say(&format!(
+                "anvil: note: {n} ref{} under refs/anvil/ of {} hold no debate; left alone",
+                if n == 1 { "" } else { "s" },
+                remote.url
+            ));
+            Ok(())
+        }
+        n => Err(CliError::new(format!(
+            "{n} ref{} of {} hold no debate anvil can read and were left alone",
+            if n == 1 { "" } else { "s" },
+            remote.url
+        ))
+        .hint(
+            "someone pushed something other than an anvil debate under refs/anvil/; \
+             delete it there (`git push REMOTE :REF`) or ignore this",
+        )),
+    }
 }

@@ -31,8 +31,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         // Without --all only the active lines are read, through their index: a project's
         // thousands of finished debates cost nothing here.
         let states: Vec<State> = match &args.line {
-            Some(name) => vec![State::load(
-                &home.state_path(&ctx.resolve_line(&home, Some(name))?),
+            // One line: as the record has it, with who drives it from the live file.
+            Some(name) => vec![anvil_core::line::transaction::view(
+                &home,
+                &ctx.resolve_line(&home, Some(name))?,
             )?],
             None if args.all => home
                 .live_lines()?

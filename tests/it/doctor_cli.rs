@@ -324,7 +324,7 @@ fn live_files_behind_the_record_are_rolled_forward_by_fix() {
 }
 
 #[test]
-fn live_files_that_are_no_state_of_the_record_fail() {
+fn live_files_that_are_no_state_of_the_record_fail_and_the_record_wins_on_fix() {
     let project = Project::installed();
     let env = Env::new();
     let started = project.start(&["Should we?", "--rounds", "2", "--session", SESSION]);
@@ -334,8 +334,25 @@ fn live_files_that_are_no_state_of_the_record_fail() {
     let (run, findings) = env.findings(&project, &[]);
     assert_eq!(run.code, Some(1), "{}", run.describe());
     let f = find(&findings, "live-files", "fail", "disagrees with the record");
-    assert!(f["fix"].is_null());
-    assert!(f["hint"].as_str().unwrap().contains("anvil resume"));
+    assert_eq!(f["fix"]["kind"], "overrule", "{f:#}");
+    assert!(f["hint"].as_str().unwrap().contains("state.md.edited"));
+
+    // The record wins; the edited file is kept.
+    let (_, fixed) = env.findings(&project, &["--fix"]);
+    let f = find(&fixed, "live-files", "ok", "disagrees");
+    assert!(
+        f["fixed"].as_str().unwrap().contains("state.md.edited"),
+        "{f:#}"
+    );
+    let edited = state_path.with_extension("md.edited");
+    assert!(std::fs::read_to_string(edited).unwrap().contains("step: 7"));
+    assert!(
+        std::fs::read_to_string(&state_path)
+            .unwrap()
+            .contains("step: 0")
+    );
+    let (run, _) = env.findings(&project, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
 }
 
 #[test]

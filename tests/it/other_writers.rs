@@ -179,3 +179,86 @@ fn git_pack_refs_racing_the_hook_loses_no_phase() {
     }
     project.assert_fsck_clean();
 }
+
+/// Readers while git packs the refs: `anvil log` and the web room's list of debates list
+/// thousands of loose refs that `git pack-refs` folds into `packed-refs` and removes meanwhile;
+/// a listing that meets a vanished ref is made again, so every read succeeds.
+#[test]
+fn readers_list_every_debate_while_git_packs_the_refs() {
+    const REFS: usize = 1500;
+    let project = Project::new();
+    let started = project.start(&["Pack while reading?", "--rounds", "1", "--session", S1]);
+    let first = project
+        .git(&["rev-parse", &format!("refs/anvil/{}/main", started.debate)])
+        .trim()
+        .to_owned();
+    hook(&project, S1, "ADVOCATE r1: for.").ok();
+    let second = project
+        .git(&["rev-parse", &format!("refs/anvil/{}/main", started.debate)])
+        .trim()
+        .to_owned();
+    // Many debates' refs, loose, all moved to the other commit at each turn, so that each
+    // pack has loose refs to fold and prune.
+    let point_all_at = |id: &str| {
+        let mut child = git(&project)
+            .args(["update-ref", "--stdin"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = String::new();
+        for i in 0..REFS {
+            input.push_str(&format!("update refs/anvil/copy-{i:05}/main {id}\n"));
+        }
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    };
+    point_all_at(&first);
+    let served = crate::support::serve::Served::start(&project);
+
+    let done = AtomicBool::new(false);
+    let packs = AtomicUsize::new(0);
+    let mut failures = Vec::new();
+    let mut reads = 0;
+    std::thread::scope(|scope| {
+        let packer = scope.spawn(|| {
+            let mut turn = 0;
+            while !done.load(Ordering::SeqCst) {
+                turn += 1;
+                point_all_at(if turn % 2 == 0 { &first } else { &second });
+                let out = git(&project)
+                    .args(["pack-refs", "--all", "--prune"])
+                    .output()
+                    .unwrap();
+                if out.status.success() {
+                    packs.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        while packs.load(Ordering::SeqCst) < 6 {
+            let log = project.anvil(&["log", "--all", "-n", "2", "--no-pager"]);
+            if log.code != Some(0) {
+                failures.push(log.describe());
+            }
+            let listed = served.get("/api/debates");
+            if listed.status != 200 {
+                failures.push(format!("{} {}", listed.status, listed.body));
+            } else if listed.json().as_array().map_or(0, Vec::len) != REFS + 1 {
+                failures.push(format!("not every debate listed: {}", listed.body.len()));
+            }
+            reads += 1;
+        }
+        done.store(true, Ordering::SeqCst);
+        packer.join().unwrap();
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {reads} reads failed: {failures:#?}",
+        failures.len()
+    );
+    assert!(reads >= 3, "{reads}");
+}

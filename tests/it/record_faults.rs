@@ -168,6 +168,78 @@ fn a_state_file_left_behind_by_a_kill_does_not_record_the_phase_twice() {
     project.assert_fsck_clean();
 }
 
+/// A `state.md` edited by hand to say the debate is over, while it still names the right tip:
+/// the record wins. The hook records the phase and hands out the next one, with a note; the
+/// edited file is kept beside; `status` and `doctor` say what the record says, and
+/// `doctor --fix` repairs it too.
+#[test]
+fn a_state_file_edited_to_disagree_with_the_record_is_overruled_by_it() {
+    let project = Project::new();
+    let started = start(&project, "2");
+    let line = project.line_dir(&started.debate, "main");
+    let edit = || {
+        let state = std::fs::read_to_string(line.join("state.md")).unwrap();
+        assert!(state.contains("status: active"), "{state}");
+        std::fs::write(
+            line.join("state.md"),
+            state.replace("status: active", "status: done"),
+        )
+        .unwrap();
+    };
+    edit();
+    let status = project.anvil(&["status", &started.debate]).ok();
+    assert!(
+        !status.stdout.contains("done"),
+        "the record says active: {}",
+        status.describe()
+    );
+    let listed = project.anvil(&["status"]).ok();
+    assert!(
+        listed.stdout.contains(&started.debate),
+        "still listed as active: {}",
+        listed.describe()
+    );
+    let doctor = project.anvil(&["doctor", "--json"]);
+    assert!(
+        doctor.stdout.contains("disagrees with the record"),
+        "{}",
+        doctor.describe()
+    );
+
+    let run = hook(&project, "ADVOCATE r1: for.", None);
+    assert_eq!(next_key(&run), "CRITIC r1", "{}", run.describe());
+    assert!(
+        system_message(&run).contains("the record wins"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        std::fs::read_to_string(line.join("state.md.edited"))
+            .unwrap()
+            .contains("status: done")
+    );
+    assert!(project.state_md(&started.debate).contains("status: active"));
+
+    // `anvil doctor --fix` does the same.
+    edit();
+    let fixed = project.anvil(&["doctor", "--fix"]);
+    assert!(
+        fixed
+            .stdout
+            .contains(&format!("rolled {}@main forward", started.debate)),
+        "{}",
+        fixed.describe()
+    );
+    assert!(project.state_md(&started.debate).contains("status: active"));
+    let next = hook(&project, "CRITIC r1: against.", None);
+    assert_eq!(next_key(&next), "ADVOCATE r2", "{}", next.describe());
+    assert_eq!(
+        phases(&project, &started.debate),
+        ["start", "advocate", "critic"]
+    );
+    project.assert_fsck_clean();
+}
+
 /// A project whose first hook was killed while it held the line's ref lock (issue 9, defect
 /// 2: such a lock wedged every later hook), with the lock and the hook's intent left behind.
 fn killed_holding_the_ref_lock() -> (Project, Started, std::path::PathBuf) {

@@ -590,3 +590,135 @@ fn pr_that_the_remote_does_not_have_is_a_clear_error() {
     let debates = project.anvil_home().join("debates");
     assert!(std::fs::read_dir(&debates).map_or(true, |mut d| d.next().is_none()));
 }
+
+/// A remote is not trusted to hold debates: refs under `refs/anvil/` that name an ordinary git
+/// commit, a blob, a tree or a tag are refused one by one, each named with its reason, while
+/// every real debate, sorted before or after them, is pulled; `anvil log` keeps working.
+#[test]
+fn a_pull_refuses_each_ref_that_is_not_a_debate_and_takes_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bare, _) = remote(dir.path());
+    let alice = clone(bare.to_str().unwrap(), "Alice");
+    let first = debate(&alice);
+    let second = debate(&alice);
+    alice.anvil(&["push"]).ok();
+    // What a careless or hostile teammate puts there.
+    let seed = dir.path().join("seed");
+    let commit = git(&seed, &["rev-parse", "HEAD"]);
+    let blob = git(&seed, &["rev-parse", "HEAD:README"]);
+    let tree = git(&seed, &["rev-parse", "HEAD^{tree}"]);
+    let tag = git(&seed, &["rev-parse", "v1"]);
+    git(&seed, &["tag", "-a", "-m", "annotated", "v2"]);
+    git(&seed, &["push", "--quiet", bare.to_str().unwrap(), "v2"]);
+    let annotated = git(&seed, &["rev-parse", "v2"]);
+    let hostile = [
+        ("refs/anvil/aaa-unrelated/main", commit.trim()),
+        ("refs/anvil/mmm-blob/main", blob.trim()),
+        ("refs/anvil/nnn-tree/main", tree.trim()),
+        ("refs/anvil/ooo-tag/main", annotated.trim()),
+        ("refs/anvil/zzz-light/main", tag.trim()),
+    ];
+    for (name, id) in hostile {
+        git(&bare, &["update-ref", name, id]);
+    }
+
+    let bob = clone(bare.to_str().unwrap(), "Bob");
+    let pulled = bob.anvil(&["pull", "--json"]);
+    assert_eq!(pulled.code, Some(1), "{}", pulled.describe());
+    let json: serde_json::Value = serde_json::from_str(&pulled.stdout).unwrap();
+    let refused: Vec<(String, String)> = json["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["ref"].as_str().unwrap().to_owned(),
+                r["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = refused.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        hostile.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "{}",
+        pulled.describe()
+    );
+    assert!(refused[0].1.contains("no state.md"), "{refused:?}");
+    assert!(refused[1].1.contains("blob"), "{refused:?}");
+    assert!(refused[2].1.contains("tree"), "{refused:?}");
+    assert!(refused[3].1.contains("tag"), "{refused:?}");
+    assert!(
+        pulled.stderr.contains(bare.to_str().unwrap()),
+        "names the remote: {}",
+        pulled.describe()
+    );
+    assert_eq!(
+        json["moved"].as_array().unwrap().len(),
+        2,
+        "{}",
+        pulled.stdout
+    );
+    for debate in [&first, &second] {
+        assert_eq!(tip(&bob, debate, "main"), tip(&alice, debate, "main"));
+    }
+    assert!(
+        bob.git(&["for-each-ref", "refs/anvil/aaa-unrelated"])
+            .is_empty()
+    );
+
+    // In words too, one line per refused ref.
+    let again = bob.anvil(&["pull"]);
+    assert_eq!(again.code, Some(1), "{}", again.describe());
+    for (name, _) in hostile {
+        assert!(
+            again.stdout.contains(&format!("refused       {name}")),
+            "{}",
+            again.describe()
+        );
+    }
+    let log = bob.anvil(&["log", "--all", "--no-pager"]).ok();
+    assert!(
+        log.stdout.contains(&first) && log.stdout.contains(&second),
+        "{}",
+        log.stdout
+    );
+    // Pushing still works: the remote's refused refs are not taken for lines.
+    bob.anvil(&["push"]).ok();
+    bob.assert_fsck_clean();
+}
+
+/// Two remotes whose URLs end alike keep their tracking refs apart: a pruning fetch from one
+/// never deletes what the other's holds.
+#[test]
+fn remotes_with_the_same_last_name_keep_separate_tracking_refs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("a")).unwrap();
+    std::fs::create_dir_all(dir.path().join("b")).unwrap();
+    let (one, _) = remote(&dir.path().join("a"));
+    let (two, _) = remote(&dir.path().join("b"));
+    let alice = clone(one.to_str().unwrap(), "Alice");
+    let first = debate(&alice);
+    alice.anvil(&["push", one.to_str().unwrap()]).ok();
+    let bob = clone(two.to_str().unwrap(), "Bob");
+    let second = debate(&bob);
+    bob.anvil(&["push", two.to_str().unwrap()]).ok();
+
+    let carol = clone(one.to_str().unwrap(), "Carol");
+    carol.anvil(&["pull", one.to_str().unwrap()]).ok();
+    carol.anvil(&["pull", two.to_str().unwrap()]).ok();
+    let tracking = carol.git(&["for-each-ref", "--format=%(refname)", "refs/anvil-remote/"]);
+    let folders: std::collections::BTreeSet<&str> = tracking
+        .lines()
+        .filter_map(|r| r.split('/').nth(2))
+        .collect();
+    assert_eq!(folders.len(), 2, "{tracking}");
+    assert!(
+        tracking.contains(&first) && tracking.contains(&second),
+        "{tracking}"
+    );
+    assert!(
+        folders.iter().all(|f| f.starts_with("shared-")),
+        "{folders:?}"
+    );
+}

@@ -25,6 +25,9 @@ pub enum Fix {
     Remove { path: PathBuf },
     /// Rebuild a line's live files from its tip in the record.
     RollForward { line: String },
+    /// Keep a state file that disagrees with the record as `state.md.edited`, then rebuild
+    /// the line's live files from the record.
+    Overrule { line: String },
     /// Write anvil's own command file as this version writes it.
     Rewrite { path: PathBuf },
     /// Rebuild the index of recent debates from the refs (it is a cache of them).

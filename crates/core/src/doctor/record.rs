@@ -417,10 +417,13 @@ fn compare(
                 live.standing()
             ),
         )
-        .hint(format!(
-            "the record is the source of truth: `anvil resume {line}` rebuilds the live files \
-             from it (copy state.md aside first if you edited it)"
-        )),
+        .hint(
+            "the record is the source of truth: `anvil doctor --fix` (or the next stop) rebuilds \
+             the live files from it, keeping the edited file as state.md.edited",
+        )
+        .fix(Fix::Overrule {
+            line: line.to_string(),
+        }),
     }))
 }
 
@@ -565,7 +568,12 @@ mod tests {
         let found = check(&home, SystemTime::now());
         let live = of(&found, "live-files");
         assert_eq!(live[0].level, Level::Fail, "{live:#?}");
-        assert_eq!(live[0].fix, None);
+        assert_eq!(
+            live[0].fix,
+            Some(Fix::Overrule {
+                line: line.to_string()
+            })
+        );
     }
 
     #[test]

@@ -18,6 +18,11 @@ pub(crate) enum RepairError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot keep the edited state file as {path}: {source}")]
+    Keep {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0} is not one of anvil's commands")]
     NotOurs(PathBuf),
     #[error("the line {0} is gone")]
@@ -49,6 +54,22 @@ pub fn repair(env: &Environment, findings: &mut [Finding]) {
             Fix::Rewrite { path } => rewrite_command(path),
             Fix::RollForward { line } => match (&home, LineRef::parse(line)) {
                 (Some(home), Some(line)) => roll_forward(home, &line).map_err(RepairError::from),
+                _ => Err(RepairError::NoLine(line.clone())),
+            },
+            Fix::Overrule { line } => match (&home, LineRef::parse(line)) {
+                (Some(home), Some(line)) => {
+                    let path = home.state_path(&line);
+                    let aside = path.with_extension("md.edited");
+                    std::fs::copy(&path, &aside)
+                        .map_err(|source| RepairError::Keep {
+                            path: aside.clone(),
+                            source,
+                        })
+                        .and_then(|_| roll_forward(home, &line).map_err(RepairError::from))
+                        .map(|done| {
+                            format!("{done} (the edited file is kept as {})", aside.display())
+                        })
+                }
                 _ => Err(RepairError::NoLine(line.clone())),
             },
             Fix::RebuildIndex => match &home {

@@ -55,6 +55,11 @@ pub fn lines(home: &Home) -> io::Result<Vec<(LineRef, State)>> {
         };
         match State::load(&home.state_path(&line)) {
             Ok(state) if !state.progress.status.is_over() => out.push((line, state)),
+            // A state file edited to say "over" does not hide a line the record has active
+            // (the next transaction rebuilds the file from the record).
+            Ok(_) if let Some(recorded) = active_in_record(home, &line) => {
+                out.push((line, recorded))
+            }
             // A damaged state file is not the index's business: the line stays listed.
             Err(crate::model::state::StateError::Read { source, .. })
                 if source.kind() == io::ErrorKind::NotFound =>
@@ -67,6 +72,14 @@ pub fn lines(home: &Home) -> io::Result<Vec<(LineRef, State)>> {
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+/// The line's state as the record has it, when the record has it active.
+fn active_in_record(home: &Home, line: &LineRef) -> Option<State> {
+    let record = crate::record::store::Record::open(&home.record_dir()).ok()?;
+    let tip = record.tip(&line.debate, &line.line).ok()??;
+    let state = crate::review::history::line_state(&record, line, tip).ok()?;
+    (!state.progress.status.is_over()).then_some(state)
 }
 
 /// A marker's name back to the line it stands for (`DEBATE@LINE`, both valid names).

@@ -19,6 +19,11 @@
 //!
 //! A line already present under another name (the remote's copy of a line pushed from here,
 //! or the local copy of a line pulled from there) is not copied again.
+//!
+//! A remote is not trusted to hold debates: each of its refs must name a commit whose tree has
+//! a `state.md` anvil can read, on a first-parent chain of commits. A ref that does not (an
+//! ordinary git commit, a blob, a tree, a tag) is refused, named with the reason, and every
+//! other ref goes through: one bad ref never hides or blocks the rest.
 
 use std::path::Path;
 
@@ -81,6 +86,16 @@ pub struct Synced {
     /// Lines the pull left alone because their live files are here and the remote moved
     /// them ahead: `anvil resume` after the debate here is over picks them up.
     pub skipped_live: Vec<LineRef>,
+    /// The remote's refs that hold no debate anvil can read, with why: never moved.
+    pub refused: Vec<Refused>,
+}
+
+/// A ref of the remote that a pull (or a push, reading where the remote stands) refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The ref's name on the remote (`refs/anvil/<debate>/<line>`, or whatever else it is).
+    pub name: String,
+    pub reason: String,
 }
 
 /// Finds the remote: a URL or a path as is, else a remote of the project's git repository
@@ -138,13 +153,29 @@ fn safe_name(text: &str) -> Option<String> {
     (!out.is_empty()).then_some(out)
 }
 
+/// Where a remote's lines are kept: `refs/anvil-remote/<name>-<hash of its URL>/`. The short
+/// name alone is not enough: two remotes whose URLs end in `team.git` would share the folder,
+/// and a pruning fetch from one would delete the other's refs.
 fn tracking_prefix(remote: &Remote) -> String {
-    format!("refs/anvil-remote/{}/", remote.name)
+    let hash = gix::objs::compute_hash(
+        gix::hash::Kind::Sha1,
+        gix::objs::Kind::Blob,
+        remote.url.trim().as_bytes(),
+    )
+    .map(|id| id.to_hex_with_len(8).to_string())
+    .unwrap_or_default();
+    format!("refs/anvil-remote/{}-{hash}/", remote.name)
 }
 
-/// Fetches the remote's lines into `refs/anvil-remote/<name>/`; returns them as
-/// `(line, tip)`.
-fn fetch(record: &Record, remote: &Remote) -> Result<Vec<(LineRef, ObjectId)>, RemoteError> {
+/// What a fetch found: the remote's lines anvil can read, and the refs it refused.
+struct Fetched {
+    lines: Vec<(LineRef, ObjectId)>,
+    refused: Vec<Refused>,
+}
+
+/// Fetches the remote's lines into the remote's tracking folder ([`tracking_prefix`]); keeps
+/// those that hold a debate (see the module's documentation) and names the others.
+fn fetch(record: &Record, remote: &Remote) -> Result<Fetched, RemoteError> {
     let prefix = tracking_prefix(remote);
     Git::require()?
         .record(record.path())
@@ -161,14 +192,30 @@ fn fetch(record: &Record, remote: &Remote) -> Result<Vec<(LineRef, ObjectId)>, R
             &format!("+refs/anvil/*:{prefix}*"),
         ])
         .output()?;
-    Ok(record
-        .refs_under(&prefix)?
-        .into_iter()
-        .filter_map(|(name, id)| {
-            let (debate, line) = name.split_once('/')?;
-            (valid_name(debate) && valid_name(line)).then(|| (LineRef::new(debate, line), id))
-        })
-        .collect())
+    let mut fetched = Fetched {
+        lines: Vec::new(),
+        refused: Vec::new(),
+    };
+    for (name, id) in record.refs_under(&prefix)? {
+        let refuse = |reason: String| Refused {
+            name: format!("refs/anvil/{name}"),
+            reason,
+        };
+        let Some((debate, line)) = name
+            .split_once('/')
+            .filter(|(d, l)| valid_name(d) && valid_name(l))
+        else {
+            fetched.refused.push(refuse(
+                "not a valid `refs/anvil/<debate>/<line>` name".to_owned(),
+            ));
+            continue;
+        };
+        match crate::review::history::check_line(record, id) {
+            Ok(()) => fetched.lines.push((LineRef::new(debate, line), id)),
+            Err(reason) => fetched.refused.push(refuse(reason)),
+        }
+    }
+    Ok(fetched)
 }
 
 /// How long a pull waits for a line that a transaction holds (a hook recording a phase).
@@ -179,9 +226,12 @@ const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 /// (a debate going on here); a line that does not exist is created with a compare-and-swap
 /// that fails if anything created it meanwhile.
 pub fn pull(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, RemoteError> {
-    let theirs = fetch(record, remote)?;
-    let mut synced = Synced::default();
-    for (line, tip) in theirs {
+    let fetched = fetch(record, remote)?;
+    let mut synced = Synced {
+        refused: fetched.refused,
+        ..Synced::default()
+    };
+    for (line, tip) in fetched.lines {
         match record.tip(&line.debate, &line.line)? {
             None if held_elsewhere(record, &line.debate, tip)? => synced.unchanged += 1,
             None => {
@@ -308,10 +358,13 @@ fn held_elsewhere(record: &Record, debate: &str, tip: ObjectId) -> Result<bool, 
 
 /// Sends the record's lines to the remote.
 pub fn push(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, RemoteError> {
-    let theirs: std::collections::HashMap<LineRef, ObjectId> =
-        fetch(record, remote)?.into_iter().collect();
+    let fetched = fetch(record, remote)?;
+    let theirs: std::collections::HashMap<LineRef, ObjectId> = fetched.lines.into_iter().collect();
     let me = whoami(home);
-    let mut synced = Synced::default();
+    let mut synced = Synced {
+        refused: fetched.refused,
+        ..Synced::default()
+    };
     let mut specs = Vec::new();
     let mut all = Vec::new();
     record.for_each_line(|debate, line, tip| {

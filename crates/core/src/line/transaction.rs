@@ -264,9 +264,16 @@ pub fn view(home: &Home, line: &LineRef) -> Result<State, DebateError> {
     let tip = record
         .tip(&line.debate, &line.line)?
         .ok_or_else(|| Refusal::NoLine(line.clone()))?;
+    let recorded = history::line_state(&record, line, tip)?;
     match State::load(&home.state_path(line)) {
-        Ok(live) if live.tip.as_deref() == Some(tip.to_string().as_str()) => Ok(live),
-        _ => Ok(history::line_state(&record, line, tip)?),
+        // The live file adds who drives the line; where the line stands, the record says.
+        Ok(live)
+            if live.tip.as_deref() == Some(tip.to_string().as_str())
+                && live.progress == recorded.progress =>
+        {
+            Ok(live)
+        }
+        _ => Ok(recorded),
     }
 }
 
@@ -283,7 +290,26 @@ fn current(
     let mut headless = false;
     match State::load(&path) {
         Ok(live) if !rebuild && live.tip.as_deref() == Some(tip.to_string().as_str()) => {
-            return Ok(live);
+            // It names the tip; it must also say what the tip says (a state file edited by
+            // hand would otherwise stop the debate, or move it, behind the record's back).
+            let recorded = history::line_state(record, line, tip)?;
+            if recorded.progress == live.progress {
+                return Ok(live);
+            }
+            let aside = path.with_extension("md.edited");
+            std::fs::copy(&path, &aside).map_err(|source| DebateError::Io {
+                what: "cannot keep the edited state file as",
+                path: aside.clone(),
+                source,
+            })?;
+            notes.push(format!(
+                "{line}'s state.md says {} where the record says {}: the record wins, and the \
+                 live files were rebuilt from it (the edited file is kept as {})",
+                live.standing(),
+                recorded.standing(),
+                aside.display()
+            ));
+            headless = live.headless;
         }
         Ok(live) => {
             headless = live.headless;

@@ -476,6 +476,19 @@ impl Record {
             .map_err(|e| self.read_error(&format!("commit {id}"), e))
     }
 
+    /// What kind of object `id` is.
+    pub(crate) fn object_kind(&self, id: ObjectId) -> Result<gix::objs::Kind, RecordError> {
+        use gix::objs::FindHeader;
+        match self.objects.try_header(&id) {
+            Ok(Some(header)) => Ok(header.kind),
+            Ok(None) => Err(RecordError::Missing {
+                path: self.path.clone(),
+                what: format!("object {id}"),
+            }),
+            Err(e) => Err(self.read_error(&format!("object {id}"), e)),
+        }
+    }
+
     pub(crate) fn tree_of(&self, commit: ObjectId) -> Result<ObjectId, RecordError> {
         let mut buf = Vec::new();
         Ok(self.find_commit(commit, &mut buf)?.tree())
@@ -502,25 +515,47 @@ impl Record {
 
     /// Lists `(debate, line, tip)` for every line in the record.
     pub fn lines(&self) -> Result<Vec<(String, String, ObjectId)>, RecordError> {
-        let refs = "refs/anvil/";
-        let platform = self.refs.iter().map_err(|e| self.read_error(refs, e))?;
-        let prefix: &gix::path::RelativePath =
-            refs.try_into().map_err(|e| self.read_error(refs, e))?;
-        let iter = platform
-            .prefixed(prefix)
-            .map_err(|e| self.read_error(refs, e))?;
         let mut out = Vec::new();
-        for reference in iter {
-            let reference = reference.map_err(|e| self.read_error(refs, e))?;
-            let name = reference.name.as_bstr().to_str_lossy().into_owned();
-            let Some(rest) = name.strip_prefix("refs/anvil/") else {
-                continue;
-            };
-            let Some((debate, line)) = rest.split_once('/') else {
-                continue;
-            };
-            if let Some(id) = reference.target.try_id() {
-                out.push((debate.to_owned(), line.to_owned(), id.to_owned()));
+        for (rest, id) in self.list("refs/anvil/")? {
+            if let Some((debate, line)) = rest.split_once('/') {
+                out.push((debate.to_owned(), line.to_owned(), id));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every ref under `prefix` (ending in `/`) that names an object, as `(name after the
+    /// prefix, id)`, sorted by name. A listing that fails is made again: while `git gc` or
+    /// `git pack-refs` folds loose refs into `packed-refs`, a ref file can vanish between the
+    /// directory listing and its read ("Could not read reference"), and a folder between two
+    /// steps of the walk. A listing that still fails after [`LISTING_PATIENCE`] is an error.
+    fn list(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        let began = std::time::Instant::now();
+        let mut attempt = 0u64;
+        loop {
+            match self.list_once(prefix) {
+                Ok(out) => return Ok(out),
+                Err(e) if began.elapsed() >= LISTING_PATIENCE => return Err(e),
+                Err(_) => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(2 * attempt.min(25)));
+                }
+            }
+        }
+    }
+
+    fn list_once(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        let relative: &gix::path::RelativePath = prefix.try_into().map_err(|e| self.git(e))?;
+        let platform = self.refs.iter().map_err(|e| self.read_error(prefix, e))?;
+        let mut out = Vec::new();
+        for reference in platform
+            .prefixed(relative)
+            .map_err(|e| self.read_error(prefix, e))?
+        {
+            let reference = reference.map_err(|e| self.read_error(prefix, e))?;
+            let name = reference.name.as_bstr().to_str_lossy();
+            if let (Some(rest), Some(id)) = (name.strip_prefix(prefix), reference.target.try_id()) {
+                out.push((rest.to_owned(), id.to_owned()));
             }
         }
         out.sort();
@@ -556,6 +591,10 @@ impl Record {
         }
     }
 }
+
+/// How long a listing of refs is made again while it fails (see [`Record::list`]): packing the
+/// refs of a large record takes git about a second per 50,000 refs.
+const LISTING_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Objects made for one commit, not yet written: `(id, kind, encoded bytes)`.
 #[derive(Default)]
@@ -680,26 +719,11 @@ impl Record {
         if !valid_name(debate) {
             return Ok(Vec::new());
         }
-        let prefix = format!("refs/anvil/{debate}/");
-        let prefix: &gix::path::RelativePath =
-            prefix.as_str().try_into().map_err(|e| self.git(e))?;
-        let platform = self.refs.iter().map_err(|e| self.git(e))?;
-        let mut out = Vec::new();
-        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
-            let reference = reference.map_err(|e| self.git(e))?;
-            let name = reference.name.as_bstr().to_str_lossy();
-            let Some(line) = name
-                .strip_prefix("refs/anvil/")
-                .and_then(|r| r.strip_prefix(debate))
-            else {
-                continue;
-            };
-            let line = line.trim_start_matches('/');
-            if let (Some(id), false) = (reference.target.try_id(), line.contains('/')) {
-                out.push((line.to_owned(), id.to_owned()));
-            }
-        }
-        out.sort();
+        let mut out: Vec<(String, ObjectId)> = self
+            .list(&format!("refs/anvil/{debate}/"))?
+            .into_iter()
+            .filter(|(line, _)| !line.contains('/'))
+            .collect();
         out.dedup_by(|a, b| a.0 == b.0);
         Ok(out)
     }
@@ -784,19 +808,9 @@ impl Record {
         &self,
         mut each: impl FnMut(&str, &str, ObjectId) -> Result<(), RecordError>,
     ) -> Result<(), RecordError> {
-        let platform = self.refs.iter().map_err(|e| self.git(e))?;
-        let prefix: &gix::path::RelativePath = "refs/anvil/".try_into().map_err(|e| self.git(e))?;
-        for reference in platform.prefixed(prefix).map_err(|e| self.git(e))? {
-            let reference = reference.map_err(|e| self.git(e))?;
-            let name = reference.name.as_bstr().to_str_lossy();
-            let Some((debate, line)) = name
-                .strip_prefix("refs/anvil/")
-                .and_then(|r| r.split_once('/'))
-            else {
-                continue;
-            };
-            if let Some(id) = reference.target.try_id() {
-                each(debate, line, id.to_owned())?;
+        for (rest, id) in self.list("refs/anvil/")? {
+            if let Some((debate, line)) = rest.split_once('/') {
+                each(debate, line, id)?;
             }
         }
         Ok(())
@@ -809,18 +823,7 @@ impl Record {
     /// Every ref under `prefix` (ending in `/`) with its target, as `(name after the
     /// prefix, id)`, sorted.
     pub(crate) fn refs_under(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
-        let relative: &gix::path::RelativePath = prefix.try_into().map_err(|e| self.git(e))?;
-        let platform = self.refs.iter().map_err(|e| self.git(e))?;
-        let mut out = Vec::new();
-        for reference in platform.prefixed(relative).map_err(|e| self.git(e))? {
-            let reference = reference.map_err(|e| self.git(e))?;
-            let name = reference.name.as_bstr().to_str_lossy();
-            if let (Some(rest), Some(id)) = (name.strip_prefix(prefix), reference.target.try_id()) {
-                out.push((rest.to_owned(), id.to_owned()));
-            }
-        }
-        out.sort();
-        Ok(out)
+        self.list(prefix)
     }
 
     /// Points `refs/anvil/<debate>/<line>` at `new` if it still stands at `expected`

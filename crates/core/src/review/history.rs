@@ -236,6 +236,25 @@ pub fn state_at(record: &Record, commit: ObjectId) -> Result<State, HistoryError
     )?)
 }
 
+/// Why `tip` cannot stand as a line's tip, if it cannot: it must be a commit with a readable
+/// `state.md`, on a first-parent chain of commits anvil can read (checked before a line from
+/// a remote enters the record, so that one foreign ref never breaks the readers).
+pub(crate) fn check_line(record: &Record, tip: ObjectId) -> Result<(), String> {
+    let kind = record.object_kind(tip).map_err(|e| e.to_string())?;
+    if kind != gix::objs::Kind::Commit {
+        return Err(format!("it points at a {kind}, not at a commit"));
+    }
+    state_at(record, tip).map_err(|e| match e {
+        HistoryError::Damaged(_, why) => format!("commit {tip} is not anvil's: {why}"),
+        e => format!("commit {tip} is not anvil's: {e}"),
+    })?;
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        next = read_entry(record, id).map_err(|e| e.to_string())?.parent;
+    }
+    Ok(())
+}
+
 /// The state of `line` at `commit`: [`state_at`], named after the line it stands on. A line
 /// pulled from a remote may stand under another name than the one it was recorded with.
 pub fn line_state(
