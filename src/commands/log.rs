@@ -189,9 +189,22 @@ fn piece(
     paint: Paint,
     budget: usize,
 ) -> Result<(String, usize), CliError> {
-    let lines = history::load_debate(record, debate)?;
+    let (lines, damaged) = history::load_debate_checked(record, debate)?;
     if args.json {
-        let (item, commits) = to_json(record, &lines, budget)?;
+        let (mut item, commits) = to_json(record, &lines, budget)?;
+        if !damaged.is_empty() {
+            if item.is_null() {
+                item = serde_json::json!({ "debate": debate });
+            }
+            item["damaged"] = damaged
+                .iter()
+                .map(|d| {
+                    serde_json::json!({
+                        "line": d.line.line, "tip": d.tip.to_string(), "why": d.why,
+                    })
+                })
+                .collect();
+        }
         let item = crate::term::json(&item);
         let mut text = String::new();
         for (j, line) in item.lines().enumerate() {
@@ -206,6 +219,19 @@ fn piece(
     let (mut text, commits) = draw(record, &lines, paint, budget)?;
     if args.stats {
         text.push_str(&stats(&lines, paint));
+    }
+    if lines.is_empty() && !damaged.is_empty() {
+        text.push_str(&format!(
+            "{}\n",
+            paint.bold(&paint.yellow(&visible(debate)))
+        ));
+    }
+    for d in &damaged {
+        text.push_str(&paint.red(&format!(
+            "✗ {} is damaged: {}; `anvil doctor --fix` sets it aside (refs/anvil-damaged/)\n",
+            visible(&d.line.to_string()),
+            visible(&d.why)
+        )));
     }
     Ok((text, commits))
 }

@@ -262,3 +262,124 @@ fn readers_list_every_debate_while_git_packs_the_refs() {
     );
     assert!(reads >= 3, "{reads}");
 }
+
+/// Refs that git wrote into the record under `refs/anvil/` (a commit of the project, a blob),
+/// as an unchecked pull used to leave them: `anvil log` shows every debate and marks those
+/// lines; `anvil doctor` fails on them and `--fix` sets them aside under
+/// `refs/anvil-damaged/`, after which everything is clean and nothing was deleted.
+#[test]
+fn lines_anvil_cannot_read_are_shown_marked_and_set_aside_by_doctor() {
+    let project = Project::new();
+    let started = project.start(&["Readable?", "--rounds", "1", "--session", S1]);
+    hook(&project, S1, "ADVOCATE r1: for.").ok();
+    // An ordinary commit and a blob, made with git in the record itself.
+    let blob = {
+        let mut child = git(&project)
+            .args(["hash-object", "-w", "--stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"not a debate\n")
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let tree = project.git(&["mktree"]).trim().to_owned();
+    let commit = project
+        .git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit-tree",
+            &tree,
+            "-m",
+            "unrelated",
+        ])
+        .trim()
+        .to_owned();
+    project.git(&["update-ref", "refs/anvil/aaa-foreign/main", &commit]);
+    project.git(&["update-ref", "refs/anvil/zzz-blob/main", &blob]);
+    project.git(&[
+        "update-ref",
+        &format!("refs/anvil/{}/stray", started.debate),
+        &blob,
+    ]);
+
+    for args in [&["log", "--no-pager"][..], &["log", "--all", "--no-pager"]] {
+        let log = project.anvil(args).ok();
+        assert!(log.stdout.contains(&started.debate), "{}", log.describe());
+        assert!(
+            log.stdout.contains("aaa-foreign@main is damaged")
+                && log
+                    .stdout
+                    .contains("zzz-blob@main is damaged: its ref points at a blob")
+                && log
+                    .stdout
+                    .contains(&format!("{}@stray is damaged", started.debate)),
+            "{}",
+            log.describe()
+        );
+    }
+    let json = project
+        .anvil(&["log", "--all", "--json", "--no-pager"])
+        .ok();
+    let value: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let debates = value["debates"].as_array().unwrap();
+    assert_eq!(debates.len(), 3, "{}", json.stdout);
+    project.anvil(&["show", &started.debate]).ok();
+
+    let doctor = project.anvil(&["doctor"]);
+    assert_eq!(doctor.code, Some(1), "{}", doctor.describe());
+    assert!(
+        doctor.stdout.contains("not a debate anvil can read"),
+        "{}",
+        doctor.describe()
+    );
+    let fixed = project.anvil(&["doctor", "--fix"]);
+    assert!(
+        fixed
+            .stdout
+            .contains("aside as refs/anvil-damaged/aaa-foreign/main"),
+        "{}",
+        fixed.describe()
+    );
+    let aside = project.git(&[
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        "refs/anvil-damaged/",
+    ]);
+    assert!(
+        aside.contains(&format!("refs/anvil-damaged/aaa-foreign/main {commit}")),
+        "{aside}"
+    );
+    assert!(
+        aside.contains(&format!("refs/anvil-damaged/zzz-blob/main {blob}")),
+        "{aside}"
+    );
+    assert!(
+        project
+            .git(&[
+                "for-each-ref",
+                "refs/anvil/aaa-foreign",
+                "refs/anvil/zzz-blob"
+            ])
+            .is_empty()
+    );
+    let again = project.anvil(&["doctor"]);
+    assert!(
+        !again.stdout.contains("not a debate anvil can read"),
+        "{}",
+        again.describe()
+    );
+    let log = project.anvil(&["log", "--all", "--no-pager"]).ok();
+    assert!(!log.stdout.contains("damaged"), "{}", log.describe());
+    // The debate itself goes on.
+    let next = hook(&project, S1, "CRITIC r1: against.");
+    assert_eq!(next_key(&next), "SYNTHESIS", "{}", next.describe());
+}

@@ -32,6 +32,8 @@ pub enum Fix {
     Rewrite { path: PathBuf },
     /// Rebuild the index of recent debates from the refs (it is a cache of them).
     RebuildIndex,
+    /// Move a line anvil cannot read from `refs/anvil/` to `refs/anvil-damaged/`.
+    SetAside { line: String, tip: String },
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -299,13 +299,38 @@ fn lines(home: &Home, dir: &Path) -> Vec<Finding> {
         Ok(r) => r,
         Err(_) => return out, // reported by `objects`
     };
-    let tips: Vec<(LineRef, gix::ObjectId)> = match record.lines() {
+    let all: Vec<(LineRef, gix::ObjectId)> = match record.lines() {
         Ok(t) => t
             .into_iter()
             .map(|(d, l, id)| (LineRef::new(d, l), id))
             .collect(),
         Err(_) => return out,
     };
+    // Lines anvil cannot read (a foreign commit, a blob, … under refs/anvil/): readers show
+    // them marked; set aside, they stop troubling anyone, and nothing is deleted.
+    let mut tips = Vec::with_capacity(all.len());
+    for (line, tip) in all {
+        match history::check_line(&record, tip) {
+            Ok(()) => tips.push((line, tip)),
+            Err(why) => out.push(
+                Finding::new(
+                    "record",
+                    "lines",
+                    Level::Fail,
+                    format!("{line} is not a debate anvil can read: {why}"),
+                )
+                .hint(format!(
+                    "`anvil doctor --fix` sets it aside as refs/anvil-damaged/{}/{} (nothing is \
+                     deleted); if it came from a remote, remove it there too",
+                    line.debate, line.line
+                ))
+                .fix(Fix::SetAside {
+                    line: line.to_string(),
+                    tip: tip.to_string(),
+                }),
+            ),
+        }
+    }
     let live = home.live_lines().unwrap_or_default();
     let mut in_step = 0;
     for line in &live {

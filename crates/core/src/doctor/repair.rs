@@ -18,6 +18,11 @@ pub(crate) enum RepairError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot take the lock of {line}: {source}")]
+    Lock {
+        line: LineRef,
+        source: std::io::Error,
+    },
     #[error("cannot keep the edited state file as {path}: {source}")]
     Keep {
         path: PathBuf,
@@ -72,6 +77,12 @@ pub fn repair(env: &Environment, findings: &mut [Finding]) {
                 }
                 _ => Err(RepairError::NoLine(line.clone())),
             },
+            Fix::SetAside { line, tip } => {
+                match (&home, LineRef::parse(line), tip.parse::<gix::ObjectId>()) {
+                    (Some(home), Some(line), Ok(tip)) => set_aside(home, &line, tip),
+                    _ => Err(RepairError::NoLine(line.clone())),
+                }
+            }
             Fix::RebuildIndex => match &home {
                 Some(home) => Record::open(&home.record_dir())
                     .and_then(|record| crate::record::recent::rebuild(&record))
@@ -110,6 +121,18 @@ fn rewrite_command(path: &Path) -> Result<String, RepairError> {
 
 /// Brings `line`'s live files forward to its tip in the record: a transaction that decides
 /// nothing, so that the one write path rolls them forward under the line's lock.
+/// Moves an unreadable line out of the way, under its lock.
+fn set_aside(home: &Home, line: &LineRef, tip: gix::ObjectId) -> Result<String, RepairError> {
+    let _lock = home
+        .lock_line(line, std::time::Duration::from_secs(10))
+        .map_err(|source| RepairError::Lock {
+            line: line.clone(),
+            source,
+        })?;
+    let aside = Record::open(&home.record_dir())?.set_aside(&line.debate, &line.line, tip)?;
+    Ok(format!("set {line} aside as {aside}"))
+}
+
 fn roll_forward(home: &Home, line: &LineRef) -> Result<String, DebateError> {
     let done = crate::line::transaction::run(
         home,

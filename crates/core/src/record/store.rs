@@ -880,6 +880,62 @@ impl Record {
         Ok(())
     }
 
+    /// Moves a line anvil cannot read out of `refs/anvil/` to `refs/anvil-damaged/`, in one
+    /// transaction, if it still stands at `tip`: readers no longer meet it, and nothing is
+    /// deleted (git keeps what the new ref names).
+    pub(crate) fn set_aside(
+        &self,
+        debate: &str,
+        line: &str,
+        tip: ObjectId,
+    ) -> Result<String, RecordError> {
+        use gix::refs::transaction::PreviousValue;
+        let name = Record::ref_name(debate, line);
+        let aside = format!("refs/anvil-damaged/{debate}/{line}");
+        let full = |n: &str| -> Result<gix::refs::FullName, RecordError> {
+            n.try_into().map_err(|_| RecordError::BadName(n.to_owned()))
+        };
+        let edits = vec![
+            RefEdit {
+                change: Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: "anvil: set aside a line anvil cannot read".into(),
+                    },
+                    expected: PreviousValue::Any,
+                    new: Target::Object(tip),
+                },
+                name: full(&aside)?,
+                deref: false,
+            },
+            RefEdit {
+                change: Change::Delete {
+                    expected: PreviousValue::MustExistAndMatch(Target::Object(tip)),
+                    log: RefLog::AndReference,
+                },
+                name: full(&name)?,
+                deref: false,
+            },
+        ];
+        let committer = gix::actor::Signature {
+            name: COMMITTER.into(),
+            email: EMAIL.into(),
+            time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
+        };
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(1));
+        self.refs
+            .transaction()
+            .prepare(edits, wait, wait)
+            .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))))
+            .map_err(|source| RecordError::Ref {
+                name: name.clone(),
+                source,
+            })?;
+        Ok(aside)
+    }
+
     /// Is `ancestor` `descendant` itself or one of its ancestors?
     pub(crate) fn is_ancestor(
         &self,
@@ -915,12 +971,15 @@ impl CommitTimes<'_> {
         if let Some(commit) = self.graph.as_ref().and_then(|g| g.commit_by_id(id)) {
             return Ok(commit.committer_timestamp() as i64);
         }
-        let commit = self.record.find_commit(id, &mut self.buf)?;
-        let time = commit
-            .committer()
-            .map_err(|e| self.record.git(e))?
-            .seconds();
-        Ok(time)
+        // A tip that is no commit anvil can read (a ref git wrote into the record) counts as
+        // the oldest: it must not hide the debates around it.
+        match self.record.find_commit(id, &mut self.buf) {
+            Ok(commit) => Ok(commit.committer().map_or(0, |c| c.seconds())),
+            Err(e) => match self.record.object_kind(id) {
+                Ok(_) => Ok(0),
+                Err(_) => Err(e),
+            },
+        }
     }
 }
 

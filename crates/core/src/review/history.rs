@@ -389,8 +389,9 @@ pub fn debates_newest_first_of(
     all: &[(String, String, ObjectId)],
 ) -> Result<Vec<(String, i64)>, HistoryError> {
     let mut newest: std::collections::BTreeMap<String, i64> = Default::default();
+    let mut times = record.commit_times();
     for (debate, _, tip) in all.iter().cloned() {
-        let time = read_entry(record, tip)?.time;
+        let time = times.of(tip)?;
         let slot = newest.entry(debate).or_insert(time);
         *slot = (*slot).max(time);
     }
@@ -399,20 +400,53 @@ pub fn debates_newest_first_of(
     Ok(out)
 }
 
-/// Every line of `debate`, `main` first.
+/// Every line of `debate` anvil can read, `main` first (see [`load_debate_checked`] for the
+/// others).
 pub fn load_debate(record: &Record, debate: &str) -> Result<Vec<LineHistory>, HistoryError> {
+    Ok(load_debate_checked(record, debate)?.0)
+}
+
+/// A line whose ref names something anvil cannot read as a debate: a commit without a
+/// `state.md`, a blob, a tree, a tag (written into the record by git, or pulled before pulls
+/// checked what they take). Readers show it marked; `anvil doctor --fix` sets it aside.
+#[derive(Debug, Clone)]
+pub struct DamagedLine {
+    pub line: LineRef,
+    pub tip: ObjectId,
+    pub why: String,
+}
+
+/// Every line of `debate`, `main` first: those anvil can read, and those it cannot. An object
+/// not found at this moment (a maintenance moving it) is an error, not damage.
+pub fn load_debate_checked(
+    record: &Record,
+    debate: &str,
+) -> Result<(Vec<LineHistory>, Vec<DamagedLine>), HistoryError> {
     let mut lines = record.lines_of_debate(debate)?;
     lines.sort_by_key(|(l, _)| (*l != "main", l.to_string()));
-    lines
-        .into_iter()
-        .map(|(line, tip)| {
-            Ok(LineHistory {
-                line: LineRef::new(debate, line),
+    let (mut sound, mut damaged) = (Vec::new(), Vec::new());
+    for (line, tip) in lines {
+        let line = LineRef::new(debate, line);
+        let read = chain(record, tip).and_then(|entries| {
+            state_at(record, tip)?;
+            Ok(entries)
+        });
+        match read {
+            Ok(entries) => sound.push(LineHistory { line, tip, entries }),
+            Err(HistoryError::Record(e @ RecordError::Missing { .. })) => return Err(e.into()),
+            Err(e) => damaged.push(DamagedLine {
+                line,
                 tip,
-                entries: chain(record, tip)?,
-            })
-        })
-        .collect()
+                why: match record.object_kind(tip) {
+                    Ok(kind) if kind != gix::objs::Kind::Commit => {
+                        format!("its ref points at a {kind}, not at a commit")
+                    }
+                    _ => e.to_string(),
+                },
+            }),
+        }
+    }
+    Ok((sound, damaged))
 }
 
 #[cfg(test)]
