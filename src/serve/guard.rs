@@ -148,6 +148,10 @@ fn check(app: &App, req: &Request) -> Result<Option<Response>, ApiError> {
             Some(given) if same(given, &app.token) && req.method() == Method::GET => {
                 Ok(Some(trade_token_for_cookie(app, req, &query)))
             }
+            Some(given) if same(given, &app.token) => Err(ApiError::unauthorized(
+                "the token in the URL only opens the page; a request that changes something \
+                 sends it as `Authorization: Bearer TOKEN` (or comes from the page, with its cookie)",
+            )),
             Some(_) => Err(ApiError::unauthorized("wrong token")),
             None => Err(ApiError::unauthorized(
                 "a token is required: open the URL that `anvil serve` printed, or send \

@@ -369,3 +369,81 @@ fn the_html_report_loads_nothing_remote_and_shows_images_as_links() {
     assert!(page.contains("tracker"), "{page}");
     assert!(page.contains("href=\"https://example.org/\""), "{page}");
 }
+
+/// Garbage in `.anvil/sessions/`: a file that is not UTF-8, a directory, a file naming a
+/// debate that does not exist. The hook names the file and says what to do; a binding to a
+/// missing debate is dropped without creating anything for it; `anvil doctor` reports each
+/// and `--fix` removes them.
+#[test]
+fn garbage_session_files_are_named_and_never_materialise_a_debate() {
+    let project = crate::support::anvil::Project::new();
+    let sessions = project.anvil_home().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let stop = |session: &str| {
+        project.hook(&serde_json::json!({
+            "session_id": session,
+            "cwd": project.path(),
+            "hook_event_name": "Stop",
+            "last_assistant_message": "A turn.",
+        }))
+    };
+    let binary = "44444444-4444-4444-8444-444444444444";
+    let folder = "55555555-5555-4555-8555-555555555555";
+    let missing = "66666666-6666-4666-8666-666666666666";
+    std::fs::write(sessions.join(binary), b"\xff\xfe\x00garbage").unwrap();
+    std::fs::create_dir_all(sessions.join(folder)).unwrap();
+    std::fs::write(sessions.join(missing), "20990101-nowhere-0000@main\n").unwrap();
+
+    for session in [binary, folder] {
+        let run = stop(session);
+        let said = run.json().unwrap()["systemMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            said.contains(&format!("sessions/{session}")),
+            "{}",
+            run.describe()
+        );
+        assert!(said.contains("doctor --fix"), "{}", run.describe());
+    }
+    let run = stop(missing);
+    let said = run.json().unwrap()["systemMessage"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        said.contains("20990101-nowhere-0000@main"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !project
+            .anvil_home()
+            .join("debates/20990101-nowhere-0000")
+            .exists()
+    );
+    assert!(
+        !sessions.join(missing).exists(),
+        "the stale binding is dropped"
+    );
+    std::fs::write(sessions.join(missing), "20990101-nowhere-0000@main\n").unwrap();
+
+    let doctor = project.anvil(&["doctor"]);
+    for session in [binary, folder, missing] {
+        assert!(
+            doctor.stdout.contains(&format!(
+                "session file {}",
+                sessions.join(session).display()
+            )),
+            "{}",
+            doctor.describe()
+        );
+    }
+    project.anvil(&["doctor", "--fix"]);
+    for session in [binary, folder, missing] {
+        assert!(!sessions.join(session).exists(), "{session}");
+    }
+    // The hook is quiet again for those sessions.
+    assert_eq!(stop(binary).stdout.trim(), "");
+}

@@ -646,3 +646,118 @@ fn steering_is_delivered_or_refused_and_never_silently_dropped() {
         .collect();
     assert_eq!(steering, ["be brief"]);
 }
+
+/// Runs in its own user and mount namespace (no privilege needed where unprivileged user
+/// namespaces are allowed; CI runs as root): for each K, a 3 MiB tmpfs holding a debate, the
+/// disk filled to leave K KiB, one stop with a 30 kB text, the disk freed, one more stop.
+const FULL_DISK_SCRIPT: &str = r#"
+set -u
+anvil=$1; shift
+base=$(mktemp -d)
+S=77777777-7777-4777-8777-777777777777
+msg=$(head -c 30000 /dev/zero | tr '\0' 'x')
+stop() {
+  printf '{"session_id":"%s","cwd":"%s","hook_event_name":"Stop","last_assistant_message":"%s"}' \
+    $S "$1" "$2" | $anvil hook stop 2>/dev/null | tr '\n' ' '
+}
+for k in "$@"; do
+  d=$base/$k; mkdir -p $d
+  mount -t tmpfs -o size=3m tmpfs $d || exit 3
+  cd $d && mkdir p && cd p && git init -q . && $anvil init >/dev/null 2>&1
+  $anvil start "Full disk?" --rounds 3 --session $S >/dev/null 2>&1 || exit 4
+  dd if=/dev/zero of=$d/fill bs=4k 2>/dev/null
+  [ "$k" -gt 0 ] && truncate -s -${k}K $d/fill
+  echo "K $k"
+  echo "FIRST $(stop $d/p "ADVOCATE $msg")"
+  rm -f $d/fill
+  echo "AFTER $(stop $d/p "ADVOCATE again")"
+  g="git --git-dir .anvil/record"
+  tip=$($g for-each-ref --format='%(objectname)' refs/anvil/)
+  $g log --format=%s --reverse $tip | sed 's/^/PHASE /' | cut -c1-60
+  for f in $($g ls-tree --name-only $tip | grep response); do
+    echo "BYTES $f $($g show $tip:$f | wc -c)"
+  done
+  cd /; umount $d
+done
+"#;
+
+/// A real full disk (a small tmpfs), at every amount of free space from none to enough: a
+/// stop that fails says which file and that the disk is full; the text it saved is whole or
+/// absent, never cut short; once there is space, the next stop records the advocate's phase
+/// once and hands Claude the critic's prompt, whatever the failed stop had got to.
+#[test]
+fn a_real_full_disk_names_the_file_and_the_next_stop_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("full.sh");
+    std::fs::write(&script, FULL_DISK_SCRIPT).unwrap();
+    let free: Vec<String> = (0..=120).step_by(4).map(|k| k.to_string()).collect();
+    // A private mount namespace: a user namespace where the kernel allows one, else (as root,
+    // where it may not) the mount namespace alone.
+    let run = |namespaces: &[&str]| {
+        std::process::Command::new("unshare")
+            .args(namespaces)
+            .arg("bash")
+            .arg(&script)
+            .arg(crate::support::anvil::anvil_bin())
+            .args(&free)
+            .output()
+            .expect("run unshare (util-linux)")
+    };
+    let mut out = run(&["--user", "--map-root-user", "--mount"]);
+    if String::from_utf8_lossy(&out.stderr).contains("unshare failed") {
+        out = run(&["--mount"]);
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "the full-disk script failed ({:?}): {}\n{text}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cases: Vec<&str> = text.split("K ").skip(1).collect();
+    assert_eq!(cases.len(), free.len(), "{text}");
+    let mut failed = 0;
+    for case in cases {
+        let field = |name: &str| -> Vec<&str> {
+            case.lines().filter_map(|l| l.strip_prefix(name)).collect()
+        };
+        let first = field("FIRST ")[0];
+        let after = field("AFTER ")[0];
+        let phases = field("PHASE ");
+        if first.contains("\"decision\":\"block\"") {
+            // Enough space: recorded at once; the second text is the critic's.
+            assert!(first.contains("round 1 of 3 · Critic"), "{case}");
+            assert_eq!(phases.len(), 3, "{case}");
+            assert!(
+                phases[2].starts_with("round 1 critic: ADVOCATE again"),
+                "{case}"
+            );
+            continue;
+        }
+        failed += 1;
+        assert!(
+            first.contains(".anvil/") && first.contains("the disk is full"),
+            "a failure names the file and the cause: {case}"
+        );
+        assert!(
+            after.contains("round 1 of 3 · Critic"),
+            "the next stop hands out the critic's prompt: {case}"
+        );
+        assert_eq!(phases.len(), 2, "start and one advocate: {case}");
+        assert!(
+            phases[1].starts_with("round 1 advocate: ADVOCATE"),
+            "{case}"
+        );
+        let bytes = field("BYTES ");
+        assert_eq!(bytes.len(), 1, "{case}");
+        let size: usize = bytes[0].rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(
+            size == "ADVOCATE ".len() + 30000 || size == "ADVOCATE again".len(),
+            "the recorded text is one of the two, whole: {case}"
+        );
+    }
+    assert!(
+        failed >= 5,
+        "the disk was full for several amounts of free space: {text}"
+    );
+}

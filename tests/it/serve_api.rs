@@ -87,6 +87,17 @@ fn without_the_token_nothing_is_answered() {
     }
     let wrong_query = served.request("GET", "/?token=nope").send();
     wrong_query.error(401);
+    // The right token in the URL of a request that changes something: not "wrong", but
+    // where it belongs.
+    let posted = served
+        .request(
+            "POST",
+            &format!("/api/debates/x/lines/main/steer?token={}", served.token),
+        )
+        .json(&serde_json::json!({"text": "t"}))
+        .send();
+    let said = posted.error(401);
+    assert!(said.contains("Authorization: Bearer"), "{said}");
 }
 
 #[test]

@@ -128,7 +128,8 @@ impl Home {
         let Some(path) = self.session_path(session) else {
             return Ok(None);
         };
-        Ok(fsutil::read_optional(&path)?.and_then(|text| LineRef::parse(&text)))
+        let text = fsutil::read_optional(&path).map_err(|e| named(&path, e))?;
+        Ok(text.and_then(|text| LineRef::parse(&text)))
     }
 
     pub fn bind(&self, session: &str, line: &LineRef) -> io::Result<()> {
@@ -150,9 +151,11 @@ impl Home {
 
     /// Sessions bound to `line` (normally one).
     pub(crate) fn sessions_of(&self, line: &LineRef) -> io::Result<Vec<String>> {
+        // A file that cannot be read names no line (`anvil doctor` reports it).
         let mut out = Vec::new();
-        for (name, text) in read_dir_texts(&self.root.join("sessions"))? {
-            if LineRef::parse(&text).as_ref() == Some(line) {
+        for (name, path) in fsutil::visible_entries(&self.root.join("sessions"))? {
+            let text = fsutil::read_optional(&path).ok().flatten();
+            if text.and_then(|t| LineRef::parse(&t)).as_ref() == Some(line) {
                 out.push(name);
             }
         }
@@ -269,11 +272,16 @@ impl Home {
 fn read_dir_texts(dir: &Path) -> io::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     for (name, path) in fsutil::visible_entries(dir)? {
-        if let Some(text) = fsutil::read_optional(&path)? {
+        if let Some(text) = fsutil::read_optional(&path).map_err(|e| named(&path, e))? {
             out.push((name, text));
         }
     }
     Ok(out)
+}
+
+/// `e`, with the file it concerns in its message (an `io::Error` names none).
+pub(crate) fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// Session ids become file names: accept only what Claude Code issues (UUID-like).

@@ -83,8 +83,9 @@ impl Failure {
                  where it stands."
             )),
             Some(line) => m.push_str(&format!(
-                ". See `anvil status {line}`, fix the problem and continue the debate with \
-                 `anvil resume {line}`."
+                ". The debate has not moved: once the cause is fixed, the next stop of this \
+                 session continues it (if the session is gone, `anvil resume {line}`); \
+                 `anvil status {line}` shows where it stands."
             )),
             None => m.push('.'),
         }
@@ -101,7 +102,21 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
             error: e.to_string(),
         }
     };
-    let (line, claimed) = match home.bound_line(session).map_err(|e| fail(None, None)(&e))? {
+    let bound = home.bound_line(session).map_err(|e| {
+        fail(None, None)(&format!(
+            "cannot read this session's binding ({e}); `anvil doctor --fix` removes the file"
+        ))
+    })?;
+    let (line, claimed) = match bound {
+        // A binding to a line with no live files here (its debate removed by hand, a session
+        // file copied from elsewhere) is dropped, never acted on: nothing is created for it.
+        Some(line) if !home.line_dir(&line).is_dir() => {
+            home.unbind(session).map_err(|e| fail(None, None)(&e))?;
+            return Ok(HookOutput::Message(format!(
+                "anvil: this session was bound to {line}, which has no live files here; the \
+                 binding is dropped (`anvil status` lists the debates)"
+            )));
+        }
         Some(line) => (line, false),
         None => match home
             .claim_pending(session)
@@ -143,10 +158,16 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
     let saved = match (&text, &kept) {
         (_, Some(_)) => Some(incoming),
         (Some(text), None) => {
-            // A plain write: this copy only has to exist before anything else happens.
-            std::fs::create_dir_all(home.line_dir(&line))
-                .and_then(|()| std::fs::write(&incoming, text.as_bytes()))
-                .map_err(|e| fail(Some(&line), None)(&e))?;
+            // Whole or not at all: the next stop records a kept text in place of its own, so
+            // a copy cut short by a full disk or a kill must never be left here.
+            crate::fsutil::write_atomic(&incoming, text.as_bytes()).map_err(|e| {
+                fail(Some(&line), None)(&format!(
+                    "cannot save this phase's text to {}: {e}; {}. Nothing was recorded; the \
+                     text is still in Claude Code's transcript",
+                    incoming.display(),
+                    crate::record::store::advice(e.kind())
+                ))
+            })?;
             Some(incoming)
         }
         (None, None) => None,

@@ -88,6 +88,8 @@ pub(super) fn check(home: &Home, now: SystemTime) -> Vec<Finding> {
         }
     }
 
+    out.extend(sessions(home));
+
     if !dir.join("HEAD").is_file() {
         out.push(
             Finding::new(
@@ -103,6 +105,42 @@ pub(super) fn check(home: &Home, now: SystemTime) -> Vec<Finding> {
     out.push(objects(&dir));
     out.extend(lines(home, &dir));
     out.push(recent_index(&dir));
+    out
+}
+
+/// The session files (`.anvil/sessions/SESSION`, naming the line a Claude session drives):
+/// one that cannot be read, names no line, or names a line with no live files here binds
+/// nothing, and is reported with its removal as the fix.
+fn sessions(home: &Home) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Ok(entries) = crate::fsutil::visible_entries(&home.root().join("sessions")) else {
+        return out;
+    };
+    for (_, path) in entries {
+        let problem = match crate::fsutil::read_optional(&path) {
+            Err(e) => Some(format!("cannot be read ({e})")),
+            Ok(None) => None,
+            Ok(Some(text)) => match LineRef::parse(&text) {
+                None => Some("names no line".to_owned()),
+                Some(line) if !home.line_dir(&line).is_dir() => {
+                    Some(format!("names {line}, which has no live files here"))
+                }
+                Some(_) => None,
+            },
+        };
+        if let Some(problem) = problem {
+            out.push(
+                Finding::new(
+                    "record",
+                    "sessions",
+                    Level::Warn,
+                    format!("the session file {} {problem}", path.display()),
+                )
+                .hint("`anvil doctor --fix` removes it; the session then drives nothing")
+                .fix(Fix::Remove { path }),
+            );
+        }
+    }
     out
 }
 

@@ -50,12 +50,19 @@ pub fn repair(env: &Environment, findings: &mut [Finding]) {
             continue;
         };
         let result = match &fix {
-            Fix::Remove { path } => crate::fsutil::remove_if_present(path)
-                .map(|()| format!("removed {}", path.display()))
-                .map_err(|source| RepairError::Remove {
-                    path: path.clone(),
-                    source,
-                }),
+            Fix::Remove { path } => {
+                // A directory where a file belongs (a session "file" made by hand).
+                if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                    std::fs::remove_dir_all(path)
+                } else {
+                    crate::fsutil::remove_if_present(path)
+                }
+            }
+            .map(|()| format!("removed {}", path.display()))
+            .map_err(|source| RepairError::Remove {
+                path: path.clone(),
+                source,
+            }),
             Fix::Rewrite { path } => rewrite_command(path),
             Fix::RollForward { line } => match (&home, LineRef::parse(line)) {
                 (Some(home), Some(line)) => roll_forward(home, &line).map_err(RepairError::from),

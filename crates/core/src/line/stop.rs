@@ -90,7 +90,14 @@ pub struct Stop<'a> {
 pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, DebateError> {
     let kept_id = stop.kept.filter(|k| Some(*k) != stop.text).map(blob_id);
     let response_id = stop.text.map(blob_id);
-    let mut took_kept = false;
+    // What the kept text is to this stop: not there, not recorded yet, or recorded already.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Kept {
+        No,
+        Unrecorded,
+        Recorded,
+    }
+    let mut kept = Kept::No;
     let done = transaction::run(
         home,
         line,
@@ -100,33 +107,47 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
         },
         |current| {
             // The kept text goes first when the record does not have it yet: it answered the
-            // prompt that is out, while this turn answered the failure's message.
+            // prompt that is out, while this turn answered the failure's message. One the
+            // record has already was recorded by a stop that then failed to hand out the next
+            // prompt: Claude never saw that prompt, so it is handed out again, and this turn
+            // (an answer to the failure) is not recorded.
             let last = current
                 .state
                 .as_ref()
                 .and_then(|s| s.last_response.as_deref());
-            took_kept = match (stop.kept, kept_id.as_deref()) {
-                (Some(_), Some(id)) => last != Some(id),
-                _ => false,
+            kept = match (stop.kept, kept_id.as_deref()) {
+                (Some(_), Some(id)) if last == Some(id) => Kept::Recorded,
+                (Some(_), Some(_)) => Kept::Unrecorded,
+                _ => Kept::No,
             };
-            if took_kept {
-                let kept = Stop {
-                    text: stop.kept,
-                    ..stop
-                };
-                decide_stop(home, current, kept, kept_id.as_deref())
-            } else {
-                decide_stop(home, current, stop, response_id.as_deref())
+            match kept {
+                Kept::No => decide_stop(home, current, stop, response_id.as_deref()),
+                Kept::Unrecorded => {
+                    let kept = Stop {
+                        text: stop.kept,
+                        ..stop
+                    };
+                    decide_stop(home, current, kept, kept_id.as_deref())
+                }
+                Kept::Recorded => decide_stop(home, current, Stop { text: None, ..stop }, None),
             }
         },
     )?;
     let mut notes = done.notes;
-    if took_kept && matches!(done.value, Reply::Block { .. } | Reply::Finish { .. }) {
-        notes.push(format!(
-            "recorded the reply saved by a stop that could not record it ({}); this turn's \
-             reply was an answer to that failure and is not a phase",
-            home.incoming_path(line).display()
-        ));
+    if matches!(done.value, Reply::Block { .. } | Reply::Finish { .. }) {
+        match kept {
+            Kept::Unrecorded => notes.push(format!(
+                "recorded the reply saved by a stop that could not record it ({}); this turn's \
+                 reply was an answer to that failure and is not a phase",
+                home.incoming_path(line).display()
+            )),
+            Kept::Recorded => notes.push(
+                "the last stop recorded its reply but could not hand out the next prompt; it \
+                 is handed out now (this turn's reply answered the failure and is not a phase)"
+                    .to_owned(),
+            ),
+            Kept::No => {}
+        }
     }
     if !matches!(done.value, Reply::Block { .. } | Reply::Pause { .. })
         && transaction::view(home, line).is_ok_and(|s| s.progress.status.is_over())

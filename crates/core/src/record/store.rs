@@ -401,6 +401,14 @@ impl Record {
                 lock: self.path.join(format!("{name}.lock")),
             };
         }
+        // A full disk, a refused permission: say which file and what to do, not only that
+        // the ref could not be prepared.
+        if let Some(kind) = io_kind.filter(|k| *k != std::io::ErrorKind::NotFound) {
+            return RecordError::Write {
+                path: self.path.join(format!("{name}.lock")),
+                source: std::io::Error::new(kind, e.to_string()),
+            };
+        }
         RecordError::Ref {
             name: name.into(),
             source: e,
