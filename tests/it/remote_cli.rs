@@ -611,8 +611,31 @@ fn a_pull_refuses_each_ref_that_is_not_a_debate_and_takes_the_rest() {
     git(&seed, &["tag", "-a", "-m", "annotated", "v2"]);
     git(&seed, &["push", "--quiet", bare.to_str().unwrap(), "v2"]);
     let annotated = git(&seed, &["rev-parse", "v2"]);
+    // A commit that looks like anvil's but whose state.md is garbage.
+    let damaged = {
+        std::fs::create_dir_all(dir.path().join("fake")).unwrap();
+        let fake = dir.path().join("fake");
+        git(&fake, &["init", "--quiet", "-b", "main"]);
+        std::fs::write(fake.join("state.md"), "---\nnot: [valid\n---\n").unwrap();
+        git(&fake, &["add", "state.md"]);
+        git(
+            &fake,
+            &["commit", "--quiet", "-m", "round 1 advocate: fake"],
+        );
+        git(
+            &fake,
+            &[
+                "push",
+                "--quiet",
+                bare.to_str().unwrap(),
+                "main:refs/heads/fake",
+            ],
+        );
+        git(&fake, &["rev-parse", "HEAD"])
+    };
     let hostile = [
         ("refs/anvil/aaa-unrelated/main", commit.trim()),
+        ("refs/anvil/bbb-damaged/main", damaged.trim()),
         ("refs/anvil/mmm-blob/main", blob.trim()),
         ("refs/anvil/nnn-tree/main", tree.trim()),
         ("refs/anvil/ooo-tag/main", annotated.trim()),
@@ -645,9 +668,10 @@ fn a_pull_refuses_each_ref_that_is_not_a_debate_and_takes_the_rest() {
         pulled.describe()
     );
     assert!(refused[0].1.contains("no state.md"), "{refused:?}");
-    assert!(refused[1].1.contains("blob"), "{refused:?}");
-    assert!(refused[2].1.contains("tree"), "{refused:?}");
-    assert!(refused[3].1.contains("tag"), "{refused:?}");
+    assert!(refused[1].1.contains("not anvil's"), "{refused:?}");
+    assert!(refused[2].1.contains("blob"), "{refused:?}");
+    assert!(refused[3].1.contains("tree"), "{refused:?}");
+    assert!(refused[4].1.contains("tag"), "{refused:?}");
     assert!(
         pulled.stderr.contains(bare.to_str().unwrap()),
         "names the remote: {}",
