@@ -30,24 +30,12 @@ pub enum DebateError {
     Prompt(#[from] PromptError),
     #[error(transparent)]
     Machine(#[from] MachineError),
-    #[error("{what} {path}: {source}{}", advice_after(source.kind()))]
+    #[error("{what} {path}: {source}{}", crate::fsutil::advice_after(source.kind()))]
     Io {
         what: &'static str,
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-/// What to do about a full disk or a refused permission, after an I/O error's message (other
-/// errors say enough by themselves).
-pub(crate) fn advice_after(kind: std::io::ErrorKind) -> String {
-    use std::io::ErrorKind::*;
-    match kind {
-        StorageFull | QuotaExceeded | PermissionDenied | ReadOnlyFilesystem => {
-            format!("; {}", crate::record::store::advice(kind))
-        }
-        _ => String::new(),
-    }
 }
 
 impl DebateError {

@@ -98,6 +98,33 @@ pub fn visible_entries(dir: &Path) -> std::io::Result<Vec<(String, std::path::Pa
     Ok(out)
 }
 
+/// What to do about an I/O error, in a few words, for messages that name the file.
+pub(crate) fn advice(kind: std::io::ErrorKind) -> &'static str {
+    use std::io::ErrorKind::*;
+    match kind {
+        StorageFull | QuotaExceeded => {
+            "the disk is full: free some space, then run the command again"
+        }
+        PermissionDenied | ReadOnlyFilesystem => {
+            "permission denied: check the owner and mode of the file and its folder"
+        }
+        NotFound => "a file or folder is missing: `anvil doctor` checks the record",
+        _ => "fix the cause, then run the command again",
+    }
+}
+
+/// What to do about a full disk or a refused permission, after an I/O error's message (other
+/// errors say enough by themselves).
+pub(crate) fn advice_after(kind: std::io::ErrorKind) -> String {
+    use std::io::ErrorKind::*;
+    match kind {
+        StorageFull | QuotaExceeded | PermissionDenied | ReadOnlyFilesystem => {
+            format!("; {}", advice(kind))
+        }
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -165,7 +165,7 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
                     "cannot save this phase's text to {}: {e}; {}. Nothing was recorded; the \
                      text is still in Claude Code's transcript",
                     incoming.display(),
-                    crate::record::store::advice(e.kind())
+                    crate::fsutil::advice(e.kind())
                 ))
             })?;
             Some(incoming)

@@ -269,7 +269,7 @@ pub enum StateError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot write {path}: {source}{}", crate::error::advice_after(source.kind()))]
+    #[error("cannot write {path}: {source}{}", crate::fsutil::advice_after(source.kind()))]
     Write {
         path: PathBuf,
         source: std::io::Error,

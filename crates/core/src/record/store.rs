@@ -39,7 +39,7 @@ pub enum RecordError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error("cannot write {path}: {source}; {}", advice(source.kind()))]
+    #[error("cannot write {path}: {source}; {}", crate::fsutil::advice(source.kind()))]
     Write {
         path: PathBuf,
         #[source]
@@ -86,21 +86,6 @@ impl RecordError {
     /// Worth another try only with the record opened again (see [`RecordError::Missing`]).
     pub(crate) fn needs_reopen(&self) -> bool {
         matches!(self, RecordError::Missing { .. })
-    }
-}
-
-/// What to do about an I/O error, in a few words, for messages that name the file.
-pub(crate) fn advice(kind: std::io::ErrorKind) -> &'static str {
-    use std::io::ErrorKind::*;
-    match kind {
-        StorageFull | QuotaExceeded => {
-            "the disk is full: free some space, then run the command again"
-        }
-        PermissionDenied | ReadOnlyFilesystem => {
-            "permission denied: check the owner and mode of the file and its folder"
-        }
-        NotFound => "a file or folder is missing: `anvil doctor` checks the record",
-        _ => "fix the cause, then run the command again",
     }
 }
 
