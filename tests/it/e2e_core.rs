@@ -555,3 +555,67 @@ fn e_a_debate_started_in_a_terminal_is_claimed_by_the_first_session_only() {
             .is_none()
     );
 }
+
+/// Claude Code 2.1.163 and later: each phase is handed over as the Stop hook's
+/// `additionalContext` (a system reminder for the model, no "Stop hook error" for the person),
+/// with the one-line notice; the transcript records it as a `hook_additional_context`
+/// attachment, never as "Stop hook feedback". `ANVIL_STOP_FORM=block` brings back the block.
+#[test]
+fn f_phases_arrive_as_additional_context_not_as_hook_errors() {
+    for form in ["context", "block"] {
+        let project = Project::installed();
+        let started = project.start(&["Should phases look like errors?", "--rounds", "1"]);
+        let server = ModelServer::start(debater);
+        let home = crate::support::claude::ClaudeHome::new();
+        let session = new_session_id();
+        let mut claude = Claude::new(&server, project.path(), &started.prompt)
+            .home(&home)
+            .session_id(&session);
+        if form == "block" {
+            claude = claude.env("ANVIL_STOP_FORM", "block");
+        }
+        claude.run().assert_success();
+        let turns = server.main_turns();
+        assert_eq!(
+            received(&turns),
+            ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
+            "{form}"
+        );
+        for turn in &turns[1..] {
+            let prompt = turn.stop_hook_feedback().expect("the hook's prompt");
+            assert!(prompt.contains("## Your role"), "{form}: {prompt}");
+            match form {
+                "context" => {
+                    assert!(turn.stop_hook_block().is_none(), "no block: {prompt}");
+                    assert!(turn.hook_context.is_some());
+                }
+                _ => assert!(turn.stop_hook_block().is_some(), "a block: {prompt}"),
+            }
+        }
+        let transcript =
+            std::fs::read_to_string(home.transcript(&session).expect("a transcript")).unwrap();
+        let contexts = transcript.matches("\"hook_additional_context\"").count();
+        let feedback = transcript.matches("Stop hook feedback").count();
+        match form {
+            "context" => {
+                assert_eq!(contexts, 2, "critic and synthesis prompts");
+                assert_eq!(feedback, 0);
+                assert!(
+                    transcript.contains("round 1/1 · critic"),
+                    "the notice is shown"
+                );
+            }
+            _ => {
+                assert_eq!(contexts, 0);
+                assert!(feedback >= 2, "{transcript}");
+            }
+        }
+        assert_recorded(
+            &project,
+            &started,
+            &pair_keys(1, false),
+            &session,
+            default_text(&started.line),
+        );
+    }
+}

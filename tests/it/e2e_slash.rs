@@ -52,6 +52,11 @@ fn slash_anvil_records_questions_with_shell_characters_verbatim() {
             "Line one with a `tick`\nline two with \"quotes\" & $PATH --rounds 1",
             "Line one with a `tick`\nline two with \"quotes\" & $PATH",
         ),
+        // Quotes escaped with shell habits arrive without their backslashes.
+        (
+            "\"Should we replace \\\"saphyr\\\"?\" --rounds 1",
+            "Should we replace \"saphyr\"?",
+        ),
     ];
     for (typed, question) in cases {
         let project = Project::installed();

@@ -239,7 +239,7 @@ fn readers_list_every_debate_while_git_packs_the_refs() {
                 }
             }
         });
-        while packs.load(Ordering::SeqCst) < 4 {
+        while packs.load(Ordering::SeqCst) < 4 || reads < 3 {
             let log = project.anvil(&["log", "--all", "-n", "2", "--no-pager"]);
             if log.code != Some(0) {
                 failures.push(log.describe());

@@ -15,6 +15,8 @@
 //!   listings), so the "latest user message" is the last entry whose role is `user`.
 //! - A Stop hook's `{"decision":"block","reason":"X"}` reaches the model as a user message whose
 //!   only content block is the text `"Stop hook feedback:\nX"` (no `<system-reminder>` wrapper).
+//! - A Stop hook's `{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"X"}}`
+//!   reaches it as a text block `"<system-reminder>\nStop hook additional context: X\n…"`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,6 +46,9 @@ pub struct Turn {
     /// Text of the last `user` message: its text blocks and tool_result contents, joined with
     /// `"\n"`, leaving out blocks that are wholly a `<system-reminder>…</system-reminder>`.
     pub latest_user_text: String,
+    /// What a Stop hook handed over as `additionalContext`, when the latest user message
+    /// carries it.
+    pub hook_context: Option<String>,
     /// The whole request body.
     pub body: Value,
 }
@@ -57,6 +62,7 @@ impl Turn {
         let latest_user_text = last_user_message(&body)
             .map(|m| content_text(&m["content"], false))
             .unwrap_or_default();
+        let hook_context = last_user_message(&body).and_then(|m| hook_context(&m["content"]));
         Turn {
             seq,
             main_index: None,
@@ -67,6 +73,7 @@ impl Turn {
             max_tokens,
             has_tools,
             latest_user_text,
+            hook_context,
             body,
         }
     }
@@ -85,8 +92,15 @@ impl Turn {
         self.main_index.expect("side request has no main index")
     }
 
-    /// `Some(reason)` when the latest user message is a Stop hook's feedback.
+    /// `Some(prompt)` when the latest user message carries what a Stop hook handed over to
+    /// keep the turn going: its `block` reason ("Stop hook feedback") or its
+    /// `additionalContext`.
     pub fn stop_hook_feedback(&self) -> Option<&str> {
+        self.stop_hook_block().or(self.hook_context.as_deref())
+    }
+
+    /// `Some(reason)` when the latest user message is a Stop hook's `block` feedback.
+    pub fn stop_hook_block(&self) -> Option<&str> {
         self.latest_user_text
             .strip_prefix(STOP_HOOK_FEEDBACK_PREFIX)
             .or_else(|| self.latest_user_text.strip_prefix("Stop hook feedback:"))
@@ -166,6 +180,22 @@ impl Turn {
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
+}
+
+/// The text of a `<system-reminder>` block that carries a Stop hook's additional context.
+fn hook_context(content: &Value) -> Option<String> {
+    const PREFIX: &str = "Stop hook additional context: ";
+    let Value::Array(blocks) = content else {
+        return None;
+    };
+    blocks.iter().find_map(|b| {
+        let text = b["text"].as_str()?.trim();
+        let inner = text
+            .strip_prefix("<system-reminder>")?
+            .strip_suffix("</system-reminder>")?
+            .trim_start();
+        Some(inner.strip_prefix(PREFIX)?.trim_end().to_owned())
+    })
 }
 
 fn last_user_message(body: &Value) -> Option<&Value> {

@@ -217,10 +217,12 @@ pub(crate) fn deliver(home: &Home, session: &str, answer: HookOutput) -> HookOut
         if messages.len() == 1 { "" } else { "s" }
     );
     match answer {
-        HookOutput::Block { reason, notice: n } => HookOutput::Block {
-            reason: format!("{reason}\n\n---\n\n{text}"),
-            notice: format!("{n}\n{notice}"),
-        },
+        HookOutput::Block { reason, notice: n } | HookOutput::Continue { reason, notice: n } => {
+            HookOutput::Block {
+                reason: format!("{reason}\n\n---\n\n{text}"),
+                notice: format!("{n}\n{notice}"),
+            }
+        }
         HookOutput::Message(m) => HookOutput::Block {
             reason: text,
             notice: format!("{m}\n{notice}"),

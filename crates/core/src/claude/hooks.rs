@@ -39,8 +39,69 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
         Ok(answer) => answer,
         Err(failure) => HookOutput::Message(failure.message()),
     };
-    crate::claude::feedback::deliver(&home, session, answer)
+    let answer = crate::claude::feedback::deliver(&home, session, answer);
+    let streak = streak(
+        &home,
+        session,
+        &input,
+        matches!(answer, HookOutput::Block { .. }),
+    );
+    match answer {
+        // Past Claude Code's cap on continuations in a row the turn ends anyway; a `block`
+        // then stays in the conversation, so that the person's `continue` finds the prompt
+        // (an `additionalContext` the cap cut would be gone).
+        block @ HookOutput::Block { .. } if streak > block_cap() => block,
+        block @ HookOutput::Block { .. } => block.for_client(client_version(&input)),
+        other => other,
+    }
 }
+
+/// How many continuations in a row this one is (1 for the first after a person's turn), kept
+/// in `.anvil/streaks/SESSION`; the file goes when the hook lets Claude stop.
+fn streak(home: &Home, session: &str, input: &HookInput, continues: bool) -> u32 {
+    let path = home.root().join("streaks").join(session);
+    if !continues {
+        let _ = crate::fsutil::remove_if_present(&path);
+        return 0;
+    }
+    let before = match input.stop_hook_active.as_bool() {
+        Some(true) => std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|n| n.trim().parse::<u32>().ok())
+            .unwrap_or(0),
+        _ => 0,
+    };
+    let now = before.saturating_add(1);
+    let _ = std::fs::create_dir_all(home.root().join("streaks"))
+        .and_then(|()| std::fs::write(&path, now.to_string()));
+    now
+}
+
+/// Claude Code's cap on Stop-hook continuations in a row (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`,
+/// 8 when unset), as the hook's environment has it.
+fn block_cap() -> u32 {
+    std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(8)
+}
+
+/// The version of the Claude Code that runs this session, which decides how the next prompt
+/// is handed over (see [`HookOutput::for_client`]): `ANVIL_STOP_FORM=block` or `=context`
+/// when set, else the `version` its transcript records with each entry; `None` (a `block`,
+/// which every client reads) when neither tells.
+fn client_version(input: &HookInput) -> Option<(u32, u32, u32)> {
+    match std::env::var("ANVIL_STOP_FORM").as_deref() {
+        Ok("block") => return None,
+        Ok("context") => return Some(crate::claude::protocol::CONTEXT_SINCE),
+        _ => {}
+    }
+    let tail = read_tail(input.transcript_path.as_deref()?, VERSION_BYTES)?;
+    crate::claude::session_log::client_version_in(&tail)
+}
+
+/// How much of the transcript's end is read for the client's version: its last entries.
+const VERSION_BYTES: u64 = 16 * 1024;
 
 /// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
 /// in its context, so the next phase's prompt must bring it up to date in full.

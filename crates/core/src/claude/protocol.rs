@@ -20,6 +20,10 @@ pub(crate) struct HookInput {
     pub cwd: Option<PathBuf>,
     #[serde(default)]
     pub last_assistant_message: Option<String>,
+    /// Stop: whether this stop follows a turn a Stop hook kept going (any JSON; only `true`
+    /// counts).
+    #[serde(default)]
+    pub stop_hook_active: serde_json::Value,
     /// SessionStart: `startup`, `resume`, `clear` or `compact`.
     #[serde(default)]
     pub source: Option<String>,
@@ -51,8 +55,39 @@ pub enum HookOutput {
     Silent,
     /// Let Claude stop and show this message.
     Message(String),
-    /// Keep Claude going with this prompt.
+    /// Keep Claude going with this prompt, as a Stop hook's `block` (every client knows it;
+    /// the terminal shows the prompt under "Stop hook error").
     Block { reason: String, notice: String },
+    /// Keep Claude going with this prompt, as the Stop hook's `additionalContext` (Claude Code
+    /// 2.1.163 and later): the model reads it as a system reminder, the terminal shows no
+    /// error, only the notice.
+    Continue { reason: String, notice: String },
+}
+
+/// The first Claude Code version whose Stop hook may continue the turn with
+/// `additionalContext` instead of `block`.
+pub const CONTEXT_SINCE: (u32, u32, u32) = (2, 1, 163);
+
+/// `2.1.197` → `(2, 1, 197)`; `None` for anything else.
+pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.trim().split('.');
+    let mut next = || parts.next()?.parse::<u32>().ok();
+    let version = (next()?, next()?, next()?);
+    Some(version)
+}
+
+impl HookOutput {
+    /// This answer in the form a client of `version` reads best: a continuation becomes
+    /// `additionalContext` where the client has it, and stays a `block` where it does not or
+    /// where the version is unknown.
+    pub fn for_client(self, version: Option<(u32, u32, u32)>) -> HookOutput {
+        match self {
+            HookOutput::Block { reason, notice } if version >= Some(CONTEXT_SINCE) => {
+                HookOutput::Continue { reason, notice }
+            }
+            other => other,
+        }
+    }
 }
 
 impl HookOutput {
@@ -65,7 +100,49 @@ impl HookOutput {
                 "reason": reason,
                 "systemMessage": notice,
             }),
+            HookOutput::Continue { reason, notice } => serde_json::json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "Stop",
+                    "additionalContext": reason,
+                },
+                "systemMessage": notice,
+            }),
         };
         Some(value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_continuation_is_additional_context_from_2_1_163_and_a_block_before_or_unknown() {
+        let block = || HookOutput::Block {
+            reason: "[anvil d@main · round 1 of 1 · Critic] …".into(),
+            notice: "anvil d@main: round 1/1 · critic".into(),
+        };
+        let json = |o: HookOutput| -> serde_json::Value {
+            serde_json::from_str(&o.to_json().unwrap()).unwrap()
+        };
+        let new = json(block().for_client(parse_version("2.1.197")));
+        assert_eq!(new["hookSpecificOutput"]["hookEventName"], "Stop");
+        assert!(
+            new["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .unwrap()
+                .contains("Critic")
+        );
+        assert_eq!(new["systemMessage"], "anvil d@main: round 1/1 · critic");
+        assert!(new.get("decision").is_none());
+        assert_eq!(
+            json(block().for_client(parse_version("2.1.163")))["hookSpecificOutput"]["hookEventName"],
+            "Stop"
+        );
+        for old in [parse_version("2.1.162"), parse_version("1.9.999"), None] {
+            assert_eq!(json(block().for_client(old))["decision"], "block");
+        }
+        let message = HookOutput::Message("m".into());
+        assert_eq!(message.clone().for_client(parse_version("3.0.0")), message);
     }
 }

@@ -120,6 +120,21 @@ fn open_regular(path: &Path) -> Option<(std::fs::File, u64)> {
 
 /// The last `max` bytes of a regular file, from the start of a line: a first line cut by the
 /// bound is left out. `None` for anything that is not a readable regular file.
+/// The Claude Code version the newest entry of a transcript's tail names (each entry carries
+/// `"version":"2.1.197"`).
+pub(crate) fn client_version_in(tail: &[u8]) -> Option<(u32, u32, u32)> {
+    tail.split(|b| *b == b'\n').rev().find_map(|line| {
+        let at = find(line, b"\"version\":\"")? + b"\"version\":\"".len();
+        let rest = &line[at..];
+        let end = rest.iter().position(|b| *b == b'"')?;
+        crate::claude::protocol::parse_version(std::str::from_utf8(&rest[..end]).ok()?)
+    })
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
 pub(crate) fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let (mut file, len) = open_regular(path)?;
@@ -236,6 +251,17 @@ pub(crate) fn assistant_text_in(tail: &[u8]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_client_version_is_the_newest_entrys() {
+        let tail = b"{\"type\":\"user\",\"version\":\"2.1.100\"}\n\
+            {\"type\":\"assistant\",\"version\":\"2.1.197\",\"message\":{}}\n\
+            {\"type\":\"attachment\"}\n";
+        assert_eq!(client_version_in(tail), Some((2, 1, 197)));
+        assert_eq!(client_version_in(b"{\"version\":\"beta\"}\n"), None);
+        assert_eq!(client_version_in(b""), None);
+    }
+
     use super::*;
 
     #[test]

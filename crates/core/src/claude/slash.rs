@@ -137,17 +137,23 @@ fn is_quote(c: char) -> bool {
 }
 
 /// Where the quote `q` opened before `from` closes: the first `q` followed by whitespace or the
-/// end of `text`.
+/// end of `text` that no backslash escapes (`\"`, as a shell user writes a quote inside one).
 fn closing(text: &str, from: usize, q: char) -> Option<usize> {
     let rest = &text[from..];
     rest.char_indices()
         .filter(|&(_, c)| c == q)
         .map(|(i, _)| from + i)
         .find(|&i| {
-            text[i + q.len_utf8()..]
-                .chars()
-                .next()
-                .is_none_or(char::is_whitespace)
+            let backslashes = text[from..i]
+                .bytes()
+                .rev()
+                .take_while(|&b| b == b'\\')
+                .count();
+            backslashes % 2 == 0
+                && text[i + q.len_utf8()..]
+                    .chars()
+                    .next()
+                    .is_none_or(char::is_whitespace)
         })
 }
 
@@ -207,13 +213,39 @@ pub fn words(text: &str) -> Vec<Word<'_>> {
     out
 }
 
+/// The inside of a quoted word as a shell user means it: `\"` in double quotes (`\'` in
+/// single ones) is the quote itself and `\\` one backslash; any other backslash stays.
+fn unescape(inside: &str, quote: char) -> Cow<'_, str> {
+    if !inside.contains('\\') {
+        return Cow::Borrowed(inside);
+    }
+    let mut out = String::with_capacity(inside.len());
+    let mut chars = inside.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&next)) if next == quote || next == '\\' => {
+                out.push(next);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The text of a quoted word at `span` of `args` (quotes included), unescaped.
+fn quoted_text<'a>(args: &'a str, span: &std::ops::Range<usize>) -> Cow<'a, str> {
+    let quote = args[span.start..].chars().next().unwrap_or('"');
+    unescape(&args[span.start + 1..span.end - 1], quote)
+}
+
 /// The text of arguments that are all one thing (steering, a line name): without the quotes
-/// when they are one quoted word, else exactly as typed.
-pub fn whole(args: &str) -> &str {
+/// (and their escapes) when they are one quoted word, else exactly as typed.
+pub fn whole(args: &str) -> Cow<'_, str> {
     let trimmed = args.trim();
     match words(trimmed).as_slice() {
-        [one] if one.quoted && one.span == (0..trimmed.len()) => &trimmed[1..trimmed.len() - 1],
-        _ => trimmed,
+        [one] if one.quoted && one.span == (0..trimmed.len()) => quoted_text(trimmed, &one.span),
+        _ => Cow::Borrowed(trimmed),
     }
 }
 
@@ -223,7 +255,7 @@ pub fn whole(args: &str) -> &str {
 pub(crate) fn split_start(
     args: &str,
     is_option: impl Fn(&str) -> bool,
-) -> (Option<&str>, Vec<String>) {
+) -> (Option<Cow<'_, str>>, Vec<String>) {
     let words = words(args);
     let first_option = words
         .iter()
@@ -232,9 +264,9 @@ pub(crate) fn split_start(
     let (question, options) = words.split_at(first_option);
     let question = match question {
         [] => None,
-        [one] if one.quoted => Some(&args[one.span.start + 1..one.span.end - 1]),
-        [first, .., last] => Some(&args[first.span.start..last.span.end]),
-        [one] => Some(&args[one.span.clone()]),
+        [one] if one.quoted => Some(quoted_text(args, &one.span)),
+        [first, .., last] => Some(Cow::Borrowed(&args[first.span.start..last.span.end])),
+        [one] => Some(Cow::Borrowed(&args[one.span.clone()])),
     };
     let options = options
         .iter()
@@ -257,7 +289,7 @@ pub fn argv(command: Command, args: &str, is_start_option: impl Fn(&str) -> bool
     };
     if let Some(rest) = rest {
         argv.push("--".to_owned());
-        argv.push(rest.to_owned());
+        argv.push(rest.into_owned());
     }
     argv
 }
@@ -312,6 +344,14 @@ mod tests {
             ),
             ("", &[]),
             ("\"unclosed question", &["--", "\"unclosed question"]),
+            (
+                "\"Should we replace \\\"saphyr\\\"?\" --rounds 1",
+                &["--rounds", "1", "--", "Should we replace \"saphyr\"?"],
+            ),
+            (
+                "\"say \\\"hi\\\" now, C:\\\\tmp and \\d\"",
+                &["--", "say \"hi\" now, C:\\tmp and \\d"],
+            ),
         ];
         for (args, expected) in table {
             let mut want = vec!["start".to_owned(), "--slash".to_owned()];
@@ -397,10 +437,20 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testkit::cases(2048)))]
         #[test]
-        fn one_quoted_question_is_kept_verbatim(q in "[^\"]*[^\"\\s]") {
+        fn one_quoted_question_is_kept_verbatim(q in "[^\"\\\\]*[^\"\\s\\\\]") {
             let args = format!("\"{q}\" --rounds 2");
             let (question, options) = split_start(&args, is_option);
-            proptest::prop_assert_eq!(question, Some(q.as_str()));
+            proptest::prop_assert_eq!(question.as_deref(), Some(q.as_str()));
+            proptest::prop_assert_eq!(options, vec!["--rounds".to_owned(), "2".to_owned()]);
+        }
+
+        /// Any question, quoted and escaped as a shell user writes it, arrives as meant.
+        #[test]
+        fn a_question_escaped_as_in_a_shell_arrives_unescaped(q in "\\PC*[^\\s]") {
+            let escaped = q.replace('\\', "\\\\").replace('"', "\\\"");
+            let args = format!("\"{escaped}\" --rounds 2");
+            let (question, options) = split_start(&args, is_option);
+            proptest::prop_assert_eq!(question.as_deref(), Some(q.as_str()));
             proptest::prop_assert_eq!(options, vec!["--rounds".to_owned(), "2".to_owned()]);
         }
 

@@ -366,6 +366,11 @@ pub(crate) fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Pr
 
 /// A user entry that is not a tool result: the prompt or a hook's reason that starts a turn.
 fn is_turn_start(entry: &Value) -> bool {
+    // A Stop hook's `additionalContext` starts the next turn without a user entry (Claude Code
+    // records it as an attachment).
+    if entry["type"] == "attachment" {
+        return entry["attachment"]["type"] == "hook_additional_context";
+    }
     if entry["type"] != "user" {
         return false;
     }
@@ -385,6 +390,34 @@ mod tests {
 
     fn line(value: Value) -> String {
         format!("{value}\n")
+    }
+
+    /// Handed the next prompt as `additionalContext`, the turn starts at the attachment Claude
+    /// Code records for it: the previous phase's call is not counted again.
+    #[test]
+    fn a_turn_started_by_a_hooks_additional_context_counts_its_own_calls_only() {
+        let mut tail = line(serde_json::json!({
+            "type": "assistant", "timestamp": "2026-11-22T10:00:00Z", "version": "2.1.197",
+            "message": {"id": "advocate", "model": "m", "usage": {"input_tokens": 900, "output_tokens": 90}}
+        }));
+        for kind in [
+            "hook_success",
+            "hook_system_message",
+            "hook_additional_context",
+        ] {
+            tail += &line(serde_json::json!({
+                "type": "attachment", "timestamp": "2026-11-22T10:00:01Z",
+                "attachment": {"type": kind}
+            }));
+        }
+        tail += &line(serde_json::json!({
+            "type": "assistant", "timestamp": "2026-11-22T10:00:04Z", "version": "2.1.197",
+            "message": {"id": "critic", "model": "m", "content": [{"type": "text", "text": "CRITIC"}],
+                        "usage": {"input_tokens": 40, "output_tokens": 4}}
+        }));
+        let p = from_transcript_tail(tail.as_bytes(), Some("CRITIC")).unwrap();
+        assert_eq!((p.input_tokens, p.output_tokens), (40, 4));
+        assert_eq!(p.duration_ms, Some(3_000));
     }
 
     #[test]
