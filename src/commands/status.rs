@@ -74,7 +74,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 s.setup.mode.name(),
                 match &s.session {
                     Some(sid) => format!("session {sid}"),
-                    None => "waiting for a Claude session".to_owned(),
+                    None => format!(
+                        "waiting for a Claude session: the next `claude` started in this \
+                         project takes it (sessions already at work never do), or \
+                         `anvil resume {}@{} --session ID` hands it to one",
+                        s.debate, s.line
+                    ),
                 },
                 anvil_core::model::state::first_line(&s.setup.question)
             );

@@ -325,10 +325,74 @@ fn a_session_bound_to_one_debate_never_touches_another() {
     );
 }
 
+/// SessionStart, as Claude Code runs it when a session starts in the project.
+fn session_start(project: &Project, session: &str) {
+    let run = project.anvil_stdin(
+        &["hook", "session-start"],
+        json!({ "session_id": session, "cwd": project.path(), "hook_event_name": "SessionStart", "source": "startup" })
+            .to_string()
+            .as_bytes(),
+    );
+    assert_silent(&run);
+}
+
+/// A session that was already at work when a line began waiting (it started before) is never
+/// handed it, however often it stops; a session that starts after it takes it.
+#[test]
+fn a_waiting_debate_never_goes_to_a_session_that_was_already_at_work() {
+    let project = Project::new();
+    session_start(&project, S2);
+    // File times are the clock here: make sure the line begins waiting later.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let started = project.start(&["Should we adopt Rust?", "--rounds", "1"]);
+    let transcript = project.path().join("busy.jsonl");
+    std::fs::write(
+        &transcript,
+        [
+            json!({"type": "user", "message": {"role": "user", "content": "refactor the parser"}}),
+            json!({"type": "assistant", "message": {"id": "msg_1", "role": "assistant",
+                "content": [{"type": "text", "text": "I finished the refactor."}]}}),
+        ]
+        .map(|l| format!("{l}\n"))
+        .concat(),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let run = project.hook(&input(
+            &project,
+            S2,
+            Some("I finished the refactor."),
+            &transcript,
+        ));
+        assert_silent(&run);
+    }
+    assert!(
+        !project.anvil_home().join("sessions").join(S2).exists(),
+        "the busy session is bound to nothing"
+    );
+    let status = project.anvil(&["status"]).ok();
+    assert!(
+        status.stdout.contains("waiting for a Claude session"),
+        "{}",
+        status.describe()
+    );
+
+    // A session that starts now takes it.
+    session_start(&project, S1);
+    let run = project.hook(&input(&project, S1, Some("hello there"), &transcript));
+    assert_eq!(blocked(&run).1, "ADVOCATE r1");
+    assert!(
+        project
+            .state_md(&started.debate)
+            .contains(&format!("session: {S1}"))
+    );
+}
+
 #[test]
 fn a_new_session_claims_a_waiting_debate_and_gets_the_whole_prompt_first() {
     let project = Project::new();
     let started = project.start(&["Should we adopt Rust?", "--rounds", "1"]);
+    session_start(&project, S1);
     // The session's transcript shows it never saw the debate.
     let transcript = project.path().join("session.jsonl");
     std::fs::write(

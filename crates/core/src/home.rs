@@ -175,7 +175,11 @@ impl Home {
     }
     /// Claims the oldest pending line for `session`. The claim is a rename of the pending file
     /// onto the session's binding, so when two sessions stop at once exactly one wins.
-    pub(crate) fn claim_pending(&self, session: &str) -> io::Result<Option<LineRef>> {
+    pub(crate) fn claim_pending(
+        &self,
+        session: &str,
+        eligible: impl Fn(&LineRef, std::time::SystemTime) -> bool,
+    ) -> io::Result<Option<LineRef>> {
         let Some(binding) = self.session_path(session) else {
             return Ok(None);
         };
@@ -196,6 +200,19 @@ impl Home {
             std::fs::create_dir_all(parent)?;
         }
         for name in names {
+            // Offered only to a session that may take it (see `claude::hooks`): the time the
+            // line began waiting is its file's.
+            let Some(line) = LineRef::parse(&name) else {
+                continue;
+            };
+            let since = match std::fs::metadata(dir.join(&name)).and_then(|m| m.modified()) {
+                Ok(since) => since,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if !eligible(&line, since) {
+                continue;
+            }
             match std::fs::rename(dir.join(&name), &binding) {
                 Ok(()) => return Ok(LineRef::parse(&name)),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue, // lost the race
@@ -341,8 +358,12 @@ mod tests {
         let home = Home::init(dir.path()).unwrap();
         let line = LineRef::new("20261122-q-0000", "main");
         home.add_pending(&line).unwrap();
-        assert_eq!(home.claim_pending("s1").unwrap(), Some(line.clone()));
-        assert_eq!(home.claim_pending("s2").unwrap(), None);
+        assert_eq!(home.claim_pending("s0", |_, _| false).unwrap(), None);
+        assert_eq!(
+            home.claim_pending("s1", |_, _| true).unwrap(),
+            Some(line.clone())
+        );
+        assert_eq!(home.claim_pending("s2", |_, _| true).unwrap(), None);
         assert_eq!(home.bound_line("s1").unwrap(), Some(line));
         assert_eq!(home.bound_line("s2").unwrap(), None);
     }

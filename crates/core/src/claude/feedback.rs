@@ -79,6 +79,13 @@ pub fn register(
     fsutil::write_atomic(&path, &json)
 }
 
+/// When `session` first started in this project, as its SessionStart registration's file
+/// says (the file's time, not its content's clock: comparable with other files' times).
+pub(crate) fn registered_at(home: &Home, session: &str) -> Option<std::time::SystemTime> {
+    let path = inbox(home, session)?.join("session.json");
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
 /// SessionStart's registration of the session it reports. A failure costs only the listing of
 /// this session in the web room, so it is not worth a word in the user's session.
 pub(crate) fn register_start(

@@ -86,6 +86,33 @@ fn block_cap() -> u32 {
         .unwrap_or(8)
 }
 
+/// May `session` take `line`, which has been waiting for a session since `since`? Only a
+/// session that asked for it: one whose transcript shows the line's prompt (started with it,
+/// `claude "$(anvil start …)"`), or one that started in the project after the line began
+/// waiting (its SessionStart registration is younger). A session that was already at work when
+/// the line began waiting is never handed it: that would take over someone's session.
+fn may_claim(
+    home: &Home,
+    session: &str,
+    input: &HookInput,
+    line: &LineRef,
+    since: std::time::SystemTime,
+) -> bool {
+    let started = crate::claude::feedback::registered_at(home, session);
+    if started.is_some_and(|started| started >= since) {
+        return true;
+    }
+    // The transcript may lag behind the turn that just ended: looked at until it holds the
+    // prompt or an answer (`saw_prompt`).
+    input.transcript_path.as_deref().is_some_and(|path| {
+        saw_prompt(
+            path,
+            &crate::model::prompt::tag(&line.debate, &line.line),
+            false,
+        )
+    })
+}
+
 /// The version of the Claude Code that runs this session, which decides how the next prompt
 /// is handed over (see [`HookOutput::for_client`]): `ANVIL_STOP_FORM=block` or `=context`
 /// when set, else the `version` its transcript records with each entry; `None` (a `block`,
@@ -180,7 +207,9 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
         }
         Some(line) => (line, false),
         None => match home
-            .claim_pending(session)
+            .claim_pending(session, |line, since| {
+                may_claim(&home, session, input, line, since)
+            })
             .map_err(|e| fail(None, None)(&e))?
         {
             Some(line) => (line, true),
