@@ -208,7 +208,7 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
         Some(line) => (line, false),
         None => match home
             .claim_pending(session, |line, since| {
-                may_claim(&home, session, input, line, since)
+                may_claim(home, session, input, line, since)
             })
             .map_err(|e| fail(None, None)(&e))?
         {
