@@ -103,3 +103,104 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question() {
     assert_eq!(state.setup.question, question);
     assert_eq!(state.progress.status.name(), "done");
 }
+
+/// Every file under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The repository is a Claude Code plugin marketplace: `claude plugin marketplace add` takes it
+/// and `claude plugin install anvil@anvil` installs the plugin it lists (the committed
+/// `plugin/`, byte for byte what `anvil plugin` writes today), which then drives a debate in a
+/// project where nobody ran `anvil install`.
+#[test]
+fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let project = Project::new();
+    project.anvil(&["plugin", "--out", "fresh"]).ok();
+    let fresh = project.path().join("fresh");
+    let committed = repo.join("plugin");
+    assert_eq!(
+        files_under(&fresh),
+        files_under(&committed),
+        "plugin/ is not what `anvil plugin --out plugin` writes: run it and commit"
+    );
+    for file in files_under(&fresh) {
+        assert_eq!(
+            std::fs::read_to_string(fresh.join(&file)).unwrap(),
+            std::fs::read_to_string(committed.join(&file)).unwrap(),
+            "plugin/{} is stale: run `anvil plugin --out plugin` and commit",
+            file.display()
+        );
+    }
+    let marketplace: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.join(".claude-plugin/marketplace.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(marketplace["plugins"][0]["source"], "./plugin");
+    assert_eq!(
+        marketplace["plugins"][0]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "the marketplace lists this version"
+    );
+
+    let home = crate::support::claude::ClaudeHome::new();
+    let claude = |args: &[&str]| {
+        let out = Command::new(claude_bin())
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .output()
+            .expect("run claude");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "claude {args:?}: {text}");
+        text
+    };
+    let validated = claude(&["plugin", "validate", repo.to_str().unwrap()]);
+    assert!(validated.contains("Validation passed"), "{validated}");
+    assert!(!validated.contains("warning"), "{validated}");
+    claude(&["plugin", "marketplace", "add", repo.to_str().unwrap()]);
+    let installed = claude(&["plugin", "install", "anvil@anvil"]);
+    assert!(installed.contains("Successfully installed"), "{installed}");
+
+    let started = project.start(&["Should we ship a marketplace?", "--rounds", "1"]);
+    let server = ModelServer::start(debater);
+    let out = Claude::new(&server, project.path(), &started.prompt)
+        .home(&home)
+        .session_id(new_session_id())
+        .run();
+    out.assert_success();
+    assert!(!project.path().join(".claude/settings.json").exists());
+    let keys: Vec<String> = server
+        .main_turns()
+        .iter()
+        .filter_map(|t| turn_tag(t).map(|t| t.key()))
+        .collect();
+    assert_eq!(
+        keys,
+        ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
+        "{}",
+        out.describe()
+    );
+    assert!(project.state_md(&started.debate).contains("status: done"));
+}

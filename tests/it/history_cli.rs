@@ -42,6 +42,15 @@ impl Fixture {
             .expect("a tag in the first prompt")
             .to_owned();
         let f = Fixture { debate, ..f };
+        // A session starts in the project (its SessionStart hook registers it), then claims
+        // the waiting debate at its first stop.
+        let input = json!({
+            "session_id": S1, "cwd": f.project.path(),
+            "hook_event_name": "SessionStart", "source": "startup",
+        });
+        f.project
+            .anvil_stdin(&["hook", "session-start"], input.to_string().as_bytes())
+            .ok();
         f.hook(S1, "(claiming)");
         for text in [
             "Rust removes a class of billing bugs.\nIt is fast.",
@@ -394,8 +403,18 @@ fn resume_restores_live_files_from_the_record_and_binds_a_session() {
     f.run(&[
         "branch", "--from", "round-1", "--steer", "hiring", "--name", line,
     ]);
-    f.hook(S1, "(claiming the branch)");
-    f.hook(S1, "Hiring advocate: Rust developers want to join.");
+    // A session started after the branch was made takes it (S1, at work before, never would).
+    let s4 = "44444444-2222-4333-8444-555555555555";
+    assert!(f.hook(S1, "(not for me)").stdout.trim().is_empty());
+    let input = json!({
+        "session_id": s4, "cwd": f.project.path(),
+        "hook_event_name": "SessionStart", "source": "startup",
+    });
+    f.project
+        .anvil_stdin(&["hook", "session-start"], input.to_string().as_bytes())
+        .ok();
+    f.hook(s4, "(claiming the branch)");
+    f.hook(s4, "Hiring advocate: Rust developers want to join.");
     // Everything on disk is lost; the record remains.
     let dir = f.project.line_dir(&f.debate, line);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -401,6 +401,10 @@ pub fn hook_settings(program: &str) -> Value {
     })
 }
 
+/// What the plugin (and the marketplace that lists it) says anvil is.
+pub const PLUGIN_DESCRIPTION: &str =
+    "Structured AI debates inside Claude Code, every step recorded in git";
+
 /// Writes anvil as a Claude Code plugin into `dir`: `.claude-plugin/plugin.json`,
 /// `hooks/hooks.json` (every hook) and `commands/` (the same commands `install` writes).
 /// Returns the files written. Load it with `claude --plugin-dir DIR`.
@@ -418,7 +422,8 @@ pub fn write_plugin(dir: &Path) -> Result<Vec<PathBuf>, InstallError> {
             pretty(&json!({
                 "name": "anvil",
                 "version": env!("CARGO_PKG_VERSION"),
-                "description": env!("CARGO_PKG_DESCRIPTION"),
+                "description": PLUGIN_DESCRIPTION,
+                "author": { "name": "the anvil authors" },
             })),
         ),
         (
