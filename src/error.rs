@@ -162,6 +162,10 @@ impl From<RemoteError> for CliError {
     fn from(e: RemoteError) -> CliError {
         match e {
             RemoteError::Record(e) => e.into(),
+            RemoteError::Secret { .. } => CliError::new(e.to_string()).hint(
+                "if it is no secret (or no longer valid), `anvil push --allow-secrets` sends it; \
+                 else keep that line to yourself: branch from before it and push the branch",
+            ),
             RemoteError::Git(GitError::NotFound) => {
                 CliError::new(e.to_string()).hint("install git, or name one with ANVIL_GIT")
             }

@@ -16,6 +16,11 @@ pub struct Args {
     /// A remote of the project's git repository, a URL, or a path (default: origin).
     remote: Option<String>,
 
+    /// Send commits that hold what looks like a credential (recorded before anvil redacted
+    /// them, or pulled): by default the push is refused.
+    #[arg(long)]
+    allow_secrets: bool,
+
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
@@ -39,7 +44,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
     let remote = remote::find(&home, args.remote.as_deref())?;
-    let synced = remote::push(&home, &record, &remote)?;
+    let synced = remote::push(&home, &record, &remote, !args.allow_secrets)?;
     report("pushed to", &remote, &synced, args.json, false)
 }
 

@@ -51,6 +51,16 @@ pub enum RemoteError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "{line} holds what looks like a {kind} (commit {commit}, {place}), recorded before anvil \
+         redacted credentials or pulled from elsewhere; nothing was pushed"
+    )]
+    Secret {
+        line: LineRef,
+        commit: ObjectId,
+        place: String,
+        kind: &'static str,
+    },
     #[error("{source}\n(the remote moved meanwhile? `anvil pull`, then push again)")]
     Push {
         #[source]
@@ -356,8 +366,61 @@ fn held_elsewhere(record: &Record, debate: &str, tip: ObjectId) -> Result<bool, 
     Ok(false)
 }
 
-/// Sends the record's lines to the remote.
-pub fn push(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, RemoteError> {
+/// The first credential in what `tip` would send that the remote does not have (`theirs`:
+/// the remote's tips), walking back from `tip` to a commit the remote has.
+fn secret_in(
+    record: &Record,
+    line: &LineRef,
+    tip: ObjectId,
+    theirs: &std::collections::HashMap<LineRef, ObjectId>,
+) -> Result<Option<RemoteError>, RemoteError> {
+    let mut known = std::collections::HashSet::new();
+    for (other, their_tip) in theirs {
+        if other.debate != line.debate {
+            continue;
+        }
+        let mut next = Some(*their_tip);
+        while let Some(id) = next.filter(|id| known.insert(*id)) {
+            let mut buf = Vec::new();
+            next = record.find_commit(id, &mut buf)?.parents().next();
+        }
+    }
+    let mut seen_blobs = std::collections::HashSet::new();
+    let mut next = Some(tip);
+    while let Some(id) = next.filter(|id| !known.contains(id)) {
+        let found = |place: String, kind| RemoteError::Secret {
+            line: line.clone(),
+            commit: id,
+            place,
+            kind,
+        };
+        let message = record.commit_message(id)?;
+        if let Some(f) = crate::model::secrets::find(&message).first() {
+            return Ok(Some(found("its message".to_owned(), f.kind)));
+        }
+        for (name, blob) in record.top_files(id)? {
+            if !seen_blobs.insert(blob) {
+                continue;
+            }
+            let bytes = record.blob(blob)?;
+            if let Some(f) = crate::model::secrets::find(&String::from_utf8_lossy(&bytes)).first() {
+                return Ok(Some(found(name, f.kind)));
+            }
+        }
+        let mut buf = Vec::new();
+        next = record.find_commit(id, &mut buf)?.parents().next();
+    }
+    Ok(None)
+}
+
+/// Sends the record's lines to the remote; with `check_secrets`, refuses (before sending
+/// anything) when a commit it would send holds what looks like a credential.
+pub fn push(
+    home: &Home,
+    record: &Record,
+    remote: &Remote,
+    check_secrets: bool,
+) -> Result<Synced, RemoteError> {
     let fetched = fetch(record, remote)?;
     let theirs: std::collections::HashMap<LineRef, ObjectId> = fetched.lines.into_iter().collect();
     let me = whoami(home);
@@ -427,6 +490,18 @@ pub fn push(home: &Home, record: &Record, remote: &Remote) -> Result<Synced, Rem
     // and nothing is forced.
     if specs.is_empty() {
         return Ok(synced);
+    }
+    if check_secrets {
+        for moved in &synced.moved {
+            let line = match moved {
+                Moved::Created(l) | Moved::FastForwarded(l) | Moved::KeptBeside(l, _) => l,
+            };
+            if let Some(tip) = record.tip(&line.debate, &line.line)?
+                && let Some(refusal) = secret_in(record, line, tip, &theirs)?
+            {
+                return Err(refusal);
+            }
+        }
     }
     let git = Git::require()?;
     for chunk in specs.chunks(500) {

@@ -194,10 +194,42 @@ pub fn run<T>(
         let mut files = Vec::with_capacity(change.files.len() + 1);
         files.push(("state.md".to_owned(), state.to_markdown().into_bytes()));
         files.extend(change.files);
+        // Nothing that looks like a credential goes into the record (it is meant to be pushed).
+        let mut redacted = Vec::new();
+        let files = files
+            .into_iter()
+            .map(|(path, bytes)| (path, scrub_bytes(bytes, &mut redacted)))
+            .collect();
+        let subject = scrub(change.subject, &mut redacted);
+        let mut meta = change.meta;
+        for text in [
+            &mut meta.question,
+            &mut meta.answer,
+            &mut meta.reason,
+            &mut meta.voice,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(meta.steering.iter_mut())
+        {
+            *text = scrub(std::mem::take(text), &mut redacted);
+        }
+        if !redacted.is_empty() {
+            redacted.sort_unstable();
+            redacted.dedup();
+            let note = format!(
+                "what looked like a credential ({}) was recorded as [redacted: …]: the record \
+                 is meant to be pushed, so keep secrets out of debates",
+                redacted.join(", ")
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
         let new = NewCommit {
             author: change.author,
-            subject: change.subject,
-            meta: change.meta,
+            subject,
+            meta,
             files,
             remove: change.remove,
             time: crate::clock::now().as_second(),
@@ -469,6 +501,24 @@ fn save_state(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateEr
         })
         .and_then(|()| state.save(&path))?;
     Ok(())
+}
+
+/// `text` with its credentials redacted; their kinds added to `kinds`.
+fn scrub(text: String, kinds: &mut Vec<&'static str>) -> String {
+    let (clean, found) = crate::model::secrets::redact(&text);
+    if found.is_empty() {
+        return text;
+    }
+    kinds.extend(found);
+    clean.into_owned()
+}
+
+/// [`scrub`] for a file's bytes; a file that is not UTF-8 text is left as it is.
+fn scrub_bytes(bytes: Vec<u8>, kinds: &mut Vec<&'static str>) -> Vec<u8> {
+    match String::from_utf8(bytes) {
+        Ok(text) => scrub(text, kinds).into_bytes(),
+        Err(e) => e.into_bytes(),
+    }
 }
 
 /// Notes of a transaction run by a command (not the hook, which shows them to Claude's user).

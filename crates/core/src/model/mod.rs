@@ -7,5 +7,6 @@ pub mod markers;
 pub mod options;
 pub mod prompt;
 pub mod provenance;
+pub mod secrets;
 pub mod state;
 pub mod transcript;

@@ -506,6 +506,48 @@ impl Record {
         Ok(Some(blob.data.to_vec()))
     }
 
+    /// The blobs at the top of `commit`'s tree, as `(name, id)` (a commit of the record keeps
+    /// its files there).
+    pub(crate) fn top_files(
+        &self,
+        commit: ObjectId,
+    ) -> Result<Vec<(String, ObjectId)>, RecordError> {
+        let tree = self.tree_of(commit)?;
+        let mut buf = Vec::new();
+        let entries = self
+            .objects
+            .find_tree_iter(&tree, &mut buf)
+            .map_err(|e| self.read_error(&format!("the tree of {commit}"), e))?;
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| self.read_error(&format!("the tree of {commit}"), e))?;
+            if entry.mode.is_blob() {
+                out.push((
+                    entry.filename.to_str_lossy().into_owned(),
+                    entry.oid.to_owned(),
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A blob's bytes.
+    pub(crate) fn blob(&self, id: ObjectId) -> Result<Vec<u8>, RecordError> {
+        let mut buf = Vec::new();
+        let blob = self
+            .objects
+            .find_blob(&id, &mut buf)
+            .map_err(|e| self.read_error(&format!("blob {id}"), e))?;
+        Ok(blob.data.to_vec())
+    }
+
+    /// A commit's message, whole.
+    pub(crate) fn commit_message(&self, id: ObjectId) -> Result<String, RecordError> {
+        let mut buf = Vec::new();
+        let commit = self.find_commit(id, &mut buf)?;
+        Ok(commit.message.to_str_lossy().into_owned())
+    }
+
     /// Lists `(debate, line, tip)` for every line in the record.
     pub fn lines(&self) -> Result<Vec<(String, String, ObjectId)>, RecordError> {
         let mut out = Vec::new();
