@@ -148,9 +148,15 @@ try {
   check(askCode === 0 && askOut === "The human answered: Two engineers shipped Rust services before\n",
     "the waiting anvil ask returned the answer typed in the page");
 
+  // The page has taken the answer in (its live refresh replaced the regions it changed)
+  // before the person turns to the next thing: what they see, not a timer.
+  await question.waitFor({ state: "detached" });
+  await page.locator("#phases p.event", { hasText: "The human answered" }).waitFor();
+
   // A branch made in the page appears in `anvil log`, and the page says how to continue it.
   const branchPoint = page.locator("#step-2");
   await branchPoint.getByText("Branch from here").click();
+  await branchPoint.getByLabel("Branch steering").waitFor({ state: "visible" });
   await branchPoint.getByLabel("Branch steering").fill("Assume we keep the Go service");
   await branchPoint.getByLabel("Line name").fill("keep-go");
   await branchPoint.getByRole("button", { name: "Branch" }).click();

@@ -44,6 +44,12 @@ fn session_start(project: &Project, session: &str, transcript: &std::path::Path)
 /// A project with a 2-round debate bound to S1, its first round recorded.
 fn debate_after_round_1() -> (Project, Started) {
     let project = Project::new();
+    let started = debate_after_round_1_in(&project);
+    (project, started)
+}
+
+/// [`debate_after_round_1`] in `project`.
+fn debate_after_round_1_in(project: &Project) -> Started {
     let started = project.start(&[
         "Should we rewrite billing in Rust?",
         "--rounds",
@@ -51,9 +57,9 @@ fn debate_after_round_1() -> (Project, Started) {
         "--session",
         S1,
     ]);
-    stop(&project, S1, "ADVOCATE r1: yes, for safety.");
-    stop(&project, S1, "CRITIC r1: no, the risk is too high.");
-    (project, started)
+    stop(project, S1, "ADVOCATE r1: yes, for safety.");
+    stop(project, S1, "CRITIC r1: no, the risk is too high.");
+    started
 }
 
 fn steering_of(served: &Served, debate: &str, line: &str) -> Vec<Value> {
@@ -619,4 +625,29 @@ fn a_run_that_cannot_start_claude_shows_as_failed() {
     let message = line["headless"]["message"].as_str().unwrap();
     assert!(message.contains("cannot run"), "{message}");
     assert_eq!(line["runnable"], true);
+}
+
+/// A line that waits for a Claude session says so on its page, with how to take it; a line
+/// a session drives does not.
+#[test]
+fn a_waiting_line_says_how_to_take_it() {
+    let project = Project::new();
+    let waiting = project.start(&["Who takes me?", "--rounds", "1"]);
+    let driven = debate_after_round_1_in(&project);
+    let served = Served::start(&project);
+    let page = |debate: &str| {
+        let res = served
+            .request("GET", &format!("/debates/{debate}"))
+            .bearer(&served.token)
+            .send();
+        assert_eq!(res.status, 200, "{}", res.body);
+        res.body
+    };
+    let body = page(&waiting.debate);
+    assert!(body.contains("Waiting for a Claude session"), "{body}");
+    assert!(
+        body.contains(&format!("anvil resume {}@main", waiting.debate)),
+        "{body}"
+    );
+    assert!(!page(&driven.debate).contains("Waiting for a Claude session"));
 }

@@ -19,6 +19,10 @@
   }
 
   // ---- live regions ----
+  // What the server last sent for each region: a region is replaced only when that changes,
+  // never because the person opened a <details> or typed in it (which the DOM shows too).
+  const served = new Map();
+  for (const el of document.querySelectorAll("[data-live][id]")) served.set(el.id, el.innerHTML);
   let pending = null;
   let running = false;
   let again = false;
@@ -35,7 +39,9 @@
       const doc = new DOMParser().parseFromString(await res.text(), "text/html");
       for (const fresh of doc.querySelectorAll("[data-live][id]")) {
         const old = document.getElementById(fresh.id);
-        if (old && old.innerHTML !== fresh.innerHTML) swap(old, fresh);
+        if (!old || served.get(fresh.id) === fresh.innerHTML) continue;
+        served.set(fresh.id, fresh.innerHTML);
+        swap(old, fresh);
       }
       body.dataset.refreshed = String(Number(body.dataset.refreshed || 0) + 1);
     } catch (e) {
