@@ -574,7 +574,23 @@ fn f_phases_arrive_as_additional_context_not_as_hook_errors() {
         if form == "block" {
             claude = claude.env("ANVIL_STOP_FORM", "block");
         }
-        claude.run().assert_success();
+        // `--debug` has Claude Code log each hook answer it parsed, and any terminalSequence
+        // its allowlist rejected.
+        claude.arg("--debug").run().assert_success();
+        let debug = std::fs::read_dir(home.path().join(".claude/debug"))
+            .map(|dir| {
+                dir.flatten()
+                    .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                    .collect::<String>()
+            })
+            .unwrap_or_default();
+        assert!(!debug.contains("rejected by the allowlist"), "{form}");
+        if form == "context" {
+            assert!(
+                debug.contains("terminalSequence"),
+                "the signals reached Claude Code"
+            );
+        }
         let turns = server.main_turns();
         assert_eq!(
             received(&turns),

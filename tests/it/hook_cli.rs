@@ -559,3 +559,46 @@ fn two_hooks_seeing_the_same_stop_at_once_record_it_once() {
         .collect();
     assert_eq!(phases, ["start", "advocate"]);
 }
+
+/// On a client that takes `additionalContext` and `terminalSequence` (Claude Code 2.1.197 as
+/// its transcript names it), each stop carries signals for the terminal: the title and the
+/// progress while the debate runs, a notification when it ends; only sequences Claude Code's
+/// allowlist passes. `[notify] terminal = false` turns them off.
+#[test]
+fn a_recent_client_gets_terminal_signals_unless_they_are_turned_off() {
+    let project = Project::new();
+    let started = start_bound(&project, S1);
+    let transcript = project.path().join("t.jsonl");
+    std::fs::write(
+        &transcript,
+        format!(
+            "{}\n",
+            json!({"type": "assistant", "version": "2.1.197", "message": {"id": "m", "role": "assistant", "content": [{"type": "text", "text": "x"}]}})
+        ),
+    )
+    .unwrap();
+    let run = project.hook(&input(&project, S1, Some("ADVOCATE r1: yes."), &transcript));
+    let v = assert_one_json_line(&run);
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "Stop", "{v}");
+    let seq = v["terminalSequence"].as_str().expect("signals");
+    assert!(seq.starts_with("\u{1b}]0;anvil · "), "{seq:?}");
+    assert!(seq.contains("\u{1b}]9;4;1;0\u{7}"), "{seq:?}");
+    assert!(seq.contains("round 1/3 · critic"), "{seq:?}");
+    assert!(
+        !seq.contains(&started.debate[..9]),
+        "the title drops the date: {seq:?}"
+    );
+
+    std::fs::write(
+        project.anvil_home().join("config.toml"),
+        "[notify]\nterminal = false\n",
+    )
+    .unwrap();
+    let run = project.hook(&input(&project, S1, Some("CRITIC r1: no."), &transcript));
+    let v = assert_one_json_line(&run);
+    assert!(v.get("terminalSequence").is_none(), "{v}");
+    assert!(
+        v["hookSpecificOutput"]["additionalContext"].is_string(),
+        "{v}"
+    );
+}

@@ -223,6 +223,12 @@ pub(crate) fn deliver(home: &Home, session: &str, answer: HookOutput) -> HookOut
         messages.len(),
         if messages.len() == 1 { "" } else { "s" }
     );
+    with_messages(answer, &text, notice)
+}
+
+/// `answer` that also hands Claude `text` (the composed messages), saying `notice`.
+fn with_messages(answer: HookOutput, text: &str, notice: String) -> HookOutput {
+    let text = text.to_owned();
     match answer {
         HookOutput::Block { reason, notice: n } | HookOutput::Continue { reason, notice: n } => {
             HookOutput::Block {
@@ -237,6 +243,11 @@ pub(crate) fn deliver(home: &Home, session: &str, answer: HookOutput) -> HookOut
         HookOutput::Silent => HookOutput::Block {
             reason: text,
             notice,
+        },
+        // Signals are added after delivery; one that came here keeps them.
+        HookOutput::Signalled { answer, sequence } => HookOutput::Signalled {
+            answer: Box::new(with_messages(*answer, &text, notice)),
+            sequence,
         },
     }
 }

@@ -35,6 +35,9 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
     let Some((home, session)) = input.locate(cwd) else {
         return HookOutput::Silent;
     };
+    // The line this stop concerns: bound before it (a line that ends is let go of) or after
+    // it (a line claimed at this stop).
+    let before = home.bound_line(session).ok().flatten();
     let answer = match drive(&home, session, &input) {
         Ok(answer) => answer,
         Err(failure) => HookOutput::Message(failure.message()),
@@ -46,13 +49,21 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
         &input,
         matches!(answer, HookOutput::Block { .. }),
     );
-    match answer {
+    let line = home.bound_line(session).ok().flatten().or(before);
+    let version = line.as_ref().and_then(|_| client_version(&input));
+    let answer = match answer {
         // Past Claude Code's cap on continuations in a row the turn ends anyway; a `block`
         // then stays in the conversation, so that the person's `continue` finds the prompt
         // (an `additionalContext` the cap cut would be gone).
         block @ HookOutput::Block { .. } if streak > block_cap() => block,
-        block @ HookOutput::Block { .. } => block.for_client(client_version(&input)),
+        block @ HookOutput::Block { .. } => block.for_client(version),
         other => other,
+    };
+    match line {
+        Some(line) if version >= Some(crate::claude::protocol::CONTEXT_SINCE) => {
+            crate::claude::signals::add(&home, &line, answer)
+        }
+        _ => answer,
     }
 }
 
@@ -118,6 +129,11 @@ fn may_claim(
 /// when set, else the `version` its transcript records with each entry; `None` (a `block`,
 /// which every client reads) when neither tells.
 fn client_version(input: &HookInput) -> Option<(u32, u32, u32)> {
+    if std::env::var_os("ANVIL_CLIENT_VERSION").is_some() {
+        // What a test (or a person checking an older client's behaviour) says the client is.
+        let given = std::env::var("ANVIL_CLIENT_VERSION").unwrap_or_default();
+        return crate::claude::protocol::parse_version(&given);
+    }
     match std::env::var("ANVIL_STOP_FORM").as_deref() {
         Ok("block") => return None,
         Ok("context") => return Some(crate::claude::protocol::CONTEXT_SINCE),

@@ -7,4 +7,5 @@ pub mod install;
 pub mod process;
 pub mod protocol;
 pub mod session_log;
+pub(crate) mod signals;
 pub mod slash;

@@ -62,6 +62,13 @@ pub enum HookOutput {
     /// 2.1.163 and later): the model reads it as a system reminder, the terminal shows no
     /// error, only the notice.
     Continue { reason: String, notice: String },
+    /// Another answer, with escape sequences Claude Code writes to its terminal for the hook
+    /// (`terminalSequence`: a title, the progress bar, a desktop notification). Claude Code
+    /// lets only those kinds through.
+    Signalled {
+        answer: Box<HookOutput>,
+        sequence: String,
+    },
 }
 
 /// The first Claude Code version whose Stop hook may continue the turn with
@@ -92,8 +99,17 @@ impl HookOutput {
 
 impl HookOutput {
     pub fn to_json(&self) -> Option<String> {
+        self.value().map(|v| v.to_string())
+    }
+
+    fn value(&self) -> Option<serde_json::Value> {
         let value = match self {
             HookOutput::Silent => return None,
+            HookOutput::Signalled { answer, sequence } => {
+                let mut value = answer.value().unwrap_or_else(|| serde_json::json!({}));
+                value["terminalSequence"] = sequence.clone().into();
+                value
+            }
             HookOutput::Message(m) => serde_json::json!({ "systemMessage": m }),
             HookOutput::Block { reason, notice } => serde_json::json!({
                 "decision": "block",
@@ -108,7 +124,7 @@ impl HookOutput {
                 "systemMessage": notice,
             }),
         };
-        Some(value.to_string())
+        Some(value)
     }
 }
 

@@ -41,6 +41,17 @@ pub struct Config {
     pub diff: Option<bool>,
     /// When the record is packed automatically (`[gc]`).
     pub gc: Option<Gc>,
+    /// Signals in Claude Code's terminal (`[notify]`).
+    pub notify: Option<Notify>,
+}
+
+/// `[notify]`: what the Stop hook shows in the terminal of the session that runs a debate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Notify {
+    /// The debate's progress in the title and the progress bar, and a desktop notification
+    /// when it waits for the person or ends (`terminalSequence`); `false` turns them off.
+    pub terminal: Option<bool>,
 }
 
 /// `[gc]`: when commands and the Stop hook start the record's maintenance in the background,
