@@ -796,7 +796,11 @@ fn secrets_are_redacted_before_recording_and_a_push_refuses_one_that_got_in() {
     alice
         .anvil(&["steer", &format!("use the key {KEY} in the example")])
         .ok();
-    let run = stop(&format!("My token is {TOKEN}, use it."));
+    let run = stop(&format!(
+        "My token is {TOKEN}, use it. Also AKIAIOSFODNN7EXAMPLE, \
+         eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U, \
+         glpat-Ab12Cd34Ef56Gh78Ij90, xoxb-1234567890-abcdefABCDEF and DB_PASSWORD=s3cr3t-pass."
+    ));
     assert!(
         run.stdout.contains("redacted"),
         "the person is told: {}",
@@ -805,9 +809,22 @@ fn secrets_are_redacted_before_recording_and_a_push_refuses_one_that_got_in() {
     stop("CRITIC r1: no.").ok();
     stop("Synthesis: rotate.").ok();
     let everything = alice.git(&["log", "-p", "--all", "--format=%B"]);
-    for secret in [TOKEN, KEY, "MIIEowIBAAKCAQEA7"] {
+    for secret in [
+        TOKEN,
+        KEY,
+        "MIIEowIBAAKCAQEA7",
+        "AKIAIOSFODNN7EXAMPLE",
+        "dozjgNryP4J3jVmNHl0w5N",
+        "glpat-Ab12Cd34Ef56Gh78Ij90",
+        "xoxb-1234567890-abcdefABCDEF",
+        "s3cr3t-pass",
+    ] {
         assert!(!everything.contains(secret), "{secret} reached the record");
     }
+    assert!(
+        everything.contains("DB_PASSWORD=[redacted: secret value]"),
+        "{everything}"
+    );
     assert!(
         everything.contains("[redacted: GitHub token]"),
         "{everything}"
@@ -881,4 +898,40 @@ fn secrets_are_redacted_before_recording_and_a_push_refuses_one_that_got_in() {
     assert!(anvil_refs(&bare).is_empty(), "nothing was pushed");
     alice.anvil(&["push", "--allow-secrets"]).ok();
     assert_eq!(anvil_refs(&bare).len(), 1);
+}
+
+/// With `[secrets] redact = false` a credential is recorded as it is (and the person told so);
+/// `anvil push` then refuses to send it and sends nothing.
+#[test]
+fn with_redaction_off_a_secret_is_recorded_and_the_push_refuses_it() {
+    const TOKEN: &str = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+    let dir = tempfile::tempdir().unwrap();
+    let (bare, _) = remote(dir.path());
+    let alice = clone(bare.to_str().unwrap(), "Alice");
+    std::fs::write(
+        alice.anvil_home().join("config.toml"),
+        "[secrets]\nredact = false\n",
+    )
+    .unwrap();
+    let started = alice.start(&["Keep it?", "--rounds", "1", "--session", ALICE]);
+    let run = alice.hook(&json!({
+        "session_id": ALICE, "cwd": alice.path(), "hook_event_name": "Stop",
+        "stop_hook_active": true, "last_assistant_message": format!("the token {TOKEN}"),
+    }));
+    assert!(
+        run.stdout.contains("recorded as it is"),
+        "{}",
+        run.describe()
+    );
+    assert!(alice.git(&["log", "-p", "--all"]).contains(TOKEN));
+    let refused = alice.anvil(&["push"]);
+    assert_eq!(refused.code, Some(1), "{}", refused.describe());
+    assert!(
+        refused.stderr.contains(&format!("{}@main", started.debate))
+            && refused.stderr.contains("GitHub token")
+            && refused.stderr.contains("commit "),
+        "{}",
+        refused.describe()
+    );
+    assert!(anvil_refs(&bare).is_empty(), "nothing was pushed");
 }

@@ -52,8 +52,9 @@ pub enum RemoteError {
         source: std::io::Error,
     },
     #[error(
-        "{line} holds what looks like a {kind} (commit {commit}, {place}), recorded before anvil \
-         redacted credentials or pulled from elsewhere; nothing was pushed"
+        "{line} holds what looks like a {kind} (commit {commit}, {place}): recorded unredacted \
+         (`[secrets] redact = false`, an older anvil, or written with git) or pulled so; \
+         nothing was pushed"
     )]
     Secret {
         line: LineRef,

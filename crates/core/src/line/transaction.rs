@@ -194,34 +194,63 @@ pub fn run<T>(
         let mut files = Vec::with_capacity(change.files.len() + 1);
         files.push(("state.md".to_owned(), state.to_markdown().into_bytes()));
         files.extend(change.files);
-        // Nothing that looks like a credential goes into the record (it is meant to be pushed).
-        let mut redacted = Vec::new();
-        let files = files
-            .into_iter()
-            .map(|(path, bytes)| (path, scrub_bytes(bytes, &mut redacted)))
-            .collect();
-        let subject = scrub(change.subject, &mut redacted);
+        // Nothing that looks like a credential goes into the record (it is meant to be pushed),
+        // unless `[secrets] redact = false` says otherwise (read only when there is one).
+        let mut subject = change.subject;
         let mut meta = change.meta;
-        for text in [
-            &mut meta.question,
-            &mut meta.answer,
-            &mut meta.reason,
-            &mut meta.voice,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(meta.steering.iter_mut())
-        {
-            *text = scrub(std::mem::take(text), &mut redacted);
-        }
-        if !redacted.is_empty() {
-            redacted.sort_unstable();
-            redacted.dedup();
-            let note = format!(
-                "what looked like a credential ({}) was recorded as [redacted: …]: the record \
-                 is meant to be pushed, so keep secrets out of debates",
-                redacted.join(", ")
-            );
+        let mut files = files;
+        let mut found = Vec::new();
+        let redact = |found: &mut Vec<&'static str>,
+                      files: &mut Vec<(String, Vec<u8>)>,
+                      subject: &mut String,
+                      meta: &mut Meta| {
+            for (_, bytes) in files.iter_mut() {
+                *bytes = scrub_bytes(std::mem::take(bytes), found);
+            }
+            *subject = scrub(std::mem::take(subject), found);
+            for text in [
+                &mut meta.question,
+                &mut meta.answer,
+                &mut meta.reason,
+                &mut meta.voice,
+            ]
+            .into_iter()
+            .flatten()
+            .chain(meta.steering.iter_mut())
+            {
+                *text = scrub(std::mem::take(text), found);
+            }
+        };
+        let (mut trial_files, mut trial_subject, mut trial_meta) =
+            (files.clone(), subject.clone(), meta.clone());
+        redact(
+            &mut found,
+            &mut trial_files,
+            &mut trial_subject,
+            &mut trial_meta,
+        );
+        if !found.is_empty() {
+            found.sort_unstable();
+            found.dedup();
+            let keep = crate::model::config::Config::load(home.root())
+                .ok()
+                .and_then(|c| c.secrets)
+                .and_then(|s| s.redact)
+                == Some(false);
+            let note = if keep {
+                format!(
+                    "what looks like a credential ({}) was recorded as it is ([secrets] redact = \
+                     false); `anvil push` will refuse to send it",
+                    found.join(", ")
+                )
+            } else {
+                (files, subject, meta) = (trial_files, trial_subject, trial_meta);
+                format!(
+                    "what looked like a credential ({}) was recorded as [redacted: …]: the \
+                     record is meant to be pushed, so keep secrets out of debates",
+                    found.join(", ")
+                )
+            };
             if !notes.contains(&note) {
                 notes.push(note);
             }

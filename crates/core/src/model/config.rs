@@ -43,6 +43,17 @@ pub struct Config {
     pub gc: Option<Gc>,
     /// Signals in Claude Code's terminal (`[notify]`).
     pub notify: Option<Notify>,
+    /// What is done with credentials found in what is recorded (`[secrets]`).
+    pub secrets: Option<Secrets>,
+}
+
+/// `[secrets]`: credentials found in a phase, steering, an answer or a context file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Secrets {
+    /// Replace each with `[redacted: KIND]` before it is recorded (the default); `false`
+    /// records them as they are (`anvil push` still refuses to send them).
+    pub redact: Option<bool>,
 }
 
 /// `[notify]`: what the Stop hook shows in the terminal of the session that runs a debate.

@@ -64,11 +64,24 @@ pub fn find(text: &str) -> Vec<Found> {
             .iter()
             .position(|&b| !token_char(b))
             .map_or(bytes.len(), |n| i + n);
-        if let Some(kind) = token_kind(&text[i..end]) {
+        let token = &text[i..end];
+        if let Some(kind) = token_kind(token) {
             out.push(Found {
                 kind,
                 range: i..end,
             });
+            i = end;
+            continue;
+        }
+        if let Some(found) = jwt(text, i, end) {
+            i = found.range.end;
+            out.push(found);
+            continue;
+        }
+        if let Some(found) = assigned(text, token, end) {
+            i = found.range.end;
+            out.push(found);
+            continue;
         }
         i = end;
     }
@@ -95,6 +108,93 @@ fn token_kind(token: &str) -> Option<&'static str> {
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
     aws.then_some("AWS access key")
+}
+
+/// A JSON Web Token starting at `start` (its first part ends at `end`): three base64url parts
+/// joined by dots, the first two JSON objects (`eyJ`).
+fn jwt(text: &str, start: usize, end: usize) -> Option<Found> {
+    let bytes = text.as_bytes();
+    if !text[start..end].starts_with("eyJ") || end - start < 10 {
+        return None;
+    }
+    let mut at = end;
+    for part in 0..2 {
+        if bytes.get(at) != Some(&b'.') {
+            return None;
+        }
+        let from = at + 1;
+        let to = bytes[from..]
+            .iter()
+            .position(|&b| !token_char(b))
+            .map_or(bytes.len(), |n| from + n);
+        let least = if part == 0 { 10 } else { 16 };
+        if to - from < least || (part == 0 && !text[from..].starts_with("eyJ")) {
+            return None;
+        }
+        at = to;
+    }
+    Some(Found {
+        kind: "JSON web token",
+        range: start..at,
+    })
+}
+
+/// Names whose value is a secret when they are assigned one (`API_KEY=…`, `password: …`).
+fn secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["_KEY", "_TOKEN", "_SECRET", "PASSWORD", "PASSWD", "_PWD"]
+        .iter()
+        .any(|suffix| upper.ends_with(suffix))
+        || matches!(upper.as_str(), "SECRET" | "TOKEN" | "APIKEY" | "API_KEY")
+}
+
+/// The value assigned to a secret's name (`token` ends at `end`): after `=` or `:` (spaces and
+/// one quote allowed), 8 or more characters up to whitespace or the closing quote. Only the value
+/// is redacted; the name stays, so a reader knows what was there.
+fn assigned(text: &str, token: &str, end: usize) -> Option<Found> {
+    if !secret_name(token) {
+        return None;
+    }
+    let rest = &text[end..];
+    let after_sep = rest.trim_start_matches([' ', '\t', '"', '\'']);
+    let sep = after_sep
+        .chars()
+        .next()
+        .filter(|c| *c == '=' || *c == ':')?;
+    let value_part = &after_sep[sep.len_utf8()..];
+    let value_trimmed = value_part.trim_start_matches([' ', '\t']);
+    let quote = value_trimmed
+        .chars()
+        .next()
+        .filter(|c| *c == '"' || *c == '\'');
+    let value = match quote {
+        Some(_) => &value_trimmed[1..],
+        None => value_trimmed,
+    };
+    let len = value
+        .char_indices()
+        .find(|&(_, c)| {
+            c.is_whitespace()
+                || Some(c) == quote
+                || (quote.is_none() && matches!(c, ',' | ';' | ')' | '}' | ']'))
+        })
+        .map_or(value.len(), |(n, _)| n);
+    let value_start = text.len() - value.len();
+    let secret = &value[..len];
+    // Placeholders are not secrets: `PASSWORD=changeme` is, `API_KEY=${API_KEY}` or `<token>`
+    // are not.
+    if secret.chars().count() < 8
+        || secret.starts_with(['$', '<', '{', '%', '['])
+        || secret
+            .chars()
+            .all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
+    {
+        return None;
+    }
+    Some(Found {
+        kind: "secret value",
+        range: value_start..value_start + len,
+    })
 }
 
 /// A PEM private key block opening at `start`: to the end of its `-----END … PRIVATE KEY-----`
@@ -176,6 +276,42 @@ mod tests {
     }
 
     #[test]
+    fn web_tokens_and_values_of_secret_names_are_found() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        let text = format!(
+            "auth {jwt} then\nAPI_KEY=abcd1234efgh and \"db_password\": \"hunter2hunter2\", GITHUB_TOKEN: 'tok-9f8e7d6c'"
+        );
+        let found = find(&text);
+        let kinds: Vec<&str> = found.iter().map(|f| f.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                "JSON web token",
+                "secret value",
+                "secret value",
+                "secret value"
+            ]
+        );
+        let (redacted, _) = redact(&text);
+        assert!(
+            redacted.contains("API_KEY=[redacted: secret value] and"),
+            "the name stays: {redacted}"
+        );
+        assert!(
+            redacted.contains("\"db_password\": \"[redacted: secret value]\""),
+            "{redacted}"
+        );
+        for secret in [jwt, "abcd1234efgh", "hunter2hunter2", "tok-9f8e7d6c"] {
+            assert!(!redacted.contains(secret), "{redacted}");
+        }
+        assert_eq!(
+            find(&redacted),
+            [],
+            "a redacted text is found clean: {redacted}"
+        );
+    }
+
+    #[test]
     fn prose_and_near_misses_are_left_alone() {
         for text in [
             "Should we adopt sk-learn or ghp_ tokens at all?",
@@ -184,6 +320,8 @@ mod tests {
             "xghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8 is glued to a letter",
             "AKIAshort and -----BEGIN PUBLIC KEY-----",
             "commit 3f2a9c1e0b7d and sha256:9f86d081884c7d659a2feaa0c55ad015",
+            "the password matters; PASSWORD=short; API_KEY=${API_KEY}; token: <your token>",
+            "SECRET_KEY=******** and eyJ alone",
         ] {
             assert_eq!(find(text), [], "{text}");
             assert!(matches!(redact(text).0, Cow::Borrowed(_)));
