@@ -198,7 +198,6 @@ pub fn run<T>(
         // unless `[secrets] redact = false` says otherwise (read only when there is one).
         let mut subject = change.subject;
         let mut meta = change.meta;
-        let mut files = files;
         let mut found = Vec::new();
         let redact = |found: &mut Vec<&'static str>,
                       files: &mut Vec<(String, Vec<u8>)>,
