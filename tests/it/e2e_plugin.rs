@@ -183,12 +183,15 @@ fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
     let installed = claude(&["plugin", "install", "anvil@anvil"]);
     assert!(installed.contains("Successfully installed"), "{installed}");
 
-    let started = project.start(&["Should we ship a marketplace?", "--rounds", "1"]);
     let server = ModelServer::start(debater);
-    let out = Claude::new(&server, project.path(), &started.prompt)
-        .home(&home)
-        .session_id(new_session_id())
-        .run();
+    let out = Claude::new(
+        &server,
+        project.path(),
+        "/anvil:anvil \"Should we ship a marketplace?\" --rounds 1",
+    )
+    .home(&home)
+    .session_id(new_session_id())
+    .run();
     out.assert_success();
     assert!(!project.path().join(".claude/settings.json").exists());
     let keys: Vec<String> = server
@@ -202,5 +205,14 @@ fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
         "{}",
         out.describe()
     );
-    assert!(project.state_md(&started.debate).contains("status: done"));
+    let anvil_home = anvil_core::home::Home::find(project.path()).unwrap();
+    let lines = anvil_home.live_lines().unwrap();
+    let state = anvil_core::model::state::State::load(&anvil_home.state_path(&lines[0])).unwrap();
+    assert_eq!(state.setup.question, "Should we ship a marketplace?");
+    assert_eq!(state.progress.status.name(), "done");
+    assert_eq!(
+        project.commits(&state.debate).len(),
+        4,
+        "start and three phases recorded"
+    );
 }
