@@ -10,6 +10,7 @@ mod e2e_plugin;
 mod e2e_run;
 mod e2e_serve;
 mod e2e_slash;
+mod e2e_tui;
 mod history_cli;
 mod hook_bin;
 mod hook_cli;
