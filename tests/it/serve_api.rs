@@ -651,3 +651,43 @@ fn a_waiting_line_says_how_to_take_it() {
     );
     assert!(!page(&driven.debate).contains("Waiting for a Claude session"));
 }
+
+/// The case: a session is at work on something else (its SessionStart ran); a branch is
+/// made from the web room; that session stops and is not handed the branch. Two sessions that
+/// start afterwards stop together: exactly one of them takes it.
+#[test]
+fn a_branch_from_the_web_room_never_goes_to_a_session_already_at_work() {
+    const OTHER: &str = "0ddba11c-0000-4000-8000-000000000001";
+    const NEW_A: &str = "0ddba11c-0000-4000-8000-00000000000a";
+    const NEW_B: &str = "0ddba11c-0000-4000-8000-00000000000b";
+    let (project, started) = debate_after_round_1();
+    let none = project.path().join("no-transcript.jsonl");
+    session_start(&project, OTHER, &none);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let served = Served::start(&project);
+    let made = served.post(
+        &format!("/api/debates/{}/branch", started.debate),
+        &json!({"from": "round-1", "steer": "assume a team of two", "name": "small-team"}),
+    );
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert_eq!(
+        stop(&project, OTHER, "I finished the refactor."),
+        Value::Null,
+        "the busy session is left alone"
+    );
+
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    session_start(&project, NEW_A, &none);
+    session_start(&project, NEW_B, &none);
+    let project = &project;
+    let answers: Vec<Value> = std::thread::scope(|scope| {
+        let a = scope.spawn(move || stop(project, NEW_A, "hello"));
+        let b = scope.spawn(move || stop(project, NEW_B, "hello"));
+        vec![a.join().unwrap(), b.join().unwrap()]
+    });
+    let handed = answers
+        .iter()
+        .filter(|a| a.to_string().contains("small-team"))
+        .count();
+    assert_eq!(handed, 1, "exactly one new session takes it: {answers:?}");
+}

@@ -166,6 +166,7 @@ pub fn run<T>(
     clear_ref_lock(home, &record, line, &mut notes)?;
     let mut rebuild = options.rebuild;
     let mut attempt = 0;
+    let began = std::time::Instant::now();
     loop {
         attempt += 1;
         let tip = record.tip(&line.debate, &line.line)?;
@@ -281,7 +282,18 @@ pub fn run<T>(
         let id = match published {
             Ok(id) => id,
             Err(e) => {
-                if !e.is_retryable() || attempt >= ATTEMPTS {
+                // A ref lock another program takes again and again (`git pack-refs` in a loop,
+                // a long `git gc`) is waited for as long as one held lock would be.
+                let locked = matches!(e, RecordError::Locked { .. });
+                let patient = locked && began.elapsed() < FOREIGN_LOCK_PATIENCE;
+                if !e.is_retryable() || (attempt >= ATTEMPTS && !patient) {
+                    if let (true, RecordError::Locked { lock }) = (attempt >= ATTEMPTS, &e) {
+                        return Err(RecordError::ForeignLock {
+                            lock: lock.clone(),
+                            holder: holder_of(&record),
+                        }
+                        .into());
+                    }
                     return Err(e.into());
                 }
                 std::thread::sleep(Duration::from_millis(5 * u64::from(attempt.min(10))));
@@ -622,12 +634,20 @@ fn clear_ref_lock(
             return Ok(());
         }
     }
-    let holder = if crate::record::maintenance::running(record.path()) {
+    Err(RecordError::ForeignLock {
+        lock,
+        holder: holder_of(record),
+    }
+    .into())
+}
+
+/// Who holds a lock of the record that anvil did not take, as far as anvil can tell.
+fn holder_of(record: &Record) -> &'static str {
+    if crate::record::maintenance::running(record.path()) {
         "`anvil gc` (its `git gc` packing the record)"
     } else {
         "a program other than anvil (a `git` command on the record?)"
-    };
-    Err(RecordError::ForeignLock { lock, holder }.into())
+    }
 }
 
 /// How long a stop waits for a ref lock another program holds: `git pack-refs` holds one for

@@ -386,9 +386,15 @@ impl Record {
                 lock: self.path.join(format!("{name}.lock")),
             };
         }
+        // The ref not found where it was a moment ago: `git gc` or `git pack-refs` folded the
+        // loose ref into a `packed-refs` newer than the one gix had just read. The line is
+        // read again.
+        if io_kind == Some(std::io::ErrorKind::NotFound) || e.is_not_found() {
+            return RecordError::Moved { name: name.into() };
+        }
         // A full disk, a refused permission: say which file and what to do, not only that
         // the ref could not be prepared.
-        if let Some(kind) = io_kind.filter(|k| *k != std::io::ErrorKind::NotFound) {
+        if let Some(kind) = io_kind {
             return RecordError::Write {
                 path: self.path.join(format!("{name}.lock")),
                 source: std::io::Error::new(kind, e.to_string()),
