@@ -66,22 +66,11 @@ fn claude_plugin_validate_accepts_the_plugin() {
     let project = Project::new();
     project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
     let home = tempfile::tempdir().unwrap();
-    let out = Command::new(claude_bin())
-        .args(["plugin", "validate"])
-        .arg(project.path().join("anvil-plugin"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .output()
-        .expect("run claude plugin validate");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let plugin = project.path().join("anvil-plugin");
+    let text = claude_cli(
+        home.path(),
+        &["plugin", "validate", plugin.to_str().unwrap()],
     );
-    assert!(out.status.success(), "{text}");
     assert!(!text.to_lowercase().contains("error"), "{text}");
     assert!(text.contains("Validation passed"), "{text}");
 }
@@ -102,6 +91,27 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question() {
     let state = anvil_core::model::state::State::load(&home.state_path(&lines[0])).unwrap();
     assert_eq!(state.setup.question, question);
     assert_eq!(state.progress.status.name(), "done");
+}
+
+/// `claude ARGS` (plugin management: no model involved) with `home` as HOME; its stdout and
+/// stderr together, after asserting that it succeeded.
+fn claude_cli(home: &Path, args: &[&str]) -> String {
+    let out = Command::new(claude_bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .expect("run claude");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "claude {args:?}: {text}");
+    text
 }
 
 /// Every file under `dir`, relative, sorted.
@@ -158,24 +168,7 @@ fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
     );
 
     let home = crate::support::claude::ClaudeHome::new();
-    let claude = |args: &[&str]| {
-        let out = Command::new(claude_bin())
-            .args(args)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .output()
-            .expect("run claude");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "claude {args:?}: {text}");
-        text
-    };
+    let claude = |args: &[&str]| claude_cli(home.path(), args);
     let validated = claude(&["plugin", "validate", repo.to_str().unwrap()]);
     assert!(validated.contains("Validation passed"), "{validated}");
     assert!(!validated.contains("warning"), "{validated}");

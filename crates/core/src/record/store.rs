@@ -901,21 +901,32 @@ impl Record {
             name: full_name,
             deref: false,
         };
+        // A pull moves a line under its lock (see `line::remote`); a writer outside anvil (git)
+        // is waited for as git waits for it.
+        self.apply(vec![edit], &name, std::time::Duration::from_millis(100))
+    }
+
+    /// Applies `edits` in one ref transaction (named after `name` in errors), waiting up to
+    /// `patience` for a lock another writer holds.
+    fn apply(
+        &self,
+        edits: Vec<RefEdit>,
+        name: &str,
+        patience: std::time::Duration,
+    ) -> Result<(), RecordError> {
         let committer = gix::actor::Signature {
             name: COMMITTER.into(),
             email: EMAIL.into(),
             time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
         };
         let mut time_buf = gix::date::parse::TimeBuf::default();
-        // A pull moves a line under its lock (see `line::remote`); a writer outside anvil (git)
-        // is waited for as git waits for it.
-        let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(100));
+        let wait = Fail::AfterDurationWithBackoff(patience);
         self.refs
             .transaction()
-            .prepare(Some(edit), wait, wait)
+            .prepare(edits, wait, wait)
             .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))))
             .map_err(|source| RecordError::Ref {
-                name: name.clone(),
+                name: name.to_owned(),
                 source,
             })?;
         Ok(())
@@ -959,21 +970,7 @@ impl Record {
                 deref: false,
             },
         ];
-        let committer = gix::actor::Signature {
-            name: COMMITTER.into(),
-            email: EMAIL.into(),
-            time: gix::date::Time::new(jiff::Timestamp::now().as_second(), 0),
-        };
-        let mut time_buf = gix::date::parse::TimeBuf::default();
-        let wait = Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(1));
-        self.refs
-            .transaction()
-            .prepare(edits, wait, wait)
-            .and_then(|t| t.commit(Some(committer.to_ref(&mut time_buf))))
-            .map_err(|source| RecordError::Ref {
-                name: name.clone(),
-                source,
-            })?;
+        self.apply(edits, &name, std::time::Duration::from_secs(1))?;
         Ok(aside)
     }
 
