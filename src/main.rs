@@ -15,13 +15,14 @@ mod ctx;
 mod error;
 mod output;
 mod pager;
+mod search_index;
 mod serve;
 mod term;
 mod view;
 
 use commands::{
     ask, branch, cancel, completions, diff, doctor, gc, hook, init, install, log, prompts, push,
-    replay, report, resume, run, show, slash, start, status, steer,
+    replay, report, resume, run, search, show, slash, start, status, steer,
 };
 use ctx::Ctx;
 use error::CliError;
@@ -50,6 +51,7 @@ pub(crate) enum Command {
     Ask(ask::Args),
     Answer(ask::AnswerArgs),
     Log(log::Args),
+    Search(search::Args),
     Show(show::Args),
     Diff(diff::Args),
     Branch(branch::Args),
@@ -111,6 +113,7 @@ pub(crate) fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
         Command::Ask(args) => ask::run(ctx, args),
         Command::Answer(args) => ask::run_answer(ctx, args),
         Command::Log(args) => log::run(ctx, args),
+        Command::Search(args) => search::run(ctx, args),
         Command::Show(args) => show::run(ctx, args),
         Command::Diff(args) => diff::run(ctx, args),
         Command::Branch(args) => branch::run(ctx, args),

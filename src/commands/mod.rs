@@ -17,6 +17,7 @@ pub mod replay;
 pub mod report;
 pub mod resume;
 pub mod run;
+pub mod search;
 pub mod show;
 pub mod slash;
 pub mod start;

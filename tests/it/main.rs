@@ -24,6 +24,7 @@ mod other_writers;
 mod record_faults;
 mod record_races;
 mod remote_cli;
+mod search_cli;
 mod serve_api;
 mod serve_browser;
 mod support;

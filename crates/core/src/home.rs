@@ -47,7 +47,7 @@ pub struct Home {
     root: PathBuf,
 }
 
-const GITIGNORE: &str = "# anvil's record and live files stay out of the project's own history.\n# Share debates with `git --git-dir .anvil/record push`; commit reports/ if you like.\nrecord/\ndebates/\nsessions/\nstreaks/\npending/\ninbox/\n";
+const GITIGNORE: &str = "# anvil's record and live files stay out of the project's own history.\n# Share debates with `git --git-dir .anvil/record push`; commit reports/ if you like.\nrecord/\ndebates/\nsessions/\nstreaks/\npending/\ninbox/\nsearch.sqlite*\n";
 
 impl Home {
     /// Finds `.anvil` in `start` or the nearest ancestor that has one.

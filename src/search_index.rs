@@ -1,0 +1,299 @@
+//! Full-text search over every recorded phase: an SQLite FTS5 index kept beside the record
+//! (`.anvil/search.sqlite`), never pushed, always rebuildable from the record, which stays the
+//! source of truth. Each search first catches the index up with the commits it has not seen
+//! (a line's tip it has not indexed to); a missing or unreadable index is built again. The Stop
+//! hook never touches it: it lives in the command line's binary only.
+//!
+//! Words are matched by their stems (SQLite's `porter` tokenizer over `unicode61`), so
+//! "migrating" finds "migration"; `"a phrase"` in quotes matches the words in order.
+
+use std::path::{Path, PathBuf};
+
+use anvil_core::home::Home;
+use anvil_core::record::store::Record;
+use anvil_core::review::history;
+use gix::ObjectId;
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The index's file, beside the record.
+pub fn path(home: &Home) -> PathBuf {
+    home.root().join("search.sqlite")
+}
+
+/// Bumped when the schema changes: an index of another version is built again.
+const VERSION: i64 = 1;
+
+/// Why a search could not be made.
+#[derive(Debug)]
+pub enum SearchError {
+    /// The index file could not be used.
+    Index {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    History(history::HistoryError),
+    Record(anvil_core::record::store::RecordError),
+}
+
+impl From<history::HistoryError> for SearchError {
+    fn from(e: history::HistoryError) -> SearchError {
+        SearchError::History(e)
+    }
+}
+
+impl From<anvil_core::record::store::RecordError> for SearchError {
+    fn from(e: anvil_core::record::store::RecordError) -> SearchError {
+        SearchError::Record(e)
+    }
+}
+
+impl From<SearchError> for crate::error::CliError {
+    fn from(e: SearchError) -> crate::error::CliError {
+        match e {
+            SearchError::Index { path, source } => crate::error::CliError::new(format!(
+                "the search index {}: {source}",
+                path.display()
+            ))
+            .hint("it is a cache of the record: delete it, and the next search builds it again"),
+            SearchError::History(e) => e.into(),
+            SearchError::Record(e) => e.into(),
+        }
+    }
+}
+
+/// One recorded phase that matched.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Hit {
+    pub debate: String,
+    pub line: String,
+    pub phase: String,
+    pub round: u32,
+    pub commit: String,
+    /// Seconds since the epoch.
+    pub time: i64,
+    /// The matched words between `open` and `close` markers, with `…` where text was cut.
+    pub snippet: String,
+}
+
+/// What to look for, and where.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub text: String,
+    pub debate: Option<String>,
+    pub line: Option<String>,
+    pub phase: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    pub limit: usize,
+}
+
+/// The markers around matched words in a snippet.
+pub const OPEN: &str = "\u{1}";
+pub const CLOSE: &str = "\u{2}";
+
+/// The index, opened (built or caught up first).
+pub struct Index {
+    db: Connection,
+    path: PathBuf,
+}
+
+impl Index {
+    /// Opens the index of `home`'s record and brings it up to date with the record: built
+    /// anew when missing, unreadable or of another version; else only the commits it has not
+    /// seen are added.
+    pub fn open(home: &Home, record: &Record) -> Result<Index, SearchError> {
+        let path = path(home);
+        let mut index = match Index::open_file(&path) {
+            Ok(index) if index.version().ok() == Some(VERSION) => index,
+            _ => {
+                // Built again from the record: the file is a cache of it.
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
+                let index = Index::open_file(&path)?;
+                index.create()?;
+                index
+            }
+        };
+        index.catch_up(record)?;
+        Ok(index)
+    }
+
+    fn open_file(path: &Path) -> Result<Index, SearchError> {
+        let db = Connection::open(path).map_err(|source| SearchError::Index {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(Index {
+            db,
+            path: path.to_owned(),
+        })
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> SearchError + '_ {
+        |source| SearchError::Index {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn version(&self) -> Result<i64, SearchError> {
+        self.db
+            .query_row("SELECT version FROM meta", [], |r| r.get(0))
+            .map_err(self.err())
+    }
+
+    fn create(&self) -> Result<(), SearchError> {
+        self.db
+            .execute_batch(&format!(
+                "PRAGMA journal_mode = WAL;
+                 CREATE TABLE meta (version INTEGER NOT NULL);
+                 INSERT INTO meta VALUES ({VERSION});
+                 CREATE TABLE tips (debate TEXT, line TEXT, tip TEXT, PRIMARY KEY (debate, line));
+                 CREATE TABLE seen (commit_id TEXT PRIMARY KEY);
+                 CREATE VIRTUAL TABLE phases USING fts5(
+                     text, debate UNINDEXED, line UNINDEXED, phase UNINDEXED,
+                     round UNINDEXED, commit_id UNINDEXED, time UNINDEXED,
+                     tokenize = 'porter unicode61'
+                 );"
+            ))
+            .map_err(self.err())
+    }
+
+    /// Adds what the record holds that the index has not seen: for each line whose tip moved
+    /// since, its commits back to one already indexed. A commit a branch inherited is indexed
+    /// once, under the line that recorded it.
+    fn catch_up(&mut self, record: &Record) -> Result<(), SearchError> {
+        let lines = record.lines()?;
+        let known: std::collections::HashMap<(String, String), String> = {
+            let mut stmt = self
+                .db
+                .prepare("SELECT debate, line, tip FROM tips")
+                .map_err(self.err())?;
+            let rows = stmt
+                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))
+                .map_err(self.err())?;
+            rows.collect::<Result<_, _>>().map_err(self.err())?
+        };
+        let path = self.path.clone();
+        let err = move |source| SearchError::Index {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.db.transaction().map_err(&err)?;
+        for (debate, line, tip) in lines {
+            if known.get(&(debate.clone(), line.clone())) == Some(&tip.to_string()) {
+                continue;
+            }
+            // A line anvil cannot read (see `anvil doctor`) is left out, not fatal.
+            let Ok(entries) = history::chain(record, tip) else {
+                continue;
+            };
+            for entry in entries.iter().rev() {
+                let id = entry.commit.to_string();
+                let seen: Option<i64> = tx
+                    .query_row("SELECT 1 FROM seen WHERE commit_id = ?1", [&id], |r| {
+                        r.get(0)
+                    })
+                    .optional()
+                    .map_err(&err)?;
+                if seen.is_some() {
+                    break;
+                }
+                tx.execute("INSERT INTO seen VALUES (?1)", [&id])
+                    .map_err(&err)?;
+                let text = match entry.role {
+                    Some(_) => history::response(record, entry)?.unwrap_or_default(),
+                    // Bookkeeping commits: the question, steering and answers they carry.
+                    None => entry.describe(),
+                };
+                tx.execute(
+                    "INSERT INTO phases (text, debate, line, phase, round, commit_id, time)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        text,
+                        debate,
+                        entry.meta.line,
+                        entry.meta.phase,
+                        entry.meta.round,
+                        id,
+                        entry.time
+                    ],
+                )
+                .map_err(&err)?;
+            }
+            tx.execute(
+                "INSERT OR REPLACE INTO tips VALUES (?1, ?2, ?3)",
+                params![debate, line, tip.to_string()],
+            )
+            .map_err(&err)?;
+        }
+        tx.commit().map_err(&err)
+    }
+
+    /// The best matches for `query`, most relevant first.
+    pub fn search(&self, query: &Query) -> Result<Vec<Hit>, SearchError> {
+        match self.run(query, &query.text) {
+            Ok(hits) => Ok(hits),
+            // Not FTS5 syntax (a stray quote, `-`, `:`…): the words as plain terms.
+            Err(_) => self.run(query, &plain(&query.text)),
+        }
+    }
+
+    fn run(&self, query: &Query, matching: &str) -> Result<Vec<Hit>, SearchError> {
+        let mut sql = format!(
+            "SELECT debate, line, phase, round, commit_id, time,
+                    snippet(phases, 0, '{OPEN}', '{CLOSE}', '…', 16)
+             FROM phases WHERE phases MATCH ?1"
+        );
+        let mut args: Vec<rusqlite::types::Value> = vec![matching.to_owned().into()];
+        let mut filter = |column: &str, op: &str, value: rusqlite::types::Value| {
+            args.push(value);
+            sql.push_str(&format!(" AND {column} {op} ?{}", args.len()));
+        };
+        if let Some(d) = &query.debate {
+            filter("debate", "=", d.clone().into());
+        }
+        if let Some(l) = &query.line {
+            filter("line", "=", l.clone().into());
+        }
+        if let Some(p) = &query.phase {
+            filter("phase", "=", p.clone().into());
+        }
+        if let Some(s) = query.since {
+            filter("time", ">=", s.into());
+        }
+        if let Some(u) = query.until {
+            filter("time", "<=", u.into());
+        }
+        sql.push_str(&format!(" ORDER BY rank LIMIT {}", query.limit.max(1)));
+        let mut stmt = self.db.prepare(&sql).map_err(self.err())?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok(Hit {
+                    debate: r.get(0)?,
+                    line: r.get(1)?,
+                    phase: r.get(2)?,
+                    round: r.get(3)?,
+                    commit: r.get(4)?,
+                    time: r.get(5)?,
+                    snippet: r.get(6)?,
+                })
+            })
+            .map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+}
+
+/// `text` as FTS5 terms: each word quoted, so that no character has a meaning of its own.
+fn plain(text: &str) -> String {
+    text.split_whitespace()
+        .map(|w| format!("\"{}\"", w.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The commit id of a hit, parsed.
+pub fn commit_of(hit: &Hit) -> Option<ObjectId> {
+    hit.commit.parse().ok()
+}

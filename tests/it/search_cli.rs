@@ -1,0 +1,165 @@
+//! `anvil search`: the right phase among many debates, by words in any form, by phrase, with
+//! filters; an index that is deleted or left behind by new commits is rebuilt or caught up by
+//! the next search, and is never part of the record.
+
+use serde_json::{Value, json};
+
+use crate::support::anvil::Project;
+
+/// Runs a 1-round debate on `question` in `session` with the three texts given.
+fn debate(project: &Project, session: &str, question: &str, texts: [&str; 3]) -> String {
+    let started = project.start(&[question, "--rounds", "1", "--session", session]);
+    for text in texts {
+        project
+            .hook(&json!({
+                "session_id": session, "cwd": project.path(), "hook_event_name": "Stop",
+                "stop_hook_active": true, "last_assistant_message": text,
+            }))
+            .ok();
+    }
+    started.debate
+}
+
+fn search(project: &Project, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["search", "--json"];
+    all.extend_from_slice(args);
+    let run = project.anvil(&all).ok();
+    serde_json::from_str::<Value>(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", run.describe()))
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn ats(hits: &[Value]) -> Vec<String> {
+    hits.iter()
+        .map(|h| {
+            format!(
+                "{} {}",
+                h["at"].as_str().unwrap(),
+                h["phase"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn search_finds_the_right_phase_by_word_forms_phrases_and_filters() {
+    let project = Project::new();
+    let billing = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000001",
+        "Should we rewrite billing in Rust?",
+        [
+            "Migrating billing removes a class of memory bugs.",
+            "The migration risk is too high for invoices.",
+            "Migrate gradually, invoices first.",
+        ],
+    );
+    let cache = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000002",
+        "Should we add a cache in front of the catalogue?",
+        [
+            "A cache halves latency for product pages.",
+            "Cache invalidation is the hard part here.",
+            "Add a read-through cache with short expiry.",
+        ],
+    );
+    // Word forms: "migrating", "migration", "migrate" share a stem.
+    let hits = search(&project, &["migrations"]);
+    assert_eq!(hits.len(), 3, "{hits:#?}");
+    assert!(hits.iter().all(|h| h["debate"] == billing.as_str()));
+    assert!(
+        hits.iter()
+            .all(|h| h["commit"].as_str().unwrap().len() == 40),
+        "{hits:#?}"
+    );
+    // A phrase, with the match marked in the snippet.
+    let hits = search(&project, &["\"cache invalidation\""]);
+    assert_eq!(ats(&hits), [format!("{cache}@main critic")]);
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("[Cache invalidation]"),
+        "{hits:#?}"
+    );
+    // Filters.
+    assert_eq!(
+        ats(&search(&project, &["invoices", "--role", "synthesizer"])),
+        [format!("{billing}@main synthesizer")]
+    );
+    assert!(search(&project, &["cache", "--debate", &billing]).is_empty());
+    assert!(search(&project, &["cache", "--since", "2999-01-01"]).is_empty());
+    assert_eq!(search(&project, &["cache", "-n", "1"]).len(), 1);
+    // The question itself is found, on the debate's start.
+    let start = search(&project, &["catalogue", "--role", "start"]);
+    assert_eq!(ats(&start), [format!("{cache}@main start")]);
+    // Text that is not search syntax is taken as words.
+    assert!(!search(&project, &["cache\"", "-"]).is_empty());
+    // In words too, with the place, the phase and the commit.
+    let words = project.anvil(&["search", "halves", "latency"]).ok().stdout;
+    assert!(
+        words.contains(&format!("{cache}@main  round 1 advocate")),
+        "{words}"
+    );
+}
+
+#[test]
+fn the_index_is_caught_up_rebuilt_and_never_in_the_record() {
+    let project = Project::new();
+    let session = "51515151-0000-4000-8000-000000000003";
+    let started = project.start(&["Adopt GraphQL?", "--rounds", "2", "--session", session]);
+    let stop = |text: &str| {
+        project
+            .hook(&json!({
+                "session_id": session, "cwd": project.path(), "hook_event_name": "Stop",
+                "stop_hook_active": true, "last_assistant_message": text,
+            }))
+            .ok();
+    };
+    stop("Schemas give typed contracts.");
+    assert_eq!(search(&project, &["contracts"]).len(), 1);
+    // New commits after the index was written are found by the next search.
+    stop("Resolvers hide N+1 queries.");
+    assert_eq!(
+        ats(&search(&project, &["resolvers"])),
+        [format!("{}@main critic", started.debate)]
+    );
+    // A branch: its own phases are indexed under it, inherited ones once.
+    project
+        .anvil(&[
+            "branch",
+            "--from",
+            "round-1",
+            "--steer",
+            "think about caching",
+            "--name",
+            "cache",
+        ])
+        .ok();
+    let steering = search(&project, &["caching"]);
+    assert!(
+        steering
+            .iter()
+            .any(|h| h["line"] == "cache" && h["phase"] == "branch"),
+        "{steering:#?}"
+    );
+    assert_eq!(
+        search(&project, &["contracts"]).len(),
+        1,
+        "inherited phases once"
+    );
+    // Deleted, or garbage: built again.
+    let index = project.anvil_home().join("search.sqlite");
+    std::fs::remove_file(&index).unwrap();
+    assert_eq!(search(&project, &["resolvers"]).len(), 1);
+    std::fs::write(&index, b"not a database").unwrap();
+    assert_eq!(search(&project, &["resolvers"]).len(), 1);
+    // Beside the record, ignored by the project's git, never a ref or object of the record.
+    let ignore = std::fs::read_to_string(project.anvil_home().join(".gitignore")).unwrap();
+    assert!(ignore.contains("search.sqlite"), "{ignore}");
+    let tree = project.git(&["log", "--all", "--name-only", "--format="]);
+    assert!(!tree.contains("search"), "{tree}");
+}
