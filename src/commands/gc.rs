@@ -88,6 +88,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
         return Ok(());
     };
+    // The search index, where someone searches, is brought up to date here too (a cache: if
+    // that fails, the next search does it).
+    if let Some(home) = ctx
+        .home()
+        .ok()
+        .filter(|h| crate::search_index::path(h).is_file())
+        && let Ok(opened) = anvil_core::record::store::Record::open(&home.record_dir())
+    {
+        let _ = crate::search_index::Index::open(&home, &opened);
+    }
     let (b, a) = (outcome.before, outcome.after);
     if args.auto && !args.json {
         // Run in the background, or by hand as `git gc --auto` is: it did its job quietly.

@@ -151,8 +151,29 @@ fn the_index_is_caught_up_rebuilt_and_never_in_the_record() {
         1,
         "inherited phases once"
     );
-    // Deleted, or garbage: built again.
     let index = project.anvil_home().join("search.sqlite");
+    // `anvil gc` brings an index someone uses up to date, without a search.
+    project
+        .anvil(&[
+            "resume",
+            &format!("{}@cache", started.debate),
+            "--session",
+            session,
+        ])
+        .ok();
+    stop("Federation splits the graph.");
+    project.anvil(&["gc"]).ok();
+    let db = rusqlite::Connection::open(&index).unwrap();
+    let found: i64 = db
+        .query_row(
+            "SELECT count(*) FROM phases WHERE phases MATCH 'federation'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(found, 1, "indexed by gc");
+    drop(db);
+    // Deleted, or garbage: built again.
     std::fs::remove_file(&index).unwrap();
     assert_eq!(search(&project, &["resolvers"]).len(), 1);
     std::fs::write(&index, b"not a database").unwrap();
