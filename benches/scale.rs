@@ -68,6 +68,15 @@ fn main() {
         ("status", vec!["status".into()]),
         ("log", vec!["log".into()]),
         ("log --all", vec!["log".into(), "--all".into()]),
+        (
+            "search",
+            vec![
+                "search".into(),
+                "-n".into(),
+                "5".into(),
+                "\"measured debate\"".into(),
+            ],
+        ),
     ];
 
     println!(
@@ -105,6 +114,7 @@ fn main() {
         let label = format!("{commits} commits, loose");
         report(&project, &one_debate, &commands, &label);
         println!("  {:<12} {:>9.2} ms", "hook (phase)", ms(hook));
+        search_costs(&home, &project, debates);
 
         let before = disk_bytes(&home.record_dir());
         let git_gc = git_gc_bytes(&home.record_dir(), work.path());
@@ -123,6 +133,34 @@ fn main() {
             after as f64 / git_gc as f64
         );
     }
+}
+
+/// What the search index costs at this size: built from nothing, caught up after one more
+/// debate (both as the first `anvil search` after them), and its bytes against the record's.
+fn search_costs(home: &Home, project: &Path, debates: usize) {
+    let index = home.root().join("search.sqlite");
+    let search = ["search", "-n", "5", "\"measured debate\""];
+    for suffix in ["", "-wal", "-shm"] {
+        std::fs::remove_file(format!("{}{suffix}", index.display())).ok();
+    }
+    let built = timed(project, &search);
+    let line = start(home, &format!("One more debate {debates}?"), FILL_SESSION);
+    for phase in 0..9 {
+        turn(home, &line, FILL_SESSION, debates, phase);
+    }
+    let caught_up = timed(project, &search);
+    let index_bytes: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|s| std::fs::metadata(format!("{}{s}", index.display())).ok())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "  search index: built in {:.1?}, caught up after one more debate in {:.1?}; {} against the record's {}",
+        built,
+        caught_up,
+        mib(index_bytes),
+        mib(disk_bytes(&home.record_dir()))
+    );
 }
 
 fn start(home: &Home, question: &str, session: &str) -> LineRef {
