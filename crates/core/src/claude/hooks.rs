@@ -35,21 +35,20 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
     let Some((home, session)) = input.locate(cwd) else {
         return HookOutput::Silent;
     };
-    // The line this stop concerns: bound before it (a line that ends is let go of) or after
-    // it (a line claimed at this stop).
-    let before = home.bound_line(session).ok().flatten();
-    let answer = match drive(&home, session, &input) {
+    // The line this stop concerns, once `drive` knows it (bound, or claimed at this stop).
+    let mut line = None;
+    let answer = match drive(&home, session, &input, &mut line) {
         Ok(answer) => answer,
         Err(failure) => HookOutput::Message(failure.message()),
     };
     let answer = crate::claude::feedback::deliver(&home, session, answer);
-    let streak = streak(
-        &home,
-        session,
-        &input,
-        matches!(answer, HookOutput::Block { .. }),
-    );
-    let line = home.bound_line(session).ok().flatten().or(before);
+    let continues = matches!(answer, HookOutput::Block { .. });
+    // A session without a debate that Claude stops as usual costs nothing more here.
+    let streak = if continues || line.is_some() {
+        streak(&home, session, &input, continues)
+    } else {
+        0
+    };
     let version = line.as_ref().and_then(|_| client_version(&input));
     let answer = match answer {
         // Past Claude Code's cap on continuations in a row the turn ends anyway; a `block`
@@ -197,7 +196,14 @@ impl Failure {
     }
 }
 
-fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Failure> {
+/// Handles the stop for the session's line; `concerned` is set to that line as soon as it is
+/// known (the caller adds what depends on it: the client's form, the terminal's signals).
+fn drive(
+    home: &Home,
+    session: &str,
+    input: &HookInput,
+    concerned: &mut Option<LineRef>,
+) -> Result<HookOutput, Failure> {
     let fail = |line: Option<&LineRef>, saved: Option<PathBuf>| {
         let line = line.cloned();
         move |e: &dyn std::fmt::Display| Failure {
@@ -232,6 +238,7 @@ fn drive(home: &Home, session: &str, input: &HookInput) -> Result<HookOutput, Fa
             None => return Ok(HookOutput::Silent),
         },
     };
+    *concerned = Some(line.clone());
 
     // The text, and the turn's provenance, from one read of the transcript's end: when the
     // hook input hands the text over, the transcript is read only for the provenance (it may

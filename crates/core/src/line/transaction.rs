@@ -196,39 +196,11 @@ pub fn run<T>(
         files.push(("state.md".to_owned(), state.to_markdown().into_bytes()));
         files.extend(change.files);
         // Nothing that looks like a credential goes into the record (it is meant to be pushed),
-        // unless `[secrets] redact = false` says otherwise (read only when there is one).
+        // unless `[secrets] redact = false` says otherwise (read only when there is one). The
+        // texts are only scanned; they are rewritten on the rare commit that holds one.
         let mut subject = change.subject;
         let mut meta = change.meta;
-        let mut found = Vec::new();
-        let redact = |found: &mut Vec<&'static str>,
-                      files: &mut Vec<(String, Vec<u8>)>,
-                      subject: &mut String,
-                      meta: &mut Meta| {
-            for (_, bytes) in files.iter_mut() {
-                *bytes = scrub_bytes(std::mem::take(bytes), found);
-            }
-            *subject = scrub(std::mem::take(subject), found);
-            for text in [
-                &mut meta.question,
-                &mut meta.answer,
-                &mut meta.reason,
-                &mut meta.voice,
-            ]
-            .into_iter()
-            .flatten()
-            .chain(meta.steering.iter_mut())
-            {
-                *text = scrub(std::mem::take(text), found);
-            }
-        };
-        let (mut trial_files, mut trial_subject, mut trial_meta) =
-            (files.clone(), subject.clone(), meta.clone());
-        redact(
-            &mut found,
-            &mut trial_files,
-            &mut trial_subject,
-            &mut trial_meta,
-        );
+        let mut found = credentials(&files, &subject, &meta);
         if !found.is_empty() {
             found.sort_unstable();
             found.dedup();
@@ -244,7 +216,7 @@ pub fn run<T>(
                     found.join(", ")
                 )
             } else {
-                (files, subject, meta) = (trial_files, trial_subject, trial_meta);
+                redact(&mut files, &mut subject, &mut meta);
                 format!(
                     "what looked like a credential ({}) was recorded as [redacted: …]: the \
                      record is meant to be pushed, so keep secrets out of debates",
@@ -541,6 +513,49 @@ fn save_state(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateEr
         })
         .and_then(|()| state.save(&path))?;
     Ok(())
+}
+
+/// The free texts of a commit's trailers: what a person or a debater wrote.
+fn free_texts(meta: &mut Meta) -> impl Iterator<Item = &mut String> {
+    [
+        &mut meta.question,
+        &mut meta.answer,
+        &mut meta.reason,
+        &mut meta.voice,
+    ]
+    .into_iter()
+    .flatten()
+    .chain(meta.steering.iter_mut())
+}
+
+/// The kinds of credential in a commit's files, subject and free trailers.
+fn credentials(files: &[(String, Vec<u8>)], subject: &str, meta: &Meta) -> Vec<&'static str> {
+    let find = |text: &str| {
+        crate::model::secrets::find(text)
+            .into_iter()
+            .map(|f| f.kind)
+    };
+    let mut meta = meta.clone();
+    let mut kinds: Vec<&'static str> = files
+        .iter()
+        .filter_map(|(_, bytes)| std::str::from_utf8(bytes).ok())
+        .flat_map(find)
+        .chain(find(subject))
+        .collect();
+    kinds.extend(free_texts(&mut meta).flat_map(|t| find(t).collect::<Vec<_>>()));
+    kinds
+}
+
+/// Replaces every credential in a commit's files, subject and free trailers.
+fn redact(files: &mut [(String, Vec<u8>)], subject: &mut String, meta: &mut Meta) {
+    let mut kinds = Vec::new();
+    for (_, bytes) in files.iter_mut() {
+        *bytes = scrub_bytes(std::mem::take(bytes), &mut kinds);
+    }
+    *subject = scrub(std::mem::take(subject), &mut kinds);
+    for text in free_texts(meta) {
+        *text = scrub(std::mem::take(text), &mut kinds);
+    }
 }
 
 /// `text` with its credentials redacted; their kinds added to `kinds`.
