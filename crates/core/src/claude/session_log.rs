@@ -124,15 +124,12 @@ fn open_regular(path: &Path) -> Option<(std::fs::File, u64)> {
 /// `"version":"2.1.197"`).
 pub(crate) fn client_version_in(tail: &[u8]) -> Option<(u32, u32, u32)> {
     tail.split(|b| *b == b'\n').rev().find_map(|line| {
-        let at = find(line, b"\"version\":\"")? + b"\"version\":\"".len();
+        let key = b"\"version\":\"";
+        let at = gix::bstr::ByteSlice::find(line, key)? + key.len();
         let rest = &line[at..];
         let end = rest.iter().position(|b| *b == b'"')?;
         crate::claude::protocol::parse_version(std::str::from_utf8(&rest[..end]).ok()?)
     })
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 pub(crate) fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
@@ -192,7 +189,7 @@ fn mentions(transcript: &Path, needle: &str) -> bool {
             Ok(n) => n,
         };
         window.extend_from_slice(&block[..n]);
-        if window.windows(needle.len()).any(|w| w == needle) {
+        if gix::bstr::ByteSlice::contains_str(window.as_slice(), needle) {
             return true;
         }
         // Keep what could be the start of a needle cut by the block's end.
