@@ -19,12 +19,17 @@ fn debater(turn: &Turn) -> Reply {
 /// Runs Claude Code with the plugin at `plugin` on `prompt` in `project`, and asserts that it
 /// succeeded after exactly one round: advocate, critic, synthesis.
 fn one_round_with_plugin(project: &Project, plugin: &Path, prompt: &str) {
+    one_round(project, prompt, |claude| {
+        claude.arg("--plugin-dir").arg(plugin.display().to_string())
+    });
+}
+
+/// Runs Claude Code (as `setup` makes it) on `prompt` in `project`, and asserts that it
+/// succeeded after exactly one round: advocate, critic, synthesis.
+fn one_round(project: &Project, prompt: &str, setup: impl FnOnce(Claude) -> Claude) {
     let server = ModelServer::start(debater);
-    let out = Claude::new(&server, project.path(), prompt)
-        .session_id(new_session_id())
-        .arg("--plugin-dir")
-        .arg(plugin.display().to_string())
-        .run();
+    let out =
+        setup(Claude::new(&server, project.path(), prompt).session_id(new_session_id())).run();
     out.assert_success();
     let keys: Vec<String> = server
         .main_turns()
@@ -37,6 +42,14 @@ fn one_round_with_plugin(project: &Project, plugin: &Path, prompt: &str) {
         "{}",
         out.describe()
     );
+}
+
+/// The state of the project's only debate.
+fn only_state(project: &Project) -> anvil_core::model::state::State {
+    let home = anvil_core::home::Home::find(project.path()).unwrap();
+    let lines = home.live_lines().unwrap();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    anvil_core::model::state::State::load(&home.state_path(&lines[0])).unwrap()
 }
 
 #[test]
@@ -86,9 +99,7 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question() {
         &plugin,
         &format!("/anvil:anvil '{question}' --rounds 1"),
     );
-    let home = anvil_core::home::Home::find(project.path()).unwrap();
-    let lines = home.live_lines().unwrap();
-    let state = anvil_core::model::state::State::load(&home.state_path(&lines[0])).unwrap();
+    let state = only_state(&project);
     assert_eq!(state.setup.question, question);
     assert_eq!(state.progress.status.name(), "done");
 }
@@ -176,31 +187,13 @@ fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
     let installed = claude(&["plugin", "install", "anvil@anvil"]);
     assert!(installed.contains("Successfully installed"), "{installed}");
 
-    let server = ModelServer::start(debater);
-    let out = Claude::new(
-        &server,
-        project.path(),
+    one_round(
+        &project,
         "/anvil:anvil \"Should we ship a marketplace?\" --rounds 1",
-    )
-    .home(&home)
-    .session_id(new_session_id())
-    .run();
-    out.assert_success();
-    assert!(!project.path().join(".claude/settings.json").exists());
-    let keys: Vec<String> = server
-        .main_turns()
-        .iter()
-        .filter_map(|t| turn_tag(t).map(|t| t.key()))
-        .collect();
-    assert_eq!(
-        keys,
-        ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
-        "{}",
-        out.describe()
+        |claude| claude.home(&home),
     );
-    let anvil_home = anvil_core::home::Home::find(project.path()).unwrap();
-    let lines = anvil_home.live_lines().unwrap();
-    let state = anvil_core::model::state::State::load(&anvil_home.state_path(&lines[0])).unwrap();
+    assert!(!project.path().join(".claude/settings.json").exists());
+    let state = only_state(&project);
     assert_eq!(state.setup.question, "Should we ship a marketplace?");
     assert_eq!(state.progress.status.name(), "done");
     assert_eq!(

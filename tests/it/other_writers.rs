@@ -39,6 +39,17 @@ fn git(project: &Project) -> Command {
     command
 }
 
+/// `git pack-refs --all --prune` on the record, as a person's `git gc` runs it; whether git
+/// said it succeeded.
+fn pack_refs(project: &Project) -> bool {
+    git(project)
+        .args(["pack-refs", "--all", "--prune"])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
 /// `git update-ref --stdin` holding the line's ref lock (a prepared transaction) while the
 /// hook runs: the hook waits for git, and records the phase once git commits.
 #[test]
@@ -109,12 +120,8 @@ fn git_pack_refs_racing_the_hook_loses_no_phase() {
     std::thread::scope(|scope| {
         let packer = scope.spawn(|| {
             while !done.load(Ordering::SeqCst) {
-                let out = git(&project)
-                    .args(["pack-refs", "--all", "--prune"])
-                    .output()
-                    .unwrap();
                 // git itself may find a ref locked by the hook: it skips it, or says so.
-                if out.status.success() {
+                if pack_refs(&project) {
                     packs.fetch_add(1, Ordering::SeqCst);
                 }
             }
@@ -230,11 +237,7 @@ fn readers_list_every_debate_while_git_packs_the_refs() {
             while !done.load(Ordering::SeqCst) {
                 turn += 1;
                 point_all_at(if turn % 2 == 0 { &first } else { &second });
-                let out = git(&project)
-                    .args(["pack-refs", "--all", "--prune"])
-                    .output()
-                    .unwrap();
-                if out.status.success() {
+                if pack_refs(&project) {
                     packs.fetch_add(1, Ordering::SeqCst);
                 }
             }
