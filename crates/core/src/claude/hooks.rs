@@ -128,11 +128,6 @@ fn may_claim(
 /// when set, else the `version` its transcript records with each entry; `None` (a `block`,
 /// which every client reads) when neither tells.
 fn client_version(input: &HookInput) -> Option<(u32, u32, u32)> {
-    if std::env::var_os("ANVIL_CLIENT_VERSION").is_some() {
-        // What a test (or a person checking an older client's behaviour) says the client is.
-        let given = std::env::var("ANVIL_CLIENT_VERSION").unwrap_or_default();
-        return crate::claude::protocol::parse_version(&given);
-    }
     match std::env::var("ANVIL_STOP_FORM").as_deref() {
         Ok("block") => return None,
         Ok("context") => return Some(crate::claude::protocol::CONTEXT_SINCE),
