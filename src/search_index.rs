@@ -231,13 +231,19 @@ impl Index {
         tx.commit().map_err(&err)
     }
 
-    /// The best matches for `query`, most relevant first.
+    /// The best matches for `query`, most relevant first: phases with every word; when none
+    /// has them all, phases with any of them (ranked, so those with more and rarer words
+    /// come first).
     pub fn search(&self, query: &Query) -> Result<Vec<Hit>, SearchError> {
-        match self.run(query, &query.text) {
-            Ok(hits) => Ok(hits),
+        let hits = match self.run(query, &query.text) {
+            Ok(hits) => hits,
             // Not FTS5 syntax (a stray quote, `-`, `:`…): the words as plain terms.
-            Err(_) => self.run(query, &plain(&query.text)),
+            Err(_) => self.run(query, &plain(&query.text, " "))?,
+        };
+        if !hits.is_empty() || query.text.split_whitespace().nth(1).is_none() {
+            return Ok(hits);
         }
+        self.run(query, &plain(&query.text, " OR "))
     }
 
     fn run(&self, query: &Query, matching: &str) -> Result<Vec<Hit>, SearchError> {
@@ -285,12 +291,15 @@ impl Index {
     }
 }
 
-/// `text` as FTS5 terms: each word quoted, so that no character has a meaning of its own.
-fn plain(text: &str) -> String {
+/// `text` as FTS5 terms joined by `join` (" " for all, " OR " for any): each word quoted, so
+/// that no character has a meaning of its own.
+fn plain(text: &str, join: &str) -> String {
     text.split_whitespace()
-        .map(|w| format!("\"{}\"", w.replace('"', "")))
+        .map(|w| w.replace('"', ""))
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{w}\""))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(join)
 }
 
 /// The commit id of a hit, parsed.

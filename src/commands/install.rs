@@ -5,7 +5,8 @@ use crate::error::CliError;
 use crate::output::say;
 
 /// Add anvil's hooks, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
-/// permissions and block cap to Claude Code.
+/// MCP server (`anvil mcp`, in the project's .mcp.json), permissions and block cap to Claude
+/// Code.
 ///
 /// Writes `.claude/settings.json` and `.claude/commands/` of the project (or of your user with
 /// `--user`), keeping every entry of your own. Running it again changes nothing. The hooks
@@ -30,7 +31,18 @@ pub struct UninstallArgs {
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, args.user);
-    let changes = anvil_core::claude::install::install(&dir)?;
+    let mut changes = anvil_core::claude::install::install(&dir)?;
+    if args.user {
+        changes.notes.push(
+            "the MCP server is added per project (`anvil install` there), or for you with \
+             `claude mcp add --scope user anvil -- anvil mcp`"
+                .into(),
+        );
+    } else {
+        let mcp = anvil_core::claude::install::install_mcp(&ctx.cwd)?;
+        changes.lines.extend(mcp.lines);
+        changes.notes.extend(mcp.notes);
+    }
     report(&dir, changes, "already installed")?;
     say_path_note();
     Ok(())
@@ -58,7 +70,11 @@ fn say_path_note() {
 
 pub fn run_uninstall(ctx: &Ctx, args: UninstallArgs) -> Result<(), CliError> {
     let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, args.user);
-    let changes = anvil_core::claude::install::uninstall(&dir)?;
+    let mut changes = anvil_core::claude::install::uninstall(&dir)?;
+    if !args.user {
+        let mcp = anvil_core::claude::install::uninstall_mcp(&ctx.cwd)?;
+        changes.lines.extend(mcp.lines);
+    }
     report(&dir, changes, "nothing of anvil's was installed")
 }
 
@@ -79,7 +95,8 @@ fn report(
     Ok(())
 }
 
-/// Write anvil as a Claude Code plugin (hooks and slash commands) into a directory.
+/// Write anvil as a Claude Code plugin (hooks, slash commands and the MCP server) into a
+/// directory.
 ///
 /// An alternative to `anvil install`: load it with `claude --plugin-dir DIR`, or put it where
 /// your plugins live. The hooks call `anvil-hook` by name: it must be on Claude Code's PATH.

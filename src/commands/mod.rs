@@ -11,6 +11,7 @@ pub mod hook;
 pub mod init;
 pub mod install;
 pub mod log;
+pub mod mcp;
 pub mod prompts;
 pub mod push;
 pub mod replay;

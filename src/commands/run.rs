@@ -322,7 +322,8 @@ impl Input {
 /// rule for the path this binary was started by covers a debater that copies it from a
 /// message, and `PATH` (see [`spawn_claude`]) makes `anvil` this very binary.
 fn allowed_tools(setup: &anvil_core::model::state::Setup) -> Vec<String> {
-    let mut allowed = Vec::new();
+    // Debaters may consult earlier debates through `anvil mcp` (passed with --mcp-config).
+    let mut allowed = vec![anvil_core::claude::install::MCP_PERMISSION.to_owned()];
     if setup.autonomy > 0 {
         // The prompts tell debaters to run `anvil ask` by name (on the PATH, as installed).
         allowed.push("Bash(anvil ask:*)".to_owned());
@@ -358,6 +359,17 @@ fn spawn_claude(
     for rule in allowed {
         // The flag once per rule: a rule holds spaces, and the flag takes a list of values.
         command.arg("--allowedTools").arg(rule);
+    }
+    // The record as MCP tools, served by this binary: a workspace nobody trusted, or one
+    // where `anvil install` never ran, still has them.
+    if let Some(exe) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_owned))
+    {
+        let config = serde_json::json!({ "mcpServers": {
+            anvil_core::claude::install::MCP_SERVER: anvil_core::claude::install::mcp_server(&exe)
+        }});
+        command.arg(format!("--mcp-config={config}"));
     }
     // `anvil` in a debater's command is this binary, wherever it was started from.
     if let Some(path) = path_with_this_binary() {
@@ -587,11 +599,14 @@ mod tests {
 
     #[test]
     fn the_headless_session_may_run_only_what_the_debate_needs() {
-        assert!(allowed_tools(&setup(0, false)).is_empty());
-        assert_eq!(allowed_tools(&setup(5, false)), ["Bash(anvil ask:*)"]);
+        assert_eq!(allowed_tools(&setup(0, false)), ["mcp__anvil"]);
+        assert_eq!(
+            allowed_tools(&setup(5, false)),
+            ["mcp__anvil", "Bash(anvil ask:*)"]
+        );
         assert_eq!(
             allowed_tools(&setup(1, true)),
-            ["Bash(anvil ask:*)", "WebSearch", "WebFetch"]
+            ["mcp__anvil", "Bash(anvil ask:*)", "WebSearch", "WebFetch"]
         );
     }
 }

@@ -130,6 +130,18 @@ fn assert_installed(claude: &Path) -> Value {
         allow.contains(&"Bash(anvil start:*)".to_owned()),
         "{allow:?}"
     );
+    // The record's MCP tools: allowed, and the project's server approved by name.
+    assert!(allow.contains(&"mcp__anvil".to_owned()), "{allow:?}");
+    assert_eq!(
+        settings["enabledMcpjsonServers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| *v == "anvil")
+            .count(),
+        1,
+        "{settings:#}"
+    );
     // Nothing of this machine goes into the settings a team shares.
     let text = std::fs::read_to_string(claude.join("settings.json")).unwrap();
     let here = anvil_dir().display().to_string();
@@ -283,6 +295,55 @@ fn install_then_uninstall_in_a_fresh_project_leaves_empty_settings() {
     for name in COMMANDS {
         assert!(!claude.join("commands").join(name).exists(), "{name} left");
     }
+}
+
+#[test]
+fn install_adds_anvils_mcp_server_beside_the_users_and_uninstall_takes_only_it() {
+    let project = Project::new();
+    let theirs = json!({"mcpServers": {"docs": {"command": "docs-server", "args": ["--stdio"]}}});
+    std::fs::write(
+        project.path().join(".mcp.json"),
+        serde_json::to_string_pretty(&theirs).unwrap(),
+    )
+    .unwrap();
+    let run = install(&project);
+    assert!(
+        run.stderr.contains("MCP server 'anvil'"),
+        "{}",
+        run.describe()
+    );
+    let file = read_json(&project.path().join(".mcp.json"));
+    assert_eq!(file["mcpServers"]["docs"], theirs["mcpServers"]["docs"]);
+    assert_eq!(
+        file["mcpServers"]["anvil"],
+        json!({"type": "stdio", "command": "anvil", "args": ["mcp"]})
+    );
+    // Twice changes nothing.
+    let before = std::fs::read(project.path().join(".mcp.json")).unwrap();
+    install(&project);
+    assert_eq!(
+        std::fs::read(project.path().join(".mcp.json")).unwrap(),
+        before
+    );
+
+    project.anvil(&["uninstall"]).ok();
+    assert_eq!(read_json(&project.path().join(".mcp.json")), theirs);
+
+    // Alone, the file goes with it; a server of the user's named anvil is left alone.
+    let fresh = Project::new();
+    install(&fresh);
+    fresh.anvil(&["uninstall"]).ok();
+    assert!(!fresh.path().join(".mcp.json").exists());
+    let own = json!({"mcpServers": {"anvil": {"command": "blacksmith", "args": []}}});
+    std::fs::write(fresh.path().join(".mcp.json"), own.to_string()).unwrap();
+    let run = install(&fresh);
+    assert!(
+        run.stderr.contains("it is not anvil's"),
+        "{}",
+        run.describe()
+    );
+    fresh.anvil(&["uninstall"]).ok();
+    assert_eq!(read_json(&fresh.path().join(".mcp.json")), own);
 }
 
 #[test]

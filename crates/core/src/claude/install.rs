@@ -25,6 +25,12 @@ pub const BLOCK_CAP: &str = "200";
 const MARKER_KEY: &str = "anvil-managed";
 /// The hook binary, called by name.
 pub const HOOK_PROGRAM: &str = "anvil-hook";
+/// The MCP server (`anvil mcp`) that lets Claude consult the record, by its name in
+/// `.mcp.json`, and the permission rule that lets Claude call its tools.
+pub const MCP_SERVER: &str = "anvil";
+pub const MCP_PERMISSION: &str = "mcp__anvil";
+/// The project file Claude Code reads MCP servers from.
+pub const MCP_FILE: &str = ".mcp.json";
 /// What `install` changed of the user's own settings, next to the settings file.
 pub(crate) const MEMORY_FILE: &str = "anvil-install.json";
 
@@ -127,7 +133,90 @@ fn permissions() -> Vec<String> {
     ALLOWED_SUBCOMMANDS
         .iter()
         .map(|sub| format!("Bash(anvil {sub}:*)"))
+        .chain([MCP_PERMISSION.to_owned()])
         .collect()
+}
+
+/// The `.mcp.json` entry of anvil's MCP server, calling `program` (by name when installed).
+pub fn mcp_server(program: &str) -> Value {
+    json!({ "type": "stdio", "command": program, "args": ["mcp"] })
+}
+
+/// Is `entry` of `.mcp.json` anvil's own server (`anvil mcp`, by name or by any path)?
+fn is_anvil_mcp(entry: &Value) -> bool {
+    let name = entry
+        .get("command")
+        .and_then(Value::as_str)
+        .and_then(|c| Path::new(c).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    name.starts_with("anvil") && entry.get("args") == Some(&json!(["mcp"]))
+}
+
+/// Adds anvil's MCP server to the project's `.mcp.json`, keeping every other server. A
+/// server of the user's named `anvil` is left alone, with a note.
+pub fn install_mcp(project: &Path) -> Result<Changes, InstallError> {
+    let path = project.join(MCP_FILE);
+    let mut file = read_settings(&path)?;
+    let mut changes = Changes::default();
+    let root = file
+        .as_object_mut()
+        .ok_or_else(|| shape(&path, "(top level)", "an object"))?;
+    let servers = object_entry(root, "mcpServers", &path)?;
+    let wanted = mcp_server("anvil");
+    match servers.get(MCP_SERVER) {
+        Some(entry) if *entry == wanted => return Ok(changes),
+        Some(entry) if !is_anvil_mcp(entry) => {
+            changes.notes.push(format!(
+                "left the MCP server '{MCP_SERVER}' of {} alone: it is not anvil's",
+                path.display()
+            ));
+            return Ok(changes);
+        }
+        _ => {}
+    }
+    servers.insert(MCP_SERVER.into(), wanted);
+    write_json(&path, &file)?;
+    changes.lines.push(format!(
+        "added the MCP server '{MCP_SERVER}' (`anvil mcp`) to {MCP_FILE}"
+    ));
+    Ok(changes)
+}
+
+/// Takes anvil's MCP server out of the project's `.mcp.json` (the file goes when nothing
+/// else was in it).
+pub fn uninstall_mcp(project: &Path) -> Result<Changes, InstallError> {
+    let path = project.join(MCP_FILE);
+    let mut changes = Changes::default();
+    if !path.exists() {
+        return Ok(changes);
+    }
+    let mut file = read_settings(&path)?;
+    let Some(root) = file.as_object_mut() else {
+        return Ok(changes);
+    };
+    let Some(servers) = root.get_mut("mcpServers").and_then(Value::as_object_mut) else {
+        return Ok(changes);
+    };
+    if !servers.get(MCP_SERVER).is_some_and(is_anvil_mcp) {
+        return Ok(changes);
+    }
+    servers.remove(MCP_SERVER);
+    if servers.is_empty() {
+        root.remove("mcpServers");
+    }
+    changes.lines.push(format!(
+        "removed the MCP server '{MCP_SERVER}' from {MCP_FILE}"
+    ));
+    if root.is_empty() {
+        std::fs::remove_file(&path).map_err(|source| InstallError::Write {
+            path: path.clone(),
+            source,
+        })?;
+    } else {
+        write_json(&path, &file)?;
+    }
+    Ok(changes)
 }
 
 /// The slash commands anvil adds, as (file name, contents). Their shell lines carry no user
@@ -317,6 +406,19 @@ pub fn install(claude: &Path) -> Result<Changes, InstallError> {
             "allowed anvil's own commands by name ({added} added, {removed} path-specific removed)"
         ));
     }
+    // A project's `.mcp.json` server runs only once approved: anvil's is, by name.
+    let enabled = root
+        .entry("enabledMcpjsonServers")
+        .or_insert_with(|| json!([]));
+    let enabled = enabled
+        .as_array_mut()
+        .ok_or_else(|| shape(&settings_path, "enabledMcpjsonServers", "a list"))?;
+    if !enabled.iter().any(|v| v.as_str() == Some(MCP_SERVER)) {
+        enabled.push(json!(MCP_SERVER));
+        changes.lines.push(format!(
+            "enabled the MCP server '{MCP_SERVER}' of {MCP_FILE}"
+        ));
+    }
     if !changes.lines.is_empty() {
         write_json(&settings_path, &settings)?;
     }
@@ -406,7 +508,8 @@ pub const PLUGIN_DESCRIPTION: &str =
     "Structured AI debates inside Claude Code, every step recorded in git";
 
 /// Writes anvil as a Claude Code plugin into `dir`: `.claude-plugin/plugin.json`,
-/// `hooks/hooks.json` (every hook) and `commands/` (the same commands `install` writes).
+/// `hooks/hooks.json` (every hook), `.mcp.json` (the `anvil mcp` server) and `commands/` (the
+/// same commands `install` writes).
 /// Returns the files written. Load it with `claude --plugin-dir DIR`.
 pub fn write_plugin(dir: &Path) -> Result<Vec<PathBuf>, InstallError> {
     let mut hooks = Map::new();
@@ -429,6 +532,10 @@ pub fn write_plugin(dir: &Path) -> Result<Vec<PathBuf>, InstallError> {
         (
             dir.join("hooks/hooks.json"),
             pretty(&json!({ "hooks": hooks })),
+        ),
+        (
+            dir.join(MCP_FILE),
+            pretty(&json!({ "mcpServers": { MCP_SERVER: mcp_server("anvil") } })),
         ),
     ];
     for (name, text) in commands() {
@@ -500,6 +607,21 @@ pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
                 }
                 if perms.is_empty() {
                     root.remove("permissions");
+                }
+            }
+            if let Some(enabled) = root
+                .get_mut("enabledMcpjsonServers")
+                .and_then(Value::as_array_mut)
+            {
+                let before = enabled.len();
+                enabled.retain(|v| v.as_str() != Some(MCP_SERVER));
+                if enabled.len() != before {
+                    changes
+                        .lines
+                        .push(format!("no longer enabled the MCP server '{MCP_SERVER}'"));
+                }
+                if enabled.is_empty() {
+                    root.remove("enabledMcpjsonServers");
                 }
             }
         }
@@ -590,6 +712,9 @@ fn is_ours(command_file: &str) -> bool {
 }
 
 fn is_anvil_permission(p: &str) -> bool {
+    if p == MCP_PERMISSION {
+        return true;
+    }
     let Some(inner) = p.strip_prefix("Bash(").and_then(|r| r.strip_suffix(":*)")) else {
         return false;
     };

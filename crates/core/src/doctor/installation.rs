@@ -106,6 +106,7 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
     }
 
     out.extend(trust(env, &project_claude));
+    out.extend(mcp(env, &places));
     out.push(block_cap(&places));
     out.push(continuation_form(claude_version(&path)));
     out.extend(command_files(&places));
@@ -235,7 +236,7 @@ fn trust(env: &Environment, project_claude: &Path) -> Option<Finding> {
                 .unwrap_or_default()
         })
         .filter_map(|v| v.as_str().map(str::to_owned))
-        .filter(|p| p.starts_with("Bash(anvil"))
+        .filter(|p| p.starts_with("Bash(anvil") || p == install::MCP_PERMISSION)
         .collect();
     if allow.is_empty() {
         return None;
@@ -278,6 +279,92 @@ fn trust(env: &Environment, project_claude: &Path) -> Option<Finding> {
              your user with `anvil install --user`; the hooks and slash commands work either way",
         )
     })
+}
+
+/// Can Claude consult the record: is `anvil mcp` registered (the project's `.mcp.json`, or the
+/// user's `~/.claude.json`), approved when it is the project's, and are its tools allowed?
+fn mcp(env: &Environment, places: &[&Path]) -> Vec<Finding> {
+    let finding = |level, message: String| Finding::new("installation", "mcp", level, message);
+    let project_file = env.project().join(install::MCP_FILE);
+    let in_project = read_json(&project_file)
+        .is_some_and(|f| f["mcpServers"].get(install::MCP_SERVER).is_some());
+    let user_config = env
+        .claude_config_dir
+        .as_ref()
+        .map(|d| d.join(".claude.json"))
+        .or_else(|| env.home.as_ref().map(|h| h.join(".claude.json")));
+    let in_user = user_config
+        .as_deref()
+        .and_then(read_json)
+        .is_some_and(|c| c["mcpServers"].get(install::MCP_SERVER).is_some());
+    if !in_project && !in_user {
+        return vec![
+            finding(
+                Level::Warn,
+                "no MCP server 'anvil' for Claude Code: Claude cannot search or read earlier \
+                 debates (the debates themselves run)"
+                    .into(),
+            )
+            .hint("run `anvil install` in the project (or load the plugin `anvil plugin` writes)"),
+        ];
+    }
+    let settings: Vec<Value> = places
+        .iter()
+        .flat_map(|claude| install::SETTINGS_FILES.iter().map(|n| claude.join(n)))
+        .filter_map(|p| read_json(&p))
+        .collect();
+    let mut out = Vec::new();
+    if in_project && !in_user {
+        let approved = settings.iter().any(|s| {
+            s["enableAllProjectMcpServers"].as_bool() == Some(true)
+                || s["enabledMcpjsonServers"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|v| v.as_str() == Some(install::MCP_SERVER)))
+        });
+        out.push(if approved {
+            finding(
+                Level::Ok,
+                format!("MCP server 'anvil' in {}, approved", project_file.display()),
+            )
+        } else {
+            finding(
+                Level::Warn,
+                format!(
+                    "MCP server 'anvil' in {} is not approved: Claude Code does not start it \
+                     until you say so",
+                    project_file.display()
+                ),
+            )
+            .hint("`anvil install` adds it to enabledMcpjsonServers, or approve it in `claude`")
+        });
+    } else {
+        out.push(finding(
+            Level::Ok,
+            "MCP server 'anvil' for your user".into(),
+        ));
+    }
+    let allowed = settings.iter().any(|s| {
+        s["permissions"]["allow"].as_array().is_some_and(|l| {
+            l.iter().any(|v| {
+                v.as_str()
+                    .is_some_and(|p| p == install::MCP_PERMISSION || p.starts_with("mcp__anvil__"))
+            })
+        })
+    });
+    if !allowed {
+        out.push(
+            finding(
+                Level::Warn,
+                format!(
+                    "no `{}` in permissions.allow: Claude asks before each search of the record, \
+                     and `claude -p` refuses it",
+                    install::MCP_PERMISSION
+                ),
+            )
+            .hint("`anvil install` allows it"),
+        );
+    }
+    out
 }
 
 /// The block cap Claude Code will use: the most local settings file that sets it wins.
@@ -483,6 +570,26 @@ mod tests {
         assert_eq!(worst(&found, "session-start-hook"), Level::Warn);
         assert_eq!(worst(&found, "block-cap"), Level::Warn);
         assert_eq!(worst(&found, "commands"), Level::Note);
+    }
+
+    #[test]
+    fn the_mcp_server_is_reported_missing_unapproved_or_not_allowed() {
+        let project = Project::new();
+        let found = check(&project.env(Some(project.bin_path())));
+        assert_eq!(worst(&found, "mcp"), Level::Warn, "{found:#?}");
+        assert!(find(&found, "mcp")[0].message.contains("no MCP server 'anvil'"));
+
+        // The server in .mcp.json, but neither approved nor allowed.
+        install::install_mcp(&project.project()).unwrap();
+        let found = check(&project.env(Some(project.bin_path())));
+        let mcp = find(&found, "mcp");
+        assert!(mcp.iter().any(|f| f.message.contains("is not approved")), "{mcp:#?}");
+        assert!(mcp.iter().any(|f| f.message.contains("mcp__anvil")), "{mcp:#?}");
+
+        // Everything `anvil install` writes.
+        install::install(&project.claude()).unwrap();
+        let found = check(&project.env(Some(project.bin_path())));
+        assert_eq!(worst(&found, "mcp"), Level::Ok, "{found:#?}");
     }
 
     #[test]
