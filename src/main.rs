@@ -15,6 +15,7 @@ mod ctx;
 mod error;
 mod output;
 mod pager;
+mod recall;
 mod search_index;
 mod serve;
 mod term;

@@ -258,7 +258,29 @@ pub fn render_entry(
     for s in &entry.meta.steering {
         out.push_str(&paint.yellow(&format!("\n> **Steering:** {}\n", visible(s))));
     }
+    let recalled = recalled(record, entry);
+    if !recalled.is_empty() {
+        out.push_str(&paint.bold("\nRecalled earlier conclusions, given to the debaters:\n"));
+        for r in recalled {
+            out.push_str(&format!(
+                "  {}  {}  {}\n",
+                paint.cyan(&visible(&r.line)),
+                paint.yellow(&r.commit.chars().take(7).collect::<String>()),
+                visible(anvil_core::model::state::first_line(&r.question))
+            ));
+        }
+    }
     Ok(out)
+}
+
+/// The earlier conclusions a debate's `start` commit recalled (none for any other commit).
+pub fn recalled(record: &Record, entry: &Entry) -> Vec<anvil_core::model::state::Recalled> {
+    if entry.role.is_some() || entry.meta.phase != "start" {
+        return Vec::new();
+    }
+    anvil_core::review::history::state_at(record, entry.commit)
+        .map(|s| s.setup.inputs.recalled)
+        .unwrap_or_default()
 }
 
 /// What to do next with a line that `branch` or `resume` put on disk.

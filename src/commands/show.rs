@@ -57,6 +57,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "state": history::read_text(&record, entry.commit, "state.md")?,
             "provenance": Provenance::read_from(&entry.meta).map(|p| p.to_json()),
             "run": RunCost::read_from(&entry.meta).map(|r| r.to_json()),
+            "recalled": view::recalled(&record, entry),
         });
         return out(&format!("{}\n", crate::term::json(&json)));
     }

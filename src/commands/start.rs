@@ -163,6 +163,11 @@ pub struct DebateArgs {
     /// Example: --output docs/decisions/graphql.html
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+
+    /// Do not give the debaters the earlier conclusions of this project related to the
+    /// question (`recall = false` in .anvil/config.toml turns recall off for every debate).
+    #[arg(long)]
+    no_recall: bool,
 }
 
 const EXAMPLES: &str = "Examples:
@@ -251,7 +256,29 @@ pub fn create(
     .with_config(&config)
     .into_setup()
     .map_err(|e| CliError::from_display(e).usage())?;
-    let earlier = anvil_core::review::earlier::read(home, &ctx.cwd, &setup.inputs)?;
+    let mut setup = setup;
+    let mut earlier = anvil_core::review::earlier::read(home, &ctx.cwd, &setup.inputs)?;
+    if !args.no_recall && config.recall != Some(false) && setup.inputs.versus.is_empty() {
+        // A debate that follows one up gets that one in full; it is not recalled again.
+        let skip = setup
+            .inputs
+            .follow_up
+            .as_deref()
+            .and_then(anvil_core::home::LineRef::parse)
+            .map(|l| l.debate);
+        match crate::recall::recall(home, &setup.question, skip.as_deref()) {
+            Ok(found) if !found.recalled.is_empty() => {
+                setup.inputs.recalled = found.recalled;
+                earlier.recalled = Some(found.text);
+            }
+            Ok(_) => {}
+            // Recall helps; it never stops a debate from starting.
+            Err(e) => say(&format!(
+                "anvil: note: no earlier conclusions recalled: {}",
+                e.to_text().trim()
+            )),
+        }
+    }
     let material = anvil_core::review::context::gather(
         home,
         &ctx.cwd,

@@ -73,6 +73,14 @@ pub async fn debates(
     Ok(Json(list).into_response())
 }
 
+pub async fn search(
+    State(app): State<Arc<App>>,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, ApiError> {
+    let hits = blocking(move || data::search(&app.home, &query.q)).await?;
+    Ok(Json(hits).into_response())
+}
+
 pub async fn debate(
     State(app): State<Arc<App>>,
     Path(debate): Path<String>,

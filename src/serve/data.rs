@@ -38,6 +38,71 @@ pub struct DebateView {
     pub mode: String,
     pub status: String,
     pub lines: Vec<LineView>,
+    /// Earlier conclusions the debate was given when it started.
+    pub recalled: Vec<RecalledView>,
+}
+
+/// An earlier conclusion recalled at the start of a debate.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecalledView {
+    pub debate: String,
+    pub line: String,
+    pub commit: String,
+    pub question: String,
+}
+
+/// One phase that matched a search of the whole record.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    pub debate: String,
+    pub line: String,
+    pub phase: String,
+    pub round: u32,
+    pub commit: String,
+    pub time: i64,
+    /// The snippet, split at the matched words: even pieces plain, odd ones matched.
+    pub pieces: Vec<String>,
+}
+
+/// The phases of every debate that match `query`, best first (at most 50).
+pub fn search(home: &Home, query: &str) -> Result<Vec<SearchHit>, ApiError> {
+    if query.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = home.record_dir();
+    if !dir.join("HEAD").is_file() {
+        return Ok(Vec::new());
+    }
+    let record = Record::open(&dir).map_err(ApiError::internal)?;
+    let index = crate::search_index::Index::open(home, &record)
+        .map_err(|e| ApiError::internal(crate::error::CliError::from(e).to_text()))?;
+    let hits = index
+        .search(&crate::search_index::Query {
+            text: query.to_owned(),
+            limit: 50,
+            ..Default::default()
+        })
+        .map_err(|e| ApiError::internal(crate::error::CliError::from(e).to_text()))?;
+    Ok(hits
+        .into_iter()
+        .map(|h| {
+            let pieces = h
+                .snippet
+                // The snippet's markers, `search_index::OPEN` and `CLOSE`.
+                .split(['\u{1}', '\u{2}'])
+                .map(str::to_owned)
+                .collect();
+            SearchHit {
+                debate: h.debate,
+                line: h.line,
+                phase: h.phase,
+                round: h.round,
+                commit: h.commit,
+                time: h.time,
+                pieces,
+            }
+        })
+        .collect())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -302,6 +367,18 @@ pub fn debate(home: &Home, id: &str) -> Result<DebateView, ApiError> {
         mode: setup_state.setup.mode.name().to_owned(),
         status: overall(&stages),
         lines,
+        recalled: setup_state
+            .setup
+            .inputs
+            .recalled
+            .iter()
+            .map(|r| RecalledView {
+                debate: r.line.split('@').next().unwrap_or(&r.line).to_owned(),
+                line: r.line.split_once('@').map_or("main", |(_, l)| l).to_owned(),
+                commit: r.commit.clone(),
+                question: r.question.clone(),
+            })
+            .collect(),
     })
 }
 

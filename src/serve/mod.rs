@@ -130,6 +130,7 @@ async fn serve(home: Home, ip: IpAddr, args: Args) -> Result<(), CliError> {
 fn router(app: Arc<App>) -> Router {
     let api = Router::new()
         .route("/debates", get(api::debates))
+        .route("/search", get(api::search))
         .route("/debates/{debate}", get(api::debate))
         .route("/debates/{debate}/lines/{line}/steer", post(api::steer))
         .route("/debates/{debate}/lines/{line}/answer", post(api::answer))
@@ -143,6 +144,7 @@ fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/", get(pages::index))
         .route("/sessions", get(pages::sessions))
+        .route("/search", get(pages::search))
         .route("/debates/{debate}", get(pages::debate))
         .route("/debates/{debate}/compare", get(pages::compare))
         .route(

@@ -23,6 +23,7 @@ pub fn templates() -> Environment<'static> {
         ("compare.html", include_str!("templates/compare.html")),
         ("sessions.html", include_str!("templates/sessions.html")),
         ("prompt.html", include_str!("templates/prompt.html")),
+        ("search.html", include_str!("templates/search.html")),
     ] {
         env.add_template(name, source)
             .expect("the built-in templates parse");
@@ -127,6 +128,21 @@ pub async fn index(
         &app,
         "index.html",
         context! { token => app.token.as_str(), page => "list", debates => ser(&debates), q },
+    )?)
+}
+
+/// Every recorded phase of every debate that matches `q`.
+pub async fn search(
+    State(app): State<Arc<App>>,
+    Query(query): Query<ListQuery>,
+) -> Result<Response, PageError> {
+    let q = query.q.clone();
+    let a = app.clone();
+    let hits = blocking(move || data::search(&a.home, &query.q)).await?;
+    Ok(page(
+        &app,
+        "search.html",
+        context! { token => app.token.as_str(), page => "search", hits => ser(&hits), q },
     )?)
 }
 

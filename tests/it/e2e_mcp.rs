@@ -372,6 +372,10 @@ fn anvil_run_gives_debaters_the_records_tools_without_install_or_trust() {
         .collect();
     assert_eq!(results.len(), 1, "{results:?}\n{stderr}");
     assert!(!results[0].1, "{results:?}");
+    // Recall put the earlier conclusion, with its commit, in the first prompt Claude got.
+    let first = server.main_turns()[0].all_user_text();
+    assert!(first.contains("debated related questions"), "{first}");
+    assert!(first.contains(&commit), "{first}");
     assert!(results[0].0.contains(&commit), "{results:?}");
     let report = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     let new = report.file_stem().unwrap().to_string_lossy().into_owned();

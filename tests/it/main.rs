@@ -22,6 +22,7 @@ mod maintenance_cli;
 mod model_server_selftest;
 mod options_cli;
 mod other_writers;
+mod recall_cli;
 mod record_faults;
 mod record_races;
 mod remote_cli;

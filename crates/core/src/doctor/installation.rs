@@ -577,14 +577,24 @@ mod tests {
         let project = Project::new();
         let found = check(&project.env(Some(project.bin_path())));
         assert_eq!(worst(&found, "mcp"), Level::Warn, "{found:#?}");
-        assert!(find(&found, "mcp")[0].message.contains("no MCP server 'anvil'"));
+        assert!(
+            find(&found, "mcp")[0]
+                .message
+                .contains("no MCP server 'anvil'")
+        );
 
         // The server in .mcp.json, but neither approved nor allowed.
         install::install_mcp(&project.project()).unwrap();
         let found = check(&project.env(Some(project.bin_path())));
         let mcp = find(&found, "mcp");
-        assert!(mcp.iter().any(|f| f.message.contains("is not approved")), "{mcp:#?}");
-        assert!(mcp.iter().any(|f| f.message.contains("mcp__anvil")), "{mcp:#?}");
+        assert!(
+            mcp.iter().any(|f| f.message.contains("is not approved")),
+            "{mcp:#?}"
+        );
+        assert!(
+            mcp.iter().any(|f| f.message.contains("mcp__anvil")),
+            "{mcp:#?}"
+        );
 
         // Everything `anvil install` writes.
         install::install(&project.claude()).unwrap();

@@ -39,6 +39,8 @@ pub struct Config {
     /// Context paths, relative to the project root.
     pub context: Option<Vec<String>>,
     pub diff: Option<bool>,
+    /// Give a new debate the earlier conclusions related to its question (default true).
+    pub recall: Option<bool>,
     /// When the record is packed automatically (`[gc]`).
     pub gc: Option<Gc>,
     /// Signals in Claude Code's terminal (`[notify]`).

@@ -326,6 +326,8 @@ impl Options {
             pr: self.pr,
             follow_up: self.follow_up.map(|f| f.trim().to_owned()),
             versus: self.versus.iter().map(|v| v.trim().to_owned()).collect(),
+            // Filled in by the command line, which holds the search index.
+            recalled: Vec::new(),
         };
         Ok(Setup {
             question,

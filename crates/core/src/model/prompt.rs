@@ -63,6 +63,8 @@ pub(crate) struct PhaseContext {
     pub follow_up: Option<String>,
     /// `--versus A B`: the two results pitted against each other (empty otherwise).
     pub versus: Vec<String>,
+    /// Earlier conclusions recalled at the start, as `DEBATE@LINE (commit …)`.
+    pub recalled: Vec<String>,
     /// Where the debate's material (code context, earlier reports) is kept; empty when the
     /// debate has none.
     pub context_path: String,
@@ -105,6 +107,7 @@ impl PhaseContext {
             autonomy: setup.autonomy,
             follow_up: setup.inputs.follow_up.clone(),
             versus: setup.inputs.versus.clone(),
+            recalled: setup.inputs.recalled.iter().map(|r| r.label()).collect(),
             context_path: String::new(),
             context: String::new(),
             full,

@@ -66,6 +66,30 @@ pub struct Inputs {
     /// `--versus A B`: the two results pitted against each other.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versus: Vec<String>,
+    /// Earlier conclusions of this project related to the question, recalled when the debate
+    /// started (their texts are in the material); empty with `--no-recall`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<Recalled>,
+}
+
+/// One earlier conclusion a debate was given at its start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recalled {
+    /// `DEBATE@LINE`.
+    pub line: String,
+    /// The synthesis commit, in full.
+    pub commit: String,
+    /// The earlier debate's question.
+    pub question: String,
+}
+
+impl Recalled {
+    /// `DEBATE@LINE (commit 1234567890ab)`, as prompts name it.
+    pub fn label(&self) -> String {
+        let short: String = self.commit.chars().take(12).collect();
+        format!("{} (commit {short})", self.line)
+    }
 }
 
 impl Inputs {
@@ -75,6 +99,7 @@ impl Inputs {
             && self.pr.is_none()
             && self.follow_up.is_none()
             && self.versus.is_empty()
+            && self.recalled.is_empty()
     }
 }
 

@@ -95,6 +95,8 @@ struct Piece {
 pub struct Earlier {
     pub follow_up: Option<(String, String)>,
     pub versus: Vec<(String, String)>,
+    /// The recalled conclusions (`inputs.recalled`), as one markdown text.
+    pub recalled: Option<String>,
 }
 
 /// Gathers everything `inputs` names, with the `earlier` results it names already read.
@@ -116,6 +118,14 @@ pub fn gather(
         pieces.push(Piece {
             record_path: "follow-up.md".into(),
             title: format!("Previous report ({source})"),
+            lang: "markdown".into(),
+            text,
+        });
+    }
+    if let Some(text) = earlier.recalled {
+        pieces.push(Piece {
+            record_path: "recalled.md".into(),
+            title: "Earlier conclusions of this project, recalled for this question".into(),
             lang: "markdown".into(),
             text,
         });

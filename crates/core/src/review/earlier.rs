@@ -22,7 +22,11 @@ pub fn read(home: &Home, cwd: &Path, inputs: &Inputs) -> Result<Earlier, Context
     for source in &inputs.versus {
         versus.push((source.clone(), read_result(home, cwd, "versus", source)?));
     }
-    Ok(Earlier { follow_up, versus })
+    Ok(Earlier {
+        follow_up,
+        versus,
+        recalled: None,
+    })
 }
 
 /// An earlier result: a file, or the synthesis of a recorded debate `DEBATE[@LINE]` (from its
