@@ -66,12 +66,11 @@ fn read(
     line: &LineRef,
     commit: &str,
 ) -> Result<Option<(String, String)>, CliError> {
+    let Ok(id) = commit.parse::<gix::ObjectId>() else {
+        return Ok(None);
+    };
     let history = LineHistory::load(record, line)?;
-    let Some(entry) = history
-        .entries
-        .iter()
-        .find(|e| e.commit.to_string() == commit)
-    else {
+    let Some(entry) = history.entries.iter().find(|e| e.commit == id) else {
         return Ok(None);
     };
     let question = history::state_at(record, entry.commit)?.setup.question;
