@@ -1,5 +1,6 @@
 //! One module per subcommand: its `Args` (the `--help` text) and its `run`.
 
+pub mod adr;
 pub mod ask;
 pub mod branch;
 pub mod cancel;

@@ -1,4 +1,5 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
+mod adr_cli;
 mod doctor_cli;
 mod e2e_ask;
 mod e2e_branch;

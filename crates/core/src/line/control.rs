@@ -43,6 +43,20 @@ pub fn record_run(
     Ok(())
 }
 
+/// Records that `anvil adr` wrote the decision record `path` (relative to the project) from
+/// `line`: a bookkeeping commit, so that `log`, `show`, the web room and teammates who pull
+/// know which record the debate produced.
+pub fn record_decision(home: &Home, line: &LineRef, path: &str) -> Result<(), DebateError> {
+    transaction::run(home, line, Options::default(), |current| {
+        let state = current.state()?;
+        let subject = format!("decision record: {path}");
+        let mut change = Change::bookkeeping(state, "adr", subject);
+        change.meta.decision_record = Some(path.to_owned());
+        Ok(Plan::Record(Box::new(change), ()))
+    })?;
+    Ok(())
+}
+
 /// A session's context was compacted or cleared (Claude Code's SessionStart hook): it no
 /// longer holds the debate, so the next prompt it gets brings it up to date in full.
 pub(crate) fn forget_session(home: &Home, session: &str) -> Result<(), DebateError> {

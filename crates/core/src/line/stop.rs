@@ -367,12 +367,16 @@ fn decide_stop(
 }
 
 fn finish_reply(home: &Home, line: &LineRef, state: &State) -> Reply {
-    Reply::Finish {
-        notice: format!(
-            "anvil: debate {line} is done; report: {}",
-            crate::review::report::output_path(home, state).display()
-        ),
+    let mut notice = format!(
+        "anvil: debate {line} is done; report: {}",
+        crate::review::report::output_path(home, state).display()
+    );
+    if state.setup.framework.as_deref() == Some("adr") {
+        notice.push_str(&format!(
+            "; `anvil adr {line}` writes it into the code as a decision record"
+        ));
     }
+    Reply::Finish { notice }
 }
 
 /// Steering in the queue that the line has not taken yet, oldest first.

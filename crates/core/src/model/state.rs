@@ -176,7 +176,7 @@ impl Role {
     }
 
     /// Debating phases are the ones that argue; they may end the debate early.
-    pub(crate) fn is_debating(self) -> bool {
+    pub fn is_debating(self) -> bool {
         matches!(
             self,
             Role::Advocate | Role::Critic | Role::Stakeholder | Role::Persona

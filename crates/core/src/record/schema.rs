@@ -169,6 +169,8 @@ schema! {
     answer: Option<String> = "Anvil-Answer",
     reason: Option<String> = "Anvil-Reason",
     branched_from: Option<String> = "Anvil-Branched-From",
+    /// The decision record `anvil adr` wrote from this line, relative to the project.
+    decision_record: Option<String> = "Anvil-Decision-Record",
     /// The phase whose prompt is out after this commit, or `done`.
     next: Option<String> = "Anvil-Next",
     /// Provenance and cost of the phase's turn (see `provenance`): the model that answered,
@@ -415,7 +417,7 @@ mod tests {
 
     fn any_meta() -> impl Strategy<Value = Meta> {
         let strings = (any_text(), any_text(), any_text(), any::<u32>());
-        let options = prop::collection::vec(prop::option::of(any_text()), 10);
+        let options = prop::collection::vec(prop::option::of(any_text()), 11);
         let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 5);
         let lists = (prop::collection::vec(any_text(), 0..4), any::<bool>());
         let extra = prop::collection::vec(("X-[A-Za-z0-9-]{0,8}", any_text()), 0..3);
@@ -458,6 +460,7 @@ mod tests {
                     answer: o[4].clone(),
                     reason: o[5].clone(),
                     branched_from: o[6].clone(),
+                    decision_record: o[10].clone(),
                     next: o[7].clone(),
                     model: o[8].clone(),
                     tokens_input: n[0],

@@ -95,6 +95,10 @@ impl Entry {
                 meta.branched_from.as_deref().unwrap_or("?"),
                 meta.steering.first().map_or("", String::as_str)
             ),
+            ("adr", _) => format!(
+                "Decision record written: {}",
+                meta.decision_record.as_deref().unwrap_or("?")
+            ),
             ("cancel", _) => match &meta.reason {
                 Some(reason) => format!("Cancelled: {reason}"),
                 None => "Cancelled.".to_owned(),

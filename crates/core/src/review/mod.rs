@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod context;
+pub mod decision;
 pub mod earlier;
 pub mod graph;
 pub mod history;
