@@ -21,7 +21,7 @@ pub fn path(home: &Home) -> PathBuf {
 }
 
 /// Bumped when the schema changes: an index of another version is built again.
-const VERSION: i64 = 1;
+const VERSION: i64 = 2;
 
 /// Why a search could not be made.
 #[derive(Debug)]
@@ -115,7 +115,7 @@ impl Index {
                 index
             }
         };
-        index.catch_up(record)?;
+        index.catch_up(record, &home.record_dir())?;
         Ok(index)
     }
 
@@ -151,6 +151,8 @@ impl Index {
                  INSERT INTO meta VALUES ({VERSION});
                  CREATE TABLE tips (debate TEXT, line TEXT, tip TEXT, PRIMARY KEY (debate, line));
                  CREATE TABLE seen (commit_id TEXT PRIMARY KEY);
+                 CREATE TABLE dirs (debate TEXT PRIMARY KEY, stamp TEXT NOT NULL);
+                 CREATE TABLE packed (stamp TEXT NOT NULL);
                  CREATE VIRTUAL TABLE phases USING fts5(
                      text, debate UNINDEXED, line UNINDEXED, phase UNINDEXED,
                      round UNINDEXED, commit_id UNINDEXED, time UNINDEXED,
@@ -163,8 +165,46 @@ impl Index {
     /// Adds what the record holds that the index has not seen: for each line whose tip moved
     /// since, its commits back to one already indexed. A commit a branch inherited is indexed
     /// once, under the line that recorded it.
-    fn catch_up(&mut self, record: &Record) -> Result<(), SearchError> {
-        let lines = record.lines()?;
+    ///
+    /// Which lines may have moved is told by the folders of `refs/anvil/`: a ref is written
+    /// by renaming its lock file in its debate's folder (anvil and git alike), which changes
+    /// the folder's modification time, and a new debate is a new folder. Only debates whose
+    /// folder changed since the last catch-up are read; a changed `packed-refs` (a `git
+    /// pack-refs`, `anvil gc`) makes the index read every line once.
+    fn catch_up(&mut self, record: &Record, record_dir: &Path) -> Result<(), SearchError> {
+        // Stamped before the refs are read: a ref that moves in between is read again next time.
+        let packed_now = stamp(&record_dir.join("packed-refs"));
+        let dirs_now = debate_dirs(&record_dir.join("refs/anvil"));
+        let packed_then: Option<String> = self
+            .db
+            .query_row("SELECT stamp FROM packed", [], |r| r.get(0))
+            .optional()
+            .map_err(self.err())?;
+        let dirs_then: std::collections::HashMap<String, String> = {
+            let mut stmt = self
+                .db
+                .prepare("SELECT debate, stamp FROM dirs")
+                .map_err(self.err())?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(self.err())?;
+            rows.collect::<Result<_, _>>().map_err(self.err())?
+        };
+        let lines = match &dirs_now {
+            Some(dirs) if packed_then.as_deref() == Some(packed_now.as_str()) => {
+                let mut lines = Vec::new();
+                for (debate, stamp) in dirs {
+                    if dirs_then.get(debate) == Some(stamp) {
+                        continue;
+                    }
+                    for (line, tip) in record.lines_of_debate(debate)? {
+                        lines.push((debate.clone(), line, tip));
+                    }
+                }
+                lines
+            }
+            _ => record.lines()?,
+        };
         let known: std::collections::HashMap<(String, String), String> = {
             let mut stmt = self
                 .db
@@ -213,7 +253,13 @@ impl Index {
                     params![
                         text,
                         debate,
-                        entry.meta.line,
+                        // The line that recorded it; a commit written without anvil's
+                        // trailers belongs to the line it was found on.
+                        if entry.meta.line.is_empty() {
+                            &line
+                        } else {
+                            &entry.meta.line
+                        },
                         entry.meta.phase,
                         entry.meta.round,
                         id,
@@ -227,6 +273,20 @@ impl Index {
                 params![debate, line, tip.to_string()],
             )
             .map_err(&err)?;
+        }
+        for (debate, stamp) in dirs_now.iter().flatten() {
+            if dirs_then.get(debate) != Some(stamp) {
+                tx.execute(
+                    "INSERT OR REPLACE INTO dirs VALUES (?1, ?2)",
+                    params![debate, stamp],
+                )
+                .map_err(&err)?;
+            }
+        }
+        if packed_then.as_deref() != Some(packed_now.as_str()) {
+            tx.execute("DELETE FROM packed", []).map_err(&err)?;
+            tx.execute("INSERT INTO packed VALUES (?1)", [&packed_now])
+                .map_err(&err)?;
         }
         tx.commit().map_err(&err)
     }
@@ -289,6 +349,32 @@ impl Index {
             .map_err(self.err())?;
         rows.collect::<Result<_, _>>().map_err(self.err())
     }
+}
+
+/// A file's or folder's identity and modification time, as text; `-` when it is missing.
+fn stamp(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => format!("{}:{}:{}.{}", m.ino(), m.len(), m.mtime(), m.mtime_nsec()),
+        Err(_) => "-".to_owned(),
+    }
+}
+
+/// Each debate folder of `refs/anvil/` with its stamp; `None` when the folder cannot be read
+/// (the catch-up then reads every line).
+fn debate_dirs(refs: &Path) -> Option<Vec<(String, String)>> {
+    let entries = match std::fs::read_dir(refs) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Vec::new()),
+        Err(_) => return None,
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.ok()?;
+        let name = entry.file_name().into_string().ok()?;
+        out.push((name.clone(), stamp(&refs.join(&name))));
+    }
+    Some(out)
 }
 
 /// An earlier conclusion related to a question: the newest synthesis of a debate whose

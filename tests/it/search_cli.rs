@@ -184,3 +184,89 @@ fn the_index_is_caught_up_rebuilt_and_never_in_the_record() {
     let tree = project.git(&["log", "--all", "--name-only", "--format="]);
     assert!(!tree.contains("search"), "{tree}");
 }
+
+/// `git ARGS` in `dir`, isolated from the user's configuration.
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env_remove("GIT_DIR")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn pulled_debates_and_lines_moved_by_git_are_found_by_the_next_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("shared.git");
+    git(dir.path(), &["init", "--quiet", "--bare", "shared.git"]);
+    let alice = Project::new();
+    let bob = Project::new();
+    let ours = debate(
+        &bob,
+        "51515151-0000-4000-8000-000000000011",
+        "Should we cache sessions in Redis?",
+        [
+            "Redis is fast.",
+            "Another service to run.",
+            "Cache in Postgres first.",
+        ],
+    );
+    // Bob's index is warm before anything comes in.
+    assert_eq!(ats(&search(&bob, &["redis"])).len(), 2);
+    let theirs = debate(
+        &alice,
+        "51515151-0000-4000-8000-000000000012",
+        "Should we shard the ledger?",
+        [
+            "Sharding spreads the write load.",
+            "Cross-shard transfers get hard.",
+            "Shard by tenant, keep transfers in one shard.",
+        ],
+    );
+    alice.anvil(&["push", bare.to_str().unwrap()]).ok();
+    bob.anvil(&["pull", bare.to_str().unwrap()]).ok();
+    let hits = search(&bob, &["tenant"]);
+    assert_eq!(ats(&hits), [format!("{theirs}@main synthesizer")]);
+    assert_eq!(hits[0]["commit"].as_str().unwrap().len(), 40);
+
+    // Packed by git, then a line moved by git behind anvil's back: both seen.
+    git(&bob.record_dir(), &["pack-refs", "--all", "--prune"]);
+    assert_eq!(ats(&search(&bob, &["tenant"])).len(), 1);
+    let main = format!("refs/anvil/{ours}/main");
+    let tip = git(&bob.record_dir(), &["rev-parse", &main]);
+    let tree = git(
+        &bob.record_dir(),
+        &["rev-parse", &format!("{}^{{tree}}", tip.trim())],
+    );
+    let moved = git(
+        &bob.record_dir(),
+        &[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            tip.trim(),
+            "-m",
+            "start: Memcached was considered too\n\nAnvil-Debate: x\nAnvil-Phase: start\n",
+        ],
+    );
+    git(
+        &bob.record_dir(),
+        &["update-ref", &main, moved.trim(), tip.trim()],
+    );
+    let found = search(&bob, &["memcached"]);
+    assert_eq!(ats(&found), [format!("{ours}@main start")], "{found:?}");
+}
