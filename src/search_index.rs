@@ -180,6 +180,19 @@ impl Index {
             .query_row("SELECT stamp FROM packed", [], |r| r.get(0))
             .optional()
             .map_err(self.err())?;
+        // The usual case, nothing moved: one comparison, no table read.
+        let all_now = dirs_now.as_deref().map(all_dirs);
+        let all_then: Option<String> = self
+            .db
+            .query_row("SELECT stamp FROM dirs WHERE debate = ''", [], |r| r.get(0))
+            .optional()
+            .map_err(self.err())?;
+        if all_now.is_some()
+            && all_now == all_then
+            && packed_then.as_deref() == Some(packed_now.as_str())
+        {
+            return Ok(());
+        }
         let dirs_then: std::collections::HashMap<String, String> = {
             let mut stmt = self
                 .db
@@ -194,7 +207,7 @@ impl Index {
             Some(dirs) if packed_then.as_deref() == Some(packed_now.as_str()) => {
                 let mut lines = Vec::new();
                 for (debate, stamp) in dirs {
-                    if dirs_then.get(debate) == Some(stamp) {
+                    if debate.is_empty() || dirs_then.get(debate) == Some(stamp) {
                         continue;
                     }
                     for (line, tip) in record.lines_of_debate(debate)? {
@@ -275,13 +288,18 @@ impl Index {
             .map_err(&err)?;
         }
         for (debate, stamp) in dirs_now.iter().flatten() {
-            if dirs_then.get(debate) != Some(stamp) {
+            if !debate.is_empty() && dirs_then.get(debate) != Some(stamp) {
                 tx.execute(
                     "INSERT OR REPLACE INTO dirs VALUES (?1, ?2)",
                     params![debate, stamp],
                 )
                 .map_err(&err)?;
             }
+        }
+        // The stamp of them all, under the name no debate has.
+        if let Some(all) = &all_now {
+            tx.execute("INSERT OR REPLACE INTO dirs VALUES ('', ?1)", [all])
+                .map_err(&err)?;
         }
         if packed_then.as_deref() != Some(packed_now.as_str()) {
             tx.execute("DELETE FROM packed", []).map_err(&err)?;
@@ -363,6 +381,7 @@ fn stamp(path: &Path) -> String {
 /// Each debate folder of `refs/anvil/` with its stamp; `None` when the folder cannot be read
 /// (the catch-up then reads every line).
 fn debate_dirs(refs: &Path) -> Option<Vec<(String, String)>> {
+    use std::os::unix::fs::MetadataExt;
     let entries = match std::fs::read_dir(refs) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Vec::new()),
@@ -372,9 +391,21 @@ fn debate_dirs(refs: &Path) -> Option<Vec<(String, String)>> {
     for entry in entries {
         let entry = entry.ok()?;
         let name = entry.file_name().into_string().ok()?;
-        out.push((name.clone(), stamp(&refs.join(&name))));
+        // Relative to the open folder: no path to walk for each of thousands of debates.
+        let m = entry.metadata().ok()?;
+        let stamp = format!("{}:{}:{}.{}", m.ino(), m.len(), m.mtime(), m.mtime_nsec());
+        out.push((name, stamp));
     }
+    out.sort_unstable();
     Some(out)
+}
+
+/// One stamp for all of `dirs` (sorted): equal when no folder changed.
+fn all_dirs(dirs: &[(String, String)]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    dirs.hash(&mut h);
+    format!("{}:{:016x}", dirs.len(), h.finish())
 }
 
 /// An earlier conclusion related to a question: the newest synthesis of a debate whose
