@@ -5,24 +5,10 @@
 
 use serde_json::{Value, json};
 
-use crate::support::anvil::Project;
+use crate::support::anvil::{Project, one_round_debate as debate};
 use crate::support::serve::Served;
 
 const SYNTHESIS: &str = "Decision: keep Postgres for billing and add read replicas.";
-
-/// Runs a 1-round debate on `question` in `session` with the three texts given.
-fn debate(project: &Project, session: &str, question: &str, texts: [&str; 3]) -> String {
-    let started = project.start(&[question, "--rounds", "1", "--session", session]);
-    for text in texts {
-        project
-            .hook(&json!({
-                "session_id": session, "cwd": project.path(), "hook_event_name": "Stop",
-                "stop_hook_active": true, "last_assistant_message": text,
-            }))
-            .ok();
-    }
-    started.debate
-}
 
 fn billing(project: &Project) -> (String, String) {
     let debate = debate(

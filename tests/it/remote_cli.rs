@@ -7,32 +7,9 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::json;
 
-use crate::support::anvil::Project;
+use crate::support::anvil::{Project, git_in as git};
 
 const ALICE: &str = "aaaaaaaa-1111-4111-8111-111111111111";
-
-/// `git ARGS` in `dir`, isolated from the user's configuration; panics unless it succeeds.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env_remove("GIT_DIR")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A bare remote that checks every object it receives, with a branch and a tag of the
 /// project's own; returns its path and its refs outside `refs/anvil/`.

@@ -4,21 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::anvil::Project;
-
-/// Runs a 1-round debate on `question` in `session` with the three texts given.
-fn debate(project: &Project, session: &str, question: &str, texts: [&str; 3]) -> String {
-    let started = project.start(&[question, "--rounds", "1", "--session", session]);
-    for text in texts {
-        project
-            .hook(&json!({
-                "session_id": session, "cwd": project.path(), "hook_event_name": "Stop",
-                "stop_hook_active": true, "last_assistant_message": text,
-            }))
-            .ok();
-    }
-    started.debate
-}
+use crate::support::anvil::{Project, git_in as git, one_round_debate as debate};
 
 fn search(project: &Project, args: &[&str]) -> Vec<Value> {
     let mut all = vec!["search", "--json"];
@@ -183,29 +169,6 @@ fn the_index_is_caught_up_rebuilt_and_never_in_the_record() {
     assert!(ignore.contains("search.sqlite"), "{ignore}");
     let tree = project.git(&["log", "--all", "--name-only", "--format="]);
     assert!(!tree.contains("search"), "{tree}");
-}
-
-/// `git ARGS` in `dir`, isolated from the user's configuration.
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env_remove("GIT_DIR")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]

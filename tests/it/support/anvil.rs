@@ -546,3 +546,46 @@ pub fn advocate_asks(turn: &Turn, question: &str) -> super::model_server::Reply 
         None => Reply::text("hello"),
     }
 }
+
+/// Runs a 1-round debate on `question` through the Stop hook in `session`: `texts` are the
+/// advocate's, the critic's and the synthesis. Returns the debate's id.
+pub fn one_round_debate(
+    project: &Project,
+    session: &str,
+    question: &str,
+    texts: [&str; 3],
+) -> String {
+    let started = project.start(&[question, "--rounds", "1", "--session", session]);
+    for text in texts {
+        project
+            .hook(&serde_json::json!({
+                "session_id": session, "cwd": project.path(), "hook_event_name": "Stop",
+                "stop_hook_active": true, "last_assistant_message": text,
+            }))
+            .ok();
+    }
+    started.debate
+}
+
+/// `git ARGS` in `dir`, isolated from the user's configuration; panics unless it succeeds.
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env_remove("GIT_DIR")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
