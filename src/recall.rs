@@ -82,10 +82,7 @@ fn cut(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(max);
     format!(
         "{}\n\n[… cut here; the whole synthesis is in the record]",
         &text[..end]

@@ -71,8 +71,21 @@ pub struct Hit {
     pub commit: String,
     /// Seconds since the epoch.
     pub time: i64,
-    /// The matched words between `open` and `close` markers, with `…` where text was cut.
+    /// The matched words between `open` and `close` markers, with `…` where text was cut
+    /// (each output marks them its own way).
+    #[serde(skip_serializing)]
     pub snippet: String,
+}
+
+impl Hit {
+    /// `round 2 critic`, or the bookkeeping phase's name (`start`, `branch`).
+    pub fn place(&self) -> String {
+        if self.round > 0 {
+            format!("round {} {}", self.round, self.phase)
+        } else {
+            self.phase.clone()
+        }
+    }
 }
 
 /// What to look for, and where.

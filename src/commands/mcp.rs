@@ -235,11 +235,7 @@ impl Server {
         match result {
             Ok(mut text) => {
                 if text.len() > MAX_ANSWER {
-                    let mut cut = MAX_ANSWER;
-                    while !text.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    text.truncate(cut);
+                    text.truncate(text.floor_char_boundary(MAX_ANSWER));
                     text.push_str("\n\n[cut here: the answer was too long]\n");
                 }
                 Ok(text)
@@ -308,11 +304,7 @@ fn search(home: &Home, record: &Record, args: SearchArgs) -> Result<String, CliE
     }
     let mut text = String::new();
     for (n, hit) in hits.iter().enumerate() {
-        let phase = if hit.round > 0 {
-            format!("round {} {}", hit.round, hit.phase)
-        } else {
-            hit.phase.clone()
-        };
+        let phase = hit.place();
         text.push_str(&format!(
             "{}. {}@{} · {phase} · commit {} · {}\n   {}\n",
             n + 1,

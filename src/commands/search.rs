@@ -112,11 +112,7 @@ fn draw(hit: &Hit, paint: Paint) -> String {
     let commit = search::commit_of(hit)
         .map(|id| view::short(&id))
         .unwrap_or_else(|| hit.commit.chars().take(7).collect());
-    let phase = if hit.round > 0 {
-        format!("round {} {}", hit.round, hit.phase)
-    } else {
-        hit.phase.clone()
-    };
+    let phase = hit.place();
     // The snippet is recorded text: made visible first, then the matches marked.
     let snippet = visible(&hit.snippet.replace('\n', " ")).into_owned();
     let mut marked = String::new();

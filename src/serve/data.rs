@@ -54,12 +54,8 @@ pub struct RecalledView {
 /// One phase that matched a search of the whole record.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchHit {
-    pub debate: String,
-    pub line: String,
-    pub phase: String,
-    pub round: u32,
-    pub commit: String,
-    pub time: i64,
+    #[serde(flatten)]
+    pub hit: crate::search_index::Hit,
     /// The snippet, split at the matched words: even pieces plain, odd ones matched.
     pub pieces: Vec<String>,
 }
@@ -85,22 +81,14 @@ pub fn search(home: &Home, query: &str) -> Result<Vec<SearchHit>, ApiError> {
         .map_err(|e| ApiError::internal(crate::error::CliError::from(e).to_text()))?;
     Ok(hits
         .into_iter()
-        .map(|h| {
-            let pieces = h
+        .map(|hit| SearchHit {
+            // The snippet's markers, `search_index::OPEN` and `CLOSE`.
+            pieces: hit
                 .snippet
-                // The snippet's markers, `search_index::OPEN` and `CLOSE`.
                 .split(['\u{1}', '\u{2}'])
                 .map(str::to_owned)
-                .collect();
-            SearchHit {
-                debate: h.debate,
-                line: h.line,
-                phase: h.phase,
-                round: h.round,
-                commit: h.commit,
-                time: h.time,
-                pieces,
-            }
+                .collect(),
+            hit,
         })
         .collect())
 }

@@ -281,12 +281,7 @@ fn claude_calls_anvils_search_and_receives_the_earlier_decision_with_its_commit(
     .timeout(Duration::from_secs(90))
     .run();
     out.assert_success();
-    let results: Vec<(String, bool)> = server
-        .main_turns()
-        .iter()
-        .flat_map(|t| t.tool_results())
-        .map(|(_, text, error)| (text, error))
-        .collect();
+    let results = server.tool_results();
     assert_eq!(results.len(), 1, "{results:?}\n{}", out.describe());
     let (text, error) = &results[0];
     assert!(!error, "{text}");
@@ -310,12 +305,7 @@ fn in_an_untrusted_workspace_the_call_is_refused_and_doctor_says_why() {
         .timeout(Duration::from_secs(90))
         .run();
     out.assert_success();
-    let results: Vec<(String, bool)> = server
-        .main_turns()
-        .iter()
-        .flat_map(|t| t.tool_results())
-        .map(|(_, text, error)| (text, error))
-        .collect();
+    let results = server.tool_results();
     assert_eq!(results.len(), 1, "{results:?}\n{}", out.describe());
     assert!(results[0].1, "{results:?}");
     assert!(
@@ -364,12 +354,7 @@ fn anvil_run_gives_debaters_the_records_tools_without_install_or_trust() {
     .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let results: Vec<(String, bool)> = server
-        .main_turns()
-        .iter()
-        .flat_map(|t| t.tool_results())
-        .map(|(_, text, error)| (text, error))
-        .collect();
+    let results = server.tool_results();
     assert_eq!(results.len(), 1, "{results:?}\n{stderr}");
     assert!(!results[0].1, "{results:?}");
     // Recall put the earlier conclusion, with its commit, in the first prompt Claude got.

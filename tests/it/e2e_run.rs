@@ -190,12 +190,7 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
         stderr.contains(&format!("The debater asks: {QUESTION}")),
         "{stderr}"
     );
-    let results: Vec<(String, bool)> = server
-        .main_turns()
-        .iter()
-        .flat_map(|t| t.tool_results())
-        .map(|(_, text, error)| (text, error))
-        .collect();
+    let results = server.tool_results();
     assert_eq!(results.len(), 3, "{results:?}");
     assert_eq!(
         results[2],

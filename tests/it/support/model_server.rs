@@ -409,6 +409,15 @@ impl ModelServer {
         self.requests().into_iter().filter(Turn::is_main).collect()
     }
 
+    /// Every tool result the main conversation sent back, in order: (content text, is_error).
+    pub fn tool_results(&self) -> Vec<(String, bool)> {
+        self.main_turns()
+            .iter()
+            .flat_map(Turn::tool_results)
+            .map(|(_, text, error)| (text, error))
+            .collect()
+    }
+
     /// Other requests (method, path), e.g. the startup `HEAD /` and `count_tokens`.
     pub fn other_requests(&self) -> Vec<(String, String)> {
         self.shared.lock().unwrap().other.clone()
