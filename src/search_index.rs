@@ -13,15 +13,18 @@ use anvil_core::home::Home;
 use anvil_core::record::store::Record;
 use anvil_core::review::history;
 use gix::ObjectId;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 /// The index's file, beside the record.
 pub fn path(home: &Home) -> PathBuf {
-    home.root().join("search.sqlite")
+    home.search_index()
 }
 
 /// Bumped when the schema changes: an index of another version is built again.
-const VERSION: i64 = 2;
+const VERSION: i64 = 3;
+
+/// How long a writer waits for another process's catch-up before it gives up.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Why a search could not be made.
 #[derive(Debug)]
@@ -33,6 +36,16 @@ pub enum SearchError {
     },
     History(history::HistoryError),
     Record(anvil_core::record::store::RecordError),
+}
+
+impl SearchError {
+    /// Another process held the index for longer than a writer waits.
+    fn is_busy(&self) -> bool {
+        matches!(self, SearchError::Index { source, .. } if matches!(
+            source.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        ))
+    }
 }
 
 impl From<history::HistoryError> for SearchError {
@@ -116,27 +129,37 @@ impl Index {
     /// seen are added.
     pub fn open(home: &Home, record: &Record) -> Result<Index, SearchError> {
         let path = path(home);
-        let mut index = match Index::open_file(&path) {
-            Ok(index) if index.version().ok() == Some(VERSION) => index,
-            _ => {
-                // Built again from the record: the file is a cache of it.
+        let mut index = Index::open_file(&path)?;
+        match index.version() {
+            Ok(Some(VERSION)) => {}
+            // New (or being made by another process, which this one waits for).
+            Ok(None) => index.create()?,
+            // Busy for longer than a writer waits: not a reason to throw it away.
+            Err(e) if e.is_busy() => return Err(e),
+            // Of another version, or not a database: built again from the record, whose
+            // cache it is.
+            Ok(Some(_)) | Err(_) => {
+                drop(index);
                 for suffix in ["", "-wal", "-shm", "-journal"] {
                     let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
                 }
-                let index = Index::open_file(&path)?;
+                index = Index::open_file(&path)?;
                 index.create()?;
-                index
             }
-        };
+        }
         index.catch_up(record, &home.record_dir())?;
         Ok(index)
     }
 
     fn open_file(path: &Path) -> Result<Index, SearchError> {
-        let db = Connection::open(path).map_err(|source| SearchError::Index {
+        let err = |source| SearchError::Index {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        let db = Connection::open(path).map_err(err)?;
+        // Other processes use it too (a search, the MCP server, the web room, a catch-up in
+        // the background): a writer waits for the one before it rather than failing.
+        db.busy_timeout(BUSY_WAIT).map_err(err)?;
         Ok(Index {
             db,
             path: path.to_owned(),
@@ -150,29 +173,59 @@ impl Index {
         }
     }
 
-    fn version(&self) -> Result<i64, SearchError> {
+    /// The schema's version; `None` for a file with no schema yet.
+    fn version(&self) -> Result<Option<i64>, SearchError> {
+        let tables: i64 = self
+            .db
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name = 'meta'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(self.err())?;
+        if tables == 0 {
+            return Ok(None);
+        }
         self.db
             .query_row("SELECT version FROM meta", [], |r| r.get(0))
+            .optional()
             .map_err(self.err())
     }
 
-    fn create(&self) -> Result<(), SearchError> {
+    /// Makes the schema, in one transaction that another process making it at the same
+    /// time waits for (and then finds done).
+    fn create(&mut self) -> Result<(), SearchError> {
+        let path = self.path.clone();
+        let err = move |source| SearchError::Index {
+            path: path.clone(),
+            source,
+        };
         self.db
-            .execute_batch(&format!(
-                "PRAGMA journal_mode = WAL;
-                 CREATE TABLE meta (version INTEGER NOT NULL);
-                 INSERT INTO meta VALUES ({VERSION});
-                 CREATE TABLE tips (debate TEXT, line TEXT, tip TEXT, PRIMARY KEY (debate, line));
-                 CREATE TABLE seen (commit_id TEXT PRIMARY KEY);
-                 CREATE TABLE dirs (debate TEXT PRIMARY KEY, stamp TEXT NOT NULL);
-                 CREATE TABLE packed (stamp TEXT NOT NULL);
-                 CREATE VIRTUAL TABLE phases USING fts5(
-                     text, debate UNINDEXED, line UNINDEXED, phase UNINDEXED,
-                     round UNINDEXED, commit_id UNINDEXED, time UNINDEXED,
-                     tokenize = 'porter unicode61'
-                 );"
-            ))
-            .map_err(self.err())
+            .pragma_update(None, "journal_mode", "WAL")
+            .map_err(&err)?;
+        let tx = self
+            .db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&err)?;
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta (version INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS tips (debate TEXT, line TEXT, tip TEXT, PRIMARY KEY (debate, line));
+             CREATE TABLE IF NOT EXISTS seen (commit_id TEXT PRIMARY KEY);
+             CREATE TABLE IF NOT EXISTS dirs (debate TEXT PRIMARY KEY, stamp TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS stamps (name TEXT PRIMARY KEY, stamp TEXT NOT NULL);
+             CREATE VIRTUAL TABLE IF NOT EXISTS phases USING fts5(
+                 text, debate UNINDEXED, line UNINDEXED, phase UNINDEXED,
+                 round UNINDEXED, commit_id UNINDEXED, time UNINDEXED,
+                 tokenize = 'porter unicode61'
+             );",
+        )
+        .map_err(&err)?;
+        tx.execute(
+            "INSERT INTO meta SELECT ?1 WHERE NOT EXISTS (SELECT 1 FROM meta)",
+            [VERSION],
+        )
+        .map_err(&err)?;
+        tx.commit().map_err(&err)
     }
 
     /// Adds what the record holds that the index has not seen: for each line whose tip moved
@@ -183,38 +236,47 @@ impl Index {
     /// by renaming its lock file in its debate's folder (anvil and git alike), which changes
     /// the folder's modification time, and a new debate is a new folder. Only debates whose
     /// folder changed since the last catch-up are read; a changed `packed-refs` (a `git
-    /// pack-refs`, `anvil gc`) makes the index read every line once.
+    /// pack-refs`, `anvil gc`) makes the index read every line once. Before any of that, a
+    /// handful of stamps ([`Quick`]) tell whether anything can have moved at all.
     fn catch_up(&mut self, record: &Record, record_dir: &Path) -> Result<(), SearchError> {
         // Stamped before the refs are read: a ref that moves in between is read again next time.
-        let packed_now = stamp(&record_dir.join("packed-refs"));
-        let dirs_now = debate_dirs(&record_dir.join("refs/anvil"));
-        let packed_then: Option<String> = self
+        let quick_now = Quick::of(record_dir);
+        // The usual case, nothing moved: one comparison, no folder listed, no table read.
+        let quick_then: Option<String> = self
             .db
-            .query_row("SELECT stamp FROM packed", [], |r| r.get(0))
+            .query_row("SELECT stamp FROM stamps WHERE name = 'quick'", [], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(self.err())?;
-        // The usual case, nothing moved: one comparison, no table read.
-        let all_now = dirs_now.as_deref().map(all_dirs);
-        let all_then: Option<String> = self
-            .db
-            .query_row("SELECT stamp FROM dirs WHERE debate = ''", [], |r| r.get(0))
-            .optional()
-            .map_err(self.err())?;
-        if all_now.is_some()
-            && all_now == all_then
-            && packed_then.as_deref() == Some(packed_now.as_str())
-        {
+        if quick_then.as_deref() == Some(quick_now.stamp.as_str()) {
             return Ok(());
         }
+        let packed_now = stamp(&record_dir.join("packed-refs"));
+        let dirs_now = debate_dirs(&record_dir.join("refs/anvil"));
+        let path = self.path.clone();
+        let err = move |source| SearchError::Index {
+            path: path.clone(),
+            source,
+        };
+        // One writer at a time: a process that catches up at the same moment waits, then
+        // finds the work done (the tables are read again inside the transaction).
+        let tx = self
+            .db
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&err)?;
+        let packed_then: Option<String> = tx
+            .query_row("SELECT stamp FROM stamps WHERE name = 'packed'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(&err)?;
         let dirs_then: std::collections::HashMap<String, String> = {
-            let mut stmt = self
-                .db
-                .prepare("SELECT debate, stamp FROM dirs")
-                .map_err(self.err())?;
+            let mut stmt = tx.prepare("SELECT debate, stamp FROM dirs").map_err(&err)?;
             let rows = stmt
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(self.err())?;
-            rows.collect::<Result<_, _>>().map_err(self.err())?
+                .map_err(&err)?;
+            rows.collect::<Result<_, _>>().map_err(&err)?
         };
         let lines = match &dirs_now {
             Some(dirs) if packed_then.as_deref() == Some(packed_now.as_str()) => {
@@ -232,21 +294,14 @@ impl Index {
             _ => record.lines()?,
         };
         let known: std::collections::HashMap<(String, String), String> = {
-            let mut stmt = self
-                .db
+            let mut stmt = tx
                 .prepare("SELECT debate, line, tip FROM tips")
-                .map_err(self.err())?;
+                .map_err(&err)?;
             let rows = stmt
                 .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))
-                .map_err(self.err())?;
-            rows.collect::<Result<_, _>>().map_err(self.err())?
+                .map_err(&err)?;
+            rows.collect::<Result<_, _>>().map_err(&err)?
         };
-        let path = self.path.clone();
-        let err = move |source| SearchError::Index {
-            path: path.clone(),
-            source,
-        };
-        let tx = self.db.transaction().map_err(&err)?;
         for (debate, line, tip) in lines {
             if known.get(&(debate.clone(), line.clone())) == Some(&tip.to_string()) {
                 continue;
@@ -301,7 +356,7 @@ impl Index {
             .map_err(&err)?;
         }
         for (debate, stamp) in dirs_now.iter().flatten() {
-            if !debate.is_empty() && dirs_then.get(debate) != Some(stamp) {
+            if dirs_then.get(debate) != Some(stamp) {
                 tx.execute(
                     "INSERT OR REPLACE INTO dirs VALUES (?1, ?2)",
                     params![debate, stamp],
@@ -309,15 +364,21 @@ impl Index {
                 .map_err(&err)?;
             }
         }
-        // The stamp of them all, under the name no debate has.
-        if let Some(all) = &all_now {
-            tx.execute("INSERT OR REPLACE INTO dirs VALUES ('', ?1)", [all])
+        let mut stamps = vec![("packed", packed_now.as_str())];
+        // What a search with nothing moved compares, unless it was taken too close to a
+        // change (see [`Quick`]); then the next search looks at the folders again.
+        if quick_now.settled && dirs_now.is_some() {
+            stamps.push(("quick", &quick_now.stamp));
+        } else {
+            tx.execute("DELETE FROM stamps WHERE name = 'quick'", [])
                 .map_err(&err)?;
         }
-        if packed_then.as_deref() != Some(packed_now.as_str()) {
-            tx.execute("DELETE FROM packed", []).map_err(&err)?;
-            tx.execute("INSERT INTO packed VALUES (?1)", [&packed_now])
-                .map_err(&err)?;
+        for (name, stamp) in stamps {
+            tx.execute(
+                "INSERT OR REPLACE INTO stamps VALUES (?1, ?2)",
+                params![name, stamp],
+            )
+            .map_err(&err)?;
         }
         tx.commit().map_err(&err)
     }
@@ -384,17 +445,17 @@ impl Index {
 
 /// A file's or folder's identity and modification time, as text; `-` when it is missing.
 fn stamp(path: &Path) -> String {
+    std::fs::metadata(path).map_or_else(|_| "-".to_owned(), |m| stamp_of(&m))
+}
+
+fn stamp_of(m: &std::fs::Metadata) -> String {
     use std::os::unix::fs::MetadataExt;
-    match std::fs::metadata(path) {
-        Ok(m) => format!("{}:{}:{}.{}", m.ino(), m.len(), m.mtime(), m.mtime_nsec()),
-        Err(_) => "-".to_owned(),
-    }
+    format!("{}:{}:{}.{}", m.ino(), m.len(), m.mtime(), m.mtime_nsec())
 }
 
 /// Each debate folder of `refs/anvil/` with its stamp; `None` when the folder cannot be read
 /// (the catch-up then reads every line).
 fn debate_dirs(refs: &Path) -> Option<Vec<(String, String)>> {
-    use std::os::unix::fs::MetadataExt;
     let entries = match std::fs::read_dir(refs) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Vec::new()),
@@ -405,20 +466,55 @@ fn debate_dirs(refs: &Path) -> Option<Vec<(String, String)>> {
         let entry = entry.ok()?;
         let name = entry.file_name().into_string().ok()?;
         // Relative to the open folder: no path to walk for each of thousands of debates.
-        let m = entry.metadata().ok()?;
-        let stamp = format!("{}:{}:{}.{}", m.ino(), m.len(), m.mtime(), m.mtime_nsec());
-        out.push((name, stamp));
+        out.push((name, stamp_of(&entry.metadata().ok()?)));
     }
     out.sort_unstable();
     Some(out)
 }
 
-/// One stamp for all of `dirs` (sorted): equal when no folder changed.
-fn all_dirs(dirs: &[(String, String)]) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    dirs.hash(&mut h);
-    format!("{}:{:016x}", dirs.len(), h.finish())
+/// What tells a search that nothing moved without listing every debate's folder: the stamps
+/// of `refs/anvil/` (a debate added or removed), `packed-refs` (packing, pruning), the
+/// recent-debates index every ref anvil writes is noted in before it moves (see
+/// `anvil_core::record::recent`), and `FETCH_HEAD` (a `git fetch` into the record).
+///
+/// A ref that `git` moves in the folder of an existing debate with none of these (`git
+/// update-ref`, a push into this record) changes none of them: it is found at the next change
+/// that does (any phase anvil records, a fetch, `anvil gc`).
+struct Quick {
+    stamp: String,
+    /// Every stamped file is older than [`RACY`]: a change within the same tick of a
+    /// filesystem's clock (or a ref about to move after its note) cannot hide behind it.
+    settled: bool,
+}
+
+/// How old the stamped files must be for a search to trust their stamps next time (as git
+/// treats an index entry as racily clean).
+const RACY: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Quick {
+    fn of(record_dir: &Path) -> Quick {
+        let recent = anvil_core::record::recent::path(record_dir);
+        let files = [
+            record_dir.join("refs/anvil"),
+            record_dir.join("packed-refs"),
+            recent,
+            record_dir.join("FETCH_HEAD"),
+        ];
+        let now = std::time::SystemTime::now();
+        let mut settled = true;
+        let mut parts = Vec::with_capacity(files.len());
+        for file in &files {
+            let meta = std::fs::metadata(file).ok();
+            if let Some(modified) = meta.as_ref().and_then(|m| m.modified().ok()) {
+                settled &= now.duration_since(modified).is_ok_and(|age| age >= RACY);
+            }
+            parts.push(meta.map_or_else(|| "-".to_owned(), |m| stamp_of(&m)));
+        }
+        Quick {
+            stamp: parts.join(" "),
+            settled,
+        }
+    }
 }
 
 /// An earlier conclusion related to a question: the newest synthesis of a debate whose

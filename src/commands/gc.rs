@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use anvil_core::home::Home;
 use anvil_core::model::config::Config;
 use anvil_core::record::git::Git;
 use anvil_core::record::maintenance::{self, Footprint, When};
@@ -31,6 +32,19 @@ pub struct Args {
     /// Print JSON for scripts.
     #[arg(long)]
     json: bool,
+}
+
+/// Brings the search index of the project whose record is `record` up to date, when it has
+/// one (nobody who never searched pays for an index).
+fn catch_up_index(record: &std::path::Path) {
+    let Some(home) = record.parent().and_then(Home::find) else {
+        return;
+    };
+    if home.search_index().is_file()
+        && let Ok(opened) = anvil_core::record::store::Record::open(&home.record_dir())
+    {
+        let _ = crate::search_index::Index::open(&home, &opened);
+    }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
@@ -64,7 +78,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     };
     let Some(git) = Git::find() else {
         if args.auto {
-            // The automatic step is not started without git; run by hand, it stays as quiet.
+            // Nothing packed without git (started by hand, it stays as quiet), but the index
+            // is still brought up to date.
+            catch_up_index(&record);
             return Ok(());
         }
         return Err(CliError::new(
@@ -80,6 +96,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             .hint("wait for it to finish; a maintenance that was killed holds no lock"),
         other => CliError::from_display(other),
     })?;
+    // The search index, where someone searches, is brought up to date too, after the packing
+    // (a cache: if that fails, the next search does it).
+    catch_up_index(&record);
     let Some(outcome) = outcome else {
         if args.json {
             return out(&format!(
@@ -88,16 +107,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
         return Ok(());
     };
-    // The search index, where someone searches, is brought up to date here too (a cache: if
-    // that fails, the next search does it).
-    if let Some(home) = ctx
-        .home()
-        .ok()
-        .filter(|h| crate::search_index::path(h).is_file())
-        && let Ok(opened) = anvil_core::record::store::Record::open(&home.record_dir())
-    {
-        let _ = crate::search_index::Index::open(&home, &opened);
-    }
     let (b, a) = (outcome.before, outcome.after);
     if args.auto && !args.json {
         // Run in the background, or by hand as `git gc --auto` is: it did its job quietly.

@@ -233,3 +233,231 @@ fn pulled_debates_and_lines_moved_by_git_are_found_by_the_next_search() {
     let found = search(&bob, &["memcached"]);
     assert_eq!(ats(&found), [format!("{ours}@main start")], "{found:?}");
 }
+
+/// Sets the modification time of each of `paths` that exists a minute back, as if the last
+/// change were long past.
+fn age(paths: &[std::path::PathBuf]) {
+    for path in paths.iter().filter(|p| p.exists()) {
+        let run = std::process::Command::new("touch")
+            .args(["-d", "1 minute ago"])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(run.success(), "touch {}", path.display());
+    }
+}
+
+/// The stamps a warm search compares before anything else (see `search_index::Quick`).
+fn settle_stamps(project: &Project) {
+    let record = project.record_dir();
+    age(&[
+        record.join("refs/anvil"),
+        record.join("packed-refs"),
+        record.join("anvil-recent"),
+        record.join("FETCH_HEAD"),
+    ]);
+}
+
+/// Whether the index holds a quick stamp: the next search with nothing moved lists no folder.
+fn trusts_stamps(project: &Project) -> bool {
+    let db = rusqlite::Connection::open(project.anvil_home().join("search.sqlite")).unwrap();
+    db.query_row(
+        "SELECT count(*) FROM stamps WHERE name = 'quick'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap()
+        == 1
+}
+
+#[test]
+fn a_warm_index_trusts_a_few_stamps_yet_sees_fetches_and_the_next_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("shared.git");
+    git(dir.path(), &["init", "--quiet", "--bare", "shared.git"]);
+    let alice = Project::new();
+    let bob = Project::new();
+    let theirs = debate(
+        &alice,
+        "51515151-0000-4000-8000-000000000021",
+        "Should we shard the ledger?",
+        [
+            "Sharding spreads the write load.",
+            "Cross-shard transfers get hard.",
+            "Shard by tenant, keep transfers in one shard.",
+        ],
+    );
+    alice.anvil(&["push", bare.to_str().unwrap()]).ok();
+    let ours = debate(
+        &bob,
+        "51515151-0000-4000-8000-000000000022",
+        "Should we cache sessions in Redis?",
+        [
+            "Redis is fast.",
+            "Another service to run.",
+            "Cache in Postgres first.",
+        ],
+    );
+    bob.anvil(&["pull", bare.to_str().unwrap()]).ok();
+    // Just written: too close to a change to trust the stamps.
+    assert_eq!(ats(&search(&bob, &["tenant"])).len(), 1);
+    assert!(!trusts_stamps(&bob));
+    settle_stamps(&bob);
+    assert_eq!(ats(&search(&bob, &["redis"])).len(), 2);
+    assert!(trusts_stamps(&bob), "settled stamps are kept");
+
+    // Alice's line moves by hand and comes in through a plain `git fetch` into a debate
+    // folder Bob already has: FETCH_HEAD tells.
+    let main = format!("refs/anvil/{theirs}/main");
+    let record = alice.record_dir();
+    let tip = git(&record, &["rev-parse", &main]);
+    let tree = git(&record, &["rev-parse", &format!("{}^{{tree}}", tip.trim())]);
+    let message = "start: ledger in Postgres partitions\n\nAnvil-Phase: start\n";
+    let moved = git(
+        &record,
+        &["commit-tree", tree.trim(), "-p", tip.trim(), "-m", message],
+    );
+    git(&record, &["update-ref", &main, moved.trim(), tip.trim()]);
+    git(&record, &["push", "--quiet", bare.to_str().unwrap(), &main]);
+    git(
+        &bob.record_dir(),
+        &[
+            "fetch",
+            "--quiet",
+            bare.to_str().unwrap(),
+            &format!("+{main}:{main}"),
+        ],
+    );
+    let found = search(&bob, &["partitions"]);
+    assert_eq!(ats(&found), [format!("{theirs}@main start")], "{found:?}");
+
+    // A line moved by git in place, fetched by nobody, is found with the next phase anvil
+    // records, in any debate.
+    settle_stamps(&bob);
+    search(&bob, &["redis"]);
+    assert!(trusts_stamps(&bob));
+    let main = format!("refs/anvil/{ours}/main");
+    let record = bob.record_dir();
+    let tip = git(&record, &["rev-parse", &main]);
+    let tree = git(&record, &["rev-parse", &format!("{}^{{tree}}", tip.trim())]);
+    let message = "start: Memcached was considered too\n\nAnvil-Phase: start\n";
+    let moved = git(
+        &record,
+        &["commit-tree", tree.trim(), "-p", tip.trim(), "-m", message],
+    );
+    git(&record, &["update-ref", &main, moved.trim(), tip.trim()]);
+    debate(
+        &bob,
+        "51515151-0000-4000-8000-000000000023",
+        "Should we page the on-call by SMS?",
+        [
+            "SMS reaches anyone.",
+            "SMS is slow.",
+            "Page by app, SMS as backup.",
+        ],
+    );
+    let found = search(&bob, &["memcached"]);
+    assert_eq!(ats(&found), [format!("{ours}@main start")], "{found:?}");
+}
+
+#[test]
+fn searches_at_the_same_moment_build_one_index_without_duplicates() {
+    let project = Project::new();
+    for (n, topic) in ["billing", "queues", "caching"].iter().enumerate() {
+        debate(
+            &project,
+            &format!("51515151-0000-4000-8000-00000000003{n}"),
+            &format!("Should we change our {topic} design?"),
+            [
+                &format!("Change {topic} now."),
+                &format!("Leave {topic} alone."),
+                &format!("Change {topic} slowly."),
+            ],
+        );
+    }
+    // Six searches start on no index at once: each waits for the one writing before it.
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            project
+                .command(&["search", "--json", "-n", "50", "change"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let answers: Vec<String> = children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        })
+        .collect();
+    let first: Vec<Value> = serde_json::from_str(&answers[0]).unwrap();
+    assert_eq!(first.len(), 9, "{first:#?}");
+    for answer in &answers {
+        let hits: Vec<Value> = serde_json::from_str(answer).unwrap();
+        assert_eq!(ats(&hits).len(), 9);
+    }
+    let db = rusqlite::Connection::open(project.anvil_home().join("search.sqlite")).unwrap();
+    let (rows, commits): (i64, i64) = db
+        .query_row(
+            "SELECT count(*), count(DISTINCT commit_id) FROM phases",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(rows, commits, "each commit indexed once");
+    assert_eq!(rows, 12, "three debates of a start and three phases");
+}
+
+#[test]
+fn a_debate_that_ends_brings_an_existing_index_up_to_date_in_the_background() {
+    let project = Project::new();
+    debate(
+        &project,
+        "51515151-0000-4000-8000-000000000041",
+        "Should we cache sessions in Redis?",
+        [
+            "Redis is fast.",
+            "Another service to run.",
+            "Cache in Postgres first.",
+        ],
+    );
+    search(&project, &["redis"]);
+    let later = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000042",
+        "Should we shard the ledger?",
+        [
+            "Sharding spreads the write load.",
+            "Cross-shard transfers get hard.",
+            "Shard by tenant.",
+        ],
+    );
+    // Nobody searches: the Stop hook that recorded the synthesis started the catch-up.
+    let db = rusqlite::Connection::open(project.anvil_home().join("search.sqlite")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found: i64 = db
+            .query_row(
+                "SELECT count(*) FROM phases WHERE debate = ?1 AND phase = 'synthesizer'",
+                [&later],
+                |r| r.get(0),
+            )
+            .unwrap();
+        if found == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index never caught up with {later}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -82,6 +82,12 @@ impl Home {
         self.root.join("record")
     }
 
+    /// The full-text index of every recorded phase: a cache of the record the command line
+    /// keeps (never pushed, never written by the hook).
+    pub fn search_index(&self) -> PathBuf {
+        self.root.join("search.sqlite")
+    }
+
     pub fn prompts_dir(&self) -> PathBuf {
         self.root.join("prompts")
     }

@@ -317,12 +317,13 @@ fn drive(
         let _ = crate::fsutil::remove_if_present(path);
     }
     // A debate has just ended: the one stop where the record's maintenance is looked at (a
-    // few directory listings; when it is due, a detached `anvil gc --auto` that nobody waits
-    // for). Ordinary phases and sessions without a debate never pay for it.
+    // few directory listings; when it is due, or a search index is there to catch up, a
+    // detached `anvil gc --auto` that nobody waits for). Ordinary phases and sessions without
+    // a debate never pay for it.
     if matches!(reply, Reply::Finish { .. })
         && let Ok(config) = crate::model::config::Config::load(home.root())
     {
-        crate::record::maintenance::start_if_due(&home.record_dir(), &config.gc_limits());
+        crate::record::maintenance::start_after_debate(home, &config.gc_limits());
     }
     Ok(match reply {
         Reply::Block { prompt, notice } => HookOutput::Block {

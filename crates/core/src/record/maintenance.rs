@@ -8,7 +8,9 @@
 //! refs, against [`Limits`] (`[gc]` of `.anvil/config.toml`). Commands that write make it when
 //! they are done; the Stop hook makes it only after recording a synthesis. When maintenance is
 //! due, [`start_if_due`] starts a detached `anvil gc --auto` (its own process group, no
-//! inherited stdio), so neither the command nor Claude Code waits for it.
+//! inherited stdio), so neither the command nor Claude Code waits for it. After a synthesis,
+//! [`start_after_debate`] also starts it when the project has a search index, which it brings
+//! up to date with the debate that ended.
 //!
 //! The packing is `git gc`'s: deltas, packed refs and a commit-graph. anvil needs the `git`
 //! binary for this as it does for push, pull and `--pr`; without it, `anvil gc` says so and
@@ -113,17 +115,35 @@ pub fn running(record: &Path) -> bool {
     crate::fsutil::held(&record.join(LOCK_FILE))
 }
 
-/// The automatic step, for CLI commands that wrote to the record and for the Stop hook after
-/// a synthesis: when maintenance is [`needed`] under `limits` and there is a `git` to do it,
-/// starts `anvil gc --auto` detached and returns at once. Costs a few directory listings when
-/// nothing is due; never fails its caller.
+/// The automatic step, for CLI commands that wrote to the record: when maintenance is
+/// [`needed`] under `limits` and there is a `git` to do it, starts `anvil gc --auto` detached
+/// and returns at once. Costs a few directory listings when nothing is due; never fails its
+/// caller.
 pub fn start_if_due(record: &Path, limits: &Limits) {
     if std::env::var_os(NO_AUTO_ENV).is_some() || !record.join("HEAD").is_file() {
         return;
     }
-    if !needed(record, limits) || Git::find().is_none() {
+    if needed(record, limits) && Git::find().is_some() {
+        start_auto(record);
+    }
+}
+
+/// The automatic step for the Stop hook when a debate has ended: as [`start_if_due`], and
+/// also when the project has a search index (someone searched, or a debate recalled earlier
+/// ones), which `anvil gc --auto` then brings up to date with the new synthesis, so that the
+/// next search or recall finds it done. Never on any other stop.
+pub fn start_after_debate(home: &crate::home::Home, limits: &Limits) {
+    let record = home.record_dir();
+    if std::env::var_os(NO_AUTO_ENV).is_some() || !record.join("HEAD").is_file() {
         return;
     }
+    if (needed(&record, limits) && Git::find().is_some()) || home.search_index().is_file() {
+        start_auto(&record);
+    }
+}
+
+/// Starts `anvil gc --auto` on `record`, detached, and returns at once.
+fn start_auto(record: &Path) {
     let Some(anvil) = cli_binary() else {
         return;
     };
