@@ -320,3 +320,31 @@ fn a_debate_without_a_synthesis_gets_an_error_and_nothing_is_written() {
         unknown.describe()
     );
 }
+
+#[test]
+fn a_pulled_debate_gives_the_same_record_as_where_it_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("shared.git");
+    crate::support::anvil::git_in(dir.path(), &["init", "--quiet", "--bare", "shared.git"]);
+    let alice = Project::new();
+    let bob = Project::new();
+    let debate = billing(&alice);
+    alice.anvil(&["push", bare.to_str().unwrap()]).ok();
+    bob.anvil(&["pull", bare.to_str().unwrap()]).ok();
+    // Bob has the record only: no live files of a debate that ran elsewhere.
+    assert!(!bob.line_dir(&debate, "main").exists());
+    let theirs = alice.anvil(&["adr", &debate]).ok().stdout.trim().to_owned();
+    let ours = bob.anvil(&["adr", &format!("{debate}@main")]).ok();
+    let ours = ours.stdout.trim().to_owned();
+    assert_eq!(ours, theirs);
+    let (_, body) = parse(&bob.read(&ours));
+    let (_, there) = parse(&alice.read(&theirs));
+    assert_eq!(body, there, "the same record from the pulled debate");
+    assert!(body.contains("keep Postgres for billing"), "{body}");
+    assert!(
+        body.contains(&synthesis_commit(&bob, &debate)),
+        "links back to the synthesis commit: {body}"
+    );
+    let show = bob.anvil(&["show", &format!("{debate}@main")]).ok();
+    assert!(show.stdout.contains(&ours), "{}", show.describe());
+}
