@@ -248,7 +248,9 @@ fn consults_the_record(turn: &Turn) -> Reply {
     match turn
         .tool_names()
         .into_iter()
-        .find(|n| n.starts_with("mcp__anvil") && n.ends_with("__search"))
+        // `mcp__anvil__search` from `.mcp.json`, `mcp__plugin_anvil_anvil__search` from the
+        // plugin.
+        .find(|n| n.starts_with("mcp__") && n.contains("anvil") && n.ends_with("__search"))
     {
         Some(tool) => Reply::tool_use(tool, json!({"query": "billing database"})),
         None => Reply::text(format!("no anvil tool among {:?}", turn.tool_names())),
@@ -291,6 +293,48 @@ fn claude_calls_anvils_search_and_receives_the_earlier_decision_with_its_commit(
     let answer = out.result_text().unwrap_or_default();
     assert!(answer.contains(&commit), "{}", out.describe());
 }
+
+/// The plugin `anvil plugin` writes carries the server: loaded with `--plugin-dir` in a project
+/// where `anvil install` never ran, nobody trusted, the call allowed on the command line under
+/// the plugin's name for it, Claude Code starts the server and the cited synthesis comes back.
+#[test]
+fn the_plugins_server_answers_under_the_plugins_tool_name() {
+    let project = Project::new();
+    let debate = billing_debate(&project);
+    let commit = synthesis_commit(&project, &debate);
+    project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
+    let server = ModelServer::start(consults_the_record);
+    let out = Claude::new(
+        &server,
+        project.path(),
+        "What did we decide about billing's database?",
+    )
+    .session_id(new_session_id())
+    .path_prepend(anvil_dir())
+    .arg("--plugin-dir")
+    .arg(project.path().join("anvil-plugin").display().to_string())
+    .arg("--allowedTools")
+    .arg(PLUGIN_TOOLS)
+    .timeout(Duration::from_secs(90))
+    .run();
+    out.assert_success();
+    let offered = server.main_turns()[0].tool_names();
+    assert!(
+        offered
+            .iter()
+            .any(|n| n == &format!("{PLUGIN_TOOLS}__search")),
+        "{offered:?}"
+    );
+    let results = server.tool_results();
+    assert_eq!(results.len(), 1, "{results:?}\n{}", out.describe());
+    let (text, error) = &results[0];
+    assert!(!error, "{text}");
+    assert!(text.contains(&format!("{debate}@main")), "{text}");
+    assert!(text.contains(&commit), "{text}");
+}
+
+/// The prefix Claude Code gives the tools of the plugin `anvil`'s server `anvil`.
+const PLUGIN_TOOLS: &str = "mcp__plugin_anvil_anvil";
 
 /// The same project untrusted: Claude Code ignores its `permissions.allow`, so the call is
 /// refused; `anvil doctor` says why and how to fix it.
