@@ -13,7 +13,7 @@ use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router}
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
-use crate::search_index::{CLOSE, Index, OPEN, Query};
+use crate::memory::index::{CLOSE, Index, OPEN, Query};
 use crate::view;
 
 /// Serve the record to Claude Code as read-only MCP tools over stdin/stdout: list debates,

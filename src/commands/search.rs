@@ -2,8 +2,8 @@
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
+use crate::memory::index::{self as search, CLOSE, Hit, Index, OPEN, Query};
 use crate::output::out;
-use crate::search_index::{self as search, CLOSE, Hit, Index, OPEN, Query};
 use crate::term::visible;
 use crate::view::{self, Paint};
 

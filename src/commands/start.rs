@@ -266,7 +266,7 @@ pub fn create(
             .as_deref()
             .and_then(anvil_core::home::LineRef::parse)
             .map(|l| l.debate);
-        match crate::recall::recall(home, &setup.question, skip.as_deref()) {
+        match crate::memory::recall::recall(home, &setup.question, skip.as_deref()) {
             Ok(found) if !found.recalled.is_empty() => {
                 setup.inputs.recalled = found.recalled;
                 earlier.recalled = Some(found.text);

@@ -55,7 +55,7 @@ pub struct RecalledView {
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchHit {
     #[serde(flatten)]
-    pub hit: crate::search_index::Hit,
+    pub hit: crate::memory::index::Hit,
     /// The snippet, split at the matched words: even pieces plain, odd ones matched.
     pub pieces: Vec<String>,
 }
@@ -70,10 +70,10 @@ pub fn search(home: &Home, query: &str) -> Result<Vec<SearchHit>, ApiError> {
         return Ok(Vec::new());
     }
     let record = Record::open(&dir).map_err(ApiError::internal)?;
-    let index = crate::search_index::Index::open(home, &record)
+    let index = crate::memory::index::Index::open(home, &record)
         .map_err(|e| ApiError::internal(crate::error::CliError::from(e).to_text()))?;
     let hits = index
-        .search(&crate::search_index::Query {
+        .search(&crate::memory::index::Query {
             text: query.to_owned(),
             limit: 50,
             ..Default::default()
@@ -82,7 +82,7 @@ pub fn search(home: &Home, query: &str) -> Result<Vec<SearchHit>, ApiError> {
     Ok(hits
         .into_iter()
         .map(|hit| SearchHit {
-            // The snippet's markers, `search_index::OPEN` and `CLOSE`.
+            // The snippet's markers, `memory::index::OPEN` and `CLOSE`.
             pieces: hit
                 .snippet
                 .split(['\u{1}', '\u{2}'])

@@ -8,7 +8,7 @@ use anvil_core::record::store::Record;
 use anvil_core::review::history::{self, LineHistory};
 
 use crate::error::CliError;
-use crate::search_index::Index;
+use crate::memory::index::Index;
 
 /// At most this many conclusions are recalled.
 pub const MAX_RECALLED: usize = 3;
