@@ -147,6 +147,12 @@ impl Index {
                 index.create()?;
             }
         }
+        // A cache in WAL mode: a crash or power cut may lose the last catch-ups (made again
+        // by the next search), never the file's consistency; no sync on every commit.
+        index
+            .db
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(index.err())?;
         index.catch_up(record, &home.record_dir())?;
         Ok(index)
     }
@@ -265,6 +271,7 @@ impl Index {
             .db
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&err)?;
+        let changes_before = tx.total_changes();
         let packed_then: Option<String> = tx
             .query_row("SELECT stamp FROM stamps WHERE name = 'packed'", [], |r| {
                 r.get(0)
@@ -364,7 +371,10 @@ impl Index {
                 .map_err(&err)?;
             }
         }
-        let mut stamps = vec![("packed", packed_now.as_str())];
+        let mut stamps = Vec::new();
+        if packed_then.as_deref() != Some(packed_now.as_str()) {
+            stamps.push(("packed", packed_now.as_str()));
+        }
         // What a search with nothing moved compares, unless it was taken too close to a
         // change (see [`Quick`]); then the next search looks at the folders again.
         if quick_now.settled && dirs_now.is_some() {
@@ -379,6 +389,10 @@ impl Index {
                 params![name, stamp],
             )
             .map_err(&err)?;
+        }
+        if tx.total_changes() == changes_before {
+            // Nothing new: the transaction ends without writing anything.
+            return Ok(());
         }
         tx.commit().map_err(&err)
     }

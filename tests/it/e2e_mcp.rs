@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::anvil::{Project, anvil_bin, anvil_dir, phase_text, turn_tag};
-use crate::support::claude::{Claude, ClaudeHome, new_session_id, spawn_headless};
+use crate::support::claude::{Claude, ClaudeHome, ClaudeOutput, new_session_id, spawn_headless};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 const SYNTHESIS: &str = "Decision: keep Postgres for billing and add read replicas; \
@@ -271,27 +271,41 @@ fn claude_calls_anvils_search_and_receives_the_earlier_decision_with_its_commit(
     );
     let debate = billing_debate(&project);
     let commit = synthesis_commit(&project, &debate);
+    let (server, out) = ask_about_billing(&project, |claude| claude.trusted());
+    assert_cited(&server, &debate, &commit);
+    let answer = out.result_text().unwrap_or_default();
+    assert!(answer.contains(&commit), "{}", out.describe());
+}
+
+/// Asks Claude Code (as `setup` makes it, with `anvil` on its `PATH`) in `project` what was
+/// decided about billing, with the model consulting the record; asserts it succeeded.
+fn ask_about_billing(
+    project: &Project,
+    setup: impl FnOnce(Claude) -> Claude,
+) -> (ModelServer, ClaudeOutput) {
     let server = ModelServer::start(consults_the_record);
-    let out = Claude::new(
+    let claude = Claude::new(
         &server,
         project.path(),
         "What did we decide about billing's database?",
     )
     .session_id(new_session_id())
     .path_prepend(anvil_dir())
-    .trusted()
-    .timeout(Duration::from_secs(90))
-    .run();
+    .timeout(Duration::from_secs(90));
+    let out = setup(claude).run();
     out.assert_success();
+    (server, out)
+}
+
+/// The one tool call made answered the synthesis of `debate` and cited it.
+fn assert_cited(server: &ModelServer, debate: &str, commit: &str) {
     let results = server.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}\n{}", out.describe());
+    assert_eq!(results.len(), 1, "{results:?}");
     let (text, error) = &results[0];
     assert!(!error, "{text}");
     assert!(text.contains(&format!("{debate}@main")), "{text}");
-    assert!(text.contains(&commit), "{text}");
+    assert!(text.contains(commit), "{text}");
     assert!(text.contains("synthesizer"), "{text}");
-    let answer = out.result_text().unwrap_or_default();
-    assert!(answer.contains(&commit), "{}", out.describe());
 }
 
 /// The plugin `anvil plugin` writes carries the server: loaded with `--plugin-dir` in a project
@@ -303,21 +317,14 @@ fn the_plugins_server_answers_under_the_plugins_tool_name() {
     let debate = billing_debate(&project);
     let commit = synthesis_commit(&project, &debate);
     project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
-    let server = ModelServer::start(consults_the_record);
-    let out = Claude::new(
-        &server,
-        project.path(),
-        "What did we decide about billing's database?",
-    )
-    .session_id(new_session_id())
-    .path_prepend(anvil_dir())
-    .arg("--plugin-dir")
-    .arg(project.path().join("anvil-plugin").display().to_string())
-    .arg("--allowedTools")
-    .arg(PLUGIN_TOOLS)
-    .timeout(Duration::from_secs(90))
-    .run();
-    out.assert_success();
+    let plugin = project.path().join("anvil-plugin");
+    let (server, _) = ask_about_billing(&project, |claude| {
+        claude
+            .arg("--plugin-dir")
+            .arg(plugin.display().to_string())
+            .arg("--allowedTools")
+            .arg(PLUGIN_TOOLS)
+    });
     let offered = server.main_turns()[0].tool_names();
     assert!(
         offered
@@ -325,12 +332,7 @@ fn the_plugins_server_answers_under_the_plugins_tool_name() {
             .any(|n| n == &format!("{PLUGIN_TOOLS}__search")),
         "{offered:?}"
     );
-    let results = server.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}\n{}", out.describe());
-    let (text, error) = &results[0];
-    assert!(!error, "{text}");
-    assert!(text.contains(&format!("{debate}@main")), "{text}");
-    assert!(text.contains(&commit), "{text}");
+    assert_cited(&server, &debate, &commit);
 }
 
 /// The prefix Claude Code gives the tools of the plugin `anvil`'s server `anvil`.
@@ -342,13 +344,7 @@ const PLUGIN_TOOLS: &str = "mcp__plugin_anvil_anvil";
 fn in_an_untrusted_workspace_the_call_is_refused_and_doctor_says_why() {
     let project = Project::installed();
     billing_debate(&project);
-    let server = ModelServer::start(consults_the_record);
-    let out = Claude::new(&server, project.path(), "What did we decide?")
-        .session_id(new_session_id())
-        .path_prepend(anvil_dir())
-        .timeout(Duration::from_secs(90))
-        .run();
-    out.assert_success();
+    let (server, out) = ask_about_billing(&project, |claude| claude);
     let results = server.tool_results();
     assert_eq!(results.len(), 1, "{results:?}\n{}", out.describe());
     assert!(results[0].1, "{results:?}");

@@ -209,29 +209,25 @@ fn pulled_debates_and_lines_moved_by_git_are_found_by_the_next_search() {
     // Packed by git, then a line moved by git behind anvil's back: both seen.
     git(&bob.record_dir(), &["pack-refs", "--all", "--prune"]);
     assert_eq!(ats(&search(&bob, &["tenant"])).len(), 1);
-    let main = format!("refs/anvil/{ours}/main");
-    let tip = git(&bob.record_dir(), &["rev-parse", &main]);
-    let tree = git(
+    move_by_hand(
         &bob.record_dir(),
-        &["rev-parse", &format!("{}^{{tree}}", tip.trim())],
-    );
-    let moved = git(
-        &bob.record_dir(),
-        &[
-            "commit-tree",
-            tree.trim(),
-            "-p",
-            tip.trim(),
-            "-m",
-            "start: Memcached was considered too\n\nAnvil-Debate: x\nAnvil-Phase: start\n",
-        ],
-    );
-    git(
-        &bob.record_dir(),
-        &["update-ref", &main, moved.trim(), tip.trim()],
+        &format!("refs/anvil/{ours}/main"),
+        "start: Memcached was considered too\n\nAnvil-Debate: x\nAnvil-Phase: start\n",
     );
     let found = search(&bob, &["memcached"]);
     assert_eq!(ats(&found), [format!("{ours}@main start")], "{found:?}");
+}
+
+/// Moves `refname` of `record` by one commit with `message`, through git alone (as a person
+/// or another tool would, behind anvil's back).
+fn move_by_hand(record: &std::path::Path, refname: &str, message: &str) {
+    let tip = git(record, &["rev-parse", refname]);
+    let tree = git(record, &["rev-parse", &format!("{}^{{tree}}", tip.trim())]);
+    let moved = git(
+        record,
+        &["commit-tree", tree.trim(), "-p", tip.trim(), "-m", message],
+    );
+    git(record, &["update-ref", refname, moved.trim(), tip.trim()]);
 }
 
 /// Sets the modification time of each of `paths` that exists a minute back, as if the last
@@ -310,14 +306,8 @@ fn a_warm_index_trusts_a_few_stamps_yet_sees_fetches_and_the_next_phase() {
     // folder Bob already has: FETCH_HEAD tells.
     let main = format!("refs/anvil/{theirs}/main");
     let record = alice.record_dir();
-    let tip = git(&record, &["rev-parse", &main]);
-    let tree = git(&record, &["rev-parse", &format!("{}^{{tree}}", tip.trim())]);
     let message = "start: ledger in Postgres partitions\n\nAnvil-Phase: start\n";
-    let moved = git(
-        &record,
-        &["commit-tree", tree.trim(), "-p", tip.trim(), "-m", message],
-    );
-    git(&record, &["update-ref", &main, moved.trim(), tip.trim()]);
+    move_by_hand(&record, &main, message);
     git(&record, &["push", "--quiet", bare.to_str().unwrap(), &main]);
     git(
         &bob.record_dir(),
@@ -336,16 +326,11 @@ fn a_warm_index_trusts_a_few_stamps_yet_sees_fetches_and_the_next_phase() {
     settle_stamps(&bob);
     search(&bob, &["redis"]);
     assert!(trusts_stamps(&bob));
-    let main = format!("refs/anvil/{ours}/main");
-    let record = bob.record_dir();
-    let tip = git(&record, &["rev-parse", &main]);
-    let tree = git(&record, &["rev-parse", &format!("{}^{{tree}}", tip.trim())]);
-    let message = "start: Memcached was considered too\n\nAnvil-Phase: start\n";
-    let moved = git(
-        &record,
-        &["commit-tree", tree.trim(), "-p", tip.trim(), "-m", message],
+    move_by_hand(
+        &bob.record_dir(),
+        &format!("refs/anvil/{ours}/main"),
+        "start: Memcached was considered too\n\nAnvil-Phase: start\n",
     );
-    git(&record, &["update-ref", &main, moved.trim(), tip.trim()]);
     debate(
         &bob,
         "51515151-0000-4000-8000-000000000023",
