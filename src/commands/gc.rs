@@ -37,7 +37,12 @@ pub struct Args {
 /// Brings the search index of the project whose record is `record` up to date, when it has
 /// one (nobody who never searched pays for an index).
 fn catch_up_index(record: &std::path::Path) {
-    let Some(home) = record.parent().and_then(Home::find) else {
+    // Only a project's own record (`.anvil/record`), not one named from elsewhere.
+    let Some(home) = record
+        .parent()
+        .and_then(Home::find)
+        .filter(|home| home.record_dir() == record)
+    else {
         return;
     };
     if home.search_index().is_file()
