@@ -258,7 +258,7 @@ impl Index {
         if quick_then.as_deref() == Some(quick_now.stamp.as_str()) {
             return Ok(());
         }
-        let packed_now = stamp(&record_dir.join("packed-refs"));
+        let packed_now = &quick_now.packed;
         let dirs_now = debate_dirs(&record_dir.join("refs/anvil"));
         let path = self.path.clone();
         let err = move |source| SearchError::Index {
@@ -457,11 +457,7 @@ impl Index {
     }
 }
 
-/// A file's or folder's identity and modification time, as text; `-` when it is missing.
-fn stamp(path: &Path) -> String {
-    std::fs::metadata(path).map_or_else(|_| "-".to_owned(), |m| stamp_of(&m))
-}
-
+/// A file's or folder's identity and modification time, as text.
 fn stamp_of(m: &std::fs::Metadata) -> String {
     use std::os::unix::fs::MetadataExt;
     format!("{}:{}:{}.{}", m.ino(), m.len(), m.mtime(), m.mtime_nsec())
@@ -496,6 +492,8 @@ fn debate_dirs(refs: &Path) -> Option<Vec<(String, String)>> {
 /// that does (any phase anvil records, a fetch, `anvil gc`).
 struct Quick {
     stamp: String,
+    /// `packed-refs`' own stamp (`-` when there is none): when it changed, every line is read.
+    packed: String,
     /// Every stamped file is older than [`RACY`]: a change within the same tick of a
     /// filesystem's clock (or a ref about to move after its note) cannot hide behind it.
     settled: bool,
@@ -507,11 +505,10 @@ const RACY: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Quick {
     fn of(record_dir: &Path) -> Quick {
-        let recent = anvil_core::record::recent::path(record_dir);
         let files = [
-            record_dir.join("refs/anvil"),
             record_dir.join("packed-refs"),
-            recent,
+            record_dir.join("refs/anvil"),
+            anvil_core::record::recent::path(record_dir),
             record_dir.join("FETCH_HEAD"),
         ];
         let now = std::time::SystemTime::now();
@@ -526,6 +523,7 @@ impl Quick {
         }
         Quick {
             stamp: parts.join(" "),
+            packed: parts.swap_remove(0),
             settled,
         }
     }

@@ -323,7 +323,11 @@ fn drive(
     if matches!(reply, Reply::Finish { .. })
         && let Ok(config) = crate::model::config::Config::load(home.root())
     {
-        crate::record::maintenance::start_after_debate(home, &config.gc_limits());
+        crate::record::maintenance::start_after_debate(
+            &home.record_dir(),
+            &home.search_index(),
+            &config.gc_limits(),
+        );
     }
     Ok(match reply {
         Reply::Block { prompt, notice } => HookOutput::Block {

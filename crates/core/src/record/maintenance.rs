@@ -120,30 +120,26 @@ pub fn running(record: &Path) -> bool {
 /// and returns at once. Costs a few directory listings when nothing is due; never fails its
 /// caller.
 pub fn start_if_due(record: &Path, limits: &Limits) {
-    if std::env::var_os(NO_AUTO_ENV).is_some() || !record.join("HEAD").is_file() {
-        return;
-    }
-    if needed(record, limits) && Git::find().is_some() {
-        start_auto(record);
-    }
+    start_auto(record, limits, || false);
 }
 
 /// The automatic step for the Stop hook when a debate has ended: as [`start_if_due`], and
-/// also when the project has a search index (someone searched, or a debate recalled earlier
-/// ones), which `anvil gc --auto` then brings up to date with the new synthesis, so that the
-/// next search or recall finds it done. Never on any other stop.
-pub fn start_after_debate(home: &crate::home::Home, limits: &Limits) {
-    let record = home.record_dir();
+/// also when the project has a search index at `search_index` (someone searched, or a debate
+/// recalled earlier ones), which `anvil gc --auto` then brings up to date with the new
+/// synthesis, so that the next search or recall finds it done. Never on any other stop.
+pub fn start_after_debate(record: &Path, search_index: &Path, limits: &Limits) {
+    start_auto(record, limits, || search_index.is_file());
+}
+
+/// Starts `anvil gc --auto` on `record`, detached, when maintenance is due (and there is a
+/// `git` to do it) or `also` says so, and returns at once.
+fn start_auto(record: &Path, limits: &Limits, also: impl FnOnce() -> bool) {
     if std::env::var_os(NO_AUTO_ENV).is_some() || !record.join("HEAD").is_file() {
         return;
     }
-    if (needed(&record, limits) && Git::find().is_some()) || home.search_index().is_file() {
-        start_auto(&record);
+    if !(needed(record, limits) && Git::find().is_some() || also()) {
+        return;
     }
-}
-
-/// Starts `anvil gc --auto` on `record`, detached, and returns at once.
-fn start_auto(record: &Path) {
     let Some(anvil) = cli_binary() else {
         return;
     };
