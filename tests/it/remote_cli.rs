@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::json;
 
-use crate::support::anvil::{Project, git_in as git};
+use crate::support::anvil::{Project, Run, find_tag, git_in as git};
 
 const ALICE: &str = "aaaaaaaa-1111-4111-8111-111111111111";
 
@@ -740,30 +740,23 @@ fn secrets_are_redacted_before_recording_and_a_push_refuses_one_that_got_in() {
         "deploy with\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----\n",
     )
     .unwrap();
-    let out = alice
-        .command(&[
-            "start",
-            "Should we rotate keys?",
-            "--rounds",
-            "1",
-            "--context",
-            "notes.txt",
-        ])
-        .env("CLAUDE_CODE_SESSION_ID", ALICE)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let prompt = String::from_utf8_lossy(&out.stdout).into_owned();
-    let debate = prompt
-        .split("[anvil ")
-        .nth(1)
-        .and_then(|s| s.split('@').next())
-        .unwrap()
-        .to_owned();
+    let mut started = alice.command(&[
+        "start",
+        "Should we rotate keys?",
+        "--rounds",
+        "1",
+        "--context",
+        "notes.txt",
+    ]);
+    let prompt = Run::from_output(
+        started
+            .env("CLAUDE_CODE_SESSION_ID", ALICE)
+            .output()
+            .unwrap(),
+    )
+    .ok()
+    .stdout;
+    let debate = find_tag(&prompt).unwrap().debate().to_owned();
     let stop = |text: &str| {
         alice.hook(&json!({
             "session_id": ALICE, "cwd": alice.path(), "hook_event_name": "Stop",
