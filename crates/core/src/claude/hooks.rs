@@ -49,7 +49,10 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
     } else {
         0
     };
-    let version = line.as_ref().and_then(|_| client_version(&input));
+    let version = line.as_ref().and_then(|_| {
+        crate::claude::client::detect(session, input.transcript_path.as_deref())
+            .effective_version()
+    });
     let answer = match answer {
         // Past Claude Code's cap on continuations in a row the turn ends anyway; a `block`
         // then stays in the conversation, so that the person's `continue` finds the prompt
@@ -122,23 +125,6 @@ fn may_claim(
         )
     })
 }
-
-/// The version of the Claude Code that runs this session, which decides how the next prompt
-/// is handed over (see [`HookOutput::for_client`]): `ANVIL_STOP_FORM=block` or `=context`
-/// when set, else the `version` its transcript records with each entry; `None` (a `block`,
-/// which every client reads) when neither tells.
-fn client_version(input: &HookInput) -> Option<(u32, u32, u32)> {
-    match std::env::var("ANVIL_STOP_FORM").as_deref() {
-        Ok("block") => return None,
-        Ok("context") => return Some(crate::claude::protocol::CONTEXT_SINCE),
-        _ => {}
-    }
-    let tail = read_tail(input.transcript_path.as_deref()?, VERSION_BYTES)?;
-    crate::claude::session_log::client_version_in(&tail)
-}
-
-/// How much of the transcript's end is read for the client's version: its last entries.
-const VERSION_BYTES: u64 = 16 * 1024;
 
 /// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
 /// in its context, so the next phase's prompt must bring it up to date in full.

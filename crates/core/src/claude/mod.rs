@@ -1,6 +1,7 @@
 //! Claude Code's side: the hooks it runs, the slash commands, feedback to its sessions, and
 //! what `anvil install` writes into its settings.
 
+pub mod client;
 pub mod feedback;
 pub mod hooks;
 pub mod install;

@@ -118,10 +118,8 @@ fn open_regular(path: &Path) -> Option<(std::fs::File, u64)> {
     meta.is_file().then_some((file, meta.len()))
 }
 
-/// The last `max` bytes of a regular file, from the start of a line: a first line cut by the
-/// bound is left out. `None` for anything that is not a readable regular file.
-/// The Claude Code version the newest entry of a transcript's tail names (each entry carries
-/// `"version":"2.1.197"`).
+/// The Claude Code version the newest entry of a transcript's tail names that names one (each
+/// conversation entry carries `"version":"2.1.197"`; metadata records carry none).
 pub(crate) fn client_version_in(tail: &[u8]) -> Option<(u32, u32, u32)> {
     tail.split(|b| *b == b'\n').rev().find_map(|line| {
         let key = b"\"version\":\"";
@@ -132,6 +130,26 @@ pub(crate) fn client_version_in(tail: &[u8]) -> Option<(u32, u32, u32)> {
     })
 }
 
+/// The version of the newest transcript entry that names one, however many metadata records
+/// (and however long an attachment) came after it: the end of the file is read in windows
+/// that grow fourfold from 16 KB, up to [`TAIL_BYTES`]. Ordinary stops find it in the first.
+pub(crate) fn newest_version(transcript: &Path) -> Option<(u32, u32, u32)> {
+    let (_, len) = open_regular(transcript)?;
+    let mut window: u64 = 16 * 1024;
+    loop {
+        let tail = read_tail(transcript, window)?;
+        if let Some(version) = client_version_in(&tail) {
+            return Some(version);
+        }
+        if window >= len || window >= TAIL_BYTES {
+            return None;
+        }
+        window = (window * 4).min(TAIL_BYTES);
+    }
+}
+
+/// The last `max` bytes of a regular file, from the start of a line: a first line cut by the
+/// bound is left out. `None` for anything that is not a readable regular file.
 pub(crate) fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let (mut file, len) = open_regular(path)?;

@@ -17,6 +17,9 @@ pub struct Environment {
     pub claude_config_dir: Option<PathBuf>,
     /// `$PATH`.
     pub path: Option<OsString>,
+    /// When Claude Code started this process (its Bash tool, a `!` line): the session's id
+    /// (`$CLAUDE_CODE_SESSION_ID`) and `$AI_AGENT`, which names the client's version.
+    pub claude_session: Option<(String, Option<String>)>,
     pub now: SystemTime,
 }
 
@@ -28,6 +31,10 @@ impl Environment {
             home: std::env::var_os("HOME").map(PathBuf::from),
             claude_config_dir: std::env::var_os("CLAUDE_CONFIG_DIR").map(PathBuf::from),
             path: std::env::var_os("PATH"),
+            claude_session: std::env::var("CLAUDE_CODE_SESSION_ID")
+                .ok()
+                .filter(|s| crate::home::valid_session(s))
+                .map(|s| (s, std::env::var("AI_AGENT").ok())),
             now: SystemTime::now(),
         }
     }

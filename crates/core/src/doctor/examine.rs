@@ -38,6 +38,7 @@ mod tests {
             home: Some(dir.path().join("user")),
             claude_config_dir: None,
             path: None,
+            claude_session: None,
             now: SystemTime::now(),
         };
         let findings = examine(&env);

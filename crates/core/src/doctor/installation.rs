@@ -108,59 +108,9 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
     out.extend(trust(env, &project_claude));
     out.extend(mcp(env, &places));
     out.push(block_cap(&places));
-    out.push(continuation_form(claude_version(&path)));
+    out.extend(super::client::check(env, &path));
     out.extend(command_files(&places));
     out
-}
-
-/// `claude --version` of the Claude Code on `path` (the PATH Claude Code gives hooks), if there
-/// is one that answers.
-fn claude_version(path: &(Option<OsString>, String)) -> Option<String> {
-    let dirs = path.0.clone().or_else(|| std::env::var_os("PATH"))?;
-    let claude = std::env::split_paths(&dirs)
-        .map(|dir| dir.join("claude"))
-        .find(|candidate| candidate.is_file())?;
-    let out = std::process::Command::new(claude)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    Some(text.split_whitespace().next()?.to_owned())
-}
-
-/// How the Stop hook hands each phase to the installed Claude Code (see
-/// [`crate::claude::protocol::HookOutput::for_client`]).
-fn continuation_form(version: Option<String>) -> Finding {
-    use crate::claude::protocol::{CONTEXT_SINCE, parse_version};
-    let finding =
-        |level, message: String| Finding::new("installation", "continuation", level, message);
-    let (major, minor, patch) = CONTEXT_SINCE;
-    match version.as_deref().map(|v| (v, parse_version(v))) {
-        Some((v, Some(parsed))) if parsed >= CONTEXT_SINCE => finding(
-            Level::Ok,
-            format!(
-                "Claude Code {v}: each phase is handed over as the Stop hook's additional context \
-                 (shown as \"Stop hook feedback\", never as an error), with a one-line notice"
-            ),
-        ),
-        Some((v, _)) => finding(
-            Level::Note,
-            format!(
-                "Claude Code {v} is older than {major}.{minor}.{patch}: each phase is handed over \
-                 as a Stop-hook block, which its terminal labels \"Stop hook error\""
-            ),
-        )
-        .hint("update Claude Code (`claude update`); the debate works either way"),
-        None => finding(
-            Level::Note,
-            "no `claude` on the hooks' PATH to ask its version: the Stop hook picks the form \
-             per session, from the version its transcript records (additional context from \
-             2.1.163, a block before)"
-                .to_owned(),
-        ),
-    }
 }
 
 /// The PATH that Claude Code gives hooks and commands: a `PATH` in the settings' `env` (the
@@ -477,22 +427,6 @@ fn read_json(path: &Path) -> Option<Value> {
 #[cfg(test)]
 mod tests {
 
-    #[test]
-    fn the_continuation_form_follows_the_client_version() {
-        let ok = continuation_form(Some("2.1.197".into()));
-        assert_eq!(ok.level, Level::Ok);
-        assert!(ok.message.contains("additional context"), "{}", ok.message);
-        let old = continuation_form(Some("2.1.100".into()));
-        assert_eq!(old.level, Level::Note);
-        assert!(old.message.contains("Stop hook error"), "{}", old.message);
-        let unknown = continuation_form(None);
-        assert!(
-            unknown.message.contains("per session"),
-            "{}",
-            unknown.message
-        );
-    }
-
     use super::*;
     use std::time::SystemTime;
 
@@ -535,6 +469,7 @@ mod tests {
                 home: Some(self.dir.path().join("user")),
                 claude_config_dir: None,
                 path,
+                claude_session: None,
                 now: SystemTime::now(),
             }
         }

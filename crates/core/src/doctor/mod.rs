@@ -6,6 +6,7 @@
 //! record (rebuilt from it, under the line's lock), an anvil command file of an older version.
 //! [`repair`] applies those fixes; anything else is left for the user, with a hint.
 
+mod client;
 mod debates;
 mod environment;
 mod examine;

@@ -167,6 +167,7 @@ mod tests {
             home: None,
             claude_config_dir: None,
             path: None,
+            claude_session: None,
             now: SystemTime::now(),
         }
     }
