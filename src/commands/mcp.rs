@@ -22,11 +22,17 @@ use crate::view;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
-/// What the server tells the client about itself.
-const INSTRUCTIONS: &str = "anvil records structured debates (advocate, critic, synthesizer…) \
-in git under .anvil/. Use these tools to find what this project already decided: `search` \
-first, then `read_phase` or `synthesis` for the full text. Quote the citation each answer \
-gives (DEBATE@LINE, phase, commit) when you rely on it.";
+/// What the server tells the client about itself: when to reach for these tools. Claude Code
+/// 2.1.33x shows it beside the names of the deferred tools, so it is what makes a model look
+/// for them when a person asks about the past.
+const INSTRUCTIONS: &str = "anvil is this project's memory of its decisions: structured \
+debates (advocate, critic, synthesizer…) recorded in git under .anvil/. When the person asks \
+what was decided, discussed or argued earlier (\"what did we decide about billing?\", \"did we \
+already consider Kafka?\", \"why did we pick Postgres?\"), or before you weigh a design choice \
+this project may have debated already, search the past debates first: `search` with the words \
+of the question, then `synthesis` for a debate's conclusion or `read_phase` for one phase in \
+full. Quote the citation each answer gives (DEBATE@LINE, phase, commit) when you rely on it. \
+`running` says which debates are in progress. The tools only read.";
 
 /// Answers longer than this are cut, with a note; a phase is rarely near it.
 const MAX_ANSWER: usize = 60_000;
@@ -111,8 +117,8 @@ impl Server {
     }
 
     #[tool(
-        description = "List the debates recorded in this project, newest first: id, question, \
-                       each line's status and its latest commit.",
+        description = "List the past debates and decisions recorded in this project, newest \
+                       first: id, question, each line's status and its latest commit.",
         annotations(read_only_hint = true)
     )]
     fn list_debates(&self, Parameters(args): Parameters<ListArgs>) -> Answer {
@@ -120,9 +126,11 @@ impl Server {
     }
 
     #[tool(
-        description = "Search every recorded phase of every debate (pulled ones too), most \
-                       relevant first. Each hit cites DEBATE@LINE, the phase, its commit id and \
-                       date, with a snippet; read the whole phase with read_phase.",
+        description = "Search past decisions: each earlier decision, and what this project \
+                       discussed or argued before it, in every recorded phase of every debate \
+                       (pulled ones too), by the words of a question, most relevant first. Each hit cites \
+                       DEBATE@LINE, the phase, its commit id and date, with a snippet; read the \
+                       whole phase with read_phase.",
         annotations(read_only_hint = true)
     )]
     fn search(&self, Parameters(args): Parameters<SearchArgs>) -> Answer {
@@ -130,7 +138,7 @@ impl Server {
     }
 
     #[tool(
-        description = "Read one recorded phase in full (a commit id from search, or \
+        description = "Read one phase of a past debate in full (a commit id from search, or \
                        DEBATE@LINE:round-N/ROLE), with its citation.",
         annotations(read_only_hint = true)
     )]
@@ -139,8 +147,8 @@ impl Server {
     }
 
     #[tool(
-        description = "The conclusion of a debate: its synthesis in full, with its citation \
-                       (or where the debate stands if it has none yet).",
+        description = "The decision a debate reached: its synthesis (conclusion) in full, with \
+                       its citation (or where the debate stands if it has none yet).",
         annotations(read_only_hint = true)
     )]
     fn synthesis(&self, Parameters(args): Parameters<DebateArgs>) -> Answer {
@@ -159,8 +167,8 @@ impl Server {
     }
 
     #[tool(
-        description = "Compare two moments of the record (two lines, two rounds, two commits): \
-                       a unified diff of what changed, each side cited.",
+        description = "Compare two moments of a debate's record (two lines, two rounds, two \
+                       commits): a unified diff of what changed, each side cited.",
         annotations(read_only_hint = true)
     )]
     fn compare(&self, Parameters(args): Parameters<CompareArgs>) -> Answer {
@@ -188,8 +196,8 @@ impl Server {
     }
 
     #[tool(
-        description = "What is running now: each active debate line, its phase, round and who \
-                       drives it.",
+        description = "The debates running now: each active debate line, its phase, round and \
+                       who drives it.",
         annotations(read_only_hint = true)
     )]
     fn running(&self, Parameters(_): Parameters<NoArgs>) -> Answer {

@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
+use crate::both_clients;
 use crate::support::anvil::{Project, find_tag, phase_text};
-use crate::support::claude::{Claude, ClaudeHome, new_session_id};
+use crate::support::claude::{Claude, ClaudeHome, Client, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 /// The prompt a turn answers: the hook's feedback, or, for a plain user message such as
@@ -20,8 +21,8 @@ fn debater(turn: &Turn) -> Reply {
     }
 }
 
-#[test]
-fn a_debate_cut_by_the_block_cap_goes_on_when_the_user_says_continue() {
+both_clients!(a_debate_cut_by_the_block_cap_goes_on_when_the_user_says_continue);
+fn a_debate_cut_by_the_block_cap_goes_on_when_the_user_says_continue(client: Client) {
     let project = Project::installed();
     // Lower the cap the install raised, so that a 2-round debate (4 blocks) is cut.
     let settings_path = project.path().join(".claude/settings.json");
@@ -36,6 +37,7 @@ fn a_debate_cut_by_the_block_cap_goes_on_when_the_user_says_continue() {
     let session = new_session_id();
 
     let first = Claude::new(&server, project.path(), &started.prompt)
+        .client(client)
         .home(&home)
         .session_id(&session)
         .run();
@@ -47,6 +49,7 @@ fn a_debate_cut_by_the_block_cap_goes_on_when_the_user_says_continue() {
     assert!(state.contains("phase: synthesizer"), "{state}");
 
     let second = Claude::new(&server, project.path(), "continue")
+        .client(client)
         .home(&home)
         .args(["--resume", session.as_str()])
         .run();

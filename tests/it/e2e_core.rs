@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::both_clients;
 use crate::support::anvil::{Project, Started, Tag, anvil_bin, phase_text, turn_tag};
-use crate::support::claude::{Claude, ClaudeOutput, new_session_id};
+use crate::support::claude::{Claude, ClaudeOutput, Client, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 /// The model: answers each anvil phase with its scripted text, anything else with a greeting.
@@ -152,8 +153,8 @@ fn assert_done(project: &Project, started: &Started, out: &ClaudeOutput) {
     assert!(report.contains(&synthesis), "{report}");
 }
 
-#[test]
-fn a_three_round_debate_runs_to_synthesis_with_one_commit_per_phase() {
+both_clients!(a_three_round_debate_runs_to_synthesis_with_one_commit_per_phase);
+fn a_three_round_debate_runs_to_synthesis_with_one_commit_per_phase(client: Client) {
     let project = Project::installed();
     let started = project.start(&["Should we adopt GraphQL?", "--rounds", "3"]);
     assert!(started.prompt.contains("Should we adopt GraphQL?"));
@@ -161,6 +162,7 @@ fn a_three_round_debate_runs_to_synthesis_with_one_commit_per_phase() {
 
     let session = new_session_id();
     let out = Claude::new(&server, project.path(), &started.prompt)
+        .client(client)
         .session_id(&session)
         .run();
     assert_done(&project, &started, &out);
@@ -340,8 +342,8 @@ fn b_stakeholders_interactive_is_steered_at_a_pause_and_by_anvil_steer() {
     );
 }
 
-#[test]
-fn c_five_interactive_rounds_via_the_slash_command_outlast_the_block_cap() {
+both_clients!(c_five_interactive_rounds_via_the_slash_command_outlast_the_block_cap);
+fn c_five_interactive_rounds_via_the_slash_command_outlast_the_block_cap(client: Client) {
     let project = Project::installed();
     // Nothing but what `anvil install` wrote raises the cap.
     let settings = project.read(".claude/settings.json");
@@ -357,6 +359,7 @@ fn c_five_interactive_rounds_via_the_slash_command_outlast_the_block_cap() {
         project.path(),
         "/anvil \"Should we split the monolith?\" --rounds 5 --interactive",
     )
+    .client(client)
     .session_id(&session)
     .timeout(Duration::from_secs(120))
     .run();
@@ -454,8 +457,8 @@ fn d_two_sessions_in_one_directory_each_drive_their_own_debate() {
     }
 }
 
-#[test]
-fn e_a_debate_started_in_a_terminal_is_claimed_by_the_first_session_only() {
+both_clients!(e_a_debate_started_in_a_terminal_is_claimed_by_the_first_session_only);
+fn e_a_debate_started_in_a_terminal_is_claimed_by_the_first_session_only(client: Client) {
     let project = Project::installed();
     let started = project.start(&["Should we adopt Rust?", "--rounds", "1"]);
 
@@ -479,6 +482,7 @@ fn e_a_debate_started_in_a_terminal_is_claimed_by_the_first_session_only() {
     let first = new_session_id();
     let second = new_session_id();
     let running = Claude::new(&server, project.path(), "hello")
+        .client(client)
         .session_id(&first)
         .timeout(Duration::from_secs(90))
         .spawn();
@@ -497,6 +501,7 @@ fn e_a_debate_started_in_a_terminal_is_claimed_by_the_first_session_only() {
     }
 
     let other = Claude::new(&server, project.path(), "hello")
+        .client(client)
         .session_id(&second)
         .run();
     second_done.store(true, Ordering::SeqCst);
@@ -556,12 +561,12 @@ fn e_a_debate_started_in_a_terminal_is_claimed_by_the_first_session_only() {
     );
 }
 
+both_clients!(f_phases_arrive_as_additional_context_not_as_hook_errors);
 /// Claude Code 2.1.163 and later: each phase is handed over as the Stop hook's
 /// `additionalContext` (a system reminder for the model, no "Stop hook error" for the person),
 /// with the one-line notice; the transcript records it as a `hook_additional_context`
 /// attachment, never as "Stop hook feedback". `ANVIL_STOP_FORM=block` brings back the block.
-#[test]
-fn f_phases_arrive_as_additional_context_not_as_hook_errors() {
+fn f_phases_arrive_as_additional_context_not_as_hook_errors(client: Client) {
     for form in ["context", "block"] {
         let project = Project::installed();
         let started = project.start(&["Should phases look like errors?", "--rounds", "1"]);
@@ -569,6 +574,7 @@ fn f_phases_arrive_as_additional_context_not_as_hook_errors() {
         let home = crate::support::claude::ClaudeHome::new();
         let session = new_session_id();
         let mut claude = Claude::new(&server, project.path(), &started.prompt)
+            .client(client)
             .home(&home)
             .session_id(&session);
         if form == "block" {

@@ -5,8 +5,9 @@
 
 use serde_json::Value;
 
+use crate::both_clients;
 use crate::support::anvil::{Commit, Project, phase_text, turn_tag};
-use crate::support::claude::{Claude, new_session_id};
+use crate::support::claude::{Claude, Client, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 fn debater(turn: &Turn) -> Reply {
@@ -40,12 +41,13 @@ fn assert_recorded_as_served(commit: &Commit, message: &Value) {
     }
 }
 
-#[test]
-fn each_phase_records_the_model_and_tokens_the_server_reported() {
+both_clients!(each_phase_records_the_model_and_tokens_the_server_reported);
+fn each_phase_records_the_model_and_tokens_the_server_reported(client: Client) {
     let project = Project::installed();
     let started = project.start(&["Should we track what debates cost?", "--rounds", "1"]);
     let server = ModelServer::start(debater);
     let out = Claude::new(&server, project.path(), &started.prompt)
+        .client(client)
         .session_id(new_session_id())
         .run();
     out.assert_success();

@@ -8,9 +8,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::both_clients;
 use crate::support::anvil::{Project, anvil_bin, anvil_dir, phase_text, turn_tag};
-use crate::support::claude::{Claude, ClaudeHome, ClaudeOutput, new_session_id, spawn_headless};
-use crate::support::model_server::{ModelServer, Reply, Turn};
+use crate::support::claude::{
+    Claude, ClaudeHome, ClaudeOutput, Client, new_session_id, spawn_headless_of,
+};
+use crate::support::model_server::{Discovery, ModelServer, Reply, TOOL_SEARCH, Turn, discover};
 
 const SYNTHESIS: &str = "Decision: keep Postgres for billing and add read replicas; \
                          a rewrite of the ledger is not worth the risk this year.";
@@ -240,28 +243,42 @@ fn a_project_without_debates_answers_each_call_and_one_without_anvil_errs_per_ca
     }
 }
 
-/// Picks anvil's search tool from the request's tools and calls it; answers with what it got.
+/// Is `name` anvil's search tool: `mcp__anvil__search` from `.mcp.json`,
+/// `mcp__plugin_anvil_anvil__search` from the plugin.
+fn is_anvils_search(name: &str) -> bool {
+    name.starts_with("mcp__") && name.contains("anvil") && name.ends_with("__search")
+}
+
+/// The words a person's question about billing gives a model to look for a tool with.
+const KEYWORDS: &str = "earlier decision billing";
+
+/// Reaches anvil's search tool the way the client requires (offered at once by 2.1.197, loaded
+/// through `ToolSearch` on 2.1.332) and calls it; answers with what it got.
 fn consults_the_record(turn: &Turn) -> Reply {
-    if let Some((_, result, _)) = turn.tool_results().first() {
+    if let Some((_, result, _)) = turn
+        .answered_calls()
+        .into_iter()
+        .find(|(name, ..)| is_anvils_search(name))
+    {
         return Reply::text(format!("From the record: {result}"));
     }
-    match turn
-        .tool_names()
-        .into_iter()
-        // `mcp__anvil__search` from `.mcp.json`, `mcp__plugin_anvil_anvil__search` from the
-        // plugin.
-        .find(|n| n.starts_with("mcp__") && n.contains("anvil") && n.ends_with("__search"))
-    {
-        Some(tool) => Reply::tool_use(tool, json!({"query": "billing database"})),
-        None => Reply::text(format!("no anvil tool among {:?}", turn.tool_names())),
+    match discover(turn, is_anvils_search, KEYWORDS) {
+        Discovery::Call(tool) => Reply::tool_use(tool, json!({"query": "billing database"})),
+        Discovery::Search(reply) => reply,
+        Discovery::Missing(why) => Reply::text(format!("no anvil tool: {why}")),
     }
 }
 
+/// What anvil's server tells Claude about when to use its tools reached the model.
+const INSTRUCTED: &str = "what was decided, discussed or argued earlier";
+
+both_clients!(claude_calls_anvils_search_and_receives_the_earlier_decision_with_its_commit);
 /// The real client, in a project where `anvil install` ran and the user trusts the workspace:
-/// Claude Code starts `anvil mcp` from `.mcp.json`, offers its tools, lets the call through by
-/// the `mcp__anvil` rule, and hands the cited synthesis back to the model.
-#[test]
-fn claude_calls_anvils_search_and_receives_the_earlier_decision_with_its_commit() {
+/// Claude Code starts `anvil mcp` from `.mcp.json`, offers its tools (2.1.332: announces them,
+/// and loads the one the model asks `ToolSearch` for), lets the call through by the
+/// `mcp__anvil` rule, and hands the cited synthesis back to the model, with the server's
+/// instructions on when to use them.
+fn claude_calls_anvils_search_and_receives_the_earlier_decision_with_its_commit(client: Client) {
     let project = Project::installed();
     let mcp_json: Value =
         serde_json::from_str(&project.read(".mcp.json")).expect(".mcp.json is JSON");
@@ -271,15 +288,23 @@ fn claude_calls_anvils_search_and_receives_the_earlier_decision_with_its_commit(
     );
     let debate = billing_debate(&project);
     let commit = synthesis_commit(&project, &debate);
-    let (server, out) = ask_about_billing(&project, |claude| claude.trusted());
-    assert_cited(&server, &debate, &commit);
+    let (server, out) = ask_about_billing(client, &project, |claude| claude.trusted());
+    assert_cited(client, &server, &debate, &commit);
     let answer = out.result_text().unwrap_or_default();
     assert!(answer.contains(&commit), "{}", out.describe());
+    let turns = server.main_turns();
+    assert!(
+        turns
+            .iter()
+            .any(|t| t.body.to_string().contains(INSTRUCTED)),
+        "the server's instructions reached the model"
+    );
 }
 
-/// Asks Claude Code (as `setup` makes it, with `anvil` on its `PATH`) in `project` what was
-/// decided about billing, with the model consulting the record; asserts it succeeded.
+/// Asks Claude Code (`client`, as `setup` makes it, with `anvil` on its `PATH`) in `project`
+/// what was decided about billing, with the model consulting the record; asserts it succeeded.
 fn ask_about_billing(
+    client: Client,
     project: &Project,
     setup: impl FnOnce(Claude) -> Claude,
 ) -> (ModelServer, ClaudeOutput) {
@@ -289,6 +314,7 @@ fn ask_about_billing(
         project.path(),
         "What did we decide about billing's database?",
     )
+    .client(client)
     .session_id(new_session_id())
     .path_prepend(anvil_dir())
     .timeout(Duration::from_secs(90));
@@ -297,60 +323,74 @@ fn ask_about_billing(
     (server, out)
 }
 
-/// The one tool call made answered the synthesis of `debate` and cited it.
-fn assert_cited(server: &ModelServer, debate: &str, commit: &str) {
-    let results = server.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}");
-    let (text, error) = &results[0];
+/// The one call of anvil's search answered the synthesis of `debate` and cited it; on a
+/// client that defers MCP tools, the model found it through `ToolSearch` first.
+fn assert_cited(client: Client, server: &ModelServer, debate: &str, commit: &str) {
+    let calls = server.calls_answered();
+    let searches: Vec<_> = calls.iter().filter(|(n, ..)| is_anvils_search(n)).collect();
+    assert_eq!(searches.len(), 1, "{calls:?}");
+    let (_, text, error) = searches[0];
     assert!(!error, "{text}");
     assert!(text.contains(&format!("{debate}@main")), "{text}");
     assert!(text.contains(commit), "{text}");
     assert!(text.contains("synthesizer"), "{text}");
+    let loaded = calls
+        .iter()
+        .any(|(n, text, _)| n == TOOL_SEARCH && text.lines().any(is_anvils_search));
+    assert_eq!(loaded, client.defers_mcp_tools(), "{calls:?}");
 }
 
+both_clients!(the_plugins_server_answers_under_the_plugins_tool_name);
 /// The plugin `anvil plugin` writes carries the server: loaded with `--plugin-dir` in a project
 /// where `anvil install` never ran, nobody trusted, the call allowed on the command line under
 /// the plugin's name for it, Claude Code starts the server and the cited synthesis comes back.
-#[test]
-fn the_plugins_server_answers_under_the_plugins_tool_name() {
+fn the_plugins_server_answers_under_the_plugins_tool_name(client: Client) {
     let project = Project::new();
     let debate = billing_debate(&project);
     let commit = synthesis_commit(&project, &debate);
     project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
     let plugin = project.path().join("anvil-plugin");
-    let (server, _) = ask_about_billing(&project, |claude| {
+    let (server, _) = ask_about_billing(client, &project, |claude| {
         claude
             .arg("--plugin-dir")
             .arg(plugin.display().to_string())
             .arg("--allowedTools")
             .arg(PLUGIN_TOOLS)
     });
-    let offered = server.main_turns()[0].tool_names();
-    assert!(
-        offered
-            .iter()
-            .any(|n| n == &format!("{PLUGIN_TOOLS}__search")),
-        "{offered:?}"
-    );
-    assert_cited(&server, &debate, &commit);
+    // Offered in the request (2.1.197) or announced as deferred (2.1.332).
+    let first = &server.main_turns()[0];
+    let offered: Vec<String> = first
+        .tool_names()
+        .into_iter()
+        .chain(first.deferred_tools())
+        .collect();
+    let wanted = format!("{PLUGIN_TOOLS}__search");
+    let seen = server
+        .main_turns()
+        .iter()
+        .any(|t| t.tool_names().contains(&wanted) || t.deferred_tools().contains(&wanted));
+    assert!(seen, "{offered:?}");
+    assert_cited(client, &server, &debate, &commit);
 }
 
 /// The prefix Claude Code gives the tools of the plugin `anvil`'s server `anvil`.
 const PLUGIN_TOOLS: &str = "mcp__plugin_anvil_anvil";
 
+both_clients!(in_an_untrusted_workspace_the_call_is_refused_and_doctor_says_why);
 /// The same project untrusted: Claude Code ignores its `permissions.allow`, so the call is
 /// refused; `anvil doctor` says why and how to fix it.
-#[test]
-fn in_an_untrusted_workspace_the_call_is_refused_and_doctor_says_why() {
+fn in_an_untrusted_workspace_the_call_is_refused_and_doctor_says_why(client: Client) {
     let project = Project::installed();
     billing_debate(&project);
-    let (server, out) = ask_about_billing(&project, |claude| claude);
-    let results = server.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}\n{}", out.describe());
-    assert!(results[0].1, "{results:?}");
+    let (server, out) = ask_about_billing(client, &project, |claude| claude);
+    let calls = server.calls_answered();
+    let searches: Vec<_> = calls.iter().filter(|(n, ..)| is_anvils_search(n)).collect();
+    assert_eq!(searches.len(), 1, "{calls:?}\n{}", out.describe());
+    let (_, text, error) = searches[0];
+    assert!(error, "{calls:?}");
     assert!(
-        results[0].0.contains("permission") || results[0].0.contains("haven't granted"),
-        "{results:?}"
+        text.contains("permission") || text.contains("haven't granted"),
+        "{calls:?}"
     );
     let doctor = project.anvil(&["doctor", "--json"]);
     assert!(
@@ -360,13 +400,67 @@ fn in_an_untrusted_workspace_the_call_is_refused_and_doctor_says_why() {
     );
 }
 
+both_clients!(a_server_still_starting_when_the_session_begins_is_found_all_the_same);
+/// `anvil mcp` slow to start (2 s, a loaded machine): 2.1.332 in `-p` mode sends the first
+/// request before the server is connected, so its tools are not announced; a model that looks
+/// for them by the words of the question (as a person's question gives them) has `ToolSearch`
+/// wait for the server and load anvil's search, which then answers. 2.1.197 waits for the
+/// server before the first request.
+fn a_server_still_starting_when_the_session_begins_is_found_all_the_same(client: Client) {
+    use std::os::unix::fs::PermissionsExt;
+    let project = Project::installed();
+    let debate = billing_debate(&project);
+    let commit = synthesis_commit(&project, &debate);
+    let slow = project.path().join("slow-bin");
+    std::fs::create_dir_all(&slow).unwrap();
+    let wrapper = slow.join("anvil");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = mcp ] && sleep 2\nexec '{}' \"$@\"\n",
+            anvil_bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The wrapper comes first on the PATH, before the directory of the anvil under test.
+    let (server, _) = ask_about_billing(client, &project, |claude| {
+        claude.trusted().path_prepend(slow)
+    });
+    assert_cited(client, &server, &debate, &commit);
+    if client.defers_mcp_tools() {
+        let first = &server.main_turns()[0];
+        let searched = first.deferred_tools().iter().any(|n| is_anvils_search(n));
+        let calls = server.calls_answered();
+        // Whether the first request raced the server is the machine's business; either way
+        // the tool was found, and by keywords when it had not been announced.
+        if !searched {
+            let query = server.main_turns()[1]
+                .messages()
+                .iter()
+                .rev()
+                .find_map(|m| {
+                    m["content"].as_array()?.iter().find_map(|b| {
+                        (b["name"] == TOOL_SEARCH).then(|| b["input"]["query"].clone())
+                    })
+                });
+            assert_eq!(query, Some(json!(KEYWORDS)), "{calls:?}");
+        }
+    }
+}
+
 /// An advocate that consults the record first, then argues with what it found.
 fn researching_debater(turn: &Turn) -> Reply {
-    if let Some((_, result, error)) = turn.tool_results().into_iter().next_back() {
+    let answered = turn.answered_calls();
+    if let Some((_, result, error)) = answered.iter().find(|(n, ..)| is_anvils_search(n)) {
         return Reply::text(format!(
             "ADVOCATE r1 (tool error: {error}), building on: {}",
             result.trim()
         ));
+    }
+    // Between a `ToolSearch` and the call it prepares, the latest message is its result.
+    if answered.iter().any(|(n, ..)| n == TOOL_SEARCH) {
+        return consults_the_record(turn);
     }
     match turn_tag(turn) {
         Some(tag) if tag.key() == "ADVOCATE r1" => consults_the_record(turn),
@@ -375,16 +469,17 @@ fn researching_debater(turn: &Turn) -> Reply {
     }
 }
 
+both_clients!(anvil_run_gives_debaters_the_records_tools_without_install_or_trust);
 /// `anvil run` in a project where `anvil install` never ran, in an untrusted workspace: the
 /// debaters still get the record's tools, passed on the command line, and may call them.
-#[test]
-fn anvil_run_gives_debaters_the_records_tools_without_install_or_trust() {
+fn anvil_run_gives_debaters_the_records_tools_without_install_or_trust(client: Client) {
     let project = Project::new();
     let debate = billing_debate(&project);
     let commit = synthesis_commit(&project, &debate);
     let server = ModelServer::start(researching_debater);
     let home = ClaudeHome::new();
-    let out = spawn_headless(
+    let out = spawn_headless_of(
+        client,
         &project,
         &["run", "Should invoices move to DynamoDB?", "--rounds", "1"],
         &server,
@@ -394,8 +489,13 @@ fn anvil_run_gives_debaters_the_records_tools_without_install_or_trust() {
     .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let results = server.tool_results();
-    assert_eq!(results.len(), 1, "{results:?}\n{stderr}");
+    let calls = server.calls_answered();
+    let results: Vec<_> = calls
+        .iter()
+        .filter(|(n, ..)| is_anvils_search(n))
+        .map(|(_, text, error)| (text.clone(), *error))
+        .collect();
+    assert_eq!(results.len(), 1, "{calls:?}\n{stderr}");
     assert!(!results[0].1, "{results:?}");
     // Recall put the earlier conclusion, with its commit, in the first prompt Claude got.
     let first = server.main_turns()[0].all_user_text();
@@ -408,4 +508,46 @@ fn anvil_run_gives_debaters_the_records_tools_without_install_or_trust() {
         .anvil(&["show", &format!("{new}@main:round-1/advocate")])
         .ok();
     assert!(advocate.stdout.contains(&commit), "{}", advocate.describe());
+}
+
+/// The words a person uses when asking about the past.
+const PERSONS_WORDS: [&str; 5] = ["decision", "debate", "past", "earlier", "search"];
+
+/// On the client that defers MCP tools (2.1.332), a model that searches `ToolSearch` with any
+/// one word a person uses about the past (decision, debate, past, earlier, search) is handed
+/// anvil's search tool: its name and description carry those words.
+#[test]
+fn anvils_search_is_found_by_the_words_a_person_uses() {
+    let client = Client::Newest;
+    assert!(client.defers_mcp_tools());
+    let project = Project::installed();
+    let server = ModelServer::start(|turn| {
+        let searched = turn.calls_of(TOOL_SEARCH);
+        match PERSONS_WORDS.get(searched) {
+            Some(word) => Reply::tool_use(TOOL_SEARCH, json!({"query": word})),
+            None => Reply::text("done"),
+        }
+    });
+    Claude::new(&server, project.path(), "What did we decide earlier?")
+        .client(client)
+        .session_id(new_session_id())
+        .path_prepend(anvil_dir())
+        .trusted()
+        .timeout(Duration::from_secs(90))
+        .run()
+        .assert_success();
+    // Each search's result: the names of the tools it loaded, best first.
+    let found: Vec<String> = server
+        .calls_answered()
+        .into_iter()
+        .filter(|(name, ..)| name == TOOL_SEARCH)
+        .map(|(_, names, _)| names)
+        .collect();
+    assert_eq!(found.len(), PERSONS_WORDS.len(), "{found:?}");
+    for (word, names) in PERSONS_WORDS.iter().zip(&found) {
+        assert!(
+            names.lines().any(|n| n == "mcp__anvil__search"),
+            "{word}: {names}"
+        );
+    }
 }

@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::both_clients;
 use crate::support::anvil::{Project, phase_text, turn_tag};
-use crate::support::claude::{Claude, claude_bin, new_session_id};
+use crate::support::claude::{Claude, Client, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 fn debater(turn: &Turn) -> Reply {
@@ -18,18 +19,27 @@ fn debater(turn: &Turn) -> Reply {
 
 /// Runs Claude Code with the plugin at `plugin` on `prompt` in `project`, and asserts that it
 /// succeeded after exactly one round: advocate, critic, synthesis.
-fn one_round_with_plugin(project: &Project, plugin: &Path, prompt: &str) {
-    one_round(project, prompt, |claude| {
+fn one_round_with_plugin(client: Client, project: &Project, plugin: &Path, prompt: &str) {
+    one_round(client, project, prompt, |claude| {
         claude.arg("--plugin-dir").arg(plugin.display().to_string())
     });
 }
 
 /// Runs Claude Code (as `setup` makes it) on `prompt` in `project`, and asserts that it
 /// succeeded after exactly one round: advocate, critic, synthesis.
-fn one_round(project: &Project, prompt: &str, setup: impl FnOnce(Claude) -> Claude) {
+fn one_round(
+    client: Client,
+    project: &Project,
+    prompt: &str,
+    setup: impl FnOnce(Claude) -> Claude,
+) {
     let server = ModelServer::start(debater);
-    let out =
-        setup(Claude::new(&server, project.path(), prompt).session_id(new_session_id())).run();
+    let out = setup(
+        Claude::new(&server, project.path(), prompt)
+            .client(client)
+            .session_id(new_session_id()),
+    )
+    .run();
     out.assert_success();
     let keys: Vec<String> = server
         .main_turns()
@@ -52,8 +62,8 @@ fn only_state(project: &Project) -> anvil_core::model::state::State {
     anvil_core::model::state::State::load(&home.state_path(&lines[0])).unwrap()
 }
 
-#[test]
-fn the_plugin_written_by_anvil_plugin_drives_a_debate() {
+both_clients!(the_plugin_written_by_anvil_plugin_drives_a_debate);
+fn the_plugin_written_by_anvil_plugin_drives_a_debate(client: Client) {
     let project = Project::new();
     project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
     let plugin = project.path().join("anvil-plugin");
@@ -68,19 +78,20 @@ fn the_plugin_written_by_anvil_plugin_drives_a_debate() {
     assert!(!project.path().join(".claude/settings.json").exists());
 
     let started = project.start(&["Should we ship a plugin?", "--rounds", "1"]);
-    one_round_with_plugin(&project, &plugin, &started.prompt);
+    one_round_with_plugin(client, &project, &plugin, &started.prompt);
     assert!(project.state_md(&started.debate).contains("status: done"));
 }
 
+both_clients!(claude_plugin_validate_accepts_the_plugin);
 /// `claude plugin validate` on what `anvil plugin` writes: no error (regression: the unquoted
 /// `argument-hint` of /anvil was not YAML, so Claude Code dropped the command's frontmatter).
-#[test]
-fn claude_plugin_validate_accepts_the_plugin() {
+fn claude_plugin_validate_accepts_the_plugin(client: Client) {
     let project = Project::new();
     project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
     let home = tempfile::tempdir().unwrap();
     let plugin = project.path().join("anvil-plugin");
     let text = claude_cli(
+        client,
         home.path(),
         &["plugin", "validate", plugin.to_str().unwrap()],
     );
@@ -88,13 +99,14 @@ fn claude_plugin_validate_accepts_the_plugin() {
     assert!(text.contains("Validation passed"), "{text}");
 }
 
-#[test]
-fn the_plugins_slash_command_starts_a_debate_with_any_question() {
+both_clients!(the_plugins_slash_command_starts_a_debate_with_any_question);
+fn the_plugins_slash_command_starts_a_debate_with_any_question(client: Client) {
     let project = Project::new();
     project.anvil(&["plugin", "--out", "anvil-plugin"]).ok();
     let plugin = project.path().join("anvil-plugin");
     let question = "Ship `anvil` as a \"plugin\"? $PLUGIN_ROOT !";
     one_round_with_plugin(
+        client,
         &project,
         &plugin,
         &format!("/anvil:anvil '{question}' --rounds 1"),
@@ -106,8 +118,8 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question() {
 
 /// `claude ARGS` (plugin management: no model involved) with `home` as HOME; its stdout and
 /// stderr together, after asserting that it succeeded.
-fn claude_cli(home: &Path, args: &[&str]) -> String {
-    let out = Command::new(claude_bin())
+fn claude_cli(client: Client, home: &Path, args: &[&str]) -> String {
+    let out = Command::new(client.bin())
         .args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -143,12 +155,12 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+both_clients!(the_repository_is_a_marketplace_whose_plugin_drives_a_debate);
 /// The repository is a Claude Code plugin marketplace: `claude plugin marketplace add` takes it
 /// and `claude plugin install anvil@anvil` installs the plugin it lists (the committed
 /// `plugin/`, byte for byte what `anvil plugin` writes today), which then drives a debate in a
 /// project where nobody ran `anvil install`.
-#[test]
-fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
+fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate(client: Client) {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let project = Project::new();
     project.anvil(&["plugin", "--out", "fresh"]).ok();
@@ -179,7 +191,7 @@ fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
     );
 
     let home = crate::support::claude::ClaudeHome::new();
-    let claude = |args: &[&str]| claude_cli(home.path(), args);
+    let claude = |args: &[&str]| claude_cli(client, home.path(), args);
     let validated = claude(&["plugin", "validate", repo.to_str().unwrap()]);
     assert!(validated.contains("Validation passed"), "{validated}");
     assert!(!validated.contains("warning"), "{validated}");
@@ -188,6 +200,7 @@ fn the_repository_is_a_marketplace_whose_plugin_drives_a_debate() {
     assert!(installed.contains("Successfully installed"), "{installed}");
 
     one_round(
+        client,
         &project,
         "/anvil:anvil \"Should we ship a marketplace?\" --rounds 1",
         |claude| claude.home(&home),

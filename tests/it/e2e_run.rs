@@ -6,8 +6,9 @@ use std::io::Write;
 
 use serde_json::json;
 
+use crate::both_clients;
 use crate::support::anvil::{Project, phase_text, turn_tag};
-use crate::support::claude::{ClaudeHome, spawn_headless};
+use crate::support::claude::{ClaudeHome, Client, spawn_headless, spawn_headless_of};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 fn debater(turn: &Turn) -> Reply {
@@ -145,14 +146,17 @@ fn asking_debater(turn: &Turn) -> Reply {
     }
 }
 
+both_clients!(anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer_back);
 /// Issue 10's first defect: in an untrusted workspace `claude -p` refused the debater's
 /// `anvil ask` ("This command requires approval"), so the question never reached the human.
-#[test]
-fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer_back() {
+fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer_back(
+    client: Client,
+) {
     let project = Project::installed();
     let server = ModelServer::start(asking_debater);
     let home = ClaudeHome::new();
-    let mut child = spawn_headless(
+    let mut child = spawn_headless_of(
+        client,
         &project,
         &[
             "run",

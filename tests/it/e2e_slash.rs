@@ -5,8 +5,9 @@
 
 use anvil_core::model::state::State;
 
+use crate::both_clients;
 use crate::support::anvil::{Project, phase_text, turn_tag};
-use crate::support::claude::{Claude, new_session_id};
+use crate::support::claude::{Claude, Client, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 fn debater(turn: &Turn) -> Reply {
@@ -36,8 +37,8 @@ fn recorded_question(project: &Project, debate: &str) -> String {
         .question
 }
 
-#[test]
-fn slash_anvil_records_questions_with_shell_characters_verbatim() {
+both_clients!(slash_anvil_records_questions_with_shell_characters_verbatim);
+fn slash_anvil_records_questions_with_shell_characters_verbatim(client: Client) {
     // (what is typed after /anvil, the question anvil must record)
     let cases = [
         (
@@ -63,6 +64,7 @@ fn slash_anvil_records_questions_with_shell_characters_verbatim() {
         let server = ModelServer::start(debater);
         let session = new_session_id();
         let out = Claude::new(&server, project.path(), format!("/anvil {typed}"))
+            .client(client)
             .session_id(&session)
             .run();
         out.assert_success();
@@ -80,8 +82,8 @@ fn slash_anvil_records_questions_with_shell_characters_verbatim() {
     }
 }
 
-#[test]
-fn slash_anvil_steer_and_cancel_take_any_text() {
+both_clients!(slash_anvil_steer_and_cancel_take_any_text);
+fn slash_anvil_steer_and_cancel_take_any_text(client: Client) {
     let project = Project::installed();
     let session = new_session_id();
     project.start(&[
@@ -94,6 +96,7 @@ fn slash_anvil_steer_and_cancel_take_any_text() {
     let steering = "focus on `cost` & \"risk\": $BUDGET, !important\nand ünïcødé 🦀";
     let server = ModelServer::start(debater);
     let out = Claude::new(&server, project.path(), format!("/anvil-steer {steering}"))
+        .client(client)
         .session_id(&session)
         .run();
     out.assert_success();
@@ -118,6 +121,7 @@ fn slash_anvil_steer_and_cancel_take_any_text() {
         project.path(),
         format!("/anvil-cancel \"{}\"", started.line),
     )
+    .client(client)
     .session_id(new_session_id())
     .run();
     out.assert_success();
@@ -130,8 +134,8 @@ fn slash_anvil_steer_and_cancel_take_any_text() {
     project.assert_fsck_clean();
 }
 
-#[test]
-fn slash_anvil_without_the_hook_says_how_to_fix_it() {
+both_clients!(slash_anvil_without_the_hook_says_how_to_fix_it);
+fn slash_anvil_without_the_hook_says_how_to_fix_it(client: Client) {
     let project = Project::installed();
     // An installation whose UserPromptExpansion hook is missing (e.g. an older settings file).
     let path = project.path().join(".claude/settings.json");
@@ -145,6 +149,7 @@ fn slash_anvil_without_the_hook_says_how_to_fix_it() {
 
     let server = ModelServer::start(debater);
     let out = Claude::new(&server, project.path(), "/anvil Should we? --rounds 1")
+        .client(client)
         .session_id(new_session_id())
         .run();
     out.assert_success();

@@ -5,11 +5,12 @@ use std::os::unix::fs::PermissionsExt;
 
 use serde_json::json;
 
-use crate::support::claude::{Claude, new_session_id};
+use crate::both_clients;
+use crate::support::claude::{Claude, Client, new_session_id};
 use crate::support::model_server::{ModelServer, Reply};
 
-#[test]
-fn claude_runs_against_the_scripted_server_and_relays_stop_hook_feedback() {
+both_clients!(claude_runs_against_the_scripted_server_and_relays_stop_hook_feedback);
+fn claude_runs_against_the_scripted_server_and_relays_stop_hook_feedback(client: Client) {
     let server = ModelServer::start(|turn| match turn.stop_hook_feedback() {
         Some(reason) => Reply::text(format!("final answer after: {reason}")),
         None => Reply::text(format!("first answer to: {}", turn.latest_user_text)),
@@ -22,6 +23,7 @@ fn claude_runs_against_the_scripted_server_and_relays_stop_hook_feedback() {
         r#"#!/bin/bash
 dir=$(dirname "$0")
 cat > "$dir/hook-input.json"
+env > "$dir/hook-env.txt"
 if [ ! -e "$dir/blocked-once" ]; then
   touch "$dir/blocked-once"
   echo '{"decision":"block","reason":"please continue"}'
@@ -42,6 +44,7 @@ fi
 
     let session = new_session_id();
     let out = Claude::new(&server, project.path(), "hello model")
+        .client(client)
         .session_id(&session)
         .run();
     out.assert_success();
@@ -52,14 +55,28 @@ fi
         out.describe()
     );
     assert_eq!(out.session_id(), Some(session.as_str()));
+    // The binary is the version the tests pin for it.
+    let version = std::process::Command::new(client.bin())
+        .arg("--version")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .expect("claude --version");
+    let version = String::from_utf8_lossy(&version.stdout).into_owned();
+    assert!(
+        version.starts_with(client.version()),
+        "package.json and Client::version disagree: {version}"
+    );
     assert!(out.transcript().is_some(), "no transcript written");
 
     let turns = server.main_turns();
     assert_eq!(turns.len(), 2, "{turns:#?}");
     assert_eq!(turns[0].latest_user_text, "hello model");
+    // 2.1.197 hands the reason over as the message's text, 2.1.332 inside a system reminder.
     assert_eq!(
-        turns[1].latest_user_text,
-        "Stop hook feedback:\nplease continue"
+        turns[1].stop_hook_block(),
+        Some("please continue"),
+        "{}",
+        turns[1].latest_user_text_raw()
     );
     assert_eq!(turns[1].session_id.as_deref(), Some(session.as_str()));
     assert_eq!(turns[1].session_index, Some(1));
@@ -70,6 +87,18 @@ fi
     )
     .unwrap();
     assert_eq!(input["session_id"], json!(session));
+    // What the Stop hook tells the client by: AI_AGENT, for this very session.
+    let env = std::fs::read_to_string(project.path().join("hook-env.txt")).unwrap();
+    let agent = format!(
+        "AI_AGENT=claude-code_{}_harness",
+        client.version().replace('.', "-")
+    );
+    assert!(env.lines().any(|l| l == agent), "{env}");
+    assert!(
+        env.lines()
+            .any(|l| l == format!("CLAUDE_CODE_SESSION_ID={session}")),
+        "{env}"
+    );
     assert_eq!(input["stop_hook_active"], json!(true));
     assert_eq!(
         input["last_assistant_message"],

@@ -179,6 +179,7 @@ impl Project {
         cmd.args(args)
             .current_dir(self.path())
             .env_remove("CLAUDE_CODE_SESSION_ID")
+            .env_remove("AI_AGENT")
             .env_remove("ANVIL_NOW")
             .env_remove("CLAUDE_PROJECT_DIR")
             .stdin(Stdio::null());
@@ -227,6 +228,7 @@ impl Project {
         hook.args(args)
             .current_dir(self.path())
             .env_remove("CLAUDE_CODE_SESSION_ID")
+            .env_remove("AI_AGENT")
             .env_remove("ANVIL_NOW")
             .env_remove("CLAUDE_PROJECT_DIR");
         run_with_stdin(hook, stdin)

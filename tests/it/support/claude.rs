@@ -1,8 +1,12 @@
 //! Running the real Claude Code CLI (`claude -p`) hermetically against a [`ModelServer`].
 //!
-//! The binary is `$ANVIL_CLAUDE_BIN`, else `node_modules/.bin/claude` at the repository root,
-//! else `claude` on `PATH`. When none exists the test fails (it never skips) and says how to
-//! install it.
+//! Two clients are pinned in `package.json`, and a test chooses one with [`Client`]: the
+//! oldest anvil supports (`@anthropic-ai/claude-code`, 2.1.197) and the newest the registry
+//! served when it was last bumped (the alias `claude-code-newest`, 2.1.332). Both packages
+//! name their binary `claude`, so `node_modules/.bin/claude` is whichever npm linked last: the
+//! tests never use it, only each package's own `bin/claude.exe`. `$ANVIL_CLAUDE_BIN` (oldest)
+//! and `$ANVIL_CLAUDE_NEWEST_BIN` point elsewhere. A missing client fails the test (it never
+//! skips) and says how to install it.
 //!
 //! Each run gets a clean environment: `PATH` (with any [`Claude::path_prepend`] dirs), a temporary
 //! `HOME` (a [`ClaudeHome`]), `ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY=test`,
@@ -28,34 +32,86 @@ use serde_json::{Value, json};
 
 use super::model_server::ModelServer;
 
-const INSTALL_HINT: &str = "the end-to-end tests need the Claude Code CLI. Install it at the \
-repository root with `npm install --no-save @anthropic-ai/claude-code` (giving \
-node_modules/.bin/claude), or point ANVIL_CLAUDE_BIN at a `claude` binary";
+const INSTALL_HINT: &str = "the end-to-end tests need both pinned Claude Code CLIs. Install \
+them at the repository root with `npm install` (package.json pins them), or point \
+ANVIL_CLAUDE_BIN (the oldest) and ANVIL_CLAUDE_NEWEST_BIN (the newest) at `claude` binaries";
 
-/// Locates the `claude` binary; panics with installation instructions if there is none.
-pub fn claude_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("ANVIL_CLAUDE_BIN") {
-        let bin = PathBuf::from(bin);
-        assert!(
-            bin.is_file(),
-            "ANVIL_CLAUDE_BIN={} does not exist: {INSTALL_HINT}",
-            bin.display()
-        );
-        return bin;
-    }
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/.bin/claude");
-    if local.is_file() {
-        return local;
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let candidate = dir.join("claude");
-            if candidate.is_file() {
-                return candidate;
-            }
+/// A Claude Code the end-to-end tests run: each scenario that touches the client's behaviour
+/// runs against both (see [`both_clients!`](crate::both_clients)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Client {
+    /// The oldest Claude Code anvil supports: 2.1.197.
+    Oldest,
+    /// The newest the registry served at the last bump: 2.1.332.
+    Newest,
+}
+
+impl Client {
+    /// The version `package.json` pins (checked against `claude --version` by
+    /// `model_server_selftest`).
+    pub fn version(self) -> &'static str {
+        match self {
+            Client::Oldest => "2.1.197",
+            Client::Newest => "2.1.332",
         }
     }
-    panic!("Claude Code CLI not found: {INSTALL_HINT}");
+
+    /// The client's binary: its package's own `bin/claude.exe`, or the override.
+    pub fn bin(self) -> PathBuf {
+        let (var, package) = match self {
+            Client::Oldest => ("ANVIL_CLAUDE_BIN", "@anthropic-ai/claude-code"),
+            Client::Newest => ("ANVIL_CLAUDE_NEWEST_BIN", "claude-code-newest"),
+        };
+        if let Some(bin) = std::env::var_os(var) {
+            let bin = PathBuf::from(bin);
+            assert!(
+                bin.is_file(),
+                "{var}={} does not exist: {INSTALL_HINT}",
+                bin.display()
+            );
+            return bin;
+        }
+        let local = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("node_modules")
+            .join(package)
+            .join("bin/claude.exe");
+        assert!(
+            local.is_file(),
+            "Claude Code {} not found at {}: {INSTALL_HINT}",
+            self.version(),
+            local.display()
+        );
+        local
+    }
+
+    /// Does this client defer MCP tools behind `ToolSearch` (2.1.33x), rather than list them
+    /// in each request (2.1.19x)?
+    pub fn defers_mcp_tools(self) -> bool {
+        self == Client::Newest
+    }
+}
+
+/// The oldest pinned client's binary, for tests that do not depend on the client.
+pub fn claude_bin() -> PathBuf {
+    Client::Oldest.bin()
+}
+
+/// Runs each named scenario, a `fn NAME(client: Client)` beside it, against each pinned
+/// client, as the tests `NAME::oldest` and `NAME::newest`.
+#[macro_export]
+macro_rules! both_clients {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn oldest() {
+                super::$name($crate::support::claude::Client::Oldest)
+            }
+            #[test]
+            fn newest() {
+                super::$name($crate::support::claude::Client::Newest)
+            }
+        }
+    )+};
 }
 
 /// A fresh, per-test `uuid`-shaped (version 4) session id.
@@ -183,6 +239,7 @@ impl Default for ClaudeHome {
 
 /// A `claude -p` invocation being built.
 pub struct Claude {
+    client: Client,
     cwd: PathBuf,
     base_url: String,
     home: ClaudeHome,
@@ -200,6 +257,7 @@ impl Claude {
     /// `claude -p PROMPT --output-format json` in `cwd`, talking to `server`, in a fresh HOME.
     pub fn new(server: &ModelServer, cwd: impl Into<PathBuf>, prompt: impl Into<String>) -> Claude {
         Claude {
+            client: Client::Oldest,
             cwd: cwd.into(),
             base_url: server.base_url(),
             home: ClaudeHome::new(),
@@ -212,6 +270,12 @@ impl Claude {
             timeout: Duration::from_secs(60),
             trusted: false,
         }
+    }
+
+    /// Runs this client (the oldest pinned one unless told).
+    pub fn client(mut self, client: Client) -> Claude {
+        self.client = client;
+        self
     }
 
     /// Marks the working directory as trusted in this run's HOME, as a user who accepted
@@ -273,7 +337,7 @@ impl Claude {
     }
 
     fn command(&self) -> Command {
-        let mut cmd = Command::new(claude_bin());
+        let mut cmd = Command::new(self.client.bin());
         cmd.current_dir(&self.cwd);
         if let Some(prompt) = &self.prompt {
             cmd.arg("-p").arg(prompt);
@@ -327,7 +391,7 @@ impl Claude {
         let mut child = self.command().spawn().unwrap_or_else(|e| {
             panic!(
                 "cannot start {}: {e}; {INSTALL_HINT}",
-                claude_bin().display()
+                self.client.bin().display()
             )
         });
         let stdout = reader(child.stdout.take());
@@ -496,8 +560,17 @@ pub fn headless_env(
     server: &ModelServer,
     home: &ClaudeHome,
 ) -> Vec<(&'static str, std::ffi::OsString)> {
+    headless_env_of(Client::Oldest, server, home)
+}
+
+/// [`headless_env`] for `client`.
+pub fn headless_env_of(
+    client: Client,
+    server: &ModelServer,
+    home: &ClaudeHome,
+) -> Vec<(&'static str, std::ffi::OsString)> {
     vec![
-        ("ANVIL_CLAUDE_BIN", claude_bin().into()),
+        ("ANVIL_CLAUDE_BIN", client.bin().into()),
         ("HOME", home.path().into()),
         ("ANTHROPIC_BASE_URL", server.base_url().into()),
         ("ANTHROPIC_API_KEY", "test".into()),
@@ -513,9 +586,20 @@ pub fn spawn_headless(
     server: &ModelServer,
     home: &ClaudeHome,
 ) -> Child {
+    spawn_headless_of(Client::Oldest, project, args, server, home)
+}
+
+/// [`spawn_headless`] with `client` as the `claude` that `anvil run` starts.
+pub fn spawn_headless_of(
+    client: Client,
+    project: &super::anvil::Project,
+    args: &[&str],
+    server: &ModelServer,
+    home: &ClaudeHome,
+) -> Child {
     project
         .command(args)
-        .envs(headless_env(server, home))
+        .envs(headless_env_of(client, server, home))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

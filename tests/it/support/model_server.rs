@@ -5,18 +5,41 @@
 //! `POST /v1/messages` is parsed into a [`Turn`] and recorded; main conversation turns are
 //! answered by the test's script (`Fn(&Turn) -> Reply`), side requests by a harmless default.
 //!
-//! What Claude Code 2.1.197 sends (observed, `-p` mode, `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`):
+//! What Claude Code sends, observed in `-p` mode with `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`
+//! on both pinned clients (2.1.197 and 2.1.332) unless a version is named:
 //! - `HEAD /` once at startup (a connectivity probe, answered 404 here without harm);
-//! - `POST /v1/messages?beta=true`, always `"stream": true`, with ~25 `tools`, `max_tokens` 64000,
+//! - `POST /v1/messages?beta=true`, always `"stream": true`, with its `tools` (about 25 in
+//!   2.1.197; 12 in 2.1.332, which defers the rest), `max_tokens` 64000 (128000 in 2.1.332),
 //!   one request per model turn. No title/topic/quota side requests were seen in `-p` mode, but
 //!   anything without tools, with `max_tokens <= 1`, or answered for `count_tokens` is flagged as
 //!   a side request ([`Turn::is_main`] is false) and never reaches the script.
 //! - `messages` may contain `{"role": "system", ...}` entries mid-conversation (agent/skill
-//!   listings), so the "latest user message" is the last entry whose role is `user`.
-//! - A Stop hook's `{"decision":"block","reason":"X"}` reaches the model as a user message whose
-//!   only content block is the text `"Stop hook feedback:\nX"` (no `<system-reminder>` wrapper).
+//!   listings, deferred tools), so the "latest user message" is the last entry whose role is
+//!   `user`.
+//! - A Stop hook's `{"decision":"block","reason":"X"}` reaches the model as the next user
+//!   message. 2.1.197: its only content block is the text `"Stop hook feedback:\nX"`. 2.1.332:
+//!   a string `"<system-reminder>\nThe text below is the output of a hook …\nStop hook
+//!   feedback:\nX\n</system-reminder>"`, followed by a `system` message "Stop hook blocking
+//!   error from command: …" ([`Turn::stop_hook_block`] reads both).
 //! - A Stop hook's `{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"X"}}`
-//!   reaches it as a text block `"<system-reminder>\nStop hook additional context: X\n…"`.
+//!   reaches it as a text block `"<system-reminder>\nStop hook additional context: X\n…"`
+//!   (the same in both).
+//! - Each Stop hook runs with `AI_AGENT=claude-code_2-1-197_harness` (or `…2-1-332…`),
+//!   `CLAUDE_CODE_SESSION_ID` (the hook input's `session_id`) and `CLAUDE_PROJECT_DIR` in its
+//!   environment, in both. At the first stop of a 2.1.332 session the transcript ends with
+//!   records that carry no `version` (`last-prompt`, `atis-latch`) behind an attachment of
+//!   about 57 KB; 2.1.197's ends with the `assistant` entry.
+//! - MCP tools. 2.1.197 lists them in `tools` (`mcp__anvil__search`, …) in every request.
+//!   2.1.332 defers them: `tools` carries `ToolSearch` and a `DeferredToolPlaceholder`, and the
+//!   names arrive in a `system` message ("The following deferred tools are now available via
+//!   ToolSearch … : NAME\nNAME…", with each server's `instructions` under "# MCP Server
+//!   Instructions"). The model calls `ToolSearch` with `{"query": "select:NAME"}` or keywords;
+//!   the result holds `tool_reference` blocks (no `<functions>` text reaches a custom
+//!   endpoint), and from the next request on the loaded tools are in `tools` (with
+//!   `defer_loading: true`) and can be called. In `-p` mode 2.1.332 does not wait for MCP
+//!   servers to connect before the first request: a server still starting is not announced
+//!   yet, but `ToolSearch` waits for it, and the names are announced in a later `system`
+//!   message. [`discover`] is a scripted model's way through both.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -24,9 +47,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-
-/// The prefix Claude Code puts before a Stop hook's `reason` in the next user message.
-pub const STOP_HOOK_FEEDBACK_PREFIX: &str = "Stop hook feedback:\n";
 
 /// One parsed `POST /v1/messages` request.
 #[derive(Debug, Clone)]
@@ -49,6 +69,9 @@ pub struct Turn {
     /// What a Stop hook handed over as `additionalContext`, when the latest user message
     /// carries it.
     pub hook_context: Option<String>,
+    /// What a Stop hook handed over as a `block` reason, when the latest user message carries
+    /// it (either client's form).
+    pub hook_block: Option<String>,
     /// The whole request body.
     pub body: Value,
 }
@@ -63,6 +86,7 @@ impl Turn {
             .map(|m| content_text(&m["content"], false))
             .unwrap_or_default();
         let hook_context = last_user_message(&body).and_then(|m| hook_context(&m["content"]));
+        let hook_block = last_user_message(&body).and_then(|m| hook_block(&m["content"]));
         Turn {
             seq,
             main_index: None,
@@ -74,6 +98,7 @@ impl Turn {
             has_tools,
             latest_user_text,
             hook_context,
+            hook_block,
             body,
         }
     }
@@ -101,9 +126,72 @@ impl Turn {
 
     /// `Some(reason)` when the latest user message is a Stop hook's `block` feedback.
     pub fn stop_hook_block(&self) -> Option<&str> {
-        self.latest_user_text
-            .strip_prefix(STOP_HOOK_FEEDBACK_PREFIX)
-            .or_else(|| self.latest_user_text.strip_prefix("Stop hook feedback:"))
+        self.hook_block.as_deref()
+    }
+
+    /// The tool calls of the latest assistant message that the latest user message answers:
+    /// (tool name, result text, is_error). A `ToolSearch` result's text is the names it
+    /// loaded, one a line.
+    pub fn answered_calls(&self) -> Vec<(String, String, bool)> {
+        let names: std::collections::HashMap<&str, &str> = self
+            .messages()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "assistant")
+            .and_then(|m| m["content"].as_array())
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+            .filter_map(|b| Some((b["id"].as_str()?, b["name"].as_str()?)))
+            .collect();
+        self.tool_results()
+            .into_iter()
+            .map(|(id, text, error)| {
+                let name = names.get(id.as_str()).copied().unwrap_or_default();
+                (name.to_owned(), text, error)
+            })
+            .collect()
+    }
+
+    /// The deferred tools announced to the model so far (2.1.33x): the names listed after
+    /// "…are now available via ToolSearch…:" in any message or the system prompt.
+    pub fn deferred_tools(&self) -> Vec<String> {
+        const MARK: &str = "available via ToolSearch";
+        let mut texts = vec![self.system_text()];
+        texts.extend(
+            self.messages()
+                .iter()
+                .map(|m| content_text(&m["content"], true)),
+        );
+        let mut out = Vec::new();
+        for text in &texts {
+            for (at, _) in text.match_indices(MARK) {
+                let rest = &text[at..];
+                let Some(start) = rest.find(":\n") else {
+                    continue;
+                };
+                out.extend(
+                    rest[start + 2..]
+                        .lines()
+                        .take_while(|l| !l.trim().is_empty())
+                        .map(|l| l.trim().to_owned()),
+                );
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// How many times the model called `tool` in this conversation.
+    pub fn calls_of(&self, tool: &str) -> usize {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "tool_use" && b["name"] == tool)
+            .count()
     }
 
     /// The latest user message, raw.
@@ -198,6 +286,28 @@ fn hook_context(content: &Value) -> Option<String> {
     })
 }
 
+/// The reason of a Stop hook's `block` in a user message's content: `"Stop hook feedback:\nX"`
+/// as the text (2.1.19x), or inside a system reminder that relays a hook's output (2.1.33x).
+fn hook_block(content: &Value) -> Option<String> {
+    const MARK: &str = "Stop hook feedback:";
+    let texts: Vec<&str> = match content {
+        Value::String(s) => vec![s.as_str()],
+        Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect(),
+        _ => Vec::new(),
+    };
+    texts.into_iter().find_map(|text| {
+        let text = text.trim();
+        if let Some(reason) = text.strip_prefix(MARK) {
+            return Some(reason.strip_prefix('\n').unwrap_or(reason).to_owned());
+        }
+        let inner = text
+            .strip_prefix("<system-reminder>")?
+            .strip_suffix("</system-reminder>")?;
+        let at = inner.find(&format!("\n{MARK}\n"))?;
+        Some(inner[at + MARK.len() + 2..].trim_end().to_owned())
+    })
+}
+
 fn last_user_message(body: &Value) -> Option<&Value> {
     body["messages"]
         .as_array()?
@@ -220,6 +330,7 @@ fn content_text(content: &Value, keep_reminders: bool) -> String {
             .filter_map(|b| match b["type"].as_str() {
                 Some("text") => b["text"].as_str().map(str::to_owned),
                 Some("tool_result") => Some(content_text(&b["content"], keep_reminders)),
+                Some("tool_reference") => b["tool_name"].as_str().map(str::to_owned),
                 _ => None,
             })
             .filter(|t| keep_reminders || !is_system_reminder(t))
@@ -228,6 +339,43 @@ fn content_text(content: &Value, keep_reminders: bool) -> String {
         _ => String::new(),
     }
 }
+
+/// Where a scripted model stands in reaching a tool (see [`discover`]).
+pub enum Discovery {
+    /// The tool is in the request: call it by this name.
+    Call(String),
+    /// Not loaded yet: make this reply (a `ToolSearch` call), and look again next turn.
+    Search(Reply),
+    /// Not to be had: why.
+    Missing(String),
+}
+
+/// Reaches the tool `wanted` picks, the way the client requires. 2.1.19x offers MCP tools in
+/// the request, so it is called at once. 2.1.33x defers them behind `ToolSearch`: a model that
+/// was told the name loads it with `select:NAME`; one that was not (the server had not
+/// connected when the request went out) searches with `keywords`, the words of the person's
+/// question, as a real model does; at most two searches.
+pub fn discover(turn: &Turn, wanted: impl Fn(&str) -> bool, keywords: &str) -> Discovery {
+    if let Some(name) = turn.tool_names().into_iter().find(|n| wanted(n)) {
+        return Discovery::Call(name);
+    }
+    let searches = turn.calls_of("ToolSearch");
+    if turn.tool(TOOL_SEARCH).is_none() || searches >= 2 {
+        return Discovery::Missing(format!(
+            "no such tool among {:?} (announced: {:?}, searches: {searches})",
+            turn.tool_names(),
+            turn.deferred_tools()
+        ));
+    }
+    let query = match turn.deferred_tools().into_iter().find(|n| wanted(n)) {
+        Some(name) => format!("select:{name}"),
+        None => keywords.to_owned(),
+    };
+    Discovery::Search(Reply::tool_use(TOOL_SEARCH, json!({ "query": query })))
+}
+
+/// The tool through which 2.1.33x loads deferred tools.
+pub const TOOL_SEARCH: &str = "ToolSearch";
 
 /// One block of a scripted answer.
 #[derive(Debug, Clone)]
@@ -415,6 +563,15 @@ impl ModelServer {
             .iter()
             .flat_map(Turn::tool_results)
             .map(|(_, text, error)| (text, error))
+            .collect()
+    }
+
+    /// Every tool call the main conversation answered, in order: (tool name, result text,
+    /// is_error). A `ToolSearch` result's text is the names it loaded.
+    pub fn calls_answered(&self) -> Vec<(String, String, bool)> {
+        self.main_turns()
+            .iter()
+            .flat_map(Turn::answered_calls)
             .collect()
     }
 
