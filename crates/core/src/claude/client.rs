@@ -105,8 +105,9 @@ impl Client {
             Source::Transcript => {
                 format!("{} (from the session's transcript)", version(self.version))
             }
-            Source::Unknown => "no version found (neither AI_AGENT nor the transcript names one)"
-                .to_owned(),
+            Source::Unknown => {
+                "no version found (neither AI_AGENT nor the transcript names one)".to_owned()
+            }
         }
     }
 }
@@ -191,7 +192,12 @@ mod tests {
             Some((2, 1, 332))
         );
         assert_eq!(agent_version("claude-code_2-1-197"), Some((2, 1, 197)));
-        for other in ["codex_0-169-0", "claude-code_beta_harness", "", "claude-code_2-1"] {
+        for other in [
+            "codex_0-169-0",
+            "claude-code_beta_harness",
+            "",
+            "claude-code_2-1",
+        ] {
             assert_eq!(agent_version(other), None, "{other}");
         }
     }
@@ -210,7 +216,10 @@ mod tests {
         // Inherited from an outer session, or without the session id: not believed.
         let outer = [
             ("AI_AGENT", "claude-code_2-1-332_harness"),
-            ("CLAUDE_CODE_SESSION_ID", "11111111-2222-4333-8444-555555555555"),
+            (
+                "CLAUDE_CODE_SESSION_ID",
+                "11111111-2222-4333-8444-555555555555",
+            ),
         ];
         let alone = [("AI_AGENT", "claude-code_2-1-332_harness")];
         for vars in [&outer[..], &alone[..], &[]] {
@@ -255,7 +264,11 @@ mod tests {
         assert_eq!(client.version, Some((2, 1, 332)));
         assert_eq!(client.source, Source::Transcript);
         assert_eq!(client.form(), Form::Context);
-        assert!(client.describe().contains("transcript"), "{}", client.describe());
+        assert!(
+            client.describe().contains("transcript"),
+            "{}",
+            client.describe()
+        );
 
         std::fs::write(&path, "{\"type\":\"last-prompt\"}\n").unwrap();
         assert_eq!(

@@ -50,8 +50,7 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
         0
     };
     let version = line.as_ref().and_then(|_| {
-        crate::claude::client::detect(session, input.transcript_path.as_deref())
-            .effective_version()
+        crate::claude::client::detect(session, input.transcript_path.as_deref()).effective_version()
     });
     let answer = match answer {
         // Past Claude Code's cap on continuations in a row the turn ends anyway; a `block`

@@ -29,7 +29,11 @@ pub(super) fn check(env: &Environment, hooks_path: &(Option<OsString>, String)) 
     }
     if let Some(home) = Home::find(&env.cwd) {
         for (session, line) in bound_sessions(&home) {
-            if env.claude_session.as_ref().is_some_and(|(s, _)| *s == session) {
+            if env
+                .claude_session
+                .as_ref()
+                .is_some_and(|(s, _)| *s == session)
+            {
                 continue;
             }
             // Outside its session the environment is not there to read: what the transcript
@@ -215,14 +219,21 @@ mod tests {
     fn each_session_that_drives_a_debate_is_reported_with_its_version_and_form() {
         let dir = tempfile::tempdir().unwrap();
         project_with_a_session(dir.path());
-        let findings = check(&env(dir.path(), None), &(Some(OsString::new()), String::new()));
+        let findings = check(
+            &env(dir.path(), None),
+            &(Some(OsString::new()), String::new()),
+        );
         let session = findings
             .iter()
             .find(|f| f.check == "client")
             .expect("a finding for the session");
         assert_eq!(session.level, Level::Ok, "{}", session.message);
         for part in [SESSION, "2.1.332", "transcript", "additional context"] {
-            assert!(session.message.contains(part), "{part}: {}", session.message);
+            assert!(
+                session.message.contains(part),
+                "{part}: {}",
+                session.message
+            );
         }
     }
 
@@ -234,17 +245,35 @@ mod tests {
             SESSION.to_owned(),
             Some("claude-code_2-1-400_harness".to_owned()),
         ));
-        let findings = check(&env(dir.path(), inside), &(Some(OsString::new()), String::new()));
+        let findings = check(
+            &env(dir.path(), inside),
+            &(Some(OsString::new()), String::new()),
+        );
         let clients: Vec<_> = findings.iter().filter(|f| f.check == "client").collect();
-        assert_eq!(clients.len(), 1, "the session is reported once: {clients:?}");
+        assert_eq!(
+            clients.len(),
+            1,
+            "the session is reported once: {clients:?}"
+        );
         assert!(clients[0].message.contains("this Claude Code session"));
-        assert!(clients[0].message.contains("2.1.400"), "{}", clients[0].message);
-        assert!(clients[0].message.contains("AI_AGENT"), "{}", clients[0].message);
+        assert!(
+            clients[0].message.contains("2.1.400"),
+            "{}",
+            clients[0].message
+        );
+        assert!(
+            clients[0].message.contains("AI_AGENT"),
+            "{}",
+            clients[0].message
+        );
 
         // No version anywhere: a block, and the hint says how the hook could know.
         let unknown = Some((SESSION.to_owned(), None));
         std::fs::remove_dir_all(dir.path().join("user/.claude/projects")).unwrap();
-        let findings = check(&env(dir.path(), unknown), &(Some(OsString::new()), String::new()));
+        let findings = check(
+            &env(dir.path(), unknown),
+            &(Some(OsString::new()), String::new()),
+        );
         let client = findings.iter().find(|f| f.check == "client").unwrap();
         assert_eq!(client.level, Level::Note);
         assert!(client.message.contains("block"), "{}", client.message);
