@@ -602,3 +602,72 @@ fn a_recent_client_gets_terminal_signals_unless_they_are_turned_off() {
         "{v}"
     );
 }
+
+/// Issue 24: at the first stop of a Claude Code 2.1.332 session the transcript ends with
+/// records that name no version (`last-prompt`, `atis-latch`) behind a long attachment, and
+/// the phase went out as a `block`, which 2.1.332 shows as "Stop hook reported a problem".
+/// The hook now tells the client from `AI_AGENT` in its environment (for its own session
+/// only), else from the newest transcript entry that names a version.
+#[test]
+fn the_first_stop_of_a_new_client_session_is_progress_not_a_problem() {
+    let first_stop = |dir: &std::path::Path, versioned: bool| {
+        let transcript = dir.join("first-stop.jsonl");
+        let entry = |kind: &str| {
+            let mut entry = json!({"type": kind, "message": {"id": "m", "role": "assistant",
+                "content": [{"type": "text", "text": "x"}]}});
+            if versioned {
+                entry["version"] = json!("2.1.332");
+            }
+            entry.to_string()
+        };
+        let attachment = if versioned {
+            json!({"type": "attachment", "version": "2.1.332", "a": "x".repeat(60_000)})
+        } else {
+            json!({"type": "attachment", "a": "x".repeat(60_000)})
+        };
+        let text = format!(
+            "{}\n{attachment}\n{}\n{}\n{}\n",
+            entry("assistant"),
+            json!({"type": "last-prompt", "lastPrompt": "/anvil Q"}),
+            json!({"type": "atis-latch"}),
+            json!({"type": "last-prompt", "lastPrompt": "/anvil Q"}),
+        );
+        std::fs::write(&transcript, text).unwrap();
+        transcript
+    };
+    let form = |run: &Run| {
+        let v = assert_one_json_line(run);
+        if v["hookSpecificOutput"]["additionalContext"].is_string() {
+            "context"
+        } else {
+            assert_eq!(v["decision"], "block", "{v}");
+            "block"
+        }
+    };
+    let agent = ("AI_AGENT", "claude-code_2-1-332_harness");
+
+    // The environment names the client; the transcript names none.
+    let project = Project::new();
+    start_bound(&project, S1);
+    let bare = first_stop(project.path(), false);
+    let stop = input(&project, S1, Some("ADVOCATE r1: yes."), &bare);
+    let run = project.hook_with_env(&stop, &[agent, ("CLAUDE_CODE_SESSION_ID", S1)]);
+    assert_eq!(form(&run), "context");
+
+    // No environment: the newest entry that names a version, behind the metadata.
+    let project = Project::new();
+    start_bound(&project, S1);
+    let versioned = first_stop(project.path(), true);
+    let stop_v = input(&project, S1, Some("ADVOCATE r1: yes."), &versioned);
+    assert_eq!(form(&project.hook_with_env(&stop_v, &[])), "context");
+
+    // An AI_AGENT inherited from another session speaks for nothing: a block, which every
+    // client reads.
+    let project = Project::new();
+    start_bound(&project, S1);
+    let bare = first_stop(project.path(), false);
+    let stop = input(&project, S1, Some("ADVOCATE r1: yes."), &bare);
+    let other = "11111111-2222-4333-8444-555555555555";
+    let run = project.hook_with_env(&stop, &[agent, ("CLAUDE_CODE_SESSION_ID", other)]);
+    assert_eq!(form(&run), "block");
+}

@@ -221,6 +221,19 @@ impl Project {
         self.hook_program(&["stop"], input.to_string().as_bytes())
     }
 
+    /// `anvil-hook stop` with `input`, and `env` in its environment (as Claude Code sets it).
+    pub fn hook_with_env(&self, input: &Value, env: &[(&str, &str)]) -> Run {
+        let mut hook = Command::new(anvil_hook_bin());
+        hook.arg("stop")
+            .current_dir(self.path())
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .env_remove("AI_AGENT")
+            .env_remove("ANVIL_NOW")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .envs(env.iter().copied());
+        run_with_stdin(hook, input.to_string().as_bytes())
+    }
+
     /// `anvil-hook ARGS` with `stdin` fed in, in the project, with no Claude session in its
     /// environment.
     pub fn hook_program(&self, args: &[&str], stdin: &[u8]) -> Run {
