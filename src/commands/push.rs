@@ -80,7 +80,7 @@ fn report(
         return out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&serde_json::json!({
-                "remote": remote.url,
+                "remote": remote.shown,
                 "name": remote.name,
                 "moved": moved,
                 "unchanged": synced.unchanged,
@@ -118,7 +118,7 @@ fn report(
     say(&format!(
         "anvil: {verb} {} ({}): {} line{} moved, {} unchanged",
         remote.name,
-        remote.url,
+        remote.shown,
         synced.moved.len(),
         if synced.moved.len() == 1 { "" } else { "s" },
         synced.unchanged
@@ -135,14 +135,14 @@ fn refused(remote: &remote::Remote, synced: &Synced, pulled: bool) -> Result<(),
             say(&format!(
                 "anvil: note: {n} ref{} under refs/anvil/ of {} hold no debate; left alone",
                 if n == 1 { "" } else { "s" },
-                remote.url
+                remote.shown
             ));
             Ok(())
         }
         n => Err(CliError::new(format!(
             "{n} ref{} of {} hold no debate anvil can read and were left alone",
             if n == 1 { "" } else { "s" },
-            remote.url
+            remote.shown
         ))
         .hint(
             "someone pushed something other than an anvil debate under refs/anvil/; \
