@@ -18,14 +18,16 @@ use crate::view;
 /// repository: YAML front matter (status, date, decision-makers), the context and problem,
 /// the options argued, the synthesis as the decision outcome, its consequences, the dissent
 /// left open, and links back to the debate. Numbered after the records already there, in
-/// docs/decisions/ (or the directory `.adr-dir` names, or --dir). A debate that follows up
-/// one with a record (`--follow-up`) supersedes it. Prints the file's path.
+/// docs/decisions/ (or the directory `.adr-dir` names, or --dir). `.adr-dir` must name a
+/// directory inside the project. A debate that follows up one with a record (`--follow-up`)
+/// supersedes it. Prints the file's path.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The debate, as DEBATE[@LINE] (a prefix of the id is enough); default: the current line.
     line: Option<String>,
 
-    /// The directory of decision records, relative to the project.
+    /// The directory of decision records, relative to the project. Unlike `.adr-dir`, it may
+    /// lie outside the project (an absolute path, or one through `..`): anvil then says so.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 
@@ -56,18 +58,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     };
     let synthesis = &history.entries[at];
     let state = history::state_at(&record, synthesis.commit)?;
-    let dir_rel = args.dir.unwrap_or_else(|| decision::directory(&project));
+    let records = decision::directory(&project, args.dir.as_deref()).map_err(dir_error)?;
+    if records.outside {
+        say(&format!(
+            "anvil: note: {} is outside the project; the record goes there because --dir names it",
+            records.path.display()
+        ));
+    }
+    let dir_rel = records.path;
     let dir = project.join(&dir_rel);
-    let number = decision::next_number(&dir)
-        .map_err(|e| CliError::new(format!("cannot read {}: {e}", dir.display())))?;
-    let name = decision::file_name(number, &state.setup.question);
     let supersedes = superseded(&home, &record, &state.setup.inputs.follow_up)?;
 
     let date = jiff::Timestamp::from_second(synthesis.time)
         .map(|t| t.strftime("%Y-%m-%d").to_string())
         .unwrap_or_default();
-    let text = decision::render(&Decision {
-        number,
+    let mut decision = Decision {
+        number: 0,
         question: state.setup.question.clone(),
         position: state.setup.position.clone(),
         material: material(&state.setup.inputs),
@@ -79,19 +85,22 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         commit: synthesis.commit.to_string(),
         supersedes: supersedes
             .as_ref()
-            .map(|(n, path)| (*n, relative(path, &dir_rel))),
-    });
+            .map(|(n, path)| (*n, relative(&project, path, &dir_rel))),
+    };
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;
-    let path = dir.join(&name);
-    write_new(&path, text.as_bytes())?;
+    let (number, name) = write_numbered(&dir, &mut decision)?;
     let rel = dir_rel.join(&name);
     let rel_text = rel.to_string_lossy().replace('\\', "/");
     if let Some((old_number, old)) = &supersedes {
         let old_path = project.join(old);
         let old_text = std::fs::read_to_string(&old_path)
             .map_err(|e| CliError::new(format!("cannot read {}: {e}", old_path.display())))?;
-        match decision::mark_superseded(&old_text, number, &relative(&rel_text, old_dir(old))) {
+        match decision::mark_superseded(
+            &old_text,
+            number,
+            &relative(&project, &rel_text, old_dir(old)),
+        ) {
             Some(new) => anvil_core::fsutil::write_atomic(&old_path, new.as_bytes())
                 .map_err(|e| CliError::new(format!("cannot write {}: {e}", old_path.display())))?,
             None => say(&format!(
@@ -132,7 +141,10 @@ fn superseded(
         let Ok(history) = LineHistory::load(record, &line) else {
             continue;
         };
+        // The path comes from the record, which a remote may have filled: the old record is
+        // rewritten only inside the project.
         if let Some(path) = produced(&history)
+            && decision::inside(home.project(), Path::new(&path))
             && home.project().join(&path).is_file()
             && let Some(n) = Path::new(&path)
                 .file_name()
@@ -149,15 +161,22 @@ fn old_dir(path: &str) -> &Path {
     Path::new(path).parent().unwrap_or(Path::new(""))
 }
 
-/// `path` (relative to the project) as a link from a file in `from` (relative to the project):
-/// the file name when both are in the same directory.
-fn relative(path: &str, from: &Path) -> String {
+/// `path` (relative to the project) as a link from a file in `from` (relative to the
+/// project): the file name when both are in the same directory; the absolute path when `from`
+/// lies outside the project.
+fn relative(project: &Path, path: &str, from: &Path) -> String {
     let p = Path::new(path);
     if p.parent() == Some(from) {
         return p
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
+    }
+    let plain = from
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || p.is_absolute() {
+        return project.join(p).to_string_lossy().into_owned();
     }
     let ups = from.components().count();
     format!("{}{path}", "../".repeat(ups))
@@ -234,17 +253,61 @@ fn decision_maker(project: &Path) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-/// Writes `bytes` to a file that must not exist yet.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+/// Writes `decision` as the next record of `dir`: numbered after those there, and after any
+/// that another run wrote meanwhile (the file is created only if its name is free, so two runs
+/// never overwrite each other). Returns its number and file name.
+fn write_numbered(dir: &Path, decision: &mut Decision) -> Result<(u32, String), CliError> {
     use std::io::Write;
-    let failed = |e: std::io::Error| CliError::new(format!("cannot write {}: {e}", path.display()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(failed)?;
-    file.write_all(bytes).map_err(|e| {
-        let _ = std::fs::remove_file(path);
-        failed(e)
-    })
+    let mut number = decision::next_number(dir)
+        .map_err(|e| CliError::new(format!("cannot number a record in {}: {e}", dir.display())))?;
+    for _ in 0..100 {
+        decision.number = number;
+        let name = decision::file_name(number, &decision.question);
+        let path = dir.join(&name);
+        let failed =
+            |e: std::io::Error| CliError::new(format!("cannot write {}: {e}", path.display()));
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                number = number.checked_add(1).ok_or_else(|| {
+                    CliError::new(format!("{} holds every record number", dir.display()))
+                })?;
+                continue;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        let text = decision::render(decision);
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&path);
+                failed(e)
+            })?;
+        return Ok((number, name));
+    }
+    Err(CliError::new(format!(
+        "cannot find a free record number in {}: the names after {} are all taken",
+        dir.display(),
+        decision.number
+    ))
+    .hint("another program is writing records there; try again"))
+}
+
+/// A refused directory of decision records, with what to do.
+fn dir_error(e: decision::DirError) -> CliError {
+    use decision::DirError;
+    let hint = match &e {
+        DirError::Read(_) => "check the file's permissions",
+        DirError::Lines(_) => "put one relative path in .adr-dir, such as `docs/decisions`",
+        DirError::OddName { .. } => "name a directory without control characters",
+        DirError::Outside { .. } => {
+            "edit .adr-dir to name a directory inside the project, or pass --dir DIR to write \
+             elsewhere on purpose"
+        }
+    };
+    CliError::new(e.to_string()).hint(hint)
 }

@@ -348,3 +348,133 @@ fn a_pulled_debate_gives_the_same_record_as_where_it_ran() {
     let show = bob.anvil(&["show", &format!("{debate}@main")]).ok();
     assert!(show.stdout.contains(&ours), "{}", show.describe());
 }
+
+/// A cloned repository chooses `.adr-dir`: it cannot send the record outside the project (an
+/// absolute path, `..`, a link that leads out), nor name a folder across lines. The person's
+/// own `--dir` may leave the project, and anvil says so.
+#[test]
+fn adr_dir_is_confined_to_the_project_and_an_outside_dir_is_said() {
+    let project = Project::new();
+    let debate = billing(&project);
+    let outside = tempfile::tempdir().unwrap();
+    let escape = project
+        .path()
+        .join("../../adr-escape")
+        .to_string_lossy()
+        .into_owned();
+    let refused = |adr_dir: &str, says: &str| {
+        std::fs::write(project.path().join(".adr-dir"), adr_dir).unwrap();
+        let run = project.anvil(&["adr", &debate]);
+        assert_eq!(run.code, Some(1), "{adr_dir:?}: {}", run.describe());
+        assert!(run.stderr.contains(says), "{adr_dir:?}: {}", run.describe());
+        assert!(run.stderr.contains("hint:"), "{}", run.describe());
+    };
+    refused(
+        &format!("{}\n", outside.path().join("adr").display()),
+        ".adr-dir names",
+    );
+    refused("../../adr-escape\n", "outside the project");
+    refused(&format!("{escape}\n"), "outside the project");
+    refused("docs/adr\n/tmp/x\n", "one directory on one line");
+    refused("docs/\u{1b}[2Jadr\n", "control character");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(outside.path(), project.path().join("linked")).unwrap();
+        refused("linked/adr\n", "outside the project");
+    }
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing was written outside"
+    );
+    assert!(!Path::new(&escape).exists());
+    let odd: Vec<_> = walk(project.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().chars().any(char::is_control))
+        .collect();
+    assert!(odd.is_empty(), "{odd:?}");
+    assert!(!project.path().join("docs").exists());
+
+    // The person's own --dir may point outside: written there, and said.
+    let run = project
+        .anvil(&["adr", &debate, "--dir", &outside.path().to_string_lossy()])
+        .ok();
+    assert!(
+        run.stderr.contains("is outside the project"),
+        "{}",
+        run.describe()
+    );
+    let written = Path::new(run.stdout.trim());
+    assert!(written.starts_with(outside.path()), "{}", run.describe());
+    assert!(written.is_file());
+    let help = project.anvil(&["adr", "--help"]).ok();
+    assert!(
+        help.stdout.contains("outside the project"),
+        "{}",
+        help.describe()
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
+/// Numbers go on past 9999 (`10000-….md` after `9999-….md`), and runs at the same moment each
+/// take a number of their own instead of failing on a file the other just wrote.
+#[test]
+fn adr_numbering_goes_past_9999_and_concurrent_runs_take_their_own_numbers() {
+    let project = Project::new();
+    let debate = billing(&project);
+    let dir = project.path().join("docs/decisions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("9999-the-last-of-four-digits.md"), "# x\n").unwrap();
+    let first = project.anvil(&["adr", &debate]).ok();
+    assert_eq!(
+        first.stdout.trim(),
+        "docs/decisions/10000-should-billing-move-from-postgres-to-dynamodb.md"
+    );
+    let second = project.anvil(&["adr", &debate, "--again"]).ok();
+    assert!(
+        second.stdout.trim().starts_with("docs/decisions/10001-"),
+        "{}",
+        second.describe()
+    );
+
+    let runs: Vec<_> = (0..4)
+        .map(|_| {
+            project
+                .command(&["adr", &debate, "--again"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut written: Vec<String> = runs
+        .into_iter()
+        .map(|child| {
+            let run = crate::support::anvil::Run::from_output(child.wait_with_output().unwrap());
+            let run = run.ok();
+            run.stdout.trim().to_owned()
+        })
+        .collect();
+    written.sort();
+    let numbers: Vec<&str> = written
+        .iter()
+        .map(|p| {
+            p.trim_start_matches("docs/decisions/")
+                .split('-')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(numbers, ["10002", "10003", "10004", "10005"], "{written:?}");
+}

@@ -10,14 +10,121 @@ use serde::Serialize;
 /// Where decision records go when neither `--dir` nor `.adr-dir` says otherwise.
 pub const DEFAULT_DIR: &str = "docs/decisions";
 
-/// The directory decision records of `project` go to: the one its `.adr-dir` names (the file
-/// adr-tools writes), else [`DEFAULT_DIR`]; relative to the project.
-pub fn directory(project: &Path) -> PathBuf {
-    std::fs::read_to_string(project.join(".adr-dir"))
-        .ok()
-        .map(|text| text.trim().to_owned())
-        .filter(|dir| !dir.is_empty())
-        .map_or_else(|| PathBuf::from(DEFAULT_DIR), PathBuf::from)
+/// Why a directory of decision records was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    #[error("cannot read .adr-dir: {0}")]
+    Read(#[source] std::io::Error),
+    #[error(".adr-dir must name one directory on one line; it holds {0} lines")]
+    Lines(usize),
+    #[error("{from} names a directory whose name holds a control character: {shown}")]
+    OddName { from: &'static str, shown: String },
+    #[error(
+        "{from} names {shown}, which is outside the project: the project's own files only \
+         choose a directory inside it"
+    )]
+    Outside { from: &'static str, shown: String },
+}
+
+/// Where a directory of decision records came from: the project's files (`.adr-dir`, or the
+/// default), which a cloned repository controls and which must stay inside the project, or the
+/// person's own `--dir`, which may point anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirSource {
+    AdrDir,
+    Default,
+    Option,
+}
+
+impl DirSource {
+    fn label(self) -> &'static str {
+        match self {
+            DirSource::AdrDir => ".adr-dir",
+            DirSource::Default => DEFAULT_DIR,
+            DirSource::Option => "--dir",
+        }
+    }
+}
+
+/// The directory of decision records, as given (relative to the project, or absolute for an
+/// explicit `--dir`), and whether it lies outside the project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordDir {
+    pub path: PathBuf,
+    pub outside: bool,
+}
+
+/// The directory decision records of `project` go to: `explicit` (`--dir`) when given, else
+/// the one its `.adr-dir` names (the file adr-tools writes), else [`DEFAULT_DIR`].
+///
+/// `.adr-dir` is part of the repository, so whoever wrote the repository chose it: it must
+/// name one relative path on one line that stays inside the project, also when the folders on
+/// the way are symbolic links. `--dir` is the person's own choice and may leave the project
+/// ([`RecordDir::outside`] says so). No directory name may hold a control character (a line
+/// break in `.adr-dir` would otherwise become part of a folder's name).
+pub fn directory(project: &Path, explicit: Option<&Path>) -> Result<RecordDir, DirError> {
+    let (path, from) = match explicit {
+        Some(dir) => (dir.to_owned(), DirSource::Option),
+        None => match std::fs::read_to_string(project.join(".adr-dir")) {
+            Ok(text) => {
+                let text = text.trim();
+                let lines = text.lines().count();
+                if lines > 1 {
+                    return Err(DirError::Lines(lines));
+                }
+                if text.is_empty() {
+                    (PathBuf::from(DEFAULT_DIR), DirSource::Default)
+                } else {
+                    (PathBuf::from(text), DirSource::AdrDir)
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (PathBuf::from(DEFAULT_DIR), DirSource::Default)
+            }
+            Err(e) => return Err(DirError::Read(e)),
+        },
+    };
+    let shown = || format!("{:?}", path.to_string_lossy());
+    if path.to_string_lossy().chars().any(char::is_control) {
+        return Err(DirError::OddName {
+            from: from.label(),
+            shown: shown(),
+        });
+    }
+    let outside = !inside(project, &path);
+    if outside && from != DirSource::Option {
+        return Err(DirError::Outside {
+            from: from.label(),
+            shown: shown(),
+        });
+    }
+    Ok(RecordDir { path, outside })
+}
+
+/// Does `path` (relative to `project`, or absolute) lie inside `project`? Lexically first (no
+/// `..`), then through the links on the way: the deepest part of it that exists must resolve
+/// to a place under the project.
+pub fn inside(project: &Path, path: &Path) -> bool {
+    use std::path::Component;
+    if path.components().any(|c| matches!(c, Component::ParentDir)) {
+        return false;
+    }
+    let Ok(root) = project.canonicalize() else {
+        return false;
+    };
+    let mut existing = project.join(path);
+    loop {
+        match existing.canonicalize() {
+            Ok(real) => return real.starts_with(&root),
+            // A link that leads nowhere: where it would lead is not known to be inside.
+            Err(_) if existing.symlink_metadata().is_ok() => return false,
+            Err(_) => {
+                if !existing.pop() {
+                    return false;
+                }
+            }
+        }
+    }
 }
 
 /// The number the next record in `dir` takes: one more than the highest `NNNN-….md` there
@@ -28,7 +135,7 @@ pub fn next_number(dir: &Path) -> std::io::Result<u32> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(1),
         Err(e) => return Err(e),
     };
-    let mut highest = 0;
+    let mut highest = 0u32;
     for entry in entries {
         let name = entry?.file_name();
         let name = name.to_string_lossy();
@@ -36,14 +143,21 @@ pub fn next_number(dir: &Path) -> std::io::Result<u32> {
             highest = highest.max(n);
         }
     }
-    Ok(highest + 1)
+    highest.checked_add(1).ok_or_else(|| {
+        std::io::Error::other(format!(
+            "{} holds a record numbered {highest}, the last number there is",
+            dir.display()
+        ))
+    })
 }
 
-/// The number of a record's file name `NNNN-title.md`.
+/// The number of a record's file name `NNNN-title.md`: four digits or more (`10000-….md`
+/// follows `9999-….md`).
 pub fn number_of(file_name: &str) -> Option<u32> {
-    let (digits, rest) = file_name.split_at_checked(4)?;
-    (digits.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with('-') && rest.ends_with(".md"))
-        .then(|| digits.parse().ok())
+    let digits = file_name.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &file_name[digits..];
+    (digits >= 4 && rest.starts_with('-') && rest.ends_with(".md"))
+        .then(|| file_name[..digits].parse().ok())
         .flatten()
 }
 
@@ -377,6 +491,111 @@ mod tests {
             "0008-should-we-adopt-graphql.md"
         );
         assert_eq!(file_name(1, "???"), "0001-decision.md");
+    }
+
+    /// Past 9999 the numbers go on with five digits, and the files sort as numbers.
+    #[test]
+    fn numbering_goes_on_past_9999() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("9999-last-of-four.md"), "").unwrap();
+        assert_eq!(next_number(dir.path()).unwrap(), 10000);
+        let name = file_name(10000, "Five digits");
+        assert_eq!(name, "10000-five-digits.md");
+        std::fs::write(dir.path().join(&name), "").unwrap();
+        assert_eq!(number_of(&name), Some(10000));
+        assert_eq!(next_number(dir.path()).unwrap(), 10001);
+        for not_a_record in [
+            "123-x.md",
+            "99999999999-x.md",
+            "0001x.md",
+            "0001-x.txt",
+            "-0001-x.md",
+        ] {
+            assert_eq!(number_of(not_a_record), None, "{not_a_record}");
+        }
+        std::fs::write(dir.path().join(format!("{}-max.md", u32::MAX)), "").unwrap();
+        let full = next_number(dir.path()).unwrap_err();
+        assert!(full.to_string().contains("the last number"), "{full}");
+    }
+
+    /// `.adr-dir` (the repository's choice) stays inside the project, links included; `--dir`
+    /// (the person's) may leave it and says so; nobody names a folder with a control character.
+    #[test]
+    fn the_record_directory_is_confined_to_the_project_unless_given_explicitly() {
+        let project = tempfile::tempdir().unwrap();
+        let p = project.path();
+        let adr_dir = |text: &str| {
+            std::fs::write(p.join(".adr-dir"), text).unwrap();
+            directory(p, None)
+        };
+        assert_eq!(
+            directory(p, None).unwrap(),
+            RecordDir {
+                path: DEFAULT_DIR.into(),
+                outside: false
+            }
+        );
+        assert_eq!(adr_dir("doc/arch\n").unwrap().path, Path::new("doc/arch"));
+        assert_eq!(adr_dir("\n").unwrap().path, Path::new(DEFAULT_DIR));
+        for escape in ["/tmp/evil", "../../evil", "doc/../../evil"] {
+            let err = adr_dir(escape).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    DirError::Outside {
+                        from: ".adr-dir",
+                        ..
+                    }
+                ),
+                "{escape}: {err}"
+            );
+        }
+        let err = adr_dir("doc/arch\n/tmp/evil\n").unwrap_err();
+        assert!(matches!(err, DirError::Lines(2)), "{err}");
+        let err = adr_dir("doc/a\u{1b}]0;x\u{7}b").unwrap_err();
+        assert!(matches!(err, DirError::OddName { .. }), "{err}");
+        assert_eq!(
+            adr_dir(&p.join("doc/arch").to_string_lossy()).unwrap(),
+            RecordDir {
+                path: p.join("doc/arch"),
+                outside: false
+            },
+            "an absolute path inside the project is inside"
+        );
+        let elsewhere = tempfile::tempdir().unwrap();
+        // A link committed in the repository leads outside: refused, also for the default.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(elsewhere.path(), p.join("docs")).unwrap();
+            std::fs::remove_file(p.join(".adr-dir")).unwrap();
+            let err = directory(p, None).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    DirError::Outside {
+                        from: DEFAULT_DIR,
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            assert!(matches!(adr_dir("docs/adr"), Err(DirError::Outside { .. })));
+            std::os::unix::fs::symlink(p.join("nowhere"), p.join("dangling")).unwrap();
+            assert!(matches!(
+                adr_dir("dangling/adr"),
+                Err(DirError::Outside { .. })
+            ));
+            std::fs::remove_file(p.join(".adr-dir")).unwrap();
+        }
+        // --dir: anywhere, said; never a control character.
+        let out = directory(p, Some(elsewhere.path())).unwrap();
+        assert!(out.outside);
+        assert!(directory(p, Some(Path::new("../x"))).unwrap().outside);
+        assert!(!directory(p, Some(Path::new("records"))).unwrap().outside);
+        assert!(matches!(
+            directory(p, Some(Path::new("a\nb"))),
+            Err(DirError::OddName { from: "--dir", .. })
+        ));
     }
 
     #[test]
