@@ -13,6 +13,7 @@ use anvil_core::home::Home;
 mod commands;
 mod ctx;
 mod error;
+mod mcp_stdio;
 mod memory;
 mod output;
 mod pager;

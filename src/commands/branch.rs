@@ -62,5 +62,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         args.steer.trim()
     ));
     say(&view::how_to_continue(&restored));
-    out(&restored.prompt)
+    out(&crate::term::visible(&restored.prompt))
 }

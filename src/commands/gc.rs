@@ -48,7 +48,7 @@ fn catch_up_index(record: &std::path::Path) {
     if home.search_index().is_file()
         && let Ok(opened) = anvil_core::record::store::Record::open(&home.record_dir())
     {
-        let _ = crate::memory::index::Index::open(&home, &opened);
+        let _ = crate::memory::index::Index::update(&home, &opened);
     }
 }
 

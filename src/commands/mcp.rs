@@ -39,13 +39,20 @@ const MAX_ANSWER: usize = 60_000;
 
 pub fn run(ctx: &Ctx, _args: Args) -> Result<(), CliError> {
     let server = Server::new(ctx.cwd.clone());
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // Several threads: a search that reads the record for a while (each tool call runs on a
+    // thread of its own, see `Server::answer`) never holds up a `ping` or another call.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| CliError::new(format!("cannot start the MCP server: {e}")))?;
     runtime.block_on(async move {
+        let transport = crate::mcp_stdio::Stdio::new(
+            tokio::io::BufReader::new(tokio::io::stdin()),
+            tokio::io::stdout(),
+        );
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| CliError::new(format!("MCP handshake failed: {e}")))?;
         service
@@ -235,11 +242,14 @@ impl Server {
     }
 
     /// Runs `f` on the record, and turns anvil's errors into a tool error Claude can read.
+    /// The work blocks (files, the record, SQLite): the runtime is told so, and moves the
+    /// thread's other tasks (a `ping`, another call) to a thread of their own meanwhile.
     fn answer(&self, f: impl FnOnce(&Home, &Record) -> Result<String, CliError>) -> Answer {
-        let result = self
-            .ctx()
-            .home()
-            .and_then(|home| view::record(&home).and_then(|record| f(&home, &record)));
+        let result = tokio::task::block_in_place(|| {
+            self.ctx()
+                .home()
+                .and_then(|home| view::record(&home).and_then(|record| f(&home, &record)))
+        });
         match result {
             Ok(mut text) => {
                 if text.len() > MAX_ANSWER {

@@ -46,5 +46,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         view::short(&restored.commit)
     ));
     say(&view::how_to_continue(&restored));
-    out(&restored.prompt)
+    out(&crate::term::visible(&restored.prompt))
 }

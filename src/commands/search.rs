@@ -37,8 +37,8 @@ pub struct Args {
     #[arg(long)]
     until: Option<String>,
 
-    /// How many hits at most.
-    #[arg(short = 'n', long, default_value_t = 10)]
+    /// How many hits at most (1 or more).
+    #[arg(short = 'n', long, default_value_t = 10, value_parser = hits)]
     max_count: usize,
 
     /// Print JSON for scripts.
@@ -46,19 +46,28 @@ pub struct Args {
     json: bool,
 }
 
+/// A number of hits: 1 or more, as large as wanted (a huge one means every hit).
+fn hits(text: &str) -> Result<usize, String> {
+    match text.parse::<u128>() {
+        Ok(0) => Err("-n is how many hits to show: 1 or more".to_owned()),
+        Ok(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Err(e) => Err(format!("not a number of hits: {e}")),
+    }
+}
+
 /// `YYYY-MM-DD` as seconds since the epoch at the start (or, with `end`, the end) of that day
-/// in UTC.
+/// in UTC. Any date of the calendar is taken (`9999-12-31` included), by counting its days.
 fn day(text: &str, end: bool) -> Result<i64, CliError> {
     let date: jiff::civil::Date = text.parse().map_err(|e| {
         CliError::new(format!("'{text}' is not a date: {e}"))
             .hint("give it as YYYY-MM-DD")
             .usage()
     })?;
-    let start = date
-        .to_zoned(jiff::tz::TimeZone::UTC)
+    let days = date
+        .since(jiff::civil::date(1970, 1, 1))
         .map_err(CliError::from_display)?
-        .timestamp()
-        .as_second();
+        .get_days();
+    let start = i64::from(days) * 86_400;
     Ok(if end { start + 86_399 } else { start })
 }
 
@@ -75,6 +84,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         limit: args.max_count,
     };
     let index = Index::open(&home, &record)?;
+    if let Some(why) = index.copied_because() {
+        crate::output::say(&format!(
+            "anvil: note: the search index cannot be written ({}); searched a copy of it in \
+             memory, brought up to date with the record",
+            visible(why.trim())
+        ));
+    }
     let hits = index.search(&query)?;
     if args.json {
         let list: Vec<serde_json::Value> = hits
@@ -113,18 +129,24 @@ fn draw(hit: &Hit, paint: Paint) -> String {
         .map(|id| view::short(&id))
         .unwrap_or_else(|| hit.commit.chars().take(7).collect());
     let phase = hit.place();
-    // The snippet is recorded text: made visible first, then the matches marked.
-    let snippet = visible(&hit.snippet.replace('\n', " ")).into_owned();
+    // The snippet is recorded text: cut at the markers first, each piece made visible, then
+    // the matches marked (bold yellow on a terminal, `[word]` elsewhere).
+    let snippet = hit.snippet.replace('\n', " ");
     let mut marked = String::new();
     let mut rest = snippet.as_str();
     while let Some(at) = rest.find(OPEN) {
-        marked.push_str(&rest[..at]);
+        marked.push_str(&visible(&rest[..at]));
         let after = &rest[at + OPEN.len()..];
         let end = after.find(CLOSE).unwrap_or(after.len());
-        marked.push_str(&paint.bold(&paint.yellow(&after[..end])));
+        let word = visible(&after[..end]);
+        if paint.on {
+            marked.push_str(&paint.bold(&paint.yellow(&word)));
+        } else {
+            marked.push_str(&format!("[{word}]"));
+        }
         rest = after.get(end + CLOSE.len()..).unwrap_or("");
     }
-    marked.push_str(rest);
+    marked.push_str(&visible(rest));
     format!(
         "{}  {}  {}  {}\n    {}\n",
         paint.cyan(&visible(&format!("{}@{}", hit.debate, hit.line))),

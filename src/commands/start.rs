@@ -196,7 +196,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         let home = ctx.home()?;
         let session = ctx.session_or(args.session)?;
         let started = create(ctx, &home, args.debate, session.as_deref())?;
-        out(&started.prompt)?;
+        // The prompt carries recorded text (earlier conclusions, a follow-up, context files):
+        // shown, never obeyed, like every model text printed here. The record keeps it whole.
+        out(&crate::term::visible(&started.prompt))?;
         if !slash {
             let how = match session {
                 Some(_) => "it runs in this Claude Code session".to_owned(),

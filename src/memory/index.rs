@@ -5,7 +5,16 @@
 //! hook never touches it: it lives in the command line's binary only.
 //!
 //! Words are matched by their stems (SQLite's `porter` tokenizer over `unicode61`), so
-//! "migrating" finds "migration"; `"a phrase"` in quotes matches the words in order.
+//! "migrating" finds "migration"; `"a phrase"` in quotes matches the words in order. The query
+//! is read by [`terms`] (one pass), never handed to FTS5 as syntax, and it is bounded
+//! ([`MAX_QUERY_BYTES`], [`MAX_QUERY_WORDS`]): FTS5 parses a query of N terms in time
+//! quadratic in N (each term is added to a list copied whole), so an unbounded query could hold
+//! a search, and every other reader of the index, for minutes.
+//!
+//! A line deleted from the record (or moved back to an earlier commit) takes out of the index
+//! the phases no line reaches any more. Where the index cannot be written (a read-only `.anvil`,
+//! a full disk) a search copies it into memory, catches the copy up with the record, and
+//! answers from that.
 
 use std::path::{Path, PathBuf};
 
@@ -34,17 +43,76 @@ pub enum SearchError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    /// The query cannot be searched for.
+    Query(QueryError),
     History(history::HistoryError),
     Record(anvil_core::record::store::RecordError),
 }
 
+/// What is wrong with a query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueryError {
+    /// Nothing in it is a word (empty, blank, or punctuation such as `"` alone).
+    NoWords,
+    TooLong {
+        bytes: usize,
+    },
+    TooManyWords {
+        words: usize,
+    },
+}
+
+impl std::fmt::Display for QueryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueryError::NoWords => write!(f, "the query holds no word to search for"),
+            QueryError::TooLong { bytes } => write!(
+                f,
+                "the query is {bytes} bytes long; a search takes at most {MAX_QUERY_BYTES}"
+            ),
+            QueryError::TooManyWords { words } => write!(
+                f,
+                "the query holds {words} words; a search takes at most {MAX_QUERY_WORDS}"
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for SearchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SearchError::Index { path, source } => {
+                write!(f, "the search index {}: {source}", path.display())
+            }
+            SearchError::Query(e) => e.fmt(f),
+            SearchError::History(e) => e.fmt(f),
+            SearchError::Record(e) => e.fmt(f),
+        }
+    }
+}
+
 impl SearchError {
+    fn code(&self) -> Option<rusqlite::ErrorCode> {
+        match self {
+            SearchError::Index { source, .. } => source.sqlite_error_code(),
+            _ => None,
+        }
+    }
+
     /// Another process held the index for longer than a writer waits.
     fn is_busy(&self) -> bool {
-        matches!(self, SearchError::Index { source, .. } if matches!(
-            source.sqlite_error_code(),
+        matches!(
+            self.code(),
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        ))
+        )
+    }
+
+    /// The index file is damaged (or not an SQLite database at all).
+    fn is_damaged(&self) -> bool {
+        matches!(
+            self.code(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+        )
     }
 }
 
@@ -62,14 +130,43 @@ impl From<anvil_core::record::store::RecordError> for SearchError {
 
 impl From<SearchError> for crate::error::CliError {
     fn from(e: SearchError) -> crate::error::CliError {
-        match e {
-            SearchError::Index { path, source } => crate::error::CliError::new(format!(
-                "the search index {}: {source}",
-                path.display()
-            ))
-            .hint("it is a cache of the record: delete it, and the next search builds it again"),
-            SearchError::History(e) => e.into(),
-            SearchError::Record(e) => e.into(),
+        use crate::error::CliError;
+        use rusqlite::ErrorCode;
+        let hint = match &e {
+            SearchError::Query(QueryError::NoWords) => {
+                return CliError::new(e.to_string())
+                    .hint("give words to look for; punctuation alone matches nothing")
+                    .usage();
+            }
+            SearchError::Query(_) => {
+                return CliError::new(e.to_string())
+                    .hint("search for the few words that matter; put a phrase in quotes")
+                    .usage();
+            }
+            SearchError::History(_) | SearchError::Record(_) => None,
+            _ if e.is_busy() => Some(
+                "another anvil (a search, the MCP server, the web room, `anvil gc`) is bringing \
+                 it up to date; search again in a moment",
+            ),
+            // Only a damaged index is worth deleting: it is a cache of the record.
+            _ if e.is_damaged() => Some(
+                "it is damaged; it is only a cache of the record: delete it, and the next \
+                 search builds it again",
+            ),
+            _ if e.code() == Some(ErrorCode::DiskFull) => {
+                Some("the disk is full; the record itself is untouched")
+            }
+            _ => None,
+        };
+        let text = e.to_string();
+        let error = match e {
+            SearchError::History(e) => return e.into(),
+            SearchError::Record(e) => return e.into(),
+            _ => CliError::new(text),
+        };
+        match hint {
+            Some(hint) => error.hint(hint),
+            None => error,
         }
     }
 }
@@ -113,6 +210,11 @@ pub struct Query {
     pub limit: usize,
 }
 
+/// The longest query a search takes, in bytes: a few lines of text.
+pub const MAX_QUERY_BYTES: usize = 4096;
+/// The most words a query may hold.
+pub const MAX_QUERY_WORDS: usize = 64;
+
 /// The markers around matched words in a snippet.
 pub const OPEN: &str = "\u{1}";
 pub const CLOSE: &str = "\u{2}";
@@ -121,31 +223,52 @@ pub const CLOSE: &str = "\u{2}";
 pub struct Index {
     db: Connection,
     path: PathBuf,
+    /// Why the index on disk could not be written, when this is a copy made in memory.
+    in_memory: Option<String>,
 }
 
 impl Index {
     /// Opens the index of `home`'s record and brings it up to date with the record: built
-    /// anew when missing, unreadable or of another version; else only the commits it has not
-    /// seen are added.
+    /// anew when missing, damaged or of another version; else only the commits it has not
+    /// seen are added (and the phases of deleted lines taken out). Where the index on disk
+    /// cannot be written, a copy in memory is caught up and searched instead
+    /// ([`Index::copied_because`] says why).
     pub fn open(home: &Home, record: &Record) -> Result<Index, SearchError> {
         let path = path(home);
-        let mut index = Index::open_file(&path)?;
+        match Index::open_on_disk(&path, record, &home.record_dir()) {
+            Ok(index) => Ok(index),
+            Err(e @ (SearchError::History(_) | SearchError::Record(_) | SearchError::Query(_))) => {
+                Err(e)
+            }
+            // Busy for longer than a writer waits: the index is sound, and will be written.
+            Err(e) if e.is_busy() => Err(e),
+            Err(e) => Index::in_memory(&path, record, &home.record_dir(), &e),
+        }
+    }
+
+    /// Brings the index on disk up to date with the record, if it can be written (what
+    /// `anvil gc` does in passing); never a copy in memory.
+    pub fn update(home: &Home, record: &Record) -> Result<(), SearchError> {
+        Index::open_on_disk(&path(home), record, &home.record_dir()).map(drop)
+    }
+
+    /// Why this index is a copy in memory of the one on disk (which could not be written),
+    /// if it is one.
+    pub fn copied_because(&self) -> Option<&str> {
+        self.in_memory.as_deref()
+    }
+
+    fn open_on_disk(path: &Path, record: &Record, record_dir: &Path) -> Result<Index, SearchError> {
+        let mut index = Index::open_file(path)?;
         match index.version() {
             Ok(Some(VERSION)) => {}
             // New (or being made by another process, which this one waits for).
             Ok(None) => index.create()?,
-            // Busy for longer than a writer waits: not a reason to throw it away.
-            Err(e) if e.is_busy() => return Err(e),
-            // Of another version, or not a database: built again from the record, whose
-            // cache it is.
-            Ok(Some(_)) | Err(_) => {
-                drop(index);
-                for suffix in ["", "-wal", "-shm", "-journal"] {
-                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-                }
-                index = Index::open_file(&path)?;
-                index.create()?;
-            }
+            // Of another version, or damaged: built again from the record, whose cache it is.
+            Ok(Some(_)) => index = Index::rebuilt(index)?,
+            Err(e) if e.is_damaged() => index = Index::rebuilt(index)?,
+            // Anything else (busy, unreadable, no room) says nothing against the index.
+            Err(e) => return Err(e),
         }
         // A cache in WAL mode: a crash or power cut may lose the last catch-ups (made again
         // by the next search), never the file's consistency; no sync on every commit.
@@ -153,8 +276,68 @@ impl Index {
             .db
             .pragma_update(None, "synchronous", "NORMAL")
             .map_err(index.err())?;
-        index.catch_up(record, &home.record_dir())?;
+        match index.catch_up(record, record_dir) {
+            Ok(()) => {}
+            Err(e) if e.is_damaged() => {
+                index = Index::rebuilt(index)?;
+                index.catch_up(record, record_dir)?;
+            }
+            Err(e) => return Err(e),
+        }
         Ok(index)
+    }
+
+    /// `index`'s file deleted and made again, empty.
+    fn rebuilt(index: Index) -> Result<Index, SearchError> {
+        let path = index.path.clone();
+        drop(index);
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        let mut index = Index::open_file(&path)?;
+        index.create()?;
+        Ok(index)
+    }
+
+    /// An index in memory: what the one on disk holds (read without writing a byte there),
+    /// caught up with the record; a scan of the whole record when there is none to read.
+    fn in_memory(
+        path: &Path,
+        record: &Record,
+        record_dir: &Path,
+        why: &SearchError,
+    ) -> Result<Index, SearchError> {
+        let err = |source| SearchError::Index {
+            path: path.to_owned(),
+            source,
+        };
+        let empty = || -> Result<Index, SearchError> {
+            let mut index = Index {
+                db: Connection::open_in_memory().map_err(err)?,
+                path: path.to_owned(),
+                in_memory: Some(why.to_string()),
+            };
+            index.create()?;
+            Ok(index)
+        };
+        let mut index = empty()?;
+        if let Some(disk) = read_only(path) {
+            let copied = rusqlite::backup::Backup::new(&disk, &mut index.db)
+                .and_then(|b| b.run_to_completion(1024, std::time::Duration::ZERO, None));
+            if copied.is_err() || !matches!(index.version(), Ok(Some(VERSION))) {
+                index = empty()?;
+            }
+        }
+        match index.catch_up(record, record_dir) {
+            Ok(()) => Ok(index),
+            // A copy taken while the file was being written: the record is scanned instead.
+            Err(e) if e.is_damaged() => {
+                let mut index = empty()?;
+                index.catch_up(record, record_dir)?;
+                Ok(index)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn open_file(path: &Path) -> Result<Index, SearchError> {
@@ -169,6 +352,7 @@ impl Index {
         Ok(Index {
             db,
             path: path.to_owned(),
+            in_memory: None,
         })
     }
 
@@ -285,20 +469,32 @@ impl Index {
                 .map_err(&err)?;
             rows.collect::<Result<_, _>>().map_err(&err)?
         };
-        let lines = match &dirs_now {
+        // The debates whose lines are read, and the lines they have now.
+        let (examined, lines) = match &dirs_now {
             Some(dirs) if packed_then.as_deref() == Some(packed_now.as_str()) => {
-                let mut lines = Vec::new();
+                let mut examined = std::collections::HashSet::new();
                 for (debate, stamp) in dirs {
-                    if debate.is_empty() || dirs_then.get(debate) == Some(stamp) {
-                        continue;
+                    if !debate.is_empty() && dirs_then.get(debate) != Some(stamp) {
+                        examined.insert(debate.clone());
                     }
+                }
+                // A debate whose folder went away: its lines were deleted (or packed, which
+                // a changed `packed-refs` would have said).
+                let now: std::collections::HashSet<&String> = dirs.iter().map(|(d, _)| d).collect();
+                for debate in dirs_then.keys() {
+                    if !now.contains(debate) {
+                        examined.insert(debate.clone());
+                    }
+                }
+                let mut lines = Vec::new();
+                for debate in &examined {
                     for (line, tip) in record.lines_of_debate(debate)? {
                         lines.push((debate.clone(), line, tip));
                     }
                 }
-                lines
+                (Some(examined), lines)
             }
-            _ => record.lines()?,
+            _ => (None, record.lines()?),
         };
         let known: std::collections::HashMap<(String, String), String> = {
             let mut stmt = tx
@@ -309,14 +505,32 @@ impl Index {
                 .map_err(&err)?;
             rows.collect::<Result<_, _>>().map_err(&err)?
         };
-        for (debate, line, tip) in lines {
-            if known.get(&(debate.clone(), line.clone())) == Some(&tip.to_string()) {
+        // Debates that lost commits: a line deleted, or moved to where its old tip is not.
+        let mut shrunk: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        let current: std::collections::HashSet<(&str, &str)> = lines
+            .iter()
+            .map(|(d, l, _)| (d.as_str(), l.as_str()))
+            .collect();
+        for (debate, line) in known.keys() {
+            let read = examined.as_ref().is_none_or(|e| e.contains(debate));
+            if read && !current.contains(&(debate.as_str(), line.as_str())) {
+                shrunk.insert(debate.clone());
+            }
+        }
+        for (debate, line, tip) in &lines {
+            let before = known.get(&(debate.clone(), line.clone()));
+            if before == Some(&tip.to_string()) {
                 continue;
             }
             // A line anvil cannot read (see `anvil doctor`) is left out, not fatal.
-            let Ok(entries) = history::chain(record, tip) else {
+            let Ok(entries) = history::chain(record, *tip) else {
                 continue;
             };
+            if let Some(before) = before
+                && !entries.iter().any(|e| e.commit.to_string() == *before)
+            {
+                shrunk.insert(debate.clone());
+            }
             for entry in entries.iter().rev() {
                 let id = entry.commit.to_string();
                 let seen: Option<i64> = tx
@@ -344,7 +558,7 @@ impl Index {
                         // The line that recorded it; a commit written without anvil's
                         // trailers belongs to the line it was found on.
                         if entry.meta.line.is_empty() {
-                            &line
+                            line
                         } else {
                             &entry.meta.line
                         },
@@ -361,6 +575,22 @@ impl Index {
                 params![debate, line, tip.to_string()],
             )
             .map_err(&err)?;
+        }
+        for debate in &shrunk {
+            let now: Vec<(&str, ObjectId)> = lines
+                .iter()
+                .filter(|(d, _, _)| d == debate)
+                .map(|(_, l, t)| (l.as_str(), *t))
+                .collect();
+            forget_unreachable(&tx, record, debate, &now).map_err(&err)?;
+        }
+        // Folders gone since (deleted, or packed away): their debates were read above.
+        if let Some(dirs) = &dirs_now {
+            let now: std::collections::HashSet<&String> = dirs.iter().map(|(d, _)| d).collect();
+            for debate in dirs_then.keys().filter(|d| !now.contains(d)) {
+                tx.execute("DELETE FROM dirs WHERE debate = ?1", [debate])
+                    .map_err(&err)?;
+            }
         }
         for (debate, stamp) in dirs_now.iter().flatten() {
             if dirs_then.get(debate) != Some(stamp) {
@@ -399,17 +629,18 @@ impl Index {
 
     /// The best matches for `query`, most relevant first: phases with every word; when none
     /// has them all, phases with any of them (ranked, so those with more and rarer words
-    /// come first).
+    /// come first). A query no search can take ([`terms`]) is refused before the index is
+    /// asked anything.
     pub fn search(&self, query: &Query) -> Result<Vec<Hit>, SearchError> {
-        let hits = match self.run(query, &query.text) {
-            Ok(hits) => hits,
-            // Not FTS5 syntax (a stray quote, `-`, `:`…): the words as plain terms.
-            Err(_) => self.run(query, &plain(&query.text, " "))?,
-        };
-        if !hits.is_empty() || query.text.split_whitespace().nth(1).is_none() {
+        let terms = terms(&query.text).map_err(SearchError::Query)?;
+        if query.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let hits = self.run(query, &terms.join(" "))?;
+        if !hits.is_empty() || terms.len() < 2 {
             return Ok(hits);
         }
-        self.run(query, &plain(&query.text, " OR "))
+        self.run(query, &terms.join(" OR "))
     }
 
     fn run(&self, query: &Query, matching: &str) -> Result<Vec<Hit>, SearchError> {
@@ -438,7 +669,8 @@ impl Index {
         if let Some(u) = query.until {
             filter("time", "<=", u.into());
         }
-        sql.push_str(&format!(" ORDER BY rank LIMIT {}", query.limit.max(1)));
+        args.push(i64::try_from(query.limit).unwrap_or(i64::MAX).into());
+        sql.push_str(&format!(" ORDER BY rank LIMIT ?{}", args.len()));
         let mut stmt = self.db.prepare(&sql).map_err(self.err())?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args), |r| {
@@ -455,6 +687,100 @@ impl Index {
             .map_err(self.err())?;
         rows.collect::<Result<_, _>>().map_err(self.err())
     }
+}
+
+/// Takes out of the index the phases of `debate` that none of its lines (`lines`: each with
+/// its tip) reaches any more, and the lines that are gone; a phase still reached, but noted
+/// under a line that is gone (the line a branch was made from), is noted under a line that
+/// reaches it. A debate with a line that cannot be read is left as it is.
+fn forget_unreachable(
+    tx: &rusqlite::Transaction<'_>,
+    record: &Record,
+    debate: &str,
+    lines: &[(&str, ObjectId)],
+) -> rusqlite::Result<()> {
+    let mut reached: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for (line, tip) in lines {
+        let Ok(entries) = history::chain(record, *tip) else {
+            return Ok(());
+        };
+        for entry in entries {
+            reached.entry(entry.commit.to_string()).or_insert(line);
+        }
+    }
+    let indexed: Vec<(i64, String, String)> = {
+        let mut stmt = tx.prepare("SELECT rowid, commit_id, line FROM phases WHERE debate = ?1")?;
+        let rows = stmt.query_map([debate], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    for (rowid, commit, line) in indexed {
+        match reached.get(&commit) {
+            None => {
+                tx.execute("DELETE FROM phases WHERE rowid = ?1", [rowid])?;
+                tx.execute("DELETE FROM seen WHERE commit_id = ?1", [&commit])?;
+            }
+            Some(by) if !lines.iter().any(|(l, _)| *l == line) => {
+                tx.execute(
+                    "UPDATE phases SET line = ?1 WHERE rowid = ?2",
+                    params![by, rowid],
+                )?;
+            }
+            Some(_) => {}
+        }
+    }
+    let gone: Vec<String> = {
+        let mut stmt = tx.prepare("SELECT line FROM tips WHERE debate = ?1")?;
+        let rows = stmt.query_map([debate], |r| r.get(0))?;
+        rows.collect::<Result<Vec<String>, _>>()?
+            .into_iter()
+            .filter(|line| !lines.iter().any(|(l, _)| l == line))
+            .collect()
+    };
+    for line in gone {
+        tx.execute(
+            "DELETE FROM tips WHERE debate = ?1 AND line = ?2",
+            params![debate, line],
+        )?;
+    }
+    Ok(())
+}
+
+/// The index file opened for reading only, if it holds an index of this version: as SQLite
+/// reads a database in WAL mode where it cannot write (`mode=ro`), else taken as it is on disk
+/// (`immutable=1`: no lock and no `-shm` file are needed).
+fn read_only(path: &Path) -> Option<Connection> {
+    use rusqlite::OpenFlags;
+    if !path.is_file() {
+        return None;
+    }
+    let uri = file_uri(path);
+    ["mode=ro", "immutable=1"].into_iter().find_map(|how| {
+        let db = Connection::open_with_flags(
+            format!("{uri}?{how}"),
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .ok()?;
+        let version: i64 = db
+            .query_row("SELECT version FROM meta", [], |r| r.get(0))
+            .ok()?;
+        (version == VERSION).then_some(db)
+    })
+}
+
+/// `path` as an SQLite `file:` URI: every byte but unreserved ones and `/` percent-encoded.
+fn file_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
 }
 
 /// A file's or folder's identity and modification time, as text.
@@ -679,15 +1005,53 @@ impl Index {
     }
 }
 
-/// `text` as FTS5 terms joined by `join` (" " for all, " OR " for any): each word quoted, so
-/// that no character has a meaning of its own.
-fn plain(text: &str, join: &str) -> String {
-    text.split_whitespace()
-        .map(|w| w.replace('"', ""))
-        .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{w}\""))
-        .collect::<Vec<_>>()
-        .join(join)
+/// The terms of a query, as FTS5 strings (quoted, so that no character of the query is FTS5
+/// syntax): each word, and each `"quoted phrase"` whole (an unclosed quote runs to the end).
+/// A term without a letter or a digit is dropped (it would match nothing), a repeated one
+/// kept once. One pass over the text; refused when it is longer than [`MAX_QUERY_BYTES`], holds
+/// more than [`MAX_QUERY_WORDS`] words, or none.
+pub fn terms(text: &str) -> Result<Vec<String>, QueryError> {
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(QueryError::TooLong { bytes: text.len() });
+    }
+    let mut terms: Vec<String> = Vec::new();
+    let mut words = 0;
+    let mut add = |piece: &str| {
+        // Words as the tokenizer sees them: runs of letters and digits.
+        let count = piece
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .count();
+        if count == 0 {
+            return;
+        }
+        let term = format!("\"{piece}\"");
+        if !terms.contains(&term) {
+            words += count;
+            terms.push(term);
+        }
+    };
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let (phrase, after) = quoted.split_once('"').unwrap_or((quoted, ""));
+            add(phrase);
+            rest = after;
+        } else {
+            let end = rest
+                .find(|c: char| c.is_whitespace() || c == '"')
+                .unwrap_or(rest.len());
+            add(&rest[..end]);
+            rest = rest[end..].trim_start();
+        }
+    }
+    if words > MAX_QUERY_WORDS {
+        return Err(QueryError::TooManyWords { words });
+    }
+    if terms.is_empty() {
+        return Err(QueryError::NoWords);
+    }
+    Ok(terms)
 }
 
 /// The commit id of a hit, parsed.

@@ -446,3 +446,322 @@ fn a_debate_that_ends_brings_an_existing_index_up_to_date_in_the_background() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Every refusal of a search names its cause, and none tells a person to delete an index that
+/// is sound: a query of punctuation or nothing, `-n 0`, an over-long query. A huge `-n` and the
+/// last day of the calendar are taken as they are.
+#[test]
+fn search_errors_name_their_cause_and_never_suggest_deleting_a_sound_index() {
+    let project = Project::new();
+    let billing = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000021",
+        "Should we rewrite billing in Rust?",
+        [
+            "Billing in Rust removes memory bugs.",
+            "Billing rewrites risk invoices.",
+            "Rewrite billing gradually.",
+        ],
+    );
+    let refused = |args: &[&str], says: &str| {
+        let mut all = vec!["search"];
+        all.extend_from_slice(args);
+        let run = project.anvil(&all);
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.describe());
+        assert!(run.stderr.contains(says), "{args:?}: {}", run.describe());
+        assert!(
+            !run.stderr.contains("delete"),
+            "{args:?}: {}",
+            run.describe()
+        );
+    };
+    refused(&["\""], "no word to search for");
+    refused(&[""], "no word to search for");
+    refused(&["--", "- : ( ) *"], "no word to search for");
+    refused(&["billing", "-n", "0"], "-n");
+    let long = "word ".repeat(1000);
+    refused(&[&long], "a search takes at most 4096");
+    let many = (0..100)
+        .map(|n| format!("w{n}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    refused(&[&many], "holds 100 words; a search takes at most 64");
+
+    assert_eq!(search(&project, &["billing", "-n", "1"]).len(), 1);
+    let all = search(&project, &["billing", "-n", "18446744073709551615"]);
+    assert_eq!(all.len(), 4, "{all:#?}");
+    let until = search(&project, &["billing", "--until", "9999-12-31"]);
+    assert_eq!(until.len(), 4, "{until:#?}");
+    assert!(search(&project, &["billing", "--since", "9999-12-31"]).is_empty());
+    assert_eq!(
+        search(
+            &project,
+            &["billing", "--since", "1970-01-01", "--until", "9999-12-31"]
+        )
+        .len(),
+        4
+    );
+    assert!(search(&project, &["billing", "--until", "1969-12-31"]).is_empty());
+    // Operators and quotes of FTS5 are words here, never syntax.
+    let hits = search(&project, &["billing", "AND", "NOT", "invoices*"]);
+    assert!(
+        hits.iter().all(|h| h["debate"] == billing.as_str()),
+        "{hits:#?}"
+    );
+    let index = project.anvil_home().join("search.sqlite");
+    let before = std::fs::read(&index).unwrap();
+    refused(&["\""], "no word");
+    assert_eq!(
+        std::fs::read(&index).unwrap(),
+        before,
+        "the index is left alone"
+    );
+}
+
+/// Matched words are marked as the README says: bold yellow on a terminal, `[word]` in text
+/// for a pipe, `[word]` in JSON; never the raw markers, and hostile text stays shown, not obeyed.
+#[test]
+fn search_marks_the_matched_words() {
+    let project = Project::new();
+    debate(
+        &project,
+        "51515151-0000-4000-8000-000000000022",
+        "Should invoices move to a queue?",
+        [
+            "A queue smooths \u{1b}[2Jinvoice bursts.",
+            "Queues lose ordering.",
+            "Use a queue per tenant.",
+        ],
+    );
+    let plain = project.anvil(&["search", "bursts"]).ok().stdout;
+    assert!(plain.contains("[bursts]"), "{plain}");
+    assert!(plain.contains("\\x1b[2J"), "{plain}");
+    assert!(!plain.contains('\u{1b}'), "{plain:?}");
+    assert!(
+        !plain.contains("\\x01") && !plain.contains('\u{1}'),
+        "{plain:?}"
+    );
+    let coloured = project
+        .command(&["search", "bursts"])
+        .env("CLICOLOR_FORCE", "1")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let coloured = String::from_utf8(coloured.stdout).unwrap();
+    assert!(
+        coloured.contains("\u{1b}[1m\u{1b}[33mbursts\u{1b}[0m\u{1b}[0m"),
+        "{coloured:?}"
+    );
+    assert!(!coloured.contains("\\x01"), "{coloured:?}");
+    assert!(!coloured.contains("\u{1b}[2J"), "{coloured:?}");
+    let json = search(&project, &["bursts"]);
+    assert!(
+        json[0]["snippet"].as_str().unwrap().contains("[bursts]"),
+        "{json:#?}"
+    );
+}
+
+/// A debate deleted from the record, a line deleted, and a line moved back leave the index:
+/// neither `anvil search` nor the MCP tool finds their phases, while phases other lines still
+/// reach stay (under a line that reaches them).
+#[test]
+fn deleted_debates_and_lines_leave_the_index() {
+    let project = Project::new();
+    let gone = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000023",
+        "Should we adopt Kafka?",
+        [
+            "Kafka decouples producers.",
+            "Zookeeper is a burden.",
+            "Adopt Kafka for telemetry.",
+        ],
+    );
+    let kept = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000024",
+        "Should we adopt gRPC?",
+        [
+            "Protobuf contracts are typed.",
+            "Browsers need a proxy for gRPC.",
+            "Adopt gRPC between services.",
+        ],
+    );
+    assert_eq!(search(&project, &["adopt"]).len(), 4);
+    // A whole debate deleted with git.
+    let refs = project.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        &format!("refs/anvil/{gone}/"),
+    ]);
+    for r in refs.lines() {
+        project.git(&["update-ref", "-d", r]);
+    }
+    let left = search(&project, &["adopt"]);
+    assert!(
+        left.iter().all(|h| h["debate"] == kept.as_str()),
+        "{left:#?}"
+    );
+    assert!(search(&project, &["zookeeper"]).is_empty());
+    let mcp = project.anvil_stdin(
+        &["mcp"],
+        format!(
+            "{}\n{}\n{}\n",
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"zookeeper kafka"}}}),
+        )
+        .as_bytes(),
+    );
+    assert!(
+        mcp.stdout.contains("no recorded phase matches"),
+        "{}",
+        mcp.describe()
+    );
+    assert!(!mcp.stdout.contains(&gone), "{}", mcp.describe());
+
+    // A branch deleted, and the main line moved back a round: found once something moves
+    // (here `anvil gc`, which packs the refs), as any change made with git behind anvil's back.
+    project
+        .anvil(&[
+            "branch",
+            "--from",
+            &format!("{kept}@main:round-1"),
+            "--steer",
+            "think about websockets",
+            "--name",
+            "ws",
+        ])
+        .ok();
+    assert!(!search(&project, &["websockets"]).is_empty());
+    project.git(&["update-ref", "-d", &format!("refs/anvil/{kept}/ws")]);
+    let start = project
+        .git(&["rev-list", "--reverse", &format!("refs/anvil/{kept}/main")])
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    let tip = project
+        .git(&["rev-parse", &format!("refs/anvil/{kept}/main")])
+        .trim()
+        .to_owned();
+    project.git(&["update-ref", &format!("refs/anvil/{kept}/main"), &start]);
+    project.anvil(&["gc"]).ok();
+    assert!(search(&project, &["websockets"]).is_empty());
+    assert!(search(&project, &["protobuf"]).is_empty());
+    assert_eq!(
+        ats(&search(&project, &["grpc", "--role", "start"])),
+        [format!("{kept}@main start")]
+    );
+    // Put back: found again, once.
+    project.git(&["update-ref", &format!("refs/anvil/{kept}/main"), &tip]);
+    project.anvil(&["gc"]).ok();
+    assert_eq!(
+        ats(&search(&project, &["protobuf"])),
+        [format!("{kept}@main advocate")]
+    );
+}
+
+/// Runs `anvil ARGS` in `project` with its `.anvil` mounted read-only (a private mount
+/// namespace: a user namespace where the kernel allows one, else the mount namespace alone,
+/// as root): what a person without write access to a shared checkout meets.
+fn read_only_anvil(project: &Project, args: &[&str]) -> crate::support::anvil::Run {
+    const SCRIPT: &str = r#"set -e
+anvil=$1; dir=$2; shift 2
+mount --bind "$dir/.anvil" "$dir/.anvil"
+mount -o remount,bind,ro "$dir/.anvil"
+if touch "$dir/.anvil/probe" 2>/dev/null; then echo "still writable" >&2; exit 99; fi
+cd "$dir"
+exec "$anvil" "$@"
+"#;
+    let run = |namespaces: &[&str]| {
+        std::process::Command::new("unshare")
+            .args(namespaces)
+            .args(["sh", "-c", SCRIPT, "sh"])
+            .arg(crate::support::anvil::anvil_bin())
+            .arg(project.path())
+            .args(args)
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run unshare (util-linux)")
+    };
+    let mut out = run(&["--user", "--map-root-user", "--mount"]);
+    if String::from_utf8_lossy(&out.stderr).contains("unshare failed") {
+        out = run(&["--mount"]);
+    }
+    crate::support::anvil::Run::from_output(out)
+}
+
+/// In a read-only `.anvil` a search answers: from the index as it is, brought up to date in
+/// memory with what the record holds since, or, with no index at all, from a scan of the
+/// record; it says so, and writes nothing.
+#[test]
+fn search_in_a_read_only_anvil_answers_from_the_index_or_a_scan() {
+    let project = Project::new();
+    // No maintenance in the background: the index on disk stays as the first search left it.
+    std::fs::write(project.anvil_home().join("config.toml"), "[gc]\nauto = 0\n").unwrap();
+    let first = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000025",
+        "Should we adopt Terraform?",
+        [
+            "Terraform plans are reviewable.",
+            "State files drift.",
+            "Adopt Terraform with remote state.",
+        ],
+    );
+    assert_eq!(search(&project, &["terraform"]).len(), 3);
+    // Recorded after the index was last written.
+    let second = debate(
+        &project,
+        "51515151-0000-4000-8000-000000000026",
+        "Should we adopt Pulumi instead of Terraform?",
+        [
+            "Pulumi uses real languages.",
+            "Terraform has the ecosystem.",
+            "Stay with Terraform.",
+        ],
+    );
+    let index = project.anvil_home().join("search.sqlite");
+    let on_disk =
+        rusqlite::Connection::open_with_flags(&index, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM phases WHERE debate = ?1",
+                [&second],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap();
+    assert_eq!(
+        on_disk, 0,
+        "the second debate is not in the index on disk yet"
+    );
+    let run = read_only_anvil(&project, &["search", "--json", "terraform", "-n", "50"]).ok();
+    let hits: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
+    for debate in [&first, &second] {
+        assert!(
+            hits.iter().any(|h| h["debate"] == debate.as_str()),
+            "{debate}: {}",
+            run.describe()
+        );
+    }
+    assert_eq!(hits.len(), 6, "{hits:#?}");
+    assert!(
+        run.stderr.contains("the search index cannot be written"),
+        "{}",
+        run.describe()
+    );
+
+    // No index at all: the record is scanned.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", index.display()));
+    }
+    let run = read_only_anvil(&project, &["search", "pulumi"]).ok();
+    assert!(
+        run.stdout.contains(&format!("{second}@main")),
+        "{}",
+        run.describe()
+    );
+    assert!(!index.exists());
+}
