@@ -78,7 +78,11 @@ pub fn search(home: &Home, query: &str) -> Result<Vec<SearchHit>, ApiError> {
             limit: 50,
             ..Default::default()
         })
-        .map_err(|e| ApiError::internal(crate::error::CliError::from(e).to_text()))?;
+        .map_err(|e| match e {
+            // Punctuation alone, or a query longer than a search takes: the asker's to change.
+            crate::memory::index::SearchError::Query(q) => ApiError::bad_request(q.to_string()),
+            e => ApiError::internal(crate::error::CliError::from(e).to_text()),
+        })?;
     Ok(hits
         .into_iter()
         .map(|hit| SearchHit {

@@ -111,6 +111,23 @@ impl Mcp {
         }
     }
 
+    /// Writes `bytes` to the server as they are (a line of the test's making).
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message the server writes.
+    fn next(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(
+            self.out.read_line(&mut line).unwrap() > 0,
+            "anvil mcp ended"
+        );
+        serde_json::from_str(&line).expect("JSON-RPC line")
+    }
+
     /// Calls `tool`: (its text, whether it is an error).
     fn tool(&mut self, tool: &str, arguments: Value) -> (String, bool) {
         let result = self.call("tools/call", json!({"name": tool, "arguments": arguments}));
@@ -220,6 +237,93 @@ fn every_tool_answers_from_the_record_and_cites_it() {
     assert!(missing.contains("no-such-debate"), "{missing}");
     let (again, error) = mcp.tool("search", json!({"query": "\"unbalanced"}));
     assert!(!error, "{again}");
+}
+
+/// A line that is not JSON gets a parse error, JSON that is no message an invalid request
+/// (with its id), and a line past the server's limit (50 MB, as a red team sent) an error that
+/// says so, with the id of the request it carried: nothing is dropped without an answer. A query
+/// past the search's limit is refused at once, and the server goes on.
+#[test]
+fn bad_and_over_long_lines_get_json_rpc_errors() {
+    let project = Project::new();
+    billing_debate(&project);
+    let mut mcp = Mcp::start(&project);
+
+    mcp.send_raw(b"this is not json\n");
+    let answer = mcp.next();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert_eq!(answer["id"], Value::Null, "{answer}");
+    mcp.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\n");
+    assert_eq!(mcp.next()["error"]["code"], -32700);
+
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 41, "hello": "world"}));
+    let answer = mcp.next();
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert_eq!(answer["id"], 41, "{answer}");
+
+    // 50 MB, its id last (as the TypeScript SDK orders the members), then one with its id first.
+    let words = "billing ".repeat(50 * 1024 * 1024 / 8);
+    for (id, line) in [
+        (
+            json!(42),
+            format!(
+                r#"{{"method":"tools/call","params":{{"name":"search","arguments":{{"query":"{words}"}}}},"jsonrpc":"2.0","id":42}}"#
+            ),
+        ),
+        (
+            json!("big-43"),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":"big-43","method":"tools/call","params":{{"name":"search","arguments":{{"query":"{}"}}}}}}"#,
+                &words[..2 * 1024 * 1024]
+            ),
+        ),
+    ] {
+        mcp.send_raw(format!("{line}\n").as_bytes());
+        let answer = mcp.next();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("at most 1048576 bytes"), "{message}");
+    }
+
+    // Under the line's limit, over the search's: refused at once, by a tool error.
+    let (text, error) = mcp.tool("search", json!({"query": "billing ".repeat(32 * 1024)}));
+    assert!(error, "{text}");
+    assert!(text.contains("a search takes at most 4096"), "{text}");
+    let (text, error) = mcp.tool("search", json!({"query": "billing"}));
+    assert!(!error, "{text}");
+    assert!(text.contains("billing"), "{text}");
+}
+
+/// A search that waits (here for the index, which another process is writing) holds up
+/// nothing else: a `ping` sent after it is answered first, and the search answers once the
+/// index is free.
+#[test]
+fn a_waiting_search_holds_up_no_other_request() {
+    let project = Project::new();
+    let debate = billing_debate(&project);
+    let mut mcp = Mcp::start(&project);
+    let (text, error) = mcp.tool("search", json!({"query": "replicas"}));
+    assert!(!error && text.contains(&debate), "{text}");
+    // Something new in the record, and another writer holding the index.
+    project.start(&["Should invoices move to a queue?", "--rounds", "1"]);
+    let db = rusqlite::Connection::open(project.anvil_home().join("search.sqlite")).unwrap();
+    db.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+                     "params": {"name": "search", "arguments": {"query": "invoices queue"}}}));
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 101, "method": "ping"}));
+    let first = mcp.next();
+    assert_eq!(
+        first["id"], 101,
+        "the ping is answered while the search waits: {first}"
+    );
+    assert!(first.get("error").is_none(), "{first}");
+    db.execute_batch("COMMIT").unwrap();
+    let second = mcp.next();
+    assert_eq!(second["id"], 100, "{second}");
+    let text = second["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("invoices"), "{second}");
 }
 
 #[test]

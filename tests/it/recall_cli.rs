@@ -167,11 +167,13 @@ fn an_unrelated_question_no_recall_and_the_setting_recall_nothing() {
     assert_eq!(recalled_at_start(&project, &follow.debate), json!([]));
 }
 
+/// An index that cannot be opened (a directory where the file should be) neither stops a
+/// debate from starting nor its recall: the record is scanned instead, and nothing is written
+/// where the index should be.
 #[test]
 fn a_broken_index_never_stops_a_debate_from_starting() {
     let project = Project::new();
     let (earlier, _) = billing(&project);
-    // An index that cannot be opened (a directory where the file should be).
     let index = project.path().join(".anvil/search.sqlite");
     let _ = std::fs::remove_file(&index);
     std::fs::create_dir_all(index.join("x")).unwrap();
@@ -181,12 +183,8 @@ fn a_broken_index_never_stops_a_debate_from_starting() {
             "Should billing move from Postgres to DynamoDB now?",
         ])
         .ok();
-    assert!(
-        run.stderr.contains("no earlier conclusions recalled"),
-        "{}",
-        run.describe()
-    );
-    assert!(!run.stdout.contains(&earlier), "{}", run.describe());
+    assert!(run.stdout.contains(&earlier), "{}", run.describe());
+    assert!(index.join("x").is_dir() && index.is_dir());
 }
 
 #[test]
@@ -246,4 +244,74 @@ fn the_web_room_shows_what_was_recalled_and_searches_every_phase() {
     let api = served.get("/api/search?q=ledger").json();
     assert_eq!(api[0]["debate"], earlier.as_str(), "{api}");
     assert_eq!(api[0]["phase"], "critic", "{api}");
+    // A query no search takes is the asker's to change: 400, with the cause.
+    let quote = served.get("/api/search?q=%22");
+    assert_eq!(quote.status, 400, "{}", quote.body);
+    assert!(
+        quote.body.contains("no word to search for"),
+        "{}",
+        quote.body
+    );
+}
+
+/// Recalled text is model text: `anvil start` prints it with its escape sequences shown, never
+/// obeyed (no screen clear, no clipboard write reaches the terminal), and the record keeps it
+/// whole.
+#[test]
+fn recalled_text_printed_by_start_is_shown_not_obeyed() {
+    let project = Project::new();
+    let hostile = "Decision: keep Postgres for billing\u{1b}]52;c;cm0gLXJmIC8=\u{7}\u{1b}[2J \
+                   and add read replicas\u{9b}31m.";
+    let earlier = debate(
+        &project,
+        "71717171-0000-4000-8000-000000000031",
+        "Should billing move from Postgres to DynamoDB?",
+        [
+            "DynamoDB scales writes.",
+            "Ledgers need transactions.",
+            hostile,
+        ],
+    );
+    let run = project
+        .anvil(&[
+            "start",
+            "Should billing leave Postgres for DynamoDB now?",
+            "--rounds",
+            "1",
+        ])
+        .ok();
+    assert!(
+        run.stdout.contains(&earlier),
+        "recalled: {}",
+        run.describe()
+    );
+    assert!(
+        run.stdout
+            .contains("billing\\x1b]52;c;cm0gLXJmIC8=\\x07\\x1b[2J"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        run.stdout.contains("replicas\\u{9b}31m"),
+        "{}",
+        run.describe()
+    );
+    assert!(
+        !run.stdout
+            .chars()
+            .any(|c| c == '\u{1b}' || c == '\u{7}' || c == '\u{9b}'),
+        "{:?}",
+        run.stdout
+    );
+    let kept = project
+        .anvil(&["show", &format!("{earlier}@main:synthesis"), "--json"])
+        .ok();
+    assert!(
+        kept.json().unwrap()["text"]
+            .as_str()
+            .is_some_and(|t| t.contains('\u{1b}'))
+            || kept.stdout.contains("\\u001b"),
+        "the record keeps the text whole: {}",
+        kept.describe()
+    );
 }
