@@ -13,7 +13,7 @@ use rmcp::{ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router}
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
-use crate::memory::index::{CLOSE, Index, OPEN, Query};
+use crate::memory::index::{CLOSE, Index, OPEN, Query, SearchError};
 use crate::view;
 
 /// Serve the record to Claude Code as read-only MCP tools over stdin/stdout: list debates,
@@ -307,6 +307,8 @@ fn list(home: &Home, record: &Record, limit: usize) -> Result<String, CliError> 
 }
 
 fn search(home: &Home, record: &Record, args: SearchArgs) -> Result<String, CliError> {
+    // A query no search takes is refused before the index is opened or caught up.
+    crate::memory::index::terms(&args.query).map_err(SearchError::Query)?;
     let index = Index::open(home, record)?;
     let hits = index.search(&Query {
         text: args.query.clone(),

@@ -83,6 +83,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         until: args.until.as_deref().map(|d| day(d, true)).transpose()?,
         limit: args.max_count,
     };
+    // A query no search takes is refused before the index is opened or caught up.
+    search::terms(&query.text).map_err(search::SearchError::Query)?;
     let index = Index::open(&home, &record)?;
     if let Some(why) = index.copied_because() {
         crate::output::say(&format!(
