@@ -265,8 +265,7 @@ fn id_at_end(tail: &[u8]) -> Option<Value> {
     let start = (0..tail.len().min(4)).find(|&skip| std::str::from_utf8(&tail[skip..]).is_ok())?;
     let text = std::str::from_utf8(&tail[start..]).ok()?;
     let body = text.trim_end().strip_suffix('}')?.trim_end();
-    let value_start = if body.ends_with('"') {
-        let inner = &body[..body.len() - 1];
+    let value_start = if let Some(inner) = body.strip_suffix('"') {
         let open = inner.rfind('"')?;
         if inner[..open].ends_with('\\') {
             return None;

@@ -526,8 +526,8 @@ impl Index {
             let Ok(entries) = history::chain(record, *tip) else {
                 continue;
             };
-            if let Some(before) = before
-                && !entries.iter().any(|e| e.commit.to_string() == *before)
+            if let Some(before) = before.and_then(|b| b.parse::<ObjectId>().ok())
+                && !entries.iter().any(|e| e.commit == before)
             {
                 shrunk.insert(debate.clone());
             }
