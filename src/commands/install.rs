@@ -109,7 +109,10 @@ pub struct PluginArgs {
 
 pub fn run_plugin(ctx: &Ctx, args: PluginArgs) -> Result<(), CliError> {
     let dir = ctx.cwd.join(&args.out);
-    let written = anvil_core::claude::install::write_plugin(&dir)?;
+    let written = anvil_core::claude::install::write_plugin(
+        &dir,
+        anvil_core::claude::install::PluginBinaries::OnPath,
+    )?;
     say(&format!(
         "anvil: wrote {} files of the plugin in {}; load it with `claude --plugin-dir {}` \
          (its commands are /anvil:anvil, /anvil:anvil-steer, …)",

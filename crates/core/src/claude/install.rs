@@ -507,18 +507,48 @@ pub fn hook_settings(program: &str) -> Value {
 pub const PLUGIN_DESCRIPTION: &str =
     "Structured AI debates inside Claude Code, every step recorded in git";
 
+/// Where the programs a plugin's hooks, MCP server and commands run are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginBinaries {
+    /// On Claude Code's PATH, by name: a plugin folder for development (`claude --plugin-dir`),
+    /// next to a `cargo install`.
+    OnPath,
+    /// In the plugin's own `bin/` (the npm package): the hooks and the MCP server name them
+    /// under `${CLAUDE_PLUGIN_ROOT}`, and the commands find `anvil` on the PATH Claude Code
+    /// gives its Bash tool, which holds the plugin's `bin/`. Nothing on the user's PATH.
+    Inside,
+}
+
+/// The plugin's `bin/`, as Claude Code substitutes it in hooks and MCP server entries.
+pub const PLUGIN_BIN: &str = "${CLAUDE_PLUGIN_ROOT}/bin";
+
+/// The command of the plugin's hook `sub`. Inside the plugin the path is quoted: the plugin
+/// root may hold spaces (a home folder's name), and the shell Claude Code runs the command
+/// with would split it there.
+pub fn plugin_hook_command(binaries: PluginBinaries, sub: &str) -> String {
+    match binaries {
+        PluginBinaries::OnPath => hook_command(sub),
+        PluginBinaries::Inside => format!("\"{PLUGIN_BIN}/{HOOK_PROGRAM}\" {sub}"),
+    }
+}
+
 /// Writes anvil as a Claude Code plugin into `dir`: `.claude-plugin/plugin.json`,
 /// `hooks/hooks.json` (every hook), `.mcp.json` (the `anvil mcp` server) and `commands/` (the
-/// same commands `install` writes).
+/// same commands `install` writes), calling the binaries where `binaries` says.
 /// Returns the files written. Load it with `claude --plugin-dir DIR`.
-pub fn write_plugin(dir: &Path) -> Result<Vec<PathBuf>, InstallError> {
+pub fn write_plugin(dir: &Path, binaries: PluginBinaries) -> Result<Vec<PathBuf>, InstallError> {
     let mut hooks = Map::new();
     for (event, sub) in HOOKS {
+        let command = plugin_hook_command(binaries, sub);
         hooks.insert(
             event.to_owned(),
-            json!([{ "hooks": [{ "type": "command", "command": hook_command(sub), "timeout": 60 }] }]),
+            json!([{ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }]),
         );
     }
+    let mcp_program = match binaries {
+        PluginBinaries::OnPath => "anvil".to_owned(),
+        PluginBinaries::Inside => format!("{PLUGIN_BIN}/anvil"),
+    };
     let mut files: Vec<(PathBuf, String)> = vec![
         (
             dir.join(".claude-plugin/plugin.json"),
@@ -535,7 +565,7 @@ pub fn write_plugin(dir: &Path) -> Result<Vec<PathBuf>, InstallError> {
         ),
         (
             dir.join(MCP_FILE),
-            pretty(&json!({ "mcpServers": { MCP_SERVER: mcp_server("anvil") } })),
+            pretty(&json!({ "mcpServers": { MCP_SERVER: mcp_server(&mcp_program) } })),
         ),
     ];
     for (name, text) in commands() {
