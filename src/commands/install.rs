@@ -61,8 +61,8 @@ fn say_path_note() {
         .collect();
     if !missing.is_empty() {
         say(&format!(
-            "anvil: warning: {} not on PATH here; `cargo install --path .` installs both \
-             (into ~/.cargo/bin); `anvil doctor` checks the whole installation",
+            "anvil: warning: {} not on PATH here; `npm install -g anvil-debate` (or `cargo \
+             install anvil-debate`) installs both; `anvil doctor` checks the whole installation",
             missing.join(" and ")
         ));
     }

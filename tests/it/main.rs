@@ -21,6 +21,7 @@ mod install_cli;
 mod log_cli;
 mod maintenance_cli;
 mod model_server_selftest;
+mod npm_dist;
 mod options_cli;
 mod other_writers;
 mod recall_cli;

@@ -247,6 +247,7 @@ pub struct Claude {
     args: Vec<String>,
     env: Vec<(String, String)>,
     path_prepend: Vec<PathBuf>,
+    exact_path: Option<std::ffi::OsString>,
     session_id: Option<String>,
     settings: Option<Value>,
     timeout: Duration,
@@ -265,6 +266,7 @@ impl Claude {
             args: Vec::new(),
             env: Vec::new(),
             path_prepend: Vec::new(),
+            exact_path: None,
             session_id: None,
             settings: None,
             timeout: Duration::from_secs(60),
@@ -318,6 +320,13 @@ impl Claude {
         self
     }
 
+    /// Runs Claude with exactly this `PATH`: no built `anvil`, nothing of the test's own (a
+    /// user's machine with anvil installed only as a plugin).
+    pub fn exact_path(mut self, path: impl Into<std::ffi::OsString>) -> Claude {
+        self.exact_path = Some(path.into());
+        self
+    }
+
     /// Passes `--session-id ID` (the hook's `session_id` then equals it).
     pub fn session_id(mut self, id: impl Into<String>) -> Claude {
         self.session_id = Some(id.into());
@@ -364,8 +373,12 @@ impl Claude {
         if let Some(p) = std::env::var_os("PATH") {
             path.extend(std::env::split_paths(&p));
         }
+        let path = match &self.exact_path {
+            Some(exact) => exact.clone(),
+            None => std::env::join_paths(path).expect("valid PATH"),
+        };
         cmd.env_clear()
-            .env("PATH", std::env::join_paths(path).expect("valid PATH"))
+            .env("PATH", path)
             .env("HOME", self.home.path())
             .env("ANTHROPIC_BASE_URL", &self.base_url)
             .env("ANTHROPIC_API_KEY", "test")

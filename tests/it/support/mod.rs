@@ -4,4 +4,5 @@
 pub mod anvil;
 pub mod claude;
 pub mod model_server;
+pub mod npm_registry;
 pub mod serve;

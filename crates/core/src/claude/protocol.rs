@@ -40,11 +40,14 @@ impl HookInput {
     /// do here (no `.anvil` above the session's directory, or no usable session id).
     pub(crate) fn locate<'a>(&'a self, cwd: &Path) -> Option<(Home, &'a str)> {
         let home = Home::find(self.cwd.as_deref().unwrap_or(cwd))?;
-        let session = self
-            .session_id
+        Some((home, self.session()?))
+    }
+
+    /// The session id, when it is a usable one.
+    pub(crate) fn session(&self) -> Option<&str> {
+        self.session_id
             .as_deref()
-            .filter(|s| crate::home::valid_session(s))?;
-        Some((home, session))
+            .filter(|s| crate::home::valid_session(s))
     }
 }
 

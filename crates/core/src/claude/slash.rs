@@ -17,6 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::claude::protocol::{HookInput, HookOutput};
+use crate::home::Home;
 
 /// The slash commands whose arguments go through the hook.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +66,10 @@ impl Command {
 
 /// Claude Code's UserPromptExpansion hook: for anvil's own commands, leaves the arguments where
 /// the command's `anvil slash` line takes them. Says nothing for every other command.
+///
+/// `/anvil` in a project that has never seen anvil (a plugin installed, nothing else done)
+/// creates `.anvil/` in the session's directory first, as `anvil init` would, and says so. The
+/// other commands act on a debate, so without a home `anvil slash` says there is none.
 pub(crate) fn prompt_expansion(stdin: &[u8], cwd: &Path) -> HookOutput {
     let Ok(input) = serde_json::from_slice::<HookInput>(stdin) else {
         return HookOutput::Silent;
@@ -76,12 +81,31 @@ pub(crate) fn prompt_expansion(stdin: &[u8], cwd: &Path) -> HookOutput {
     else {
         return HookOutput::Silent;
     };
-    // Without a home, `anvil slash` says that the project has no .anvil, with the fix.
-    let Some((home, session)) = input.locate(cwd) else {
+    let Some(session) = input.session() else {
         return HookOutput::Silent;
+    };
+    let dir = input.cwd.as_deref().unwrap_or(cwd);
+    let (home, created) = match Home::find(dir) {
+        Some(home) => (home, false),
+        None if command == Command::Start => match Home::init(dir) {
+            Ok(home) => (home, true),
+            Err(e) => {
+                return HookOutput::Message(format!(
+                    "anvil: cannot create .anvil in {} for the first debate here ({e})",
+                    dir.display()
+                ));
+            }
+        },
+        None => return HookOutput::Silent,
     };
     let args = input.command_args.as_deref().unwrap_or_default();
     match leave(home.root(), session, command, args) {
+        Ok(()) if created => HookOutput::Message(format!(
+            "anvil: created {} for this project's first debate: the record of every debate \
+             (a git repository) and the live files; its .gitignore keeps them out of your \
+             project's history",
+            home.root().display()
+        )),
         Ok(()) => HookOutput::Silent,
         Err(e) => HookOutput::Message(format!(
             "anvil: cannot pass the arguments of /{} on ({e}); run `anvil doctor`",
@@ -390,6 +414,43 @@ mod tests {
         );
         assert_eq!(Command::from_slash_name("anvil-status"), None);
         assert_eq!(Command::from_slash_name("deploy"), None);
+    }
+
+    /// A project that has never seen anvil: `/anvil` creates `.anvil/` there and says so; the
+    /// commands that act on a debate create nothing.
+    #[test]
+    fn the_first_slash_start_in_a_project_creates_its_home() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path();
+        let session = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
+        let input = |name: &str| {
+            serde_json::json!({
+                "session_id": session, "cwd": project,
+                "hook_event_name": "UserPromptExpansion",
+                "command_name": name, "command_args": "Adopt GraphQL?",
+            })
+            .to_string()
+        };
+        for name in ["anvil:anvil-steer", "anvil-cancel"] {
+            let answer = prompt_expansion(input(name).as_bytes(), project);
+            assert_eq!(answer, HookOutput::Silent);
+            assert!(!project.join(".anvil").exists(), "{name} created .anvil");
+        }
+        let answer = prompt_expansion(input("anvil:anvil").as_bytes(), project);
+        let HookOutput::Message(message) = answer else {
+            panic!("no message: {answer:?}");
+        };
+        assert!(message.contains("created"), "{message}");
+        assert!(message.contains(".anvil"), "{message}");
+        let anvil = project.join(".anvil");
+        assert!(anvil.join(".gitignore").is_file());
+        assert_eq!(
+            take(&anvil, session, Command::Start).unwrap().as_deref(),
+            Some("Adopt GraphQL?")
+        );
+        // The second time it is there: nothing to say.
+        let answer = prompt_expansion(input("anvil:anvil").as_bytes(), project);
+        assert_eq!(answer, HookOutput::Silent);
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct Environment {
     /// When Claude Code started this process (its Bash tool, a `!` line): the session's id
     /// (`$CLAUDE_CODE_SESSION_ID`) and `$AI_AGENT`, which names the client's version.
     pub claude_session: Option<(String, Option<String>)>,
+    /// `$ANVIL_NPM_LAUNCHER`: the npm package's node launcher that started this anvil, when
+    /// one did (the native program was not put in its place).
+    pub npm_launcher: Option<PathBuf>,
     pub now: SystemTime,
 }
 
@@ -35,6 +38,7 @@ impl Environment {
                 .ok()
                 .filter(|s| crate::home::valid_session(s))
                 .map(|s| (s, std::env::var("AI_AGENT").ok())),
+            npm_launcher: std::env::var_os("ANVIL_NPM_LAUNCHER").map(PathBuf::from),
             now: SystemTime::now(),
         }
     }

@@ -39,6 +39,7 @@ mod tests {
             claude_config_dir: None,
             path: None,
             claude_session: None,
+            npm_launcher: None,
             now: SystemTime::now(),
         };
         let findings = examine(&env);

@@ -19,6 +19,8 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
         .collect();
     let mut out = Vec::new();
     let mut programs: Vec<String> = Vec::new();
+    // The plugin brings its hooks, commands and MCP server, and its own programs.
+    let plugin = super::distribution::enabled_plugin(env);
 
     for (event, sub) in install::HOOKS {
         let wired: Vec<(PathBuf, String)> = places
@@ -30,6 +32,17 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
             "session-start" => "session-start-hook",
             _ => "prompt-expansion-hook",
         };
+        if let Some(plugin) = plugin.as_ref().filter(|p| p.has_hook(event, sub))
+            && wired.is_empty()
+        {
+            out.push(Finding::new(
+                "installation",
+                check,
+                Level::Ok,
+                format!("{event} hook from the plugin {}", plugin.key),
+            ));
+            continue;
+        }
         if wired.is_empty() {
             let (level, why) = match sub {
                 "stop" => (
@@ -96,8 +109,11 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
         }
     }
 
-    // The programs the hooks and command files call must be found where Claude Code looks.
-    programs.push("anvil".into());
+    // The programs the hooks and command files call must be found where Claude Code looks (the
+    // plugin's commands find `anvil` in its own bin/).
+    if plugin.is_none() {
+        programs.push("anvil".into());
+    }
     programs.sort();
     programs.dedup();
     let path = claude_path(env, &places);
@@ -105,8 +121,9 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
         out.push(program_finding(&path, &program));
     }
 
+    out.extend(super::distribution::check(env, plugin.as_ref()));
     out.extend(trust(env, &project_claude));
-    out.extend(mcp(env, &places));
+    out.extend(mcp(env, &places, plugin.as_ref()));
     out.push(block_cap(&places));
     out.extend(super::client::check(env, &path));
     out.extend(command_files(&places));
@@ -166,9 +183,10 @@ fn program_finding((search, which): &(Option<OsString>, String), program: &str) 
             ),
         )
         .hint(
-            "`cargo install --path PATH-TO-ANVIL` installs `anvil` and `anvil-hook` into \
-             ~/.cargo/bin; make sure that directory is on the PATH of the shell (or desktop \
-             session) that starts Claude Code",
+            "`npm install -g anvil-debate` (or, with Rust, `cargo install anvil-debate`) puts \
+             `anvil` and `anvil-hook` on PATH; make sure its bin directory is on the PATH of \
+             the shell (or desktop session) that starts Claude Code. Or use the Claude Code \
+             plugin, which needs nothing on PATH",
         ),
     }
 }
@@ -233,7 +251,11 @@ fn trust(env: &Environment, project_claude: &Path) -> Option<Finding> {
 
 /// Can Claude consult the record: is `anvil mcp` registered (the project's `.mcp.json`, or the
 /// user's `~/.claude.json`), approved when it is the project's, and are its tools allowed?
-fn mcp(env: &Environment, places: &[&Path]) -> Vec<Finding> {
+fn mcp(
+    env: &Environment,
+    places: &[&Path],
+    plugin: Option<&super::distribution::Plugin>,
+) -> Vec<Finding> {
     let finding = |level, message: String| Finding::new("installation", "mcp", level, message);
     let project_file = env.project().join(install::MCP_FILE);
     let in_project = read_json(&project_file)
@@ -247,6 +269,15 @@ fn mcp(env: &Environment, places: &[&Path]) -> Vec<Finding> {
         .as_deref()
         .and_then(read_json)
         .is_some_and(|c| c["mcpServers"].get(install::MCP_SERVER).is_some());
+    if let Some(plugin) = plugin.filter(|_| !in_project && !in_user) {
+        return vec![finding(
+            Level::Ok,
+            format!(
+                "MCP server 'anvil' from the plugin {} (its tools are mcp__plugin_anvil_anvil__…)",
+                plugin.key
+            ),
+        )];
+    }
     if !in_project && !in_user {
         return vec![
             finding(
@@ -470,6 +501,7 @@ mod tests {
                 claude_config_dir: None,
                 path,
                 claude_session: None,
+                npm_launcher: None,
                 now: SystemTime::now(),
             }
         }

@@ -8,6 +8,7 @@
 
 mod client;
 mod debates;
+mod distribution;
 mod environment;
 mod examine;
 mod finding;

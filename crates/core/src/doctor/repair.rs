@@ -168,6 +168,7 @@ mod tests {
             claude_config_dir: None,
             path: None,
             claude_session: None,
+            npm_launcher: None,
             now: SystemTime::now(),
         }
     }
