@@ -66,8 +66,8 @@ pub fn run(options: &Options) -> Result<(), String> {
         eprintln!(
             "  {:<44} {:>9} packed {:>10} unpacked",
             p.filename,
-            kib(p.size),
-            kib(p.unpacked_size)
+            size(p.size),
+            size(p.unpacked_size)
         );
     }
     let skipped: Vec<&str> = PLATFORMS
@@ -84,8 +84,12 @@ pub fn run(options: &Options) -> Result<(), String> {
     Ok(())
 }
 
-fn kib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+fn size(bytes: u64) -> String {
+    if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    }
 }
 
 fn workspace() -> Result<Workspace, String> {
@@ -287,6 +291,8 @@ fn main_package(workspace: &Workspace, dir: &Path) -> Result<(), String> {
         "files": [
             "bin/", "lib/", "install.js",
             ".claude-plugin/", "hooks/", "commands/", ".mcp.json",
+            // npm publishes a shrinkwrap only when `files` names it.
+            "npm-shrinkwrap.json",
         ],
     });
     write_json(&dir.join("package.json"), &manifest)?;

@@ -557,6 +557,7 @@ pub fn write_plugin(dir: &Path, binaries: PluginBinaries) -> Result<Vec<PathBuf>
                 "version": env!("CARGO_PKG_VERSION"),
                 "description": PLUGIN_DESCRIPTION,
                 "author": { "name": "the anvil authors" },
+                "license": env!("CARGO_PKG_LICENSE"),
             })),
         ),
         (
