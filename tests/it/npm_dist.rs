@@ -110,7 +110,10 @@ impl NpmUser {
             .unwrap();
         std::fs::write(
             home.path().join(".npmrc"),
-            format!("registry={}\nfund=false\naudit=false\nupdate-notifier=false\n", registry.url()),
+            format!(
+                "registry={}\nfund=false\naudit=false\nupdate-notifier=false\n",
+                registry.url()
+            ),
         )
         .unwrap();
         NpmUser { home }
@@ -269,8 +272,8 @@ fn with_install_scripts_blocked_anvil_runs_through_its_launcher_and_doctor_says_
     assert_eq!(missing.status.code(), Some(1), "{}", text(&missing));
 
     let doctor = user.run(&project, "anvil", &["doctor", "--json"], "");
-    let report: Value = serde_json::from_slice(&doctor.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", text(&doctor)));
+    let report: Value =
+        serde_json::from_slice(&doctor.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&doctor)));
     let native = report["findings"]
         .as_array()
         .unwrap()
@@ -472,7 +475,10 @@ fn plugin_from_npm_runs_a_debate(claude: &Path) -> (ClaudeHome, PathBuf) {
         "start and three phases recorded: {}",
         text(&log)
     );
-    assert!(!project.path().join(".claude").exists(), "nothing installed in the project");
+    assert!(
+        !project.path().join(".claude").exists(),
+        "nothing installed in the project"
+    );
     // The person was told that .anvil/ was made (the hook's message, in the transcript).
     let transcript = std::fs::read_to_string(out.transcript().expect("a transcript")).unwrap();
     assert!(
@@ -489,8 +495,8 @@ fn plugin_from_npm_runs_a_debate(claude: &Path) -> (ClaudeHome, PathBuf) {
         .env("HOME", home.path())
         .output()
         .unwrap();
-    let report: Value = serde_json::from_slice(&doctor.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", text(&doctor)));
+    let report: Value =
+        serde_json::from_slice(&doctor.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&doctor)));
     let levels = |check: &str| -> Vec<String> {
         report["findings"]
             .as_array()
@@ -500,7 +506,13 @@ fn plugin_from_npm_runs_a_debate(claude: &Path) -> (ClaudeHome, PathBuf) {
             .map(|f| f["level"].as_str().unwrap().to_owned())
             .collect()
     };
-    for check in ["plugin", "stop-hook", "prompt-expansion-hook", "mcp", "native"] {
+    for check in [
+        "plugin",
+        "stop-hook",
+        "prompt-expansion-hook",
+        "mcp",
+        "native",
+    ] {
         assert_eq!(levels(check), ["ok"], "{check}: {report:#}");
     }
     assert!(levels("binaries").iter().all(|l| l == "ok"), "{report:#}");

@@ -146,7 +146,10 @@ fn choose(named: &[String], host: &str) -> Result<Vec<Platform>, String> {
             .iter()
             .map(|t| {
                 Platform::by_triple(t).ok_or_else(|| {
-                    format!("anvil is not packaged for {t}; the platforms are {}", supported())
+                    format!(
+                        "anvil is not packaged for {t}; the platforms are {}",
+                        supported()
+                    )
                 })
             })
             .collect();

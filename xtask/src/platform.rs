@@ -128,8 +128,7 @@ mod tests {
 
     #[test]
     fn every_platform_has_a_distinct_key_and_package() {
-        let keys: std::collections::BTreeSet<String> =
-            PLATFORMS.iter().map(|p| p.key()).collect();
+        let keys: std::collections::BTreeSet<String> = PLATFORMS.iter().map(|p| p.key()).collect();
         assert_eq!(keys.len(), PLATFORMS.len());
         assert_eq!(
             Platform::by_triple("aarch64-apple-darwin")

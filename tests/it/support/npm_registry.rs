@@ -32,11 +32,7 @@ impl Registry {
     /// Serves every `*.tgz` of `dir`.
     pub fn start(dir: &Path) -> Registry {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind 127.0.0.1"));
-        let port = server
-            .server_addr()
-            .to_ip()
-            .expect("an IP address")
-            .port();
+        let port = server.server_addr().to_ip().expect("an IP address").port();
         let base = format!("http://127.0.0.1:{port}");
         let (packages, files) = read_tarballs(dir, &base);
         assert!(
@@ -144,13 +140,14 @@ fn serve(
     for request in server.incoming_requests() {
         let path = request.url().split('?').next().unwrap_or("").to_owned();
         requests.lock().unwrap().push(path.clone());
-        let name = path.trim_start_matches('/').replace("%2f", "/").replace("%2F", "/");
+        let name = path
+            .trim_start_matches('/')
+            .replace("%2f", "/")
+            .replace("%2F", "/");
         let response = if let Some(file) = files.get(&path) {
             let bytes = std::fs::read(file).unwrap_or_default();
-            tiny_http::Response::from_data(bytes).with_header(header(
-                "Content-Type",
-                "application/octet-stream",
-            ))
+            tiny_http::Response::from_data(bytes)
+                .with_header(header("Content-Type", "application/octet-stream"))
         } else if let Some(package) = packages.get(&name) {
             tiny_http::Response::from_data(package.packument.to_string().into_bytes())
                 .with_header(header("Content-Type", "application/json"))

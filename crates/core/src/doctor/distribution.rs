@@ -78,11 +78,12 @@ pub(super) fn enabled_plugin(env: &Environment) -> Option<Plugin> {
         .iter()
         .rev()
         .map(|name| project.join(".claude").join(name))
-        .chain(
-            env.user_claude()
-                .into_iter()
-                .flat_map(|dir| install::SETTINGS_FILES.iter().rev().map(move |n| dir.join(n))),
-        )
+        .chain(env.user_claude().into_iter().flat_map(|dir| {
+            install::SETTINGS_FILES
+                .iter()
+                .rev()
+                .map(move |n| dir.join(n))
+        }))
         .collect();
     let plugins = installed["plugins"].as_object()?;
     plugins
@@ -269,11 +270,17 @@ mod tests {
     fn an_enabled_plugin_is_found_with_its_hooks_and_its_programs_kind() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tmp.path().join("project")).unwrap();
-        assert!(enabled_plugin(&env(tmp.path())).is_none(), "nothing installed");
+        assert!(
+            enabled_plugin(&env(tmp.path())).is_none(),
+            "nothing installed"
+        );
 
         let root = install_plugin(tmp.path(), b"#!/usr/bin/env node\n");
         enable(tmp.path(), false);
-        assert!(enabled_plugin(&env(tmp.path())).is_none(), "installed, disabled");
+        assert!(
+            enabled_plugin(&env(tmp.path())).is_none(),
+            "installed, disabled"
+        );
 
         enable(tmp.path(), true);
         let plugin = enabled_plugin(&env(tmp.path())).expect("enabled");
@@ -285,7 +292,11 @@ mod tests {
         let found = check(&env(tmp.path()), Some(&plugin));
         let native = found.iter().find(|f| f.check == "native").unwrap();
         assert_eq!(native.level, Level::Note, "{native:?}");
-        assert!(native.message.contains("node launcher"), "{}", native.message);
+        assert!(
+            native.message.contains("node launcher"),
+            "{}",
+            native.message
+        );
 
         std::fs::write(root.join("bin/anvil-hook"), b"\x7fELF\x02\x01\x01").unwrap();
         let found = check(&env(tmp.path()), Some(&plugin));
