@@ -14,8 +14,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::both_clients;
 use crate::support::anvil::{phase_text, turn_tag};
-use crate::support::claude::{Claude, ClaudeHome, claude_bin, new_session_id};
+use crate::support::claude::{Claude, ClaudeHome, Client, claude_bin, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::npm_registry::Registry;
 
@@ -394,7 +395,8 @@ fn plugin_root(home: &ClaudeHome) -> PathBuf {
 /// the npm registry and runs `/anvil:anvil` in a project that never saw anvil: `.anvil/` is
 /// created and the debate runs to a recorded synthesis. Returns the user's HOME and the
 /// plugin's root in it.
-fn plugin_from_npm_runs_a_debate(claude: &Path) -> (ClaudeHome, PathBuf) {
+fn plugin_from_npm_runs_a_debate(client: Client) -> (ClaudeHome, PathBuf) {
+    let claude = &client.bin();
     let registry = Registry::start(dist());
     let home = ClaudeHome::new();
     // Claude Code takes an http registry only when it is the user's own default.
@@ -433,7 +435,7 @@ fn plugin_from_npm_runs_a_debate(claude: &Path) -> (ClaudeHome, PathBuf) {
         project.path(),
         "/anvil:anvil \"Should we install from npm?\" --rounds 1",
     )
-    .program(claude)
+    .client(client)
     .home(&home)
     .exact_path(clean_path())
     .session_id(new_session_id())
@@ -519,41 +521,20 @@ fn plugin_from_npm_runs_a_debate(claude: &Path) -> (ClaudeHome, PathBuf) {
     (home, root)
 }
 
-/// With the pinned Claude Code, which installs an npm plugin with `npm install` (install
-/// scripts run), the postinstall puts the native programs in the plugin's bin/ at once.
-#[test]
-fn claude_code_installs_the_plugin_from_npm_and_debates_in_a_new_project() {
-    let (_home, root) = plugin_from_npm_runs_a_debate(&claude_bin());
+both_clients!(claude_code_installs_the_plugin_from_npm_and_debates_in_a_new_project);
+/// Claude Code 2.1.19x installs an npm plugin with `npm install` (install scripts run): the
+/// postinstall puts the native programs in the plugin's bin/ at once. 2.1.33x unpacks the
+/// package with scripts off and installs the dependencies its lockfile (the shrinkwrap) pins
+/// with `npm ci --ignore-scripts`: the platform package lands in the plugin's node_modules, and
+/// the first hook of the session puts the native programs in bin/.
+fn claude_code_installs_the_plugin_from_npm_and_debates_in_a_new_project(client: Client) {
+    let (_home, root) = plugin_from_npm_runs_a_debate(client);
+    if client == Client::Newest {
+        assert!(
+            root.join("node_modules").join(platform_package()).is_dir(),
+            "the platform package is in the plugin's node_modules"
+        );
+    }
     assert!(is_native(&root.join("bin/anvil-hook")));
     assert!(is_native(&root.join("bin/anvil")));
-}
-
-/// The newest Claude Code unpacks an npm plugin with install scripts off and installs its
-/// dependencies from its lockfile (`npm ci --ignore-scripts`): the platform package lands in
-/// the plugin's node_modules, and the first hook puts the native programs in its bin/.
-#[test]
-fn the_newest_claude_code_installs_the_plugin_from_npm_and_debates_in_a_new_project() {
-    let (_home, root) = plugin_from_npm_runs_a_debate(&newest_claude_bin());
-    assert!(
-        root.join("node_modules").join(platform_package()).is_dir(),
-        "the platform package is in the plugin's node_modules"
-    );
-    assert!(is_native(&root.join("bin/anvil-hook")));
-    assert!(is_native(&root.join("bin/anvil")));
-}
-
-/// The newest Claude Code the tests pin (package.json's alias `claude-code-newest`).
-fn newest_claude_bin() -> PathBuf {
-    let bin = std::env::var_os("ANVIL_CLAUDE_NEWEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("node_modules/claude-code-newest/bin/claude.exe")
-        });
-    assert!(
-        bin.is_file(),
-        "{} is missing: run `npm install` at the repository root (package.json pins it)",
-        bin.display()
-    );
-    bin
 }

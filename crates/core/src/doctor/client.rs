@@ -186,6 +186,7 @@ mod tests {
             claude_config_dir: None,
             path: Some(OsString::new()),
             claude_session,
+            npm_launcher: None,
             now: SystemTime::now(),
         }
     }

@@ -236,6 +236,7 @@ mod tests {
             home: Some(dir.join("user")),
             claude_config_dir: None,
             path: None,
+            claude_session: None,
             npm_launcher: None,
             now: SystemTime::now(),
         }
