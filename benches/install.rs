@@ -87,26 +87,31 @@ fn main() {
     ]);
 
     println!("anvil installed from npm tarballs ({})", dist.display());
-    println!("  packages (packed / installed on disk):");
-    for (package, installed) in [
-        (
-            format!("{PACKAGE}-{}", platform()),
-            prefix.join(format!("lib/node_modules/{PACKAGE}-{}", platform())),
-        ),
-        (
-            PACKAGE.to_owned(),
-            prefix.join(format!("lib/node_modules/{PACKAGE}")),
-        ),
-    ] {
-        let packed = std::fs::metadata(dist.join(format!("{package}-{VERSION}.tgz")))
+    // npm nests a global package's dependencies in its own node_modules; the main package's
+    // bin/ holds hard links to the platform package's binaries (no space of their own).
+    let main_dir = prefix.join(format!("lib/node_modules/{PACKAGE}"));
+    let platform_dir = main_dir.join(format!("node_modules/{PACKAGE}-{}", platform()));
+    let packed = |package: &str| {
+        std::fs::metadata(dist.join(format!("{package}-{VERSION}.tgz")))
             .map(|m| m.len())
-            .unwrap_or(0);
-        println!(
-            "    {package:<28} {:>8.2} MB packed  {:>8.2} MB installed",
-            mb(packed),
-            mb(disk_usage(&installed))
-        );
-    }
+            .unwrap_or(0)
+    };
+    println!("  packages: packed, installed on disk (du)");
+    println!(
+        "    {PACKAGE}-{:<15} {:>10.1} KB packed {:>10.1} KB installed",
+        platform(),
+        kb(packed(&format!("{PACKAGE}-{}", platform()))),
+        kb(disk_usage(&platform_dir, &[]))
+    );
+    println!(
+        "    {PACKAGE:<28} {:>10.1} KB packed {:>10.1} KB installed (without node_modules and the linked bin/)",
+        kb(packed(PACKAGE)),
+        kb(disk_usage(&main_dir, &["node_modules", "bin"]))
+    );
+    println!(
+        "    all of it, as installed by npm install -g           {:>10.1} KB",
+        kb(disk_usage(&main_dir, &[]))
+    );
     println!(
         "  npm install -g {PACKAGE} (local registry), median of 5: {:>8.0} ms",
         ms(median(installs))
@@ -334,9 +339,16 @@ fn which(name: &str) -> String {
         .to_string()
 }
 
-/// Bytes the files under `dir` take on disk, as `du` counts them.
-fn disk_usage(dir: &Path) -> u64 {
-    let out = Command::new("du").arg("-sk").arg(dir).output().unwrap();
+/// Bytes the files under `dir` take on disk, as `du` counts them (a hard-linked file once),
+/// leaving out the entries named `exclude`.
+fn disk_usage(dir: &Path, exclude: &[&str]) -> u64 {
+    let mut du = Command::new("du");
+    du.arg("-sk");
+    for name in exclude {
+        du.arg(format!("--exclude={name}"));
+    }
+    let out = du.arg(dir).output().unwrap();
+    assert!(out.status.success(), "du {}", dir.display());
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .next()
@@ -389,6 +401,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / 1e6
+fn kb(bytes: u64) -> f64 {
+    bytes as f64 / 1e3
 }
