@@ -181,6 +181,12 @@ mod tests {
         assert!(held(&path), "the child holds it");
         child.kill().unwrap();
         child.wait().unwrap();
+        // flock(1) forks its command before the command closes its copy of the descriptor
+        // (`-o`); killed in between, that copy holds the lock until `sleep` starts.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while held(&path) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         assert!(!held(&path), "a killed holder holds nothing");
     }
 }
