@@ -589,64 +589,70 @@ impl Record {
     /// `packed-refs` before it prunes the loose files it folded in, and the walk took its
     /// snapshot of `packed-refs` before it began: so a loose ref that vanished under the walk
     /// (a file gone between listing and reading, a folder pruned before it was entered) is in
-    /// the `packed-refs` that is there now. Those refs are read from it, rather than the whole
-    /// walk being made again, which a record packed in a loop would never let finish.
+    /// the `packed-refs` that is there now. Refs without a loose file are then taken from it,
+    /// rather than the whole walk being made again, which a record packed in a loop would
+    /// never let finish. A loose ref that is there yet cannot be read is an error.
     fn list_once(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>, RecordError> {
         let relative: &gix::path::RelativePath = prefix.try_into().map_err(|e| self.git(e))?;
         let platform = self.refs.iter().map_err(|e| self.read_error(prefix, e))?;
         let mut out = std::collections::BTreeMap::new();
-        let mut vanished = None;
+        let mut vanished = false;
         for reference in platform
             .prefixed(relative)
             .map_err(|e| self.read_error(prefix, e))?
         {
             let reference = match reference {
                 Ok(reference) => reference,
-                Err(e) => {
-                    vanished.get_or_insert(e);
+                Err(e) if e.is_not_found() => {
+                    vanished = true;
                     continue;
                 }
+                Err(e) => return Err(self.read_error(prefix, e)),
             };
             let name = reference.name.as_bstr().to_str_lossy();
             if let (Some(rest), Some(id)) = (name.strip_prefix(prefix), reference.target.try_id()) {
                 out.insert(rest.to_owned(), id.to_owned());
             }
         }
-        if let Some(first) = vanished
-            && !self.fill_from_packed(prefix, &mut out)
-        {
-            // Not a ref that vanished into `packed-refs` but one that cannot be read (a
-            // damaged file): the caller tries again, then reports it.
-            return Err(self.read_error(prefix, first));
+        if vanished {
+            self.settle_from_packed(prefix, &mut out)?;
         }
         Ok(out.into_iter().collect())
     }
 
-    /// Adds to `out` the refs under `prefix` that `packed-refs` holds now and that have no loose
-    /// file (a loose file that is there yet could not be read is damaged, not packed: its
-    /// packed value would hide that). False when nothing was added.
-    fn fill_from_packed(
+    /// After loose refs vanished under a walk: every ref under `prefix` that has no loose file
+    /// now takes its value from `packed-refs` as it is now (newer than the walk's snapshot),
+    /// and one that is in neither was deleted meanwhile.
+    fn settle_from_packed(
         &self,
         prefix: &str,
         out: &mut std::collections::BTreeMap<String, ObjectId>,
-    ) -> bool {
-        let Ok(Some(packed)) = self.refs.open_packed_buffer() else {
-            return false;
-        };
-        let Ok(refs) = packed.iter_prefixed(prefix.into()) else {
-            return false;
-        };
-        let before = out.len();
-        for reference in refs.flatten() {
-            let name = reference.name.as_bstr().to_str_lossy();
-            if let Some(rest) = name.strip_prefix(prefix)
-                && !out.contains_key(rest)
-                && !self.path.join(&*name).exists()
+    ) -> Result<(), RecordError> {
+        let loose = |rest: &str| self.path.join(prefix).join(rest).exists();
+        let mut packed_now = std::collections::BTreeMap::new();
+        if let Some(packed) = self
+            .refs
+            .open_packed_buffer()
+            .map_err(|e| self.read_error("packed-refs", e))?
+        {
+            for reference in packed
+                .iter_prefixed(prefix.into())
+                .map_err(|e| self.read_error("packed-refs", e))?
             {
-                out.insert(rest.to_owned(), reference.target());
+                let reference = reference.map_err(|e| self.read_error("packed-refs", e))?;
+                let name = reference.name.as_bstr().to_str_lossy();
+                if let Some(rest) = name.strip_prefix(prefix) {
+                    packed_now.insert(rest.to_owned(), reference.target());
+                }
             }
         }
-        out.len() > before
+        out.retain(|rest, _| loose(rest) || packed_now.contains_key(rest));
+        for (rest, id) in packed_now {
+            if !loose(&rest) {
+                out.insert(rest, id);
+            }
+        }
+        Ok(())
     }
 
     /// A failed read of refs or objects, for the readers that name no single file.
