@@ -226,8 +226,11 @@ fn an_older_command_file_is_rewritten_by_fix() {
     );
 }
 
+/// Locks are told apart by who made them, never by their age: `--fix` removes the ref lock a
+/// killed anvil left (the same file as anvil's temporary file beside it), never one another
+/// program made, however old; stale temporary files go too.
 #[test]
-fn stale_locks_and_temporary_files_are_removed_by_fix_fresh_ones_kept() {
+fn fix_removes_the_ref_lock_a_killed_anvil_left_and_stale_temporary_files_never_a_foreign_lock() {
     let project = Project::installed();
     let env = Env::new();
     let started = project.start(&["Should we?", "--rounds", "1", "--session", SESSION]);
@@ -235,10 +238,16 @@ fn stale_locks_and_temporary_files_are_removed_by_fix_fresh_ones_kept() {
         .record_dir()
         .join("refs/anvil")
         .join(&started.debate);
-    let stale_lock = refs.join("main.lock");
-    std::fs::write(&stale_lock, "").unwrap();
-    age(&stale_lock, Duration::from_secs(600));
-    let fresh_lock = refs.join("other.lock");
+    // What an anvil killed while it held the line's ref lock leaves.
+    let anvils_lock = refs.join("main.lock");
+    let anvils_temp = refs.join("main..anvil.lock");
+    std::fs::write(&anvils_temp, "0123456789abcdef0123456789abcdef01234567\n").unwrap();
+    std::fs::hard_link(&anvils_temp, &anvils_lock).unwrap();
+    // Another program's, empty and old (a git killed between creating and filling it).
+    let old_lock = refs.join("other.lock");
+    std::fs::write(&old_lock, "").unwrap();
+    age(&old_lock, Duration::from_secs(600));
+    let fresh_lock = project.record_dir().join("packed-refs.lock");
     std::fs::write(&fresh_lock, "").unwrap();
     let tmp = project.record_dir().join("objects/ab/tmp_obj_XyZ123");
     std::fs::create_dir_all(tmp.parent().unwrap()).unwrap();
@@ -253,24 +262,43 @@ fn stale_locks_and_temporary_files_are_removed_by_fix_fresh_ones_kept() {
     age(&slash, Duration::from_secs(3600));
 
     let (_, findings) = env.findings(&project, &[]);
-    find(&findings, "leftovers", "warn", "main.lock");
-    find(&findings, "leftovers", "note", "other.lock");
+    let anvils = find(&findings, "leftovers", "warn", "main.lock");
+    assert!(
+        anvils["message"].as_str().unwrap().contains("killed"),
+        "{anvils:#}"
+    );
+    assert_eq!(anvils["fix"]["kind"], "clear-ref-lock");
+    let foreign = find(&findings, "leftovers", "warn", "other.lock");
+    assert!(
+        foreign["message"].as_str().unwrap().contains("not anvil's"),
+        "{foreign:#}"
+    );
+    assert!(foreign["fix"].is_null(), "{foreign:#}");
+    assert!(
+        foreign["hint"].as_str().unwrap().contains("rm "),
+        "{foreign:#}"
+    );
+    find(&findings, "leftovers", "note", "packed-refs.lock");
     find(&findings, "leftovers", "warn", "tmp_obj_XyZ123");
     find(&findings, "leftovers", "warn", "never taken");
     assert!(
-        stale_lock.exists() && tmp.exists(),
+        anvils_lock.exists() && tmp.exists(),
         "the doctor only looks without --fix"
     );
 
     let (_, fixed) = env.findings(&project, &["--fix"]);
-    assert!(!stale_lock.exists());
+    assert!(!anvils_lock.exists() && !anvils_temp.exists());
     assert!(!tmp.exists());
     assert!(!slash.exists());
+    assert!(old_lock.exists(), "a lock anvil did not make is never removed");
     assert!(fresh_lock.exists(), "a lock in use is not touched");
-    find(&fixed, "leftovers", "ok", "main.lock");
+    let cleared = find(&fixed, "leftovers", "ok", "main.lock");
+    assert!(
+        cleared["fixed"].as_str().unwrap().contains("removed"),
+        "{cleared:#}"
+    );
 
-    // With the stale lock gone, the debate goes on.
-    std::fs::remove_file(&fresh_lock).unwrap();
+    // With anvil's leftover gone, the debate goes on.
     let block = stop(&project, "The advocate's case.");
     assert_eq!(
         block.json().unwrap()["decision"],

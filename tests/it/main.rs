@@ -18,6 +18,7 @@ mod hook_bin;
 mod hook_cli;
 mod hostile_cli;
 mod install_cli;
+mod killed_hook;
 mod log_cli;
 mod maintenance_cli;
 mod model_server_selftest;

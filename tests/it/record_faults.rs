@@ -241,7 +241,7 @@ fn a_state_file_edited_to_disagree_with_the_record_is_overruled_by_it() {
 }
 
 /// A project whose first hook was killed while it held the line's ref lock (issue 9, defect
-/// 2: such a lock wedged every later hook), with the lock and the hook's intent left behind.
+/// 2: such a lock wedged every later hook), with the lock and anvil's temporary file left.
 fn killed_holding_the_ref_lock() -> (Project, Started, std::path::PathBuf) {
     for at in 1..40 {
         let project = Project::new();
@@ -263,8 +263,9 @@ fn killed_holding_the_ref_lock() -> (Project, Started, std::path::PathBuf) {
     panic!("the hook never reached the point where it holds the ref lock");
 }
 
-/// A ref lock that anvil left (its content is the commit a dead anvil writer intended) is
-/// removed at once, with a note, by the hook, `anvil resume` and `anvil cancel`.
+/// A ref lock that anvil left (the same file as anvil's temporary file beside it; for an older
+/// anvil, holding the commit it noted as its intent) is removed at once, with a note, by the
+/// hook, `anvil resume` and `anvil cancel`.
 #[test]
 fn a_ref_lock_anvil_left_behind_is_removed_with_a_note_and_the_phase_recorded() {
     let (project, started, lock) = killed_holding_the_ref_lock();
@@ -280,7 +281,8 @@ fn a_ref_lock_anvil_left_behind_is_removed_with_a_note_and_the_phase_recorded() 
     // Not waited for, unlike a lock another program holds.
     assert!(begun.elapsed() < std::time::Duration::from_secs(4));
 
-    // What a dead writer leaves, made by hand: the intent and a lock holding the same commit.
+    // What an older anvil killed while it held the lock left, made by hand: the intent it
+    // wrote first and a lock holding the same commit. This anvil still recognises it.
     let intent = project.line_dir(&started.debate, "main").join("ref-intent");
     let leave = || {
         let id = "0123456789abcdef0123456789abcdef01234567";

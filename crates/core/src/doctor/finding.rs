@@ -21,8 +21,11 @@ pub enum Level {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Fix {
-    /// Delete a stale lock or temporary file.
+    /// Delete a stale temporary file (never a lock: see [`Fix::ClearRefLock`]).
     Remove { path: PathBuf },
+    /// Remove what an anvil killed while it moved the ref `reference` left behind: its ref
+    /// lock and its temporary file, each only if it is provably anvil's.
+    ClearRefLock { reference: String },
     /// Rebuild a line's live files from its tip in the record.
     RollForward { line: String },
     /// Keep a state file that disagrees with the record as `state.md.edited`, then rebuild

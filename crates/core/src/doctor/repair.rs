@@ -63,6 +63,10 @@ pub fn repair(env: &Environment, findings: &mut [Finding]) {
                 path: path.clone(),
                 source,
             }),
+            Fix::ClearRefLock { reference } => match &home {
+                Some(home) => clear_ref_lock(home, reference),
+                None => Err(RepairError::NoHome),
+            },
             Fix::Rewrite { path } => rewrite_command(path),
             Fix::RollForward { line } => match (&home, LineRef::parse(line)) {
                 (Some(home), Some(line)) => roll_forward(home, &line).map_err(RepairError::from),
@@ -124,6 +128,48 @@ fn rewrite_command(path: &Path) -> Result<String, RepairError> {
         .ok_or_else(|| RepairError::NotOurs(path.to_owned()))?;
     install::write_in_place(path, text.as_bytes())?;
     Ok(format!("rewrote {}", path.display()))
+}
+
+/// Removes what an anvil killed while it moved `reference` left behind, and only that: under
+/// the line's lock where the line has live files (taking it creates none elsewhere).
+fn clear_ref_lock(home: &Home, reference: &str) -> Result<String, RepairError> {
+    if gix::refs::FullName::try_from(reference).is_err() {
+        return Err(RecordError::BadName(reference.to_owned()).into());
+    }
+    let record = Record::open(&home.record_dir())?;
+    let valid = crate::record::store::valid_name;
+    let line = reference
+        .strip_prefix("refs/anvil/")
+        .and_then(|r| r.split_once('/'))
+        .filter(|(debate, line)| valid(debate) && valid(line))
+        .map(|(debate, line)| LineRef::new(debate, line))
+        .filter(|line| home.line_dir(line).is_dir());
+    let removed = match line {
+        Some(line) => {
+            let _lock = home
+                .lock_line(&line, std::time::Duration::from_secs(10))
+                .map_err(|source| RepairError::Lock {
+                    line: line.clone(),
+                    source,
+                })?;
+            crate::line::transaction::clear_leftovers(home, &record, &line)?
+        }
+        None => record.clear_ref_leftovers(reference)?,
+    };
+    let lock = crate::record::ref_lock::RefFiles::new(record.path(), reference).lock;
+    Ok(if removed {
+        format!(
+            "removed {}, left by an anvil that was killed while it moved the ref",
+            lock.display()
+        )
+    } else if lock.exists() {
+        format!(
+            "removed anvil's temporary file; {} is not anvil's and stays",
+            lock.display()
+        )
+    } else {
+        format!("removed what a killed anvil left of {reference}'s move")
+    })
 }
 
 /// Brings `line`'s live files forward to its tip in the record: a transaction that decides

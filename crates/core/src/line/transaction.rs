@@ -15,10 +15,10 @@
 //! process dies at, the next transaction finds either the old tip (nothing happened) or the
 //! new one with stale live files (which it rolls forward): a phase is never recorded twice.
 //!
-//! A ref lock file is removed only when it is provably anvil's own leftover: before moving the
-//! ref, a transaction writes the commit it intends (under the line's lock), and a lock that
-//! holds exactly that commit was made by a writer that died. Any other lock is another
-//! program's (`git gc` packing the refs, a person's `git`): it is waited for, never removed.
+//! A ref lock file is removed only when it is provably anvil's own leftover: anvil makes its
+//! ref locks so that they say whose they are (see [`crate::record::ref_lock`]), and the next
+//! transaction of the line clears what a killed one left. Any other lock is another program's
+//! (`git gc` packing the refs, a person's `git`): it is waited for, never removed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -249,7 +249,7 @@ pub fn run<T>(
                 staged.id(),
                 new.time,
             )?;
-            publish(home, &record, line, &staged)
+            record.publish(&staged)
         });
         let id = match published {
             Ok(id) => id,
@@ -262,7 +262,7 @@ pub fn run<T>(
                     if let (true, RecordError::Locked { lock }) = (attempt >= ATTEMPTS, &e) {
                         return Err(RecordError::ForeignLock {
                             lock: lock.clone(),
-                            holder: holder_of(&record),
+                            holder: holder_of(&record, line),
                         }
                         .into());
                     }
@@ -582,40 +582,19 @@ pub(crate) fn print_notes(notes: &[String]) {
         eprintln!("anvil: note: {note}");
     }
 }
-/// Where a transaction writes the commit it is about to point the line's ref at, under the
-/// line's lock, before the ref's lock file exists; removed once the ref has moved (or failed
-/// to). A ref lock holding exactly that commit was made by anvil: nothing else knows the id of
-/// a commit no ref names yet.
-fn intent_path(home: &Home, line: &LineRef) -> std::path::PathBuf {
+/// Where an older anvil wrote the commit it was about to point the line's ref at, before
+/// gix created the ref's lock; a lock holding exactly that commit was its leftover. This anvil
+/// writes no such file (its ref locks say whose they are, see [`crate::record::ref_lock`]); it
+/// still recognises and clears what an older one left.
+pub(crate) fn legacy_intent_path(home: &Home, line: &LineRef) -> std::path::PathBuf {
     home.line_dir(line).join("ref-intent")
 }
 
-/// Moves the line's ref to a staged commit, with the intent written first (see
-/// [`intent_path`]).
-fn publish(
-    home: &Home,
-    record: &Record,
-    line: &LineRef,
-    staged: &crate::record::store::Staged,
-) -> Result<ObjectId, RecordError> {
-    let intent = intent_path(home, line);
-    fault::point("writing the ref's intent")
-        .and_then(|()| std::fs::write(&intent, staged.id().to_string()))
-        .map_err(|source| RecordError::Write {
-            path: intent.clone(),
-            source,
-        })?;
-    let moved = record.publish(staged);
-    let _ = std::fs::remove_file(&intent);
-    moved
-}
-
-/// Clears the way to the line's ref when its lock file is there. Under the line's lock no
-/// other anvil writer can be moving the ref, so a lock that holds the commit a dead writer
-/// intended ([`intent_path`]) is that writer's leftover, and is removed with a note. Any other
-/// lock belongs to another program (`git gc` or `git pack-refs` folding the ref into
-/// `packed-refs`, a person's `git update-ref`): removing it would let that program undo this
-/// write, so it is waited for, within the hook's budget, and never removed.
+/// Clears the way to the line's ref. What an anvil killed while it moved the ref left behind
+/// is removed ([`clear_leftovers`]), with a note when it was a lock. Any other lock belongs to
+/// another program (`git gc` or `git pack-refs` folding the ref into `packed-refs`, a person's
+/// `git update-ref`): removing it would let that program undo this write, so it is waited
+/// for, within the hook's budget, and never removed.
 fn clear_ref_lock(
     home: &Home,
     record: &Record,
@@ -623,45 +602,92 @@ fn clear_ref_lock(
     notes: &mut Vec<String>,
 ) -> Result<(), DebateError> {
     let lock = record.ref_lock_path(&line.debate, &line.line);
-    let held = match std::fs::read_to_string(&lock) {
-        Ok(held) => held,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(_) => String::new(),
-    };
-    let intent = intent_path(home, line);
-    let intended = std::fs::read_to_string(&intent).unwrap_or_default();
-    if !intended.trim().is_empty() && held.trim() == intended.trim() {
+    if clear_leftovers(home, record, line)? {
+        notes.push(format!(
+            "removed {}, left behind by an anvil process that was killed while it moved the ref",
+            lock.display()
+        ));
+    }
+    let gone = || std::fs::symlink_metadata(&lock).is_err();
+    let began = std::time::Instant::now();
+    while !gone() {
+        if began.elapsed() >= FOREIGN_LOCK_PATIENCE {
+            // An older anvil's intent stays beside a lock that stays: `anvil doctor` reads it.
+            return Err(RecordError::ForeignLock {
+                lock,
+                holder: holder_of(record, line),
+            }
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
+}
+
+/// Removes what an anvil killed while it moved the line's ref left behind: its lock and its
+/// temporary file (see [`crate::record::ref_lock`]), or an older anvil's lock, holding the
+/// commit it noted in its intent file, and that file. Says whether a lock was removed. The
+/// caller holds the line's lock: an older anvil's leftover is recognised only under it.
+pub(crate) fn clear_leftovers(
+    home: &Home,
+    record: &Record,
+    line: &LineRef,
+) -> Result<bool, DebateError> {
+    let mut removed = record.clear_ref_leftovers(&Record::ref_name(&line.debate, &line.line))?;
+    let lock = record.ref_lock_path(&line.debate, &line.line);
+    let intent = legacy_intent_path(home, line);
+    if std::fs::symlink_metadata(&lock).is_ok() {
+        if !older_anvils_lock(record, line, &intent) {
+            return Ok(removed);
+        }
         match std::fs::remove_file(&lock) {
-            Ok(()) => notes.push(format!(
-                "removed {}, left behind by an anvil process that stopped while moving the ref",
-                lock.display()
-            )),
+            Ok(()) => removed = true,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => return Err(RecordError::Write { path: lock, source }.into()),
         }
-        let _ = std::fs::remove_file(&intent);
-        return Ok(());
     }
-    let began = std::time::Instant::now();
-    while began.elapsed() < FOREIGN_LOCK_PATIENCE {
-        std::thread::sleep(Duration::from_millis(2));
-        if std::fs::symlink_metadata(&lock).is_err() {
-            return Ok(());
+    remove_legacy_intent(&intent)?;
+    Ok(removed)
+}
+
+/// Is the line's ref lock one an older anvil left: holding exactly the commit it noted in
+/// `intent`, a commit the ref does not name?
+pub(crate) fn older_anvils_lock(record: &Record, line: &LineRef, intent: &Path) -> bool {
+    let Ok(intended) = std::fs::read(intent) else {
+        return false;
+    };
+    crate::record::ref_lock::holds_new_value(
+        &record.ref_lock_path(&line.debate, &line.line),
+        &intended,
+        || record.tip(&line.debate, &line.line).ok().flatten(),
+    )
+}
+
+fn remove_legacy_intent(intent: &Path) -> Result<(), DebateError> {
+    fsutil::remove_if_present(intent).map_err(|source| {
+        RecordError::Write {
+            path: intent.to_owned(),
+            source,
         }
-    }
-    Err(RecordError::ForeignLock {
-        lock,
-        holder: holder_of(record),
-    }
-    .into())
+        .into()
+    })
 }
 
 /// Who holds a lock of the record that anvil did not take, as far as anvil can tell.
-fn holder_of(record: &Record) -> &'static str {
+fn holder_of(record: &Record, line: &LineRef) -> &'static str {
+    use crate::record::ref_lock::Holder;
     if crate::record::maintenance::running(record.path()) {
-        "`anvil gc` (its `git gc` packing the record)"
-    } else {
-        "a program other than anvil (a `git` command on the record?)"
+        return "`anvil gc` (its `git gc` packing the record)";
+    }
+    match record.ref_lock_holder(&Record::ref_name(&line.debate, &line.line)) {
+        Ok(Holder::Anvil) => "another anvil process moving the line (an `anvil pull`?)",
+        _ if std::fs::metadata(record.ref_lock_path(&line.debate, &line.line))
+            .is_ok_and(|m| m.len() == 0) =>
+        {
+            "a program other than anvil (it is empty: a `git` command on the record, or one \
+             that was killed before it wrote anything)"
+        }
+        _ => "a program other than anvil (a `git` command on the record?)",
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod git;
 pub mod maintenance;
 pub mod recent;
+pub(crate) mod ref_lock;
 pub mod schema;
 pub mod store;
 pub mod usage;

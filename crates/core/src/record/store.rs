@@ -16,9 +16,10 @@ use gix::lock::acquire::Fail;
 use gix::objs::tree::EntryKind;
 use gix::objs::{FindExt, Kind, WriteTo};
 use gix::refs::Target;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::transaction::{Change, LogChange, RefEdit, RefLog};
 use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Status};
 
+use crate::record::ref_lock::{self, Expected, Holder, RefFiles, Refused};
 use crate::record::schema::Meta;
 
 /// What can go wrong with the record. Causes are kept as sources, so a caller can tell a lost
@@ -59,7 +60,8 @@ pub enum RecordError {
     #[error(
         "{lock} is held by {holder} and stayed for 5 s; anvil never removes a lock another \
          program holds. Try again once it is done; if no git command runs on the record and the \
-         lock stays, it is a leftover: `anvil doctor --fix` removes it once it is a minute old"
+         lock stays, a program that was killed left it: `anvil doctor` says what it knows of \
+         it, and removing the file by hand lets the debate go on"
     )]
     ForeignLock { lock: PathBuf, holder: &'static str },
     #[error("cannot update {name}: {source}")]
@@ -134,10 +136,9 @@ pub enum Base {
 pub struct Staged {
     id: ObjectId,
     name: String,
-    full_name: gix::refs::FullName,
-    expected: PreviousValue,
+    /// The commit the line must stand at; `None`: the line must not exist.
+    expected: Option<ObjectId>,
     fork: bool,
-    time: i64,
 }
 
 impl Staged {
@@ -221,18 +222,12 @@ impl Record {
 
     /// The lock file git and gix take to update a line's ref.
     pub(crate) fn ref_lock_path(&self, debate: &str, line: &str) -> PathBuf {
-        self.path
-            .join(format!("{}.lock", Record::ref_name(debate, line)))
+        self.ref_files(debate, line).lock
     }
 
     /// The commit a line stands at, if the line exists.
     pub fn tip(&self, debate: &str, line: &str) -> Result<Option<ObjectId>, RecordError> {
-        let name = Record::ref_name(debate, line);
-        let reference = self
-            .refs
-            .try_find(name.as_str())
-            .map_err(|e| self.read_error(&name, e))?;
-        Ok(reference.and_then(|r| r.target.try_id().map(ToOwned::to_owned)))
+        self.current(&Record::ref_name(debate, line))
     }
 
     /// Writes a commit's objects ([`Record::stage`]) and moves its line to it
@@ -248,10 +243,9 @@ impl Record {
     /// [`Record::publish`] moves the line.
     pub fn stage(&self, new: &NewCommit) -> Result<Staged, RecordError> {
         let name = Record::ref_name(&new.meta.debate, &new.meta.line);
-        let full_name: gix::refs::FullName = name
-            .as_str()
-            .try_into()
-            .map_err(|_| RecordError::BadName(name.clone()))?;
+        if gix::refs::FullName::try_from(name.as_str()).is_err() {
+            return Err(RecordError::BadName(name));
+        }
         // The commit's objects are built in memory and written together by `persist`.
         let mut built = Built::default();
         let mut blobs = Vec::with_capacity(new.files.len());
@@ -313,97 +307,78 @@ impl Record {
         Ok(Staged {
             id,
             name,
-            full_name,
-            expected: match parent {
-                Some(p) if !fork => PreviousValue::MustExistAndMatch(Target::Object(p)),
-                _ => PreviousValue::MustNotExist,
-            },
+            expected: parent.filter(|_| !fork),
             fork,
-            time: new.time,
         })
     }
 
     /// Moves a staged commit's line to it with one compare-and-swap of its ref (see [`Base`]),
-    /// and returns the commit's id. A ref lock that is there already is reported as
-    /// [`RecordError::Locked`] at once, not waited for: the caller knows whether it can be
-    /// stale.
+    /// and returns the commit's id. anvil moves the loose ref itself, so that a ref lock it
+    /// leaves is always recognisable as its own (see [`crate::record::ref_lock`]); a ref lock
+    /// that is there already is reported as [`RecordError::Locked`] at once, not waited for:
+    /// the caller knows whether it can be stale.
     pub(crate) fn publish(&self, staged: &Staged) -> Result<ObjectId, RecordError> {
-        let (id, name, fork) = (staged.id, &staged.name, staged.fork);
-        crate::fault::point("before the ref update").map_err(|e| write_error(&self.path, e))?;
-        let edit = RefEdit {
-            change: Change::Update {
-                log: LogChange {
-                    mode: RefLog::AndReference,
-                    force_create_reflog: false,
-                    message: "anvil".into(),
-                },
-                expected: staged.expected.clone(),
-                new: Target::Object(id),
-            },
-            name: staged.full_name.clone(),
-            deref: false,
+        let expected = match staged.expected {
+            Some(parent) => Expected::At(parent),
+            None => Expected::Absent,
         };
-        // Our own committer for the ref transaction: asking gix for one would look up the
-        // local time zone, which costs the hook a walk of the zoneinfo database.
-        let committer = gix::actor::Signature {
-            name: COMMITTER.into(),
-            email: EMAIL.into(),
-            time: gix::date::Time::new(staged.time, 0),
-        };
-        let mut time_buf = gix::date::parse::TimeBuf::default();
-        let prepared = self
-            .refs
-            .transaction()
-            .prepare(Some(edit), Fail::Immediately, Fail::Immediately)
-            .map_err(|e| self.ref_error(name, fork, e))?;
-        // The ref's lock file is in place now: a process killed here leaves it behind.
-        crate::fault::point("while the ref is locked").map_err(|e| write_error(&self.path, e))?;
-        prepared
-            .commit(Some(committer.to_ref(&mut time_buf)))
-            .map_err(|e| self.ref_error(name, fork, e))?;
-        crate::fault::point("after the ref update").map_err(|e| write_error(&self.path, e))?;
-        Ok(id)
+        self.move_ref(&staged.name, expected, staged.id, staged.fork)?;
+        Ok(staged.id)
     }
 
-    /// Sorts a failed ref update into what it means for the caller.
-    fn ref_error(&self, name: &str, fork: bool, e: gix::error::Error) -> RecordError {
-        use gix::refs::file::transaction::prepare::{MustNotExist, ReferenceOutOfDate};
-        if e.downcast_any_ref::<MustNotExist>().is_some() {
-            return if fork {
-                RecordError::Exists { name: name.into() }
-            } else {
-                RecordError::Moved { name: name.into() }
-            };
-        }
-        if e.downcast_any_ref::<ReferenceOutOfDate>().is_some() {
-            return RecordError::Moved { name: name.into() };
-        }
-        let io_kind = e
-            .downcast_any_ref::<std::io::Error>()
-            .map(std::io::Error::kind);
-        if io_kind == Some(std::io::ErrorKind::AlreadyExists) {
-            return RecordError::Locked {
-                lock: self.path.join(format!("{name}.lock")),
-            };
-        }
-        // The ref not found where it was a moment ago: `git gc` or `git pack-refs` folded the
-        // loose ref into a `packed-refs` newer than the one gix had just read. The line is
-        // read again.
-        if io_kind == Some(std::io::ErrorKind::NotFound) || e.is_not_found() {
-            return RecordError::Moved { name: name.into() };
-        }
-        // A full disk, a refused permission: say which file and what to do, not only that
-        // the ref could not be prepared.
-        if let Some(kind) = io_kind {
-            return RecordError::Write {
-                path: self.path.join(format!("{name}.lock")),
-                source: std::io::Error::new(kind, e.to_string()),
-            };
-        }
-        RecordError::Ref {
-            name: name.into(),
-            source: e,
-        }
+    /// Moves the line's ref `name` from `expected` to `new` (see [`ref_lock::update`]); a ref
+    /// that stands elsewhere is [`RecordError::Exists`] for a new line made from another
+    /// (`fork`), else [`RecordError::Moved`].
+    fn move_ref(
+        &self,
+        name: &str,
+        expected: Expected,
+        new: ObjectId,
+        fork: bool,
+    ) -> Result<(), RecordError> {
+        let files = RefFiles::new(&self.path, name);
+        ref_lock::update(&files, expected, new, || self.current(name)).map_err(|refused| {
+            match refused {
+                Refused::Locked => RecordError::Locked { lock: files.lock },
+                Refused::Moved if fork => RecordError::Exists { name: name.into() },
+                Refused::Moved => RecordError::Moved { name: name.into() },
+                Refused::Write { path, source } => RecordError::Write { path, source },
+                Refused::Read(e) => e,
+            }
+        })
+    }
+
+    /// The commit the ref `name` names (its loose file, else `packed-refs`), if it exists.
+    fn current(&self, name: &str) -> Result<Option<ObjectId>, RecordError> {
+        let reference = self
+            .refs
+            .try_find(name)
+            .map_err(|e| self.read_error(name, e))?;
+        Ok(reference.and_then(|r| r.target.try_id().map(ToOwned::to_owned)))
+    }
+
+    /// The files of the line's ref: the ref, its lock, and anvil's temporary file beside them.
+    pub(crate) fn ref_files(&self, debate: &str, line: &str) -> RefFiles {
+        RefFiles::new(&self.path, &Record::ref_name(debate, line))
+    }
+
+    /// Who holds the lock of the ref `name` (`refs/…`), as far as anvil can tell (see
+    /// [`ref_lock::holder`]).
+    pub(crate) fn ref_lock_holder(&self, name: &str) -> std::io::Result<Holder> {
+        ref_lock::holder(&RefFiles::new(&self.path, name), || {
+            self.current(name).ok().flatten()
+        })
+    }
+
+    /// Clears what an anvil killed while it moved the ref `name` left behind (see
+    /// [`ref_lock::clear`]); says whether that was a lock. Another program's lock is left.
+    pub(crate) fn clear_ref_leftovers(&self, name: &str) -> Result<bool, RecordError> {
+        let files = RefFiles::new(&self.path, name);
+        ref_lock::clear(&files, || self.current(name).ok().flatten())
+            .map_err(|source| RecordError::Write {
+                path: files.temp.clone(),
+                source,
+            })
     }
 
     /// Writes objects built in memory as loose objects, all through one compressor (setting one
@@ -834,9 +809,14 @@ impl Record {
                     let Ok(name) = entry.file_name().into_string() else {
                         continue;
                     };
-                    // A folder that packing left empty holds no line.
+                    // A folder that packing left empty holds no line, nor does one that holds
+                    // only locks (anvil's temporary file of a move included).
+                    let holds_ref = |d: std::fs::ReadDir| {
+                        d.flatten()
+                            .any(|e| !e.file_name().to_string_lossy().ends_with(".lock"))
+                    };
                     if name.starts_with(prefix)
-                        && std::fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_some())
+                        && std::fs::read_dir(entry.path()).is_ok_and(holds_ref)
                     {
                         out.insert(name);
                     }
@@ -920,42 +900,39 @@ impl Record {
     }
 
     /// Points `refs/anvil/<debate>/<line>` at `new` if it still stands at `expected`
-    /// (`None`: it must not exist yet).
+    /// (`None`: it must not exist yet). `_why` is what git's reflog would say of the move; the
+    /// record keeps no reflog.
     pub(crate) fn set_line(
         &self,
         debate: &str,
         line: &str,
         expected: Option<ObjectId>,
         new: ObjectId,
-        why: &str,
+        _why: &str,
     ) -> Result<(), RecordError> {
         if !valid_name(debate) || !valid_name(line) {
             return Err(RecordError::BadName(format!("{debate}@{line}")));
         }
         let name = Record::ref_name(debate, line);
-        let full_name: gix::refs::FullName = name
-            .as_str()
-            .try_into()
-            .map_err(|_| RecordError::BadName(name.clone()))?;
-        let edit = RefEdit {
-            change: Change::Update {
-                log: LogChange {
-                    mode: RefLog::AndReference,
-                    force_create_reflog: false,
-                    message: format!("anvil: {why}").into(),
-                },
-                expected: match expected {
-                    Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
-                    None => PreviousValue::MustNotExist,
-                },
-                new: Target::Object(new),
-            },
-            name: full_name,
-            deref: false,
+        let expected = match expected {
+            Some(id) => Expected::At(id),
+            None => Expected::Absent,
         };
-        // A pull moves a line under its lock (see `line::remote`); a writer outside anvil (git)
-        // is waited for as git waits for it.
-        self.apply(vec![edit], &name, std::time::Duration::from_millis(100))
+        // A pull moves a line under its lock (see `line::remote`); a lock another writer holds
+        // is waited for as git waits for one (`core.filesRefLockTimeout`, 100 ms).
+        let began = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            match self.move_ref(&name, expected, new, false) {
+                Err(RecordError::Locked { .. })
+                    if began.elapsed() < std::time::Duration::from_millis(100) =>
+                {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(10));
+                }
+                moved => return moved,
+            }
+        }
     }
 
     /// Applies `edits` in one ref transaction (named after `name` in errors), waiting up to
