@@ -290,7 +290,10 @@ fn fix_removes_the_ref_lock_a_killed_anvil_left_and_stale_temporary_files_never_
     assert!(!anvils_lock.exists() && !anvils_temp.exists());
     assert!(!tmp.exists());
     assert!(!slash.exists());
-    assert!(old_lock.exists(), "a lock anvil did not make is never removed");
+    assert!(
+        old_lock.exists(),
+        "a lock anvil did not make is never removed"
+    );
     assert!(fresh_lock.exists(), "a lock in use is not touched");
     let cleared = find(&fixed, "leftovers", "ok", "main.lock");
     assert!(

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-
 use serde_json::{Value, json};
 
 use crate::support::anvil::{Project, Run, Started, anvil_hook_bin, find_tag};
@@ -111,7 +110,9 @@ fn assert_lock_is_anvils(project: &Project, debate: &str, context: &str) -> bool
     );
     let text = std::fs::read_to_string(&lock).unwrap();
     assert!(
-        text.len() == 41 && text.ends_with('\n') && text[..40].bytes().all(|b| b.is_ascii_hexdigit()),
+        text.len() == 41
+            && text.ends_with('\n')
+            && text[..40].bytes().all(|b| b.is_ascii_hexdigit()),
         "{context}: the lock holds {text:?}"
     );
     true
@@ -208,10 +209,9 @@ fn a_hook_killed_at_every_point_of_the_ref_move_leaves_nothing_the_next_stop_can
         // program's, and offers to clear it.
         let found = leftovers(&project);
         assert!(
-            found.iter().all(|f| !f["message"]
-                .as_str()
-                .unwrap()
-                .contains("not anvil's")),
+            found
+                .iter()
+                .all(|f| !f["message"].as_str().unwrap().contains("not anvil's")),
             "{context}: {found:#?}"
         );
         if locked {
@@ -225,7 +225,12 @@ fn a_hook_killed_at_every_point_of_the_ref_move_leaves_nothing_the_next_stop_can
         }
 
         let next = hook(&project, "ADVOCATE r1: yes.", None);
-        assert_eq!(next_key(&next), "CRITIC r1", "{context}: {}", next.describe());
+        assert_eq!(
+            next_key(&next),
+            "CRITIC r1",
+            "{context}: {}",
+            next.describe()
+        );
         let message = system_message(&next);
         assert!(!message.contains("held by"), "{context}: {message}");
         if locked {
@@ -250,7 +255,11 @@ fn a_hook_killed_at_every_point_of_the_ref_move_leaves_nothing_the_next_stop_can
             "{context}"
         );
         let transcript = project.transcript_md(debate);
-        assert_eq!(transcript.matches("ADVOCATE r1: yes.").count(), 1, "{context}");
+        assert_eq!(
+            transcript.matches("ADVOCATE r1: yes.").count(),
+            1,
+            "{context}"
+        );
         assert_no_leftovers(&project, debate, &context);
         seen.push(point);
     }
@@ -335,7 +344,8 @@ fn a_hook_killed_again_and_again_at_random_moments_never_wedges_its_line() {
         );
         if i + 1 < texts.len() {
             assert!(
-                run.json().is_some_and(|v| v["reason"].as_str().and_then(find_tag).is_some()),
+                run.json()
+                    .is_some_and(|v| v["reason"].as_str().and_then(find_tag).is_some()),
                 "{context}: {}",
                 run.describe()
             );

@@ -1,9 +1,11 @@
 //! `anvil doctor`: is anvil wired into Claude Code, is the record sound, where do debates stand.
 //!
 //! Every check reads; none writes. Each finding says what was seen, how bad it is and what to
-//! do, and carries a [`Fix`] when the repair loses nothing: a stale lock or temporary file that
-//! no process can still be using (older than a minute), live files that lag behind the
-//! record (rebuilt from it, under the line's lock), an anvil command file of an older version.
+//! do, and carries a [`Fix`] when the repair loses nothing: a ref lock a killed anvil left
+//! (told apart from other programs' locks by who made it, never by age; those are never
+//! removed), a temporary file no process can still be using (older than a minute), live files
+//! that lag behind the record (rebuilt from it, under the line's lock), an anvil command file
+//! of an older version.
 //! [`repair`] applies those fixes; anything else is left for the user, with a hint.
 
 mod client;

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use super::finding::{Finding, Fix, Level};
 use crate::error::DebateError;
 use crate::home::{Home, LineRef};
-use crate::model::state::State;
 use crate::line::transaction::{legacy_intent_path, older_anvils_lock};
+use crate::model::state::State;
 use crate::record::ref_lock::{Holder, TEMP_SUFFIX};
 use crate::record::store::Record;
 use crate::review::history::{self, LineHistory};
@@ -288,7 +288,11 @@ fn foreign_lock(lock: &Path, intent: Option<&Path>, maintaining: bool, age: Dura
             intent.display()
         ));
     }
-    let level = if age >= STALE { Level::Warn } else { Level::Note };
+    let level = if age >= STALE {
+        Level::Warn
+    } else {
+        Level::Note
+    };
     finding(level, message).hint(format!(
         "anvil never removes a lock it did not make, and debates on that ref wait for it; if no \
          git command runs on the record, remove it by hand: rm {}",
@@ -756,13 +760,20 @@ mod tests {
         let fresh = of(&fresh, "leftovers");
         assert_eq!(fresh.len(), 1, "{fresh:#?}");
         assert_eq!(fresh[0].level, Level::Note);
-        assert!(fresh[0].message.contains("not anvil's"), "{}", fresh[0].message);
+        assert!(
+            fresh[0].message.contains("not anvil's"),
+            "{}",
+            fresh[0].message
+        );
         assert_eq!(fresh[0].fix, None);
         age(&lock, STALE + Duration::from_secs(5));
         let stale = check(&home, SystemTime::now());
         let stale = of(&stale, "leftovers");
         assert_eq!(stale[0].level, Level::Warn);
-        assert_eq!(stale[0].fix, None, "a lock anvil did not make is never removed");
+        assert_eq!(
+            stale[0].fix, None,
+            "a lock anvil did not make is never removed"
+        );
         let hint = stale[0].hint.as_deref().unwrap();
         assert!(hint.contains(&format!("rm {}", lock.display())), "{hint}");
 
@@ -771,7 +782,11 @@ mod tests {
         std::fs::write(&intent, "0123456789abcdef0123456789abcdef01234567").unwrap();
         let found = check(&home, SystemTime::now());
         let found = of(&found, "leftovers");
-        assert!(found[0].message.contains("older anvil"), "{}", found[0].message);
+        assert!(
+            found[0].message.contains("older anvil"),
+            "{}",
+            found[0].message
+        );
         assert_eq!(found[0].fix, None);
 
         // Holding exactly that commit, it is that anvil's leftover.
@@ -779,7 +794,11 @@ mod tests {
         let found = check(&home, SystemTime::now());
         let found = of(&found, "leftovers");
         assert_eq!(found[0].level, Level::Warn);
-        assert!(found[0].message.contains("older anvil"), "{}", found[0].message);
+        assert!(
+            found[0].message.contains("older anvil"),
+            "{}",
+            found[0].message
+        );
         let reference = Record::ref_name(&line.debate, &line.line);
         assert_eq!(found[0].fix, Some(Fix::ClearRefLock { reference }));
     }
@@ -794,7 +813,11 @@ mod tests {
         std::fs::hard_link(&files.temp, &files.lock).unwrap();
         let found = check(&home, SystemTime::now());
         let found = of(&found, "leftovers");
-        assert_eq!(found.len(), 1, "the lock and its temporary file are one finding");
+        assert_eq!(
+            found.len(),
+            1,
+            "the lock and its temporary file are one finding"
+        );
         assert_eq!(found[0].level, Level::Warn);
         assert!(found[0].message.contains("killed"), "{}", found[0].message);
         assert_eq!(
@@ -809,7 +832,11 @@ mod tests {
         let found = check(&home, SystemTime::now());
         let found = of(&found, "leftovers");
         assert_eq!(found[0].level, Level::Note);
-        assert!(found[0].message.contains("right now"), "{}", found[0].message);
+        assert!(
+            found[0].message.contains("right now"),
+            "{}",
+            found[0].message
+        );
         assert_eq!(found[0].fix, None);
         drop(alive);
 
@@ -818,7 +845,11 @@ mod tests {
         let found = check(&home, SystemTime::now());
         let found = of(&found, "leftovers");
         assert_eq!(found[0].level, Level::Warn);
-        assert!(found[0].message.contains("temporary file"), "{}", found[0].message);
+        assert!(
+            found[0].message.contains("temporary file"),
+            "{}",
+            found[0].message
+        );
         assert_eq!(found[0].fix, Some(Fix::ClearRefLock { reference }));
     }
 

@@ -448,7 +448,10 @@ mod tests {
             assert!(!files.temp.exists());
             assert_eq!(holder(&files, current(&files)).unwrap(), Holder::Other);
             assert!(!clear(&files, current(&files)).unwrap());
-            assert!(files.lock.exists(), "another program's lock is never removed");
+            assert!(
+                files.lock.exists(),
+                "another program's lock is never removed"
+            );
             std::fs::remove_file(&files.lock).unwrap();
         }
     }

@@ -374,11 +374,12 @@ impl Record {
     /// [`ref_lock::clear`]); says whether that was a lock. Another program's lock is left.
     pub(crate) fn clear_ref_leftovers(&self, name: &str) -> Result<bool, RecordError> {
         let files = RefFiles::new(&self.path, name);
-        ref_lock::clear(&files, || self.current(name).ok().flatten())
-            .map_err(|source| RecordError::Write {
+        ref_lock::clear(&files, || self.current(name).ok().flatten()).map_err(|source| {
+            RecordError::Write {
                 path: files.temp.clone(),
                 source,
-            })
+            }
+        })
     }
 
     /// Writes objects built in memory as loose objects, all through one compressor (setting one
