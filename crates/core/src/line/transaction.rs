@@ -646,7 +646,7 @@ pub(crate) fn clear_leftovers(
             Err(source) => return Err(RecordError::Write { path: lock, source }.into()),
         }
     }
-    remove_legacy_intent(&intent)?;
+    remove_legacy_intent(&intent);
     Ok(removed)
 }
 
@@ -663,14 +663,10 @@ pub(crate) fn older_anvils_lock(record: &Record, line: &LineRef, intent: &Path) 
     )
 }
 
-fn remove_legacy_intent(intent: &Path) -> Result<(), DebateError> {
-    fsutil::remove_if_present(intent).map_err(|source| {
-        RecordError::Write {
-            path: intent.to_owned(),
-            source,
-        }
-        .into()
-    })
+/// An older anvil's intent file is evidence only while a lock holds its commit (one the ref
+/// does not name): one that cannot be removed misleads nobody, and stops nothing.
+fn remove_legacy_intent(intent: &Path) {
+    let _ = std::fs::remove_file(intent);
 }
 
 /// Who holds a lock of the record that anvil did not take, as far as anvil can tell.
