@@ -63,7 +63,7 @@ pub fn run_answer(ctx: &Ctx, args: AnswerArgs) -> Result<(), CliError> {
         Some(name) => ctx.resolve_line(&home, Some(&name))?,
         None => waiting_line(ctx, &home)?,
     };
-    let delivered = anvil_core::line::ask::answer(&home, &line, &args.text.join(" "))?;
+    let delivered = anvil_core::line::ask::answer(&home, &line, &args.text.join(" "))?.now;
     say(&if delivered {
         format!("anvil: answered; the debater of {line} goes on with it now")
     } else {

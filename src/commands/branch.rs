@@ -59,7 +59,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         restored.line,
         from.canonical(),
         view::short(&restored.commit),
-        args.steer.trim()
+        // As recorded: cleaned of credentials.
+        restored
+            .state
+            .progress
+            .steering
+            .first()
+            .map_or(args.steer.trim(), String::as_str)
     ));
     say(&view::how_to_continue(&restored));
     out(&crate::term::visible(&restored.prompt))

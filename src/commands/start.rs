@@ -292,7 +292,9 @@ pub fn create(
         material,
         output_dir: config.output_dir.clone(),
     };
-    Ok(anvil_core::line::start::start_with(
-        home, setup, session, inputs,
-    )?)
+    let started = anvil_core::line::start::start_with(home, setup, session, inputs)?;
+    for note in &started.notes {
+        say(&format!("anvil: note: {note}"));
+    }
+    Ok(started)
 }

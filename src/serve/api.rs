@@ -108,6 +108,15 @@ async fn on_line<B: DeserializeOwned + Send + 'static>(
     Ok((status, Json(response)).into_response())
 }
 
+/// A reply's message, followed by what the person must know about their text (what was
+/// redacted from it).
+fn with_note(message: &str, note: Option<String>) -> String {
+    match note {
+        Some(note) => format!("{message}. Note: {note}"),
+        None => message.to_owned(),
+    }
+}
+
 pub async fn steer(
     State(app): State<Arc<App>>,
     Path((debate, line)): Path<(String, String)>,
@@ -121,13 +130,13 @@ pub async fn steer(
         StatusCode::ACCEPTED,
         |app, line, Text { text }| {
             let text = non_empty(&text, "steering")?;
-            anvil_core::line::control::steer(&app.home, line, &text)
+            let steered = anvil_core::line::control::steer(&app.home, line, &text)
                 .map_err(ApiError::from_debate)?;
             Ok(json!({
                 "line": line.to_string(),
-                "text": text,
+                "text": steered.text,
                 "state": "queued",
-                "message": "queued — delivered when Claude next stops",
+                "message": with_note("queued — delivered when Claude next stops", steered.note),
             }))
         },
     )
@@ -147,17 +156,20 @@ pub async fn answer(
         StatusCode::OK,
         |app, line, Text { text }| {
             let text = non_empty(&text, "an answer")?;
-            let now = anvil_core::line::ask::answer(&app.home, line, &text)
+            let answered = anvil_core::line::ask::answer(&app.home, line, &text)
                 .map_err(ApiError::from_debate)?;
             Ok(json!({
                 "line": line.to_string(),
-                "answer": text,
-                "delivered_now": now,
-                "message": if now {
-                    "answered; the debater goes on with it now"
-                } else {
-                    "answered; it reaches the debate with the next phase"
-                },
+                "answer": answered.text,
+                "delivered_now": answered.now,
+                "message": with_note(
+                    if answered.now {
+                        "answered; the debater goes on with it now"
+                    } else {
+                        "answered; it reaches the debate with the next phase"
+                    },
+                    answered.note,
+                ),
             }))
         },
     )
@@ -276,7 +288,8 @@ pub async fn branch(
             "line": restored.line.line,
             "commit": restored.commit.to_string(),
             "from": from.canonical(),
-            "steering": steer,
+            "steering": restored.state.progress.steering.first().map_or(steer.as_str(), String::as_str),
+            "note": restored.note,
             "continue": format!("claude \"$(anvil resume {})\"", restored.line),
         }))
     })
@@ -323,13 +336,13 @@ pub async fn feedback(
         }
         let text = non_empty(&text, "feedback")?;
         let nanos = anvil_core::clock::now().as_nanosecond().unsigned_abs();
-        let id = anvil_core::claude::feedback::queue(&app.home, &session, &text, nanos)
+        let (id, note) = anvil_core::claude::feedback::queue(&app.home, &session, &text, nanos)
             .map_err(ApiError::internal)?;
         Ok(json!({
             "session": session,
             "id": id,
             "state": "queued",
-            "message": "queued — delivered when Claude next stops",
+            "message": with_note("queued — delivered when Claude next stops", note),
         }))
     })
     .await?;

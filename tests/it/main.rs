@@ -30,6 +30,7 @@ mod record_faults;
 mod record_races;
 mod remote_cli;
 mod search_cli;
+mod secrets_cli;
 mod serve_api;
 mod serve_browser;
 mod support;

@@ -252,7 +252,7 @@ fn an_answer_is_recorded_once_and_reaches_the_debater() {
 fn debate_answer(home: &Home, line: &LineRef, i: u32) -> Option<bool> {
     for _ in 0..200 {
         match anvil_core::line::ask::answer(home, line, &format!("answer {i}")) {
-            Ok(waiting) => return Some(waiting),
+            Ok(answered) => return Some(answered.now),
             Err(e) => assert!(
                 e.to_string().contains("no open question") || e.to_string().contains("is done"),
                 "{e}"

@@ -139,12 +139,20 @@ pub fn session(home: &Home, session: &str) -> io::Result<Option<Registration>> {
         .and_then(|text| serde_json::from_str(&text).ok()))
 }
 
-/// Queues `text` for `session`'s next stop; returns the message's id.
-pub fn queue(home: &Home, session: &str, text: &str, now_nanos: u128) -> io::Result<String> {
+/// Queues `text` for `session`'s next stop, cleaned of credentials first; returns the
+/// message's id, and what the person is told about it (what was redacted), if anything.
+pub fn queue(
+    home: &Home,
+    session: &str,
+    text: &str,
+    now_nanos: u128,
+) -> io::Result<(String, Option<String>)> {
     let dir = inbox(home, session).ok_or_else(|| invalid(session))?;
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let text = intake.clean("the feedback", text);
     let id = format!("{now_nanos:032}-{}.md", std::process::id());
     fsutil::write_atomic(&dir.join("queued").join(&id), text.as_bytes())?;
-    Ok(id)
+    Ok((id, intake.note()))
 }
 
 /// The messages of `session`, queued and delivered, oldest first.

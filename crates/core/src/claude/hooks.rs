@@ -148,6 +148,8 @@ struct Failure {
     line: Option<LineRef>,
     saved: Option<PathBuf>,
     error: String,
+    /// What was redacted from the text that is saved.
+    note: Option<String>,
 }
 
 impl Failure {
@@ -172,6 +174,9 @@ impl Failure {
             )),
             None => m.push('.'),
         }
+        if let Some(note) = &self.note {
+            m.push_str(&format!("\nanvil: note: {note}"));
+        }
         m
     }
 }
@@ -190,6 +195,7 @@ fn drive(
             line,
             saved,
             error: e.to_string(),
+            note: None,
         }
     };
     let bound = home.bound_line(session).map_err(|e| {
@@ -239,6 +245,17 @@ fn drive(
         },
         (None, None) => (None, None),
     };
+    // The turn's text enters anvil here, and is cleaned of credentials here: what is saved
+    // below, recorded and shown afterwards never holds one. (Only the turn's provenance is
+    // read against the text as Claude Code's transcript has it.)
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let (text, raw) = match text {
+        Some(raw) => match intake.clean("this phase", &raw) {
+            std::borrow::Cow::Owned(clean) => (Some(clean), Some(raw)),
+            std::borrow::Cow::Borrowed(_) => (Some(raw), None),
+        },
+        None => (None, None),
+    };
 
     // The phase text is on disk before anything else happens to it, unless the file holds the
     // text of an earlier stop that could not record it: that one answered the prompt that is
@@ -246,7 +263,12 @@ fn drive(
     let incoming = home.incoming_path(&line);
     let kept = std::fs::read(&incoming)
         .ok()
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .map(|bytes| {
+            let kept = String::from_utf8_lossy(&bytes);
+            intake
+                .clean("the phase text saved earlier", &kept)
+                .into_owned()
+        })
         .filter(|k| !k.trim().is_empty() && Some(k) != text.as_ref());
     let saved = match (&text, &kept) {
         (_, Some(_)) => Some(incoming),
@@ -274,7 +296,8 @@ fn drive(
             )
         });
     // What the turn cost, from the end of the transcript, only when there is a text to record.
-    let provenance = match (transcript, &text, &from_tail) {
+    let spoken = raw.as_ref().or(text.as_ref());
+    let provenance = match (transcript, spoken, &from_tail) {
         (_, Some(text), Some(tail)) => crate::model::provenance::from_transcript_tail(
             tail_from_line(tail, PROVENANCE_BYTES as usize),
             Some(text),
@@ -296,7 +319,14 @@ fn drive(
             provenance: provenance.as_ref(),
         },
     )
-    .map_err(|e| fail(Some(&line), saved.clone())(&e))?;
+    .map_err(|e| Failure {
+        note: intake.note(),
+        ..fail(Some(&line), saved.clone())(&e)
+    })?;
+    let reply = match intake.note() {
+        Some(note) => reply.with_notes(&[note]),
+        None => reply,
+    };
     // Once the stop is answered, the safety copy has done its job (it stays after a failure).
     if let Some(path) = &saved {
         let _ = crate::fsutil::remove_if_present(path);

@@ -103,6 +103,11 @@ fn put(
     if question.is_empty() {
         return Err(Refusal::EmptyQuestion.into());
     }
+    // A debater's question enters anvil here. Nothing is printed: `anvil ask`'s output is the
+    // debater's tool result; the person sees the question as it was recorded.
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let question = intake.clean("a debater's question", question);
+    let question = question.as_ref();
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
         match (&state.progress.status, &state.question) {
@@ -197,13 +202,28 @@ fn close_unanswered(home: &Home, line: &LineRef) -> Result<Asked, DebateError> {
     Ok(done.value)
 }
 
-/// Answers the open question of `line`. Returns whether a waiting `anvil ask` will deliver it
-/// at once (otherwise it goes with the next phase's prompt).
-pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateError> {
+/// What became of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    /// A waiting `anvil ask` delivers it at once (otherwise it goes with the next phase's
+    /// prompt).
+    pub now: bool,
+    /// The answer as it was recorded: cleaned of credentials.
+    pub text: String,
+    /// What the person is told about it (what was redacted), if anything.
+    pub note: Option<String>,
+}
+
+/// Answers the open question of `line`.
+pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<Answered, DebateError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(Refusal::EmptyAnswer.into());
     }
+    // The human's answer enters anvil here (the command line, `anvil run`, the web room).
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let text = intake.clean("your answer", text);
+    let text = text.as_ref();
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
         let Some(question) = state.question.clone().filter(|q| q.answer.is_none()) else {
@@ -243,8 +263,15 @@ pub fn answer(home: &Home, line: &LineRef, text: &str) -> Result<bool, DebateErr
         change.meta.answer = Some(text.to_owned());
         Ok(Plan::Record(Box::new(change), waiting))
     })?;
-    crate::line::transaction::print_notes(&done.notes);
-    Ok(done.value)
+    let note = intake.note();
+    let mut notes = done.notes;
+    notes.extend(note.clone());
+    crate::line::transaction::print_notes(&notes);
+    Ok(Answered {
+        now: done.value,
+        text: text.to_owned(),
+        note,
+    })
 }
 
 /// Is an `anvil ask` process still waiting on this line?
@@ -269,7 +296,7 @@ mod tests {
             asking.wait(Duration::from_secs(20), Duration::from_millis(10))
         });
         std::thread::sleep(Duration::from_millis(30));
-        assert!(answer(&home, &line, "Postgres 16").unwrap());
+        assert!(answer(&home, &line, "Postgres 16").unwrap().now);
         assert_eq!(
             asker.join().unwrap().unwrap(),
             Asked::Answered("Postgres 16".into())
@@ -292,7 +319,7 @@ mod tests {
         let (_dir, home, line) = line_with_debate();
         let asking = ask(&home, &line, "Which region?").unwrap();
         // Answered before the asker has begun to wait.
-        assert!(answer(&home, &line, "eu-west-1").unwrap());
+        assert!(answer(&home, &line, "eu-west-1").unwrap().now);
         let asked = asking
             .wait(Duration::from_secs(5), Duration::from_millis(5))
             .unwrap();
@@ -309,7 +336,7 @@ mod tests {
         let err = ask(&home, &line, "Second?").err().unwrap().to_string();
         assert!(err.contains("already waits"), "{err}");
         assert!(waiter_alive(&home, &line));
-        assert!(answer(&home, &line, "one").unwrap());
+        assert!(answer(&home, &line, "one").unwrap().now);
         assert_eq!(
             first
                 .wait(Duration::from_secs(5), Duration::from_millis(5))
@@ -322,7 +349,7 @@ mod tests {
     fn without_an_asker_the_answer_goes_with_the_next_prompt() {
         let (_dir, home, line) = line_with_debate();
         open(&home, &line, "Budget?").unwrap();
-        assert!(!answer(&home, &line, "40k").unwrap());
+        assert!(!answer(&home, &line, "40k").unwrap().now);
         let state = load(&home, &line).unwrap();
         assert_eq!(state.progress.status, Status::Active);
         assert_eq!(

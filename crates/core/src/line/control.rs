@@ -80,6 +80,8 @@ pub(crate) fn forget_session(home: &Home, session: &str) -> Result<(), DebateErr
 /// Ends a line for good: recorded, unbound, and no longer offered to sessions. Once this
 /// returns, no hook records anything more on the line.
 pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, DebateError> {
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let reason = intake.clean("the reason", reason);
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
         if state.progress.status.is_over() {
@@ -93,10 +95,12 @@ pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, Debate
         state.updated = now().to_string();
         let subject = format!("cancel at round {}", state.progress.round);
         let mut change = Change::bookkeeping(state.clone(), "cancel", subject);
-        change.meta.reason = Some(reason.to_owned()).filter(|r| !r.is_empty());
+        change.meta.reason = Some(reason.to_string()).filter(|r| !r.is_empty());
         Ok(Plan::Record(Box::new(change), state))
     })?;
-    print_notes(&done.notes);
+    let mut notes = done.notes;
+    notes.extend(intake.note());
+    print_notes(&notes);
     Ok(done.value)
 }
 
@@ -105,6 +109,10 @@ pub fn cancel(home: &Home, line: &LineRef, reason: &str) -> Result<State, Debate
 pub struct Steered {
     /// The steering's place in the line's queue.
     pub number: u64,
+    /// The steering as it was queued: cleaned of credentials.
+    pub text: String,
+    /// What the person is told about it (what was redacted), if anything.
+    pub note: Option<String>,
 }
 
 /// Queues steering for `line`'s next phase. Checked and queued under the line's lock, so
@@ -115,6 +123,9 @@ pub fn steer(home: &Home, line: &LineRef, text: &str) -> Result<Steered, DebateE
     if text.is_empty() {
         return Err(Refusal::EmptySteering.into());
     }
+    // Steering enters anvil here (the command line, the web room): cleaned before it is queued.
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let text = intake.clean("steering", text);
     let done = transaction::run(home, line, Options::default(), |current| {
         let state = current.state()?;
         if state.progress.status.is_over() {
@@ -145,10 +156,17 @@ pub fn steer(home: &Home, line: &LineRef, text: &str) -> Result<Steered, DebateE
             + 1;
         let path = home.line_dir(line).join("steering");
         crate::fault::point("queueing steering")
-            .and_then(|()| home.write_queued(line, number, text))
+            .and_then(|()| home.write_queued(line, number, &text))
             .map_err(io("cannot queue steering in", path))?;
-        Ok(Plan::Keep(Steered { number }))
+        Ok(Plan::Keep(number))
     })?;
-    print_notes(&done.notes);
-    Ok(done.value)
+    let note = intake.note();
+    let mut notes = done.notes;
+    notes.extend(note.clone());
+    print_notes(&notes);
+    Ok(Steered {
+        number: done.value,
+        text: text.into_owned(),
+        note,
+    })
 }

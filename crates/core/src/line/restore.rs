@@ -30,6 +30,8 @@ pub struct Restored {
     pub session: Option<String>,
     /// The commit the line stands at.
     pub commit: ObjectId,
+    /// What the person is told about the steering (what was redacted), if anything.
+    pub note: Option<String>,
 }
 
 /// Restores `line`'s live files (state and transcript) from its tip in the record and
@@ -78,6 +80,7 @@ pub fn resume(
         prompt,
         session: session.map(str::to_owned),
         commit: done.tip.expect("the line exists"),
+        note: None,
     })
 }
 
@@ -111,6 +114,10 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
     if steer.is_empty() {
         return Err(Refusal::EmptyBranchSteering.into());
     }
+    // The branch's steering enters anvil here: cleaned before the line is named after it.
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let steer = intake.clean("the branch's steering", steer);
+    let steer = steer.as_ref();
     let debate_id = from.history.line.debate.clone();
     let name = match req.name {
         Some(n) => n.to_owned(),
@@ -186,7 +193,10 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
         change.transcript = Transcript::Replace(transcript.clone());
         Ok(Plan::Record(Box::new(change), ()))
     })?;
-    crate::line::transaction::print_notes(&done.notes);
+    let note = intake.note();
+    let mut notes = done.notes;
+    notes.extend(note.clone());
+    crate::line::transaction::print_notes(&notes);
     bind(home, &line, req.session)?;
     Ok(Restored {
         line,
@@ -194,6 +204,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
         prompt,
         session: req.session.map(str::to_owned),
         commit: done.tip.expect("a new line has a commit"),
+        note,
     })
 }
 

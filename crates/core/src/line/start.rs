@@ -65,6 +65,8 @@ pub struct Started {
     pub state: State,
     pub prompt: String,
     pub commit: ObjectId,
+    /// Things worth telling the person (what was redacted from the setup and the material).
+    pub notes: Vec<String>,
 }
 
 /// What a debate may start with besides its setup.
@@ -88,8 +90,15 @@ pub fn start_with(
     home: &Home,
     mut setup: Setup,
     session: Option<&str>,
-    inputs: StartInputs,
+    mut inputs: StartInputs,
 ) -> Result<Started, DebateError> {
+    // The question, the position and the other words of the setup enter anvil here: cleaned
+    // before the debate's id is made from the question, and before anything is written.
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    for (place, text) in setup.free_texts_mut() {
+        intake.clean_in_place(place, text);
+    }
+    intake.absorb(std::mem::take(&mut inputs.material.intake));
     let now = now();
     let debate = free_id(home, &setup.question, now)?;
     if setup.output.is_none()
@@ -150,11 +159,14 @@ pub fn start_with(
         None => home.add_pending(&line),
     }
     .map_err(io("cannot bind the session for", home.root()))?;
+    let mut notes = done.notes;
+    notes.extend(intake.note());
     Ok(Started {
         line,
         state,
         prompt,
         commit: done.tip.expect("a new line has a commit"),
+        notes,
     })
 }
 

@@ -31,7 +31,7 @@ pub enum Reply {
 
 impl Reply {
     /// Adds notes (a leftover lock removed, …) to what the user is shown.
-    fn with_notes(self, notes: &[String]) -> Reply {
+    pub(crate) fn with_notes(self, notes: &[String]) -> Reply {
         if notes.is_empty() {
             return self;
         }
@@ -161,25 +161,30 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
 }
 
 /// Records `text` as the phase that is out on `line` (for `anvil run`, which answers the
-/// interactive pauses itself). A text that is already recorded is answered as before.
+/// interactive pauses itself), cleaned of credentials first. A text that is already recorded
+/// is answered as before.
 pub fn record_turn(
     home: &Home,
     line: &LineRef,
     session: &str,
     text: &str,
 ) -> Result<Reply, DebateError> {
-    stop(
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let text = intake.clean("the pause's answer", text);
+    let reply = stop(
         home,
         line,
         Stop {
             session,
-            text: Some(text),
+            text: Some(&text),
             kept: None,
             claimed: false,
             seen: true,
             provenance: None,
         },
-    )
+    )?;
+    transaction::print_notes(&intake.note().into_iter().collect::<Vec<_>>());
+    Ok(reply)
 }
 
 /// The git blob id of `text`: how a response is known again when it is delivered twice.
@@ -434,14 +439,15 @@ fn reissue(
     // The prompt that is out, as the record holds it; in full for a session that has not seen
     // the debate.
     let recorded = match (informed, current.tip) {
-        (true, Some(tip)) => current.record.read(
+        (true, Some(tip)) => crate::review::history::read_text(
+            current.record,
             tip,
             &phase_file(state.progress.step + 1, cue.role.name(), PhaseFile::Prompt),
         )?,
         _ => None,
     };
     let prompt = match recorded {
-        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Some(prompt) => prompt,
         None => render_prompt(
             home,
             &state,

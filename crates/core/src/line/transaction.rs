@@ -195,42 +195,10 @@ pub fn run<T>(
         let mut files = Vec::with_capacity(change.files.len() + 1);
         files.push(("state.md".to_owned(), state.to_markdown().into_bytes()));
         files.extend(change.files);
-        // Nothing that looks like a credential goes into the record (it is meant to be pushed),
-        // unless `[secrets] redact = false` says otherwise (read only when there is one). The
-        // texts are only scanned; they are rewritten on the rare commit that holds one.
-        let mut subject = change.subject;
-        let mut meta = change.meta;
-        let mut found = credentials(&files, &subject, &meta);
-        if !found.is_empty() {
-            found.sort_unstable();
-            found.dedup();
-            let keep = crate::model::config::Config::load(home.root())
-                .ok()
-                .and_then(|c| c.secrets)
-                .and_then(|s| s.redact)
-                == Some(false);
-            let note = if keep {
-                format!(
-                    "what looks like a credential ({}) was recorded as it is ([secrets] redact = \
-                     false); `anvil push` will refuse to send it",
-                    found.join(", ")
-                )
-            } else {
-                redact(&mut files, &mut subject, &mut meta);
-                format!(
-                    "what looked like a credential ({}) was recorded as [redacted: …]: the \
-                     record is meant to be pushed, so keep secrets out of debates",
-                    found.join(", ")
-                )
-            };
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
-        }
         let new = NewCommit {
             author: change.author,
-            subject,
-            meta,
+            subject: change.subject,
+            meta: change.meta,
             files,
             remove: change.remove,
             time: crate::clock::now().as_second(),
@@ -513,67 +481,6 @@ fn save_state(home: &Home, line: &LineRef, state: &State) -> Result<(), DebateEr
         })
         .and_then(|()| state.save(&path))?;
     Ok(())
-}
-
-/// The free texts of a commit's trailers: what a person or a debater wrote.
-fn free_texts(meta: &mut Meta) -> impl Iterator<Item = &mut String> {
-    [
-        &mut meta.question,
-        &mut meta.answer,
-        &mut meta.reason,
-        &mut meta.voice,
-    ]
-    .into_iter()
-    .flatten()
-    .chain(meta.steering.iter_mut())
-}
-
-/// The kinds of credential in a commit's files, subject and free trailers.
-fn credentials(files: &[(String, Vec<u8>)], subject: &str, meta: &Meta) -> Vec<&'static str> {
-    let find = |text: &str| {
-        crate::model::secrets::find(text)
-            .into_iter()
-            .map(|f| f.kind)
-    };
-    let mut meta = meta.clone();
-    let mut kinds: Vec<&'static str> = files
-        .iter()
-        .filter_map(|(_, bytes)| std::str::from_utf8(bytes).ok())
-        .flat_map(find)
-        .chain(find(subject))
-        .collect();
-    kinds.extend(free_texts(&mut meta).flat_map(|t| find(t).collect::<Vec<_>>()));
-    kinds
-}
-
-/// Replaces every credential in a commit's files, subject and free trailers.
-fn redact(files: &mut [(String, Vec<u8>)], subject: &mut String, meta: &mut Meta) {
-    let mut kinds = Vec::new();
-    for (_, bytes) in files.iter_mut() {
-        *bytes = scrub_bytes(std::mem::take(bytes), &mut kinds);
-    }
-    *subject = scrub(std::mem::take(subject), &mut kinds);
-    for text in free_texts(meta) {
-        *text = scrub(std::mem::take(text), &mut kinds);
-    }
-}
-
-/// `text` with its credentials redacted; their kinds added to `kinds`.
-fn scrub(text: String, kinds: &mut Vec<&'static str>) -> String {
-    let (clean, found) = crate::model::secrets::redact(&text);
-    if found.is_empty() {
-        return text;
-    }
-    kinds.extend(found);
-    clean.into_owned()
-}
-
-/// [`scrub`] for a file's bytes; a file that is not UTF-8 text is left as it is.
-fn scrub_bytes(bytes: Vec<u8>, kinds: &mut Vec<&'static str>) -> Vec<u8> {
-    match String::from_utf8(bytes) {
-        Ok(text) => scrub(text, kinds).into_bytes(),
-        Err(e) => e.into_bytes(),
-    }
 }
 
 /// Notes of a transaction run by a command (not the hook, which shows them to Claude's user).

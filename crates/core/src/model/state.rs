@@ -307,7 +307,39 @@ pub enum StateError {
     TooNew { path: PathBuf, found: u32 },
 }
 
+impl Setup {
+    /// The texts a person wrote into the setup, each with what a note calls it (see
+    /// [`crate::model::secrets::Intake`]).
+    pub fn free_texts_mut(&mut self) -> Vec<(&'static str, &mut String)> {
+        let mut out = vec![("the question", &mut self.question)];
+        out.extend(self.position.as_mut().map(|p| ("--position", p)));
+        out.extend(self.focus.as_mut().map(|f| ("--focus", f)));
+        out.extend(self.framework.as_mut().map(|f| ("--framework", f)));
+        out.extend(self.voices.iter_mut().map(|v| ("a voice's name", v)));
+        out.extend(
+            self.inputs
+                .recalled
+                .iter_mut()
+                .map(|r| ("a recalled question", &mut r.question)),
+        );
+        out
+    }
+}
+
 impl State {
+    /// The texts people and debaters wrote into the state: the setup's, an open question and
+    /// its answer, steering not yet delivered.
+    pub fn free_texts_mut(&mut self) -> Vec<(&'static str, &mut String)> {
+        let mut out = self.setup.free_texts_mut();
+        if let Some(q) = &mut self.question {
+            out.push(("a debater's question", &mut q.text));
+            out.extend(q.answer.as_mut().map(|a| ("an answer", a)));
+        }
+        out.extend(self.pending_steering.iter_mut().map(|s| ("steering", s)));
+        out.extend(self.progress.steering.iter_mut().map(|s| ("steering", s)));
+        out
+    }
+
     /// Renders the whole file: frontmatter, then a body for people.
     pub(crate) fn to_markdown(&self) -> String {
         let yaml = serde_saphyr::to_string(self).expect("the state always serialises");

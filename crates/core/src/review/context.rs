@@ -71,6 +71,8 @@ pub struct Material {
     pub files: Vec<(String, Vec<u8>)>,
     /// The bundle that prompts carry.
     pub bundle: String,
+    /// What was cleaned of credentials on the way in (each piece as it was read).
+    pub intake: crate::model::secrets::Intake,
 }
 
 /// Where the bundle of `debate` lives: next to its lines, shared by all of them.
@@ -193,7 +195,19 @@ pub fn gather(
             }
         }
     }
-    Ok(assemble(pieces, skipped, budget))
+    // Each piece enters anvil here: cleaned before the budget cuts it (a private key cut in
+    // half is still one) and before it is recorded, bundled or shown.
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    for piece in &mut pieces {
+        let place = match piece.record_path.strip_prefix("files/") {
+            Some(name) => format!("--context {name}"),
+            None => piece.title.clone(),
+        };
+        intake.clean_in_place(&place, &mut piece.text);
+    }
+    let mut material = assemble(pieces, skipped, budget);
+    material.intake = intake;
+    Ok(material)
 }
 
 /// Applies the budget in order (earlier results first, then the diff, then files), and writes
@@ -248,7 +262,11 @@ fn assemble(pieces: Vec<Piece>, mut skipped: Vec<String>, budget: usize) -> Mate
         ));
         files.push((format!("context/{}", p.record_path), p.text.into_bytes()));
     }
-    Material { files, bundle }
+    Material {
+        files,
+        bundle,
+        intake: Default::default(),
+    }
 }
 
 /// The largest prefix of `text` of at most `max` bytes that ends at a line break (or a char

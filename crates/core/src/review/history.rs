@@ -13,6 +13,7 @@ use gix::bstr::ByteSlice;
 
 use crate::home::LineRef;
 use crate::model::machine::Finished;
+use crate::model::secrets;
 use crate::model::state::{Role, State, StateError};
 use crate::record::schema::{Meta, PhaseFile, phase_file};
 use crate::record::store::{Record, RecordError};
@@ -228,16 +229,20 @@ impl LineHistory {
     }
 }
 
-/// The state file as it was at `commit`.
+/// The state file as it was at `commit`, its free texts cleaned of credentials (see
+/// [`read_text`]).
 pub fn state_at(record: &Record, commit: ObjectId) -> Result<State, HistoryError> {
     let bytes = record
         .read(commit, "state.md")?
         .ok_or_else(|| HistoryError::Damaged(commit, "no state.md in its tree".into()))?;
     let text = String::from_utf8_lossy(&bytes);
-    Ok(State::from_markdown(
-        &text,
-        std::path::Path::new(&format!("{commit}:state.md")),
-    )?)
+    let mut state =
+        State::from_markdown(&text, std::path::Path::new(&format!("{commit}:state.md")))?;
+    secrets::read_back_all(
+        record.path(),
+        state.free_texts_mut().into_iter().map(|(_, t)| t),
+    );
+    Ok(state)
 }
 
 /// Why `tip` cannot stand as a line's tip, if it cannot: it must be a commit with a readable
@@ -271,15 +276,28 @@ pub fn line_state(
     Ok(state)
 }
 
-/// A file of `commit`'s tree as text.
+/// A file of `commit`'s tree as text, cleaned of credentials. What anvil recorded is clean
+/// already; a commit pulled from a teammate, recorded by an older anvil or written with git
+/// may not be, and everything that reads the record back (live files rebuilt from it, reports,
+/// the search index, `show`, the web room) reads it through here. A state file is cleaned as
+/// data and written again, never edited as text; `[secrets] redact = false` reads it as it is.
 pub fn read_text(
     record: &Record,
     commit: ObjectId,
     path: &str,
 ) -> Result<Option<String>, HistoryError> {
-    Ok(record
-        .read(commit, path)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    let Some(bytes) = record.read(commit, path)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if path == "state.md"
+        && secrets::needs_cleaning(record.path(), &text)
+        && let Ok(state) = state_at(record, commit)
+    {
+        return Ok(Some(state.to_markdown()));
+    }
+    // Any other file; or a state file anvil cannot read, which is shown, never parsed again.
+    Ok(Some(secrets::read_back(record.path(), text)))
 }
 
 /// The response recorded by `entry`, if it records a phase.
@@ -353,7 +371,7 @@ pub(crate) fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, History
     let time = author.seconds();
     let author_name = author.name.to_str_lossy().into_owned();
     let (subject, meta) = crate::record::schema::parse(&decoded.message.to_str_lossy());
-    Ok(Entry {
+    let mut entry = Entry {
         commit: id,
         parent,
         role: role_named(&meta.phase),
@@ -362,7 +380,21 @@ pub(crate) fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, History
         subject,
         time,
         meta,
-    })
+    };
+    // The words people and debaters wrote, cleaned as the files are (see [`read_text`]).
+    let meta = &mut entry.meta;
+    secrets::read_back_all(
+        record.path(),
+        [&mut entry.subject, &mut entry.author]
+            .into_iter()
+            .chain(meta.voice.iter_mut())
+            .chain(meta.steering.iter_mut())
+            .chain(meta.question.iter_mut())
+            .chain(meta.answer.iter_mut())
+            .chain(meta.reason.iter_mut())
+            .chain(meta.other.iter_mut().map(|(_, value)| value)),
+    );
+    Ok(entry)
 }
 
 /// The role a phase name stands for.

@@ -1,0 +1,279 @@
+//! Credentials that must not reach anything anvil writes: API keys, access tokens, private
+//! keys, passwords in URLs and values assigned to a credential's name.
+//!
+//! Every text enters anvil at one of a few doors (a phase's text, steering, a question and its
+//! answer, a debate's setup, the material of `--context`/`--diff`/`--pr`/`--follow-up`, a
+//! commit read back from the record, which a pull may have brought) and is cleaned there,
+//! once, by an [`Intake`], before anything derived from it is written: the record, the live
+//! files, the report, the search index, what `show` and the web room print are then clean by
+//! construction, and nothing serialised (a YAML state file) is ever edited afterwards. Each
+//! credential is replaced by `[redacted: KIND]`; the person is told what was replaced and
+//! where. `[secrets] redact = false` in `.anvil/config.toml` keeps the texts as they are (the
+//! person is told that too), and `anvil push` refuses to send a commit that holds one however
+//! it got there ([`find`]).
+//!
+//! The families and their shapes are data, in [`rules`]: keywords first (a rule is looked at
+//! only when one of its words is in the text), then a pattern or a parser. What is out of
+//! reach: a credential encoded (base64, hex, split across lines or strings), a password of
+//! letters alone assigned to a bare name, a token with no known prefix that is not assigned
+//! to a credential's name nor given as a `Bearer`, and every secret a shape cannot tell from
+//! ordinary text (a passphrase in prose).
+
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use rules::{RULES, Shape};
+
+/// One credential found in a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub kind: &'static str,
+    /// Byte range in the text.
+    pub range: Range<usize>,
+}
+
+/// The compiled pattern of rule `i`, compiled the first time the rule is looked at.
+fn compiled(i: usize, pattern: &str) -> &'static regex::bytes::Regex {
+    static COMPILED: [OnceLock<regex::bytes::Regex>; RULES.len()] =
+        [const { OnceLock::new() }; RULES.len()];
+    COMPILED[i].get_or_init(|| {
+        regex::bytes::RegexBuilder::new(pattern)
+            .unicode(false)
+            .build()
+            .expect("every rule's pattern compiles (a unit test builds them all)")
+    })
+}
+
+/// Is one of `keywords` in the text (`text`, and `lower`, its ASCII lower case)?
+fn mentions(text: &str, lower: &str, keywords: &[&str]) -> bool {
+    keywords.iter().any(|k| {
+        if k.bytes().any(|b| b.is_ascii_uppercase()) {
+            text.contains(k)
+        } else {
+            lower.contains(k)
+        }
+    })
+}
+
+/// Every credential in `text`, in order, not overlapping. Where two families find the same
+/// text, the one that starts first wins, then the longer, then the more specific.
+pub fn find(text: &str) -> Vec<Found> {
+    if text.len() < 8 {
+        return Vec::new();
+    }
+    let lower = text.to_ascii_lowercase();
+    let mut candidates: Vec<(Found, usize)> = Vec::new();
+    let mut scratch = Vec::new();
+    for (i, rule) in RULES.iter().enumerate() {
+        if !mentions(text, &lower, rule.keywords) {
+            continue;
+        }
+        match &rule.shape {
+            Shape::Pattern { regex, accept } => {
+                for captures in compiled(i, regex).captures_iter(text.as_bytes()) {
+                    let Some(m) = captures.get(1).or_else(|| captures.get(0)) else {
+                        continue;
+                    };
+                    let range = m.range();
+                    if accept.is_none_or(|accept| accept(&text[range.clone()])) {
+                        candidates.push((
+                            Found {
+                                kind: rule.kind,
+                                range,
+                            },
+                            i,
+                        ));
+                    }
+                }
+            }
+            Shape::Code(find) => {
+                find(text, &lower, &mut scratch);
+                candidates.extend(scratch.drain(..).map(|f| (f, i)));
+            }
+        }
+    }
+    candidates.sort_by_key(|(f, i)| (f.range.start, std::cmp::Reverse(f.range.end), *i));
+    let mut out: Vec<Found> = Vec::with_capacity(candidates.len());
+    for (f, _) in candidates {
+        if f.range.is_empty()
+            || out
+                .last()
+                .is_some_and(|last| f.range.start < last.range.end)
+        {
+            continue;
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// `text` with every credential replaced by `[redacted: KIND]`, and the kinds replaced.
+pub fn redact(text: &str) -> (Cow<'_, str>, Vec<&'static str>) {
+    let found = find(text);
+    if found.is_empty() {
+        return (Cow::Borrowed(text), Vec::new());
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for f in &found {
+        out.push_str(&text[at..f.range.start]);
+        out.push_str("[redacted: ");
+        out.push_str(f.kind);
+        out.push(']');
+        at = f.range.end;
+    }
+    out.push_str(&text[at..]);
+    (Cow::Owned(out), found.iter().map(|f| f.kind).collect())
+}
+
+/// Does the project whose home is `anvil_root` keep credentials as they are
+/// (`[secrets] redact = false`)? A config file that cannot be read keeps nothing.
+fn keeps_credentials(anvil_root: &Path) -> bool {
+    crate::model::config::Config::load(anvil_root)
+        .ok()
+        .and_then(|c| c.secrets)
+        .and_then(|s| s.redact)
+        == Some(false)
+}
+
+/// The door through which texts enter one project in one command (or one stop of the hook):
+/// it cleans each text (or keeps it, with `[secrets] redact = false`), remembers what it found
+/// where, and says so once ([`Intake::note`]). The project's config is read only when
+/// something is found.
+#[derive(Debug, Clone, Default)]
+pub struct Intake {
+    /// The project's home; `None`: no config to read (credentials are redacted).
+    root: Option<PathBuf>,
+    /// Whether credentials are kept as they are, once the config has been read.
+    keep: Option<bool>,
+    /// What was found, by where it was: (place, kinds).
+    found: Vec<(String, Vec<&'static str>)>,
+}
+
+impl Intake {
+    /// The door of the project whose home (`.anvil`) is `anvil_root`.
+    pub fn new(anvil_root: &Path) -> Intake {
+        Intake {
+            root: Some(anvil_root.to_owned()),
+            ..Intake::default()
+        }
+    }
+
+    /// Whether this project keeps credentials as they are.
+    fn keeps(&mut self) -> bool {
+        let root = self.root.as_deref();
+        *self
+            .keep
+            .get_or_insert_with(|| root.is_some_and(keeps_credentials))
+    }
+
+    /// `text` cleaned; `place` says where it came from, in the note ("the question", "steering",
+    /// "--context src/.env").
+    pub fn clean<'a>(&mut self, place: &str, text: &'a str) -> Cow<'a, str> {
+        let found = find(text);
+        if found.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut kinds: Vec<&'static str> = found.iter().map(|f| f.kind).collect();
+        kinds.dedup();
+        match self.found.iter_mut().find(|(p, _)| p == place) {
+            Some((_, known)) => known.extend(kinds),
+            None => self.found.push((place.to_owned(), kinds)),
+        }
+        if self.keeps() {
+            return Cow::Borrowed(text);
+        }
+        redact(text).0
+    }
+
+    /// [`Intake::clean`] of a text owned by the caller, in place.
+    pub fn clean_in_place(&mut self, place: &str, text: &mut String) {
+        if let Cow::Owned(clean) = self.clean(place, text) {
+            *text = clean;
+        }
+    }
+
+    /// [`Intake::clean`] of an optional text.
+    pub fn clean_option(&mut self, place: &str, text: &mut Option<String>) {
+        if let Some(text) = text {
+            self.clean_in_place(place, text);
+        }
+    }
+
+    /// Whether anything was found.
+    pub fn found_any(&self) -> bool {
+        !self.found.is_empty()
+    }
+
+    /// What the person is told: what was found where, and what became of it; `None` when
+    /// nothing was found.
+    pub fn note(&mut self) -> Option<String> {
+        if self.found.is_empty() {
+            return None;
+        }
+        let what: Vec<String> = self
+            .found
+            .iter()
+            .map(|(place, kinds)| {
+                let mut kinds = kinds.clone();
+                kinds.sort_unstable();
+                kinds.dedup();
+                format!("{} in {place}", kinds.join(", "))
+            })
+            .collect();
+        let what = what.join("; ");
+        Some(if self.keeps() {
+            format!(
+                "what looks like a credential ({what}) was recorded as it is ([secrets] redact \
+                 = false); `anvil push` will refuse to send it"
+            )
+        } else {
+            format!(
+                "what looked like a credential ({what}) was replaced by [redacted: …] before \
+                 anything was written; the record is meant to be pushed, so keep secrets out \
+                 of debates"
+            )
+        })
+    }
+
+    /// Merges what `other` found into this one.
+    pub fn absorb(&mut self, other: Intake) {
+        for (place, kinds) in other.found {
+            match self.found.iter_mut().find(|(p, _)| *p == place) {
+                Some((_, known)) => known.extend(kinds),
+                None => self.found.push((place, kinds)),
+            }
+        }
+        if self.keep.is_none() {
+            self.keep = other.keep;
+        }
+    }
+}
+
+/// A text read back from the record of the project whose record is `record_dir` (a commit
+/// pulled from a teammate, recorded by an older anvil, or written with git), cleaned as an
+/// [`Intake`] would have cleaned it, unless the project keeps credentials.
+pub fn read_back(record_dir: &Path, text: String) -> String {
+    if !needs_cleaning(record_dir, &text) {
+        return text;
+    }
+    redact(&text).0.into_owned()
+}
+
+/// Would [`read_back`] change `text`?
+pub fn needs_cleaning(record_dir: &Path, text: &str) -> bool {
+    !find(text).is_empty() && !record_dir.parent().is_some_and(keeps_credentials)
+}
+
+/// [`read_back`] of the free texts of a commit's trailers.
+pub fn read_back_all<'a>(record_dir: &Path, texts: impl IntoIterator<Item = &'a mut String>) {
+    for text in texts {
+        *text = read_back(record_dir, std::mem::take(text));
+    }
+}

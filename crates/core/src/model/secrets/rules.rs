@@ -1,0 +1,748 @@
+//! The families of credentials anvil recognises, as data: each has a name (what the person is
+//! told, and what `[redacted: KIND]` says), the keywords without which it is not looked for,
+//! and its shape. The shapes are written from what the issuers document of their formats (a
+//! fixed prefix and an alphabet, PEM armour, a connection string's keys), not taken from
+//! another scanner's rule file.
+//!
+//! Most shapes are regular expressions, compiled on first use in a process and only when one of
+//! their keywords is in the text (the Stop hook is a fresh process at every phase: compiling
+//! every rule up front would cost more than the phase's commit; `cargo bench --bench secrets`
+//! measures both). Two families are parsed by code instead, because what decides them is not a
+//! shape but a judgement a pattern cannot make cheaply: a value assigned to a credential's name
+//! (`clientSecret: …`, `DB_PASSWORD=…`, but not `PRIMARY_KEY: customer_id_column` nor
+//! `password: Optional[str]`), and the password part of a URL (`postgres://app:…@db/prod`, but
+//! not `postgres://user:password@localhost` from a tutorial).
+
+use super::Found;
+
+/// How a family is recognised once one of its keywords is in the text.
+pub(super) enum Shape {
+    /// A regular expression over ASCII: the credential is its first capture group when it has
+    /// one, else the whole match; `accept`, when given, must say yes to that text.
+    Pattern {
+        regex: &'static str,
+        accept: Option<fn(&str) -> bool>,
+    },
+    /// Code that finds the family's credentials in the text (the text, its ASCII lower case).
+    Code(fn(&str, &str, &mut Vec<Found>)),
+}
+
+/// One family.
+pub(super) struct Rule {
+    pub kind: &'static str,
+    /// The rule is looked at only when one of these is in the text: matched case-sensitively
+    /// when it holds a capital letter, else in the text's lower case.
+    pub keywords: &'static [&'static str],
+    pub shape: Shape,
+}
+
+const fn pattern(
+    kind: &'static str,
+    keywords: &'static [&'static str],
+    regex: &'static str,
+) -> Rule {
+    Rule {
+        kind,
+        keywords,
+        shape: Shape::Pattern {
+            regex,
+            accept: None,
+        },
+    }
+}
+
+const fn checked(
+    kind: &'static str,
+    keywords: &'static [&'static str],
+    regex: &'static str,
+    accept: fn(&str) -> bool,
+) -> Rule {
+    Rule {
+        kind,
+        keywords,
+        shape: Shape::Pattern {
+            regex,
+            accept: Some(accept),
+        },
+    }
+}
+
+/// Every family, the most specific first: where two find the same text, the earlier names it.
+pub(super) const RULES: &[Rule] = &[
+    // PEM armour (RFC 7468) around any private key, OpenSSH's and OpenPGP's (RFC 4880) too: the
+    // whole block, to its END line, or to the end of a text that cuts it. Inside a JSON string
+    // (a service account's `private_key`) the line breaks are `\n` escapes; the block ends at
+    // its END marker all the same.
+    pattern(
+        "private key",
+        &["-----BEGIN"],
+        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?su:.*?)(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
+    ),
+    // The base64 body of a DER private key without its armour (a service account's
+    // `private_key` quoted in part): PKCS#8 and PKCS#1 RSA keys open with a SEQUENCE and the
+    // INTEGER version 0, which base64 writes as `MII…IBA`.
+    pattern(
+        "private key",
+        &["MII"],
+        r"\bMII[A-Za-z0-9+/]{3}IBA[AD](?:[A-Za-z0-9+/=]|\\n|\r?\n){60,}",
+    ),
+    // JSON Web Tokens: three base64url parts, the first two JSON objects (`{"` is `eyJ`).
+    pattern(
+        "JSON web token",
+        &["eyJ"],
+        r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{16,}",
+    ),
+    pattern(
+        "Anthropic API key",
+        &["sk-ant-"],
+        r"\bsk-ant-[A-Za-z0-9_-]{32,}",
+    ),
+    pattern(
+        "OpenAI API key",
+        &["sk-proj-", "sk-svcacct-", "sk-admin-"],
+        r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{32,}",
+    ),
+    checked("API key", &["sk-"], r"\bsk-[A-Za-z0-9_-]{32,}", mixed),
+    pattern(
+        "GitHub token",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})",
+    ),
+    pattern(
+        "GitLab token",
+        &[
+            "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "glsoat-",
+        ],
+        r"\bgl(?:pat|dt|rt|ptt|cbt|ft|imt|soat)-[A-Za-z0-9_-]{20,}",
+    ),
+    checked(
+        "Slack token",
+        &["xox", "xapp-"],
+        r"\b(?:xox[abposre]|xoxe\.xox[bp]|xapp)-[A-Za-z0-9-]{10,}",
+        mixed,
+    ),
+    // Incoming webhooks and workflow triggers: the URL is the credential; the host stays.
+    pattern(
+        "Slack webhook",
+        &["hooks.slack.com"],
+        r"hooks\.slack\.com/((?:services|workflows|triggers)/[A-Za-z0-9_/-]{16,})",
+    ),
+    pattern(
+        "Discord webhook",
+        &["/api/webhooks/"],
+        r"discord(?:app)?\.com/api/webhooks/([0-9]{6,}/[A-Za-z0-9_-]{30,})",
+    ),
+    pattern("npm token", &["npm_"], r"\bnpm_[A-Za-z0-9]{30,}"),
+    pattern("Google API key", &["AIza"], r"\bAIza[A-Za-z0-9_-]{35}"),
+    pattern(
+        "Google OAuth secret",
+        &["GOCSPX-"],
+        r"\bGOCSPX-[A-Za-z0-9_-]{24,}",
+    ),
+    pattern(
+        "Google access token",
+        &["ya29."],
+        r"\bya29\.[A-Za-z0-9_-]{30,}",
+    ),
+    pattern(
+        "AWS access key",
+        &["AKIA", "ASIA", "ABIA", "ACCA"],
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+    ),
+    // Stripe: secret and restricted keys, live or test, and webhook signing secrets.
+    // (Publishable keys, `pk_…`, are public by design.)
+    pattern(
+        "Stripe key",
+        &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
+        r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}",
+    ),
+    pattern(
+        "Stripe webhook secret",
+        &["whsec_"],
+        r"\bwhsec_[A-Za-z0-9+/=]{24,}",
+    ),
+    checked(
+        "Hugging Face token",
+        &["hf_", "api_org_"],
+        r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}\b",
+        two_cases,
+    ),
+    pattern(
+        "SendGrid API key",
+        &["SG."],
+        r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}",
+    ),
+    pattern("Twilio API key", &["SK"], r"\bSK[0-9a-f]{32}\b"),
+    pattern(
+        "DigitalOcean token",
+        &["do_v1_", "dop_v1_", "dor_v1_"],
+        r"\bdo[opr]_v1_[a-f0-9]{64}",
+    ),
+    pattern(
+        "Shopify token",
+        &["shpat_", "shpca_", "shppa_", "shpss_"],
+        r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+    ),
+    pattern(
+        "PyPI token",
+        &["pypi-AgEI"],
+        r"\bpypi-AgEI[A-Za-z0-9_-]{50,}",
+    ),
+    pattern(
+        "Vault token",
+        &["hvs.", "hvb."],
+        r"\bhv[sb]\.[A-Za-z0-9_-]{24,}",
+    ),
+    pattern(
+        "Terraform Cloud token",
+        &[".atlasv1."],
+        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
+    ),
+    pattern("Databricks token", &["dapi"], r"\bdapi[a-f0-9]{32}\b"),
+    pattern(
+        "Atlassian API token",
+        &["ATATT3"],
+        r"\bATATT3[A-Za-z0-9_=-]{50,}",
+    ),
+    pattern(
+        "Linear API key",
+        &["lin_api_"],
+        r"\blin_api_[A-Za-z0-9]{32,}",
+    ),
+    pattern(
+        "Sentry token",
+        &["sntrys_", "sntryu_"],
+        r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,}",
+    ),
+    pattern(
+        "Grafana token",
+        &["glsa_", "glc_"],
+        r"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})",
+    ),
+    pattern(
+        "Postman API key",
+        &["PMAK-"],
+        r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+    ),
+    pattern(
+        "Docker Hub token",
+        &["dckr_pat_"],
+        r"\bdckr_pat_[A-Za-z0-9_-]{24,}",
+    ),
+    pattern(
+        "age secret key",
+        &["AGE-SECRET-KEY-1"],
+        r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}",
+    ),
+    pattern(
+        "Telegram bot token",
+        &[":AA"],
+        r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{33}\b",
+    ),
+    // Microsoft Entra ID (Azure AD) client secrets carry `Q~` after three characters and a
+    // digit.
+    pattern(
+        "Azure client secret",
+        &["Q~"],
+        r"(?:^|[^A-Za-z0-9_~.-])([A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})",
+    ),
+    // A shared access signature's `sig=` (storage, Service Bus), in a URL or a connection
+    // string. The rest of a connection string (`AccountKey=`, `SharedAccessKey=`,
+    // `Password=`) is a credential's name, below.
+    pattern(
+        "Azure SAS signature",
+        &["sig="],
+        r"[?&;]sig=([A-Za-z0-9%+/=]{20,})",
+    ),
+    // `Authorization: Bearer …`: an opaque token is recognised by where it stands.
+    checked(
+        "bearer token",
+        &["bearer"],
+        r"\b(?:[Bb]earer|BEARER)[ \t]+([A-Za-z0-9._~+/-]{16,}=*)",
+        opaque_token,
+    ),
+    checked(
+        "basic auth credentials",
+        &["authorization"],
+        r#"(?:[Aa]uthorization|AUTHORIZATION)["']?[ \t]*[:=][ \t]*["']?(?:[Bb]asic|BASIC)[ \t]+([A-Za-z0-9+/]{12,}={0,2})"#,
+        opaque_token,
+    ),
+    Rule {
+        kind: "password in a URL",
+        keywords: &["://"],
+        shape: Shape::Code(url_credentials),
+    },
+    Rule {
+        kind: "secret value",
+        keywords: NAME_WORDS,
+        shape: Shape::Code(assignments),
+    },
+];
+
+/// Letters and digits both, at least two of each: a key, not a word with a prefix that happens
+/// to look like one (`sk-learn-…`).
+fn mixed(token: &str) -> bool {
+    let digits = token.bytes().filter(u8::is_ascii_digit).count();
+    let letters = token.bytes().filter(u8::is_ascii_alphabetic).count();
+    digits >= 2 && letters >= 2
+}
+
+/// Upper- and lower-case letters both (Hugging Face tokens are letters).
+fn two_cases(token: &str) -> bool {
+    let upper = token.bytes().filter(u8::is_ascii_uppercase).count();
+    let lower = token.bytes().filter(u8::is_ascii_lowercase).count();
+    upper >= 2 && lower >= 2
+}
+
+/// What follows `Bearer`/`Basic` is a credential when it mixes letters and digits (not
+/// `Bearer YOUR_ACCESS_TOKEN`) and is no placeholder.
+fn opaque_token(token: &str) -> bool {
+    let has_digit = token.bytes().any(|b| b.is_ascii_digit());
+    let has_letter = token.bytes().any(|b| b.is_ascii_alphabetic());
+    has_digit && has_letter && !placeholder(token)
+}
+
+/// Text that stands for a credential without being one: a template (`${API_KEY}`, `{{ token }}`,
+/// `<your-token>`, `%s`), a mask (`********`, `xxxxxxxx`), or words that say so.
+pub(super) fn placeholder(value: &str) -> bool {
+    if value.starts_with(['$', '<', '{', '%', '[', '@', '&', '*', '('])
+        || value.contains("${")
+        || value.contains("{{")
+        || value.contains('<')
+    {
+        return true;
+    }
+    if value
+        .bytes()
+        .all(|b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'#' | b'-' | b'_' | b'0'))
+    {
+        return true;
+    }
+    let lower = value.to_ascii_lowercase();
+    [
+        "example",
+        "placeholder",
+        "your_",
+        "your-",
+        "yourpass",
+        "yoursecret",
+        "yourtoken",
+        "changeme",
+        "change_me",
+        "redacted",
+        "dummy",
+        "xxxx",
+        "****",
+        "replace_me",
+        "replaceme",
+        "insert_",
+        "_here",
+        "-here",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Credentials in URLs: `scheme://user:password@host`.
+
+/// Schemes of databases and brokers, whose URLs carry a service's own password.
+const DATABASES: &[&str] = &[
+    "postgres",
+    "postgresql",
+    "mysql",
+    "mariadb",
+    "mongodb",
+    "mongodb+srv",
+    "redis",
+    "rediss",
+    "amqp",
+    "amqps",
+    "mssql",
+    "sqlserver",
+    "oracle",
+    "clickhouse",
+    "cockroachdb",
+    "couchdb",
+    "cassandra",
+    "neo4j",
+    "neo4j+s",
+    "bolt",
+];
+
+/// The user part of every URL in `text`: its password (`user:PASSWORD@`), or a user part that
+/// is a token by itself (`https://TOKEN@host`).
+fn url_credentials(text: &str, _lower: &str, out: &mut Vec<Found>) {
+    let bytes = text.as_bytes();
+    for (at, _) in text.match_indices("://") {
+        let scheme_start = bytes[..at]
+            .iter()
+            .rposition(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-')))
+            .map_or(0, |i| i + 1);
+        let scheme = &text[scheme_start..at];
+        if !scheme.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let from = at + 3;
+        let authority_len = bytes[from..]
+            .iter()
+            .position(|&b| {
+                b.is_ascii_whitespace()
+                    || matches!(
+                        b,
+                        b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'`' | b'\\'
+                    )
+            })
+            .unwrap_or(bytes.len() - from);
+        let authority = &text[from..from + authority_len];
+        let Some(user_end) = authority.rfind('@') else {
+            continue;
+        };
+        let user_part = &authority[..user_end];
+        let found =
+            match user_part.find(':') {
+                Some(colon) => {
+                    let password = &user_part[colon + 1..];
+                    let start = from + colon + 1;
+                    (!password.is_empty() && !tutorial_password(password)).then(|| {
+                        let lower = scheme.to_ascii_lowercase();
+                        let kind = if DATABASES.contains(&lower.as_str()) {
+                            "database password"
+                        } else {
+                            "password in a URL"
+                        };
+                        Found {
+                            kind,
+                            range: start..start + password.len(),
+                        }
+                    })
+                }
+                None => (user_part.len() >= 20 && mixed(user_part) && !placeholder(user_part))
+                    .then(|| Found {
+                        kind: "token in a URL",
+                        range: from..from + user_part.len(),
+                    }),
+            };
+        out.extend(found);
+    }
+}
+
+/// A password that documentation writes where the reader puts theirs.
+fn tutorial_password(password: &str) -> bool {
+    let lower = password.to_ascii_lowercase();
+    matches!(
+        lower.as_str(),
+        "password" | "pass" | "passwd" | "pwd" | "pw" | "secret" | "p" | "..." | "pass123"
+    ) || placeholder(password)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values assigned to a credential's name.
+
+/// Words of which a credential's name holds one (the keywords of [`assignments`]).
+const NAME_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "secret",
+    "token",
+    "credential",
+    "key",
+    "_auth",
+];
+
+/// The words that make a name a credential's when they end it (`DB_PASSWORD`, `clientSecret`,
+/// `_authToken`, `csrftoken`).
+const SECRET_ENDINGS: &[&str] = &[
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+];
+
+/// The words before `key` that make it a credential's name (`API_KEY`, `secretKey`,
+/// `AccountKey`, `aws_secret_access_key`, `private_key`), where other keys are not
+/// (`PRIMARY_KEY`, `PARTITION_KEY`, `sort_key`, `cache_key`, `public_key`).
+const KEY_QUALIFIERS: &[&str] = &[
+    "api",
+    "access",
+    "secret",
+    "private",
+    "auth",
+    "signing",
+    "encryption",
+    "master",
+    "client",
+    "account",
+    "app",
+    "application",
+    "service",
+    "shared",
+    "subscription",
+    "session",
+    "webhook",
+    "hmac",
+    "jwt",
+    "license",
+    "admin",
+    "consumer",
+    "storage",
+    "deploy",
+    "cipher",
+];
+
+/// Words before `token` that make it something other than a credential (pagination).
+const NOT_CREDENTIAL_TOKENS: &[&str] = &["page", "next", "continuation", "cursor", "sync"];
+
+fn name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// Every value assigned to a credential's name in `text`: `NAME=value`, `NAME: value`,
+/// `"NAME": "value"`, `NAME := "value"`, `NAME => 'value'`, `--name=value`. Only the value is
+/// found; the name stays, so a reader knows what was there.
+fn assignments(text: &str, lower: &str, out: &mut Vec<Found>) {
+    let bytes = text.as_bytes();
+    let mut seen: Vec<usize> = Vec::new();
+    for word in NAME_WORDS {
+        for (at, _) in lower.match_indices(word) {
+            let start = bytes[..at]
+                .iter()
+                .rposition(|&b| !name_byte(b))
+                .map_or(0, |i| i + 1);
+            if seen.contains(&start) {
+                continue;
+            }
+            seen.push(start);
+            let mut end = bytes[at..]
+                .iter()
+                .position(|&b| !name_byte(b))
+                .map_or(bytes.len(), |n| at + n);
+            while end > start && matches!(bytes[end - 1], b'.' | b'-') {
+                end -= 1;
+            }
+            let name = &text[start..end];
+            if !secret_name(name) || inside_placeholder(text, start) {
+                continue;
+            }
+            if let Some(range) = assigned_value(text, name, end) {
+                out.push(Found {
+                    kind: "secret value",
+                    range,
+                });
+            }
+        }
+    }
+}
+
+/// Is the name at `start` a word of a `[redacted: KIND]` that anvil wrote (`GitHub token`)?
+fn inside_placeholder(text: &str, start: usize) -> bool {
+    text[..start].rfind("[redacted: ").is_some_and(|open| {
+        let after = open + "[redacted: ".len();
+        !text[after..start].contains(']')
+    })
+}
+
+/// `name` split into its lower-case words: at `_`, `-`, `.`, and where camelCase turns
+/// (`clientSecret`, `APIKey`, `_authToken`).
+fn name_words(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut words = Vec::new();
+    let mut word = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        let turn = c.is_ascii_uppercase()
+            && i > 0
+            && (chars[i - 1].is_ascii_lowercase()
+                || chars[i - 1].is_ascii_digit()
+                || (chars[i - 1].is_ascii_uppercase()
+                    && chars.get(i + 1).is_some_and(char::is_ascii_lowercase)));
+        if turn && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        word.push(c.to_ascii_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// Is `name` the name of a credential? Its last word decides (`password_hash`, `token_type`
+/// and `secret_name` are not).
+pub(super) fn secret_name(name: &str) -> bool {
+    if name == "_auth" {
+        // npm's `_auth`: base64 of `user:password`.
+        return true;
+    }
+    let words = name_words(name);
+    let Some(last) = words.last() else {
+        return false;
+    };
+    let before = words.len().checked_sub(2).map(|i| words[i].as_str());
+    if matches!(name, "PWD" | "OLDPWD" | "pwd" | "oldpwd") {
+        // The shell's working directory.
+        return false;
+    }
+    if let Some(ending) = SECRET_ENDINGS.iter().find(|e| last.ends_with(**e)) {
+        let prefix = &last[..last.len() - ending.len()];
+        let qualifier = if prefix.is_empty() {
+            before
+        } else {
+            Some(prefix)
+        };
+        return !(*ending == "token"
+            && qualifier.is_some_and(|q| NOT_CREDENTIAL_TOKENS.contains(&q)));
+    }
+    if last == "key" {
+        return before.is_some_and(|q| KEY_QUALIFIERS.contains(&q));
+    }
+    if let Some(prefix) = last.strip_suffix("key") {
+        // One word, lower case: `apikey`, `secretkey`, `accesskey`.
+        return KEY_QUALIFIERS.contains(&prefix);
+    }
+    false
+}
+
+/// The value assigned to the name that ends at `end`, if it looks like a credential: after
+/// `=`, `:`, `:=` or `=>` (quotes and brackets around the name allowed), quoted or bare.
+fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut i = end;
+    let mut spaces = 0;
+    while i < bytes.len()
+        && matches!(
+            bytes[i],
+            b'"' | b'\'' | b']' | b'`' | b'*' | b'\\' | b' ' | b'\t'
+        )
+    {
+        spaces += usize::from(bytes[i] == b' ');
+        i += 1;
+    }
+    let rest = &bytes[i..];
+    let sep = if rest.starts_with(b":=") || rest.starts_with(b"=>") {
+        2
+    } else if rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=') {
+        1
+    } else if rest.first() == Some(&b':') && rest.get(1) != Some(&b':') {
+        1
+    } else if name.starts_with("--") && spaces == 1 && i == end + 1 {
+        // `--password hunter2`: a command line's option and its value.
+        0
+    } else {
+        return None;
+    };
+    i += sep;
+    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
+        i += 1;
+    }
+    // A JSON text inside a JSON string quotes with `\"`, and closes with it.
+    let escaped = bytes.get(i) == Some(&b'\\') && matches!(bytes.get(i + 1), Some(b'"' | b'\''));
+    if escaped {
+        i += 1;
+    }
+    let quote = bytes
+        .get(i)
+        .copied()
+        .filter(|b| matches!(b, b'"' | b'\'' | b'`'));
+    let (start, len) = match quote {
+        Some(q) => {
+            let from = i + 1;
+            let mut j = from;
+            loop {
+                match bytes.get(j) {
+                    None | Some(b'\n') | Some(b'\r') => return None,
+                    Some(&b) if b == q && escaped && bytes[j - 1] == b'\\' => break,
+                    Some(&b) if b == q && !escaped && bytes[j - 1] != b'\\' => break,
+                    Some(_) => j += 1,
+                }
+            }
+            let stop = if escaped { j - 1 } else { j };
+            (from, stop.max(from) - from)
+        }
+        None => {
+            let len = bytes[i..]
+                .iter()
+                .position(|&b| {
+                    b.is_ascii_whitespace()
+                        || matches!(
+                            b,
+                            b',' | b';'
+                                | b')'
+                                | b'}'
+                                | b']'
+                                | b'>'
+                                | b'"'
+                                | b'\''
+                                | b'`'
+                                | b'&'
+                                | b'<'
+                                | b'\\'
+                        )
+                })
+                .unwrap_or(bytes.len() - i);
+            (i, len)
+        }
+    };
+    let value = &text[start..start + len];
+    credential_value(value, quote.is_some()).then_some(start..start + len)
+}
+
+/// Does a value assigned to a credential's name look like one? Not a placeholder, not code (a
+/// call, a type, a variable or a field: `generate_csrf_token()`, `Optional[str]`,
+/// `customer_id_column`, `os.environ`), not a sentence; at least 8 characters that mix letters
+/// and digits, or hold symbols.
+pub(super) fn credential_value(value: &str, quoted: bool) -> bool {
+    if value.chars().count() < 8 || placeholder(value) {
+        return false;
+    }
+    if value.chars().any(char::is_whitespace) {
+        return false;
+    }
+    if value.contains('(') || value.contains('[') || value.contains("::") || value.contains("->") {
+        return false;
+    }
+    let identifier = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    let path = value.split('.').count() > 1 && value.split('.').all(identifier);
+    if !quoted && path {
+        // `settings.SECRET_KEY`, `process.env.TOKEN`, `self.password`.
+        return false;
+    }
+    let has_digit = value.bytes().any(|b| b.is_ascii_digit());
+    let has_letter = value.bytes().any(|b| b.is_ascii_alphabetic());
+    let has_symbol = value
+        .bytes()
+        .any(|b| b.is_ascii_punctuation() && !matches!(b, b'_' | b'-' | b'.'));
+    if (has_digit && has_letter) || has_symbol {
+        return true;
+    }
+    if !quoted || !has_letter {
+        // A bare word is a variable or a type (`tenant_id`, `String`); digits alone, a number.
+        return false;
+    }
+    // A quoted word: a password of letters only when it is long, or random in its cases;
+    // otherwise a label (`"Password"`, `"Passwort"`).
+    let upper = value.bytes().filter(u8::is_ascii_uppercase).count();
+    let lower = value.bytes().filter(u8::is_ascii_lowercase).count();
+    value.len() >= 24
+        || (value.len() >= 12 && upper >= 2 && lower >= 2 && !identifier_like_words(value))
+}
+
+/// `camelCaseWords` or `snake_case_words`: an identifier made of words, not random letters.
+fn identifier_like_words(value: &str) -> bool {
+    let words = name_words(value);
+    words.len() >= 2 && words.iter().all(|w| w.len() >= 3)
+}

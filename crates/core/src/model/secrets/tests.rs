@@ -1,0 +1,535 @@
+//! The families anvil must catch, one test each, and the ordinary text it must leave alone.
+//! Credentials are built at run time from their documented shapes (a prefix and an alphabet),
+//! so that no literal in this file is one.
+
+use super::*;
+use proptest::prelude::*;
+
+/// `n` characters of a repeating mix of letters and digits.
+fn body(n: usize) -> String {
+    "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"
+        .chars()
+        .cycle()
+        .take(n)
+        .collect()
+}
+
+/// The kinds found in `text`, and `text` redacted.
+fn kinds_and_redacted(text: &str) -> (Vec<&'static str>, String) {
+    let kinds = find(text).iter().map(|f| f.kind).collect();
+    (kinds, redact(text).0.into_owned())
+}
+
+/// `text` holds one credential, `secret`, of `kind`: it is found, replaced, and what stays
+/// around it (`kept`) stays.
+#[track_caller]
+fn caught(text: &str, secret: &str, kind: &str, kept: &[&str]) {
+    let (kinds, redacted) = kinds_and_redacted(text);
+    assert_eq!(kinds, [kind], "{text}");
+    assert!(!redacted.contains(secret), "{secret} left in {redacted}");
+    assert!(
+        redacted.contains(&format!("[redacted: {kind}]")),
+        "{redacted}"
+    );
+    for k in kept {
+        assert!(redacted.contains(k), "{k} lost from {redacted}");
+    }
+    assert_eq!(
+        find(&redacted),
+        [],
+        "a redacted text is found clean: {redacted}"
+    );
+}
+
+#[test]
+fn every_rule_compiles() {
+    for (i, rule) in RULES.iter().enumerate() {
+        if let Shape::Pattern { regex, .. } = &rule.shape {
+            compiled(i, regex);
+        }
+    }
+}
+
+#[test]
+fn passwords_in_urls_are_caught_and_the_rest_of_the_url_stays() {
+    caught(
+        "git remote add origin https://alice:Tr0ub4dor3x@git.example.com/team/repo.git",
+        "Tr0ub4dor3x",
+        "password in a URL",
+        &["https://alice:", "@git.example.com/team/repo.git"],
+    );
+    let token = format!("x{}", body(36));
+    caught(
+        &format!("clone https://{token}@github.com/org/repo"),
+        &token,
+        "token in a URL",
+        &["@github.com/org/repo"],
+    );
+}
+
+#[test]
+fn database_urls_are_caught() {
+    for (url, password) in [
+        (
+            "postgres://app:Xk9pq2Lm77@db.internal:5432/prod",
+            "Xk9pq2Lm77",
+        ),
+        (
+            "mongodb+srv://svc:Zx81mNq0v@cluster0.mongodb.net/app?retryWrites=true",
+            "Zx81mNq0v",
+        ),
+        ("redis://:s3cr3tRedis@cache:6379/0", "s3cr3tRedis"),
+        ("mysql://root:hunter2@localhost/shop", "hunter2"),
+        ("amqps://queue:p%40ss-w0rd@broker/vhost", "p%40ss-w0rd"),
+    ] {
+        caught(
+            &format!("DATABASE_URL={url}"),
+            password,
+            "database password",
+            &["DATABASE_URL="],
+        );
+    }
+}
+
+#[test]
+fn stripe_keys_are_caught() {
+    for prefix in ["sk_live_", "sk_test_", "rk_live_"] {
+        let key = format!("{prefix}{}", body(24));
+        caught(&format!("stripe.api_key = {key}"), &key, "Stripe key", &[]);
+    }
+    let secret = format!("whsec_{}", body(32));
+    caught(
+        &format!("endpoint secret {secret}."),
+        &secret,
+        "Stripe webhook secret",
+        &["endpoint secret ", "."],
+    );
+}
+
+#[test]
+fn hugging_face_and_sendgrid_tokens_are_caught() {
+    let hf = format!("hf_{}", "aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH");
+    caught(
+        &format!("huggingface-cli login --token {hf}"),
+        &hf,
+        "Hugging Face token",
+        &["huggingface-cli login"],
+    );
+    let sendgrid = format!("SG.{}.{}", body(22), body(43));
+    caught(
+        &format!("send with {sendgrid} now"),
+        &sendgrid,
+        "SendGrid API key",
+        &["send with ", " now"],
+    );
+}
+
+#[test]
+fn azure_connection_strings_lose_their_keys_and_keep_their_shape() {
+    let key = format!("{}+{}/{}==", body(40), body(20), body(24));
+    let storage = format!(
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={key};EndpointSuffix=core.windows.net"
+    );
+    let (kinds, redacted) = kinds_and_redacted(&storage);
+    assert_eq!(kinds, ["secret value"]);
+    assert_eq!(
+        redacted,
+        "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[redacted: secret value];\
+         EndpointSuffix=core.windows.net"
+    );
+    let bus = format!(
+        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={key}"
+    );
+    caught(
+        &bus,
+        &key,
+        "secret value",
+        &["SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey="],
+    );
+    let sig = "k2Jf9%2Bq8Lm3Zx0Vb7Nc6Qw4Er1Ty5Ui%3D";
+    caught(
+        &format!(
+            "https://acme.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r&se=2030-01-01&sig={sig}"
+        ),
+        sig,
+        "Azure SAS signature",
+        &["&sig="],
+    );
+}
+
+#[test]
+fn opaque_bearer_and_basic_credentials_are_caught() {
+    let opaque = "8f3a9c2e7b1d4f60a5e9c3b2d1f0e7a6";
+    caught(
+        &format!("curl -H 'Authorization: Bearer {opaque}' https://api.example.com"),
+        opaque,
+        "bearer token",
+        &["Authorization: Bearer ", "https://api.example.com"],
+    );
+    caught(
+        "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l",
+        "YWxhZGRpbjpvcGVuc2VzYW1l",
+        "basic auth credentials",
+        &["Authorization: Basic "],
+    );
+}
+
+#[test]
+fn camel_case_and_lower_case_credential_names_are_caught() {
+    for (text, secret) in [
+        (r#"{"clientSecret": "q8Xv2Lm9Zr4T"}"#, "q8Xv2Lm9Zr4T"),
+        ("db_password=Pa55w0rd!", "Pa55w0rd!"),
+        ("apiKey = 'a1b2c3d4e5f6'", "a1b2c3d4e5f6"),
+        ("accessToken: tok-9f8e7d6c5b", "tok-9f8e7d6c5b"),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+        ),
+        ("  password: \"hunter2hunter2\"", "hunter2hunter2"),
+        ("mysql --password=S3cure!pass db", "S3cure!pass"),
+        ("client_secret := \"xY7zQ2wE9rT4\"", "xY7zQ2wE9rT4"),
+        ("'api_key' => 'b9c8d7e6f5a4'", "b9c8d7e6f5a4"),
+    ] {
+        caught(text, secret, "secret value", &[]);
+        let name_end = text.find(secret).unwrap();
+        let (_, redacted) = kinds_and_redacted(text);
+        assert!(
+            redacted.starts_with(&text[..name_end]),
+            "the name stays: {redacted}"
+        );
+    }
+}
+
+#[test]
+fn pgp_and_pem_private_keys_are_caught_whole() {
+    let pgp = format!(
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF{}\n={}\n-----END PGP PRIVATE KEY BLOCK-----",
+        body(60),
+        body(4)
+    );
+    caught(
+        &format!("my key:\n{pgp}\nthanks"),
+        "lQOYBF",
+        "private key",
+        &["my key:\n", "\nthanks"],
+    );
+    let ssh = format!(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt{}\n-----END OPENSSH PRIVATE KEY-----",
+        body(50)
+    );
+    caught(&ssh, "b3BlbnNzaC1rZXkt", "private key", &[]);
+    // Cut short (a context file over the budget): to the end of the text.
+    caught(
+        &format!("-----BEGIN RSA PRIVATE KEY-----\nMIIEow{}", body(40)),
+        "MIIEow",
+        "private key",
+        &[],
+    );
+}
+
+#[test]
+fn a_service_accounts_private_key_is_caught_in_its_json_and_as_a_bare_body() {
+    let der = format!("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{}", body(120));
+    let account = serde_json::json!({
+        "type": "service_account",
+        "project_id": "acme-prod",
+        "private_key_id": "0123456789abcdef0123456789abcdef01234567",
+        "private_key": format!("-----BEGIN PRIVATE KEY-----\n{der}\n-----END PRIVATE KEY-----\n"),
+        "client_email": "deploy@acme-prod.iam.gserviceaccount.com",
+    });
+    let text = serde_json::to_string_pretty(&account).unwrap();
+    let (kinds, redacted) = kinds_and_redacted(&text);
+    assert_eq!(kinds, ["private key"], "{text}");
+    assert!(!redacted.contains(&der[..40]), "{redacted}");
+    let back: serde_json::Value = serde_json::from_str(&redacted).expect("still JSON");
+    assert_eq!(back["private_key"], "[redacted: private key]\n");
+    assert_eq!(back["client_email"], account["client_email"]);
+    // The body alone, quoted as part of a conversation or a config.
+    let bare = format!("the key starts {der} and goes on");
+    caught(
+        &bare,
+        &der[..40],
+        "private key",
+        &["the key starts ", " and goes on"],
+    );
+    let escaped = format!(r#""private_key": "{}\n{}\n""#, &der[..64], &der[64..]);
+    let (kinds, redacted) = kinds_and_redacted(&escaped);
+    assert!(!kinds.is_empty(), "{escaped}");
+    assert!(!redacted.contains(&der[..40]), "{redacted}");
+}
+
+#[test]
+fn slack_webhooks_and_tokens_are_caught() {
+    let path = "services/T0A1B2C3D/B4E5F6G7H/abcDEF123ghiJKL456mnoPQR";
+    caught(
+        &format!("post to https://hooks.slack.com/{path} when done"),
+        path,
+        "Slack webhook",
+        &["https://hooks.slack.com/", " when done"],
+    );
+    let token = format!("xoxb-{}", body(40));
+    caught(
+        &format!("SLACK_BOT={token}"),
+        &token,
+        "Slack token",
+        &["SLACK_BOT="],
+    );
+}
+
+#[test]
+fn npm_auth_tokens_are_caught() {
+    caught(
+        "//registry.npmjs.org/:_authToken=6f1c9a2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
+        "6f1c9a2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
+        "secret value",
+        &["//registry.npmjs.org/:_authToken="],
+    );
+    let token = format!("npm_{}", body(36));
+    caught(
+        &format!("//registry.npmjs.org/:_authToken={token}"),
+        &token,
+        "npm token",
+        &["//registry.npmjs.org/:_authToken="],
+    );
+    caught(
+        "_auth=YWxpY2U6czNjcjN0cGFzcw==",
+        "YWxpY2U6czNjcjN0cGFzcw==",
+        "secret value",
+        &["_auth="],
+    );
+}
+
+#[test]
+fn prefixed_tokens_of_the_big_issuers_are_caught() {
+    for (token, kind) in [
+        (format!("ghp_{}", body(36)), "GitHub token"),
+        (format!("github_pat_{}", body(82)), "GitHub token"),
+        (format!("glpat-{}", body(20)), "GitLab token"),
+        (format!("sk-ant-api03-{}", body(80)), "Anthropic API key"),
+        (format!("sk-proj-{}", body(60)), "OpenAI API key"),
+        (format!("sk-{}", body(48)), "API key"),
+        (format!("AIza{}", body(35)), "Google API key"),
+        ("AKIAIOSFODNN7EXAMPLE".to_owned(), "AWS access key"),
+        (format!("GOCSPX-{}", body(28)), "Google OAuth secret"),
+        (format!("dckr_pat_{}", body(27)), "Docker Hub token"),
+        (format!("hvs.{}", body(90)), "Vault token"),
+    ] {
+        caught(
+            &format!("use {token} here"),
+            &token,
+            kind,
+            &["use ", " here"],
+        );
+    }
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    caught(
+        &format!("auth {jwt} then"),
+        jwt,
+        "JSON web token",
+        &["auth ", " then"],
+    );
+}
+
+/// Ordinary code and prose that mentions keys, tokens and passwords: none of it is a
+/// credential, and all of it must reach the record as written.
+#[test]
+fn ordinary_code_and_prose_are_kept() {
+    let keep = [
+        // The four a red team found mangled.
+        "PRIMARY_KEY: customer_id_column",
+        "PARTITION_KEY=tenant_id",
+        "CSRF_TOKEN = generate_csrf_token()",
+        "password: Optional[str]",
+        // Code that names credentials without holding one.
+        "password: Optional[str] = None",
+        "api_key: str = Field(..., description=\"the provider's key\")",
+        "let token = get_token(&config)?;",
+        "password = os.environ[\"DB_PASSWORD\"]",
+        "SECRET_KEY = env(\"SECRET_KEY\")",
+        "apiKey: process.env.OPENAI_API_KEY,",
+        "settings.SECRET_KEY = secret_key_from_vault",
+        "fn set_password(&mut self, password: &str) {",
+        "pub password: SecretString,",
+        "token: String,",
+        "if token == expected_token {",
+        "password_hash = bcrypt(password)",
+        "const TOKEN_URL = \"https://oauth2.googleapis.com/token\";",
+        "max_tokens: 4096",
+        "token_budget = 8000",
+        "sort_key: created_at",
+        "foreign_key = models.ForeignKey(User, on_delete=models.CASCADE)",
+        "idempotency_key = request.headers[\"Idempotency-Key\"]",
+        "cache_key = f\"user:{user_id}:profile\"",
+        "secretName: db-credentials",
+        "valueFrom:\n  secretKeyRef:\n    name: db\n    key: password",
+        "--password-file /run/secrets/db_password",
+        "\"nextPageToken\": \"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3\"",
+        "\"token_type\": \"bearer\"",
+        "\"password\": \"Password\"",
+        "PWD=/home/alice/project/src",
+        "public_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
+        // Placeholders, templates and documentation.
+        "DATABASE_URL=postgres://user:password@localhost:5432/app",
+        "redis://localhost:6379/0 and postgres://db.internal/prod",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "export GITHUB_TOKEN=\"<your token>\"",
+        "API_KEY={{ secrets.API_KEY }}",
+        "SECRET_KEY=********",
+        "password: changeme123",
+        "Authorization: Bearer YOUR_ACCESS_TOKEN",
+        "Authorization: Bearer ${TOKEN}",
+        "headers = {\"Authorization\": \"Bearer \" + token}",
+        // URLs and git remotes without credentials.
+        "git clone https://github.com/org/repo.git",
+        "ssh://git@github.com/org/repo and git@github.com:org/repo.git",
+        "see https://example.com/users/@alice:matrix.org for details",
+        "[Stripe keys](https://docs.stripe.com/keys) and https://hooks.slack.com/services/...",
+        // Prose.
+        "Should we adopt sk-learn or ghp_ tokens at all?",
+        "a task-force-of-many-words-that-is-not-a-key-at-all-really",
+        "sk-thisisjustaverylongwordwithoutanydigitsinsideitatall",
+        "xghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8 is glued to a letter",
+        "AKIAshort and use sk_test keys in CI",
+        "commit 3f2a9c1e0b7d and sha256:9f86d081884c7d659a2feaa0c55ad015",
+        "the password matters; PASSWORD=short; API_KEY=${API_KEY}; token: <your token>",
+        "The key: rotate them yearly. Bearer tokens are opaque strings to the client.",
+        "The monkey: a keyboard, a turkey and the secret: we ship on Friday.",
+        // anvil's own placeholder, followed by what looks like a value.
+        "[redacted: GitHub token]: a1b2c3d4e5 and [redacted: secret value]",
+    ];
+    for text in keep {
+        assert_eq!(find(text), [], "{text}");
+        assert!(matches!(redact(text).0, Cow::Borrowed(_)), "{text}");
+    }
+}
+
+#[test]
+fn credential_names_are_told_by_their_last_word() {
+    for name in [
+        "password",
+        "DB_PASSWORD",
+        "db_password",
+        "clientSecret",
+        "client_secret",
+        "_authToken",
+        "_auth",
+        "apiKey",
+        "APIKey",
+        "api-key",
+        "X-Api-Key",
+        "apikey",
+        "AccountKey",
+        "SharedAccessKey",
+        "aws_secret_access_key",
+        "private_key",
+        "csrftoken",
+        "GITHUB_TOKEN",
+        "passphrase",
+        "--password",
+    ] {
+        assert!(rules::secret_name(name), "{name}");
+    }
+    for name in [
+        "PRIMARY_KEY",
+        "PARTITION_KEY",
+        "sort_key",
+        "public_key",
+        "key",
+        "monkey",
+        "password_hash",
+        "token_type",
+        "secret_name",
+        "secretName",
+        "max_tokens",
+        "nextPageToken",
+        "page_token",
+        "PWD",
+        "SharedAccessKeyName",
+    ] {
+        assert!(!rules::secret_name(name), "{name}");
+    }
+}
+
+#[test]
+fn the_intake_says_what_it_replaced_where_and_the_config_can_keep_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = format!("ghp_{}", body(36));
+    let mut intake = Intake::new(dir.path());
+    assert_eq!(intake.clean("the question", "Rotate keys?"), "Rotate keys?");
+    assert_eq!(intake.note(), None);
+    let question = format!("Is {token} leaked?");
+    let clean = intake.clean("the question", &question);
+    assert_eq!(clean, "Is [redacted: GitHub token] leaked?");
+    let mut position = Some("DB_PASSWORD=hunter2hunter2".to_owned());
+    intake.clean_option("--position", &mut position);
+    assert_eq!(
+        position.as_deref(),
+        Some("DB_PASSWORD=[redacted: secret value]")
+    );
+    let note = intake.note().unwrap();
+    assert!(note.contains("GitHub token in the question"), "{note}");
+    assert!(note.contains("secret value in --position"), "{note}");
+    assert!(note.contains("replaced by [redacted: …]"), "{note}");
+
+    std::fs::write(
+        dir.path().join("config.toml"),
+        "[secrets]\nredact = false\n",
+    )
+    .unwrap();
+    let mut keeping = Intake::new(dir.path());
+    let text = format!("Is {token} leaked?");
+    assert_eq!(keeping.clean("steering", &text), text);
+    let note = keeping.note().unwrap();
+    assert!(note.contains("recorded as it is"), "{note}");
+    assert!(note.contains("GitHub token in steering"), "{note}");
+    // Read back from such a project's record, it stays too; from another, it is cleaned.
+    let record = dir.path().join("record");
+    assert_eq!(read_back(&record, text.clone()), text);
+    let other = tempfile::tempdir().unwrap();
+    assert_eq!(
+        read_back(&other.path().join("record"), text),
+        "Is [redacted: GitHub token] leaked?"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(1024)))]
+
+    /// Any text around a credential: no panic, ranges on char boundaries and in order, and a
+    /// redacted text holds no credential any more.
+    #[test]
+    fn redaction_leaves_nothing_to_find(
+        text in "\\PC{0,200}",
+        key in prop::sample::select(vec![
+            format!("ghp_{}", body(36)),
+            format!("sk-ant-api03-{}", body(40)),
+            "AKIAIOSFODNN7EXAMPLE".to_owned(),
+            "postgres://app:Xk9pq2Lm77@db/prod".to_owned(),
+            "DB_PASSWORD=hunter2hunter2".to_owned(),
+            format!("Bearer {}", body(32)),
+            format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----", body(64)),
+        ]),
+    ) {
+        let text = format!("{text} {key} {text}");
+        let found = find(&text);
+        prop_assert!(!found.is_empty());
+        for pair in found.windows(2) {
+            prop_assert!(pair[0].range.end <= pair[1].range.start);
+        }
+        for f in &found {
+            prop_assert!(text.is_char_boundary(f.range.start) && text.is_char_boundary(f.range.end));
+        }
+        let (redacted, kinds) = redact(&text);
+        prop_assert_eq!(kinds.len(), found.len());
+        prop_assert!(find(&redacted).is_empty(), "{}", redacted);
+    }
+
+    /// Any text at all: no panic, and redacting twice changes nothing more.
+    #[test]
+    fn redaction_is_stable(text in "(\\PC|[=:\"'@/ ]){0,300}") {
+        let once = redact(&text).0.into_owned();
+        let twice = redact(&once).0.into_owned();
+        prop_assert_eq!(once, twice);
+    }
+}
