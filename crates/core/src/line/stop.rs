@@ -560,6 +560,61 @@ mod tests {
         .unwrap()
     }
 
+    /// `anvil run` records the human's words at an interactive pause through
+    /// [`record_turn`]: a credential in them is cleaned before the state (YAML) and the record
+    /// are written, and the debate goes on.
+    #[test]
+    fn a_pause_typed_at_the_terminal_is_recorded_clean_and_the_debate_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        let setup = crate::model::options::Options {
+            question: "Q?".into(),
+            rounds: Some(2),
+            interactive: true,
+            ..Default::default()
+        }
+        .into_setup()
+        .unwrap();
+        let line = crate::line::start::start(&home, setup, Some("s-1"))
+            .unwrap()
+            .line;
+        deliver(&home, &line, "ADVOCATE r1.");
+        deliver(&home, &line, "CRITIC r1.");
+        let before = State::load(&home.state_path(&line)).unwrap();
+        assert_eq!(before.progress.phase, Role::InteractivePause);
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+        let typed = format!(
+            "Steered at the terminal.\n\n<anvil-steering>assume \"{token}\": leaked</anvil-steering>"
+        );
+        let reply = record_turn(&home, &line, "s-1", &typed).unwrap();
+        let Reply::Block { prompt, .. } = reply else {
+            panic!("the debate goes on: {reply:?}")
+        };
+        assert!(
+            prompt.contains("assume \"[redacted: GitHub token]\": leaked"),
+            "{prompt}"
+        );
+        let after = State::load(&home.state_path(&line)).expect("a valid state file");
+        assert_eq!(after.progress.round, 2);
+        assert_eq!(
+            after.progress.steering,
+            ["assume \"[redacted: GitHub token]\": leaked"]
+        );
+        let record = crate::record::store::Record::open(&home.record_dir()).unwrap();
+        let history = crate::review::history::LineHistory::load(&record, &line).unwrap();
+        let last = history.entries.last().unwrap();
+        let raw = record
+            .read(last.commit, &last.response_path().unwrap())
+            .unwrap()
+            .unwrap();
+        assert!(!String::from_utf8(raw).unwrap().contains(&token));
+        assert!(
+            !std::fs::read_to_string(home.transcript_path(&line))
+                .unwrap()
+                .contains(&token)
+        );
+    }
+
     #[test]
     fn a_runs_cost_is_a_commit_beside_the_phases_and_the_line_goes_on() {
         let (_dir, home, line) = line_with_debate();

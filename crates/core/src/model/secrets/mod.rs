@@ -50,6 +50,15 @@ fn compiled(i: usize, pattern: &str) -> &'static regex::bytes::Regex {
     })
 }
 
+/// The regular expressions of the rule table (the families not parsed by code), for the
+/// benchmark that weighs compiling them all up front (`cargo bench --bench secrets`).
+pub fn patterns() -> impl Iterator<Item = &'static str> {
+    RULES.iter().filter_map(|rule| match rule.shape {
+        Shape::Pattern { regex, .. } => Some(regex),
+        Shape::Code(_) => None,
+    })
+}
+
 /// Is one of `keywords` in the text (`text`, and `lower`, its ASCII lower case)?
 fn mentions(text: &str, lower: &str, keywords: &[&str]) -> bool {
     keywords.iter().any(|k| {

@@ -14,6 +14,11 @@ fn body(n: usize) -> String {
         .collect()
 }
 
+/// `n` lower-case hexadecimal digits.
+fn hex(n: usize) -> String {
+    "0123456789abcdef".chars().cycle().skip(3).take(n).collect()
+}
+
 /// The kinds found in `text`, and `text` redacted.
 fn kinds_and_redacted(text: &str) -> (Vec<&'static str>, String) {
     let kinds = find(text).iter().map(|f| f.kind).collect();
@@ -313,6 +318,28 @@ fn prefixed_tokens_of_the_big_issuers_are_caught() {
         (format!("GOCSPX-{}", body(28)), "Google OAuth secret"),
         (format!("dckr_pat_{}", body(27)), "Docker Hub token"),
         (format!("hvs.{}", body(90)), "Vault token"),
+        (format!("ya29.{}", body(60)), "Google access token"),
+        (format!("rk_live_{}", body(30)), "Stripe key"),
+        (format!("SK{}", hex(32)), "Twilio API key"),
+        (format!("dop_v1_{}", hex(64)), "DigitalOcean token"),
+        (format!("shpat_{}", hex(32)), "Shopify token"),
+        (format!("pypi-AgEIcHlwaS5vcmc{}", body(60)), "PyPI token"),
+        (
+            format!("{}.atlasv1.{}", body(14), body(70)),
+            "Terraform Cloud token",
+        ),
+        (format!("dapi{}", hex(32)), "Databricks token"),
+        (format!("ATATT3{}", body(60)), "Atlassian API token"),
+        (format!("lin_api_{}", body(40)), "Linear API key"),
+        (format!("sntrys_{}", body(60)), "Sentry token"),
+        (format!("glsa_{}_{}", body(32), hex(8)), "Grafana token"),
+        (format!("PMAK-{}-{}", hex(24), hex(34)), "Postman API key"),
+        (
+            format!("AGE-SECRET-KEY-1{}", body(58).to_ascii_uppercase()),
+            "age secret key",
+        ),
+        (format!("123456789:AA{}", body(33)), "Telegram bot token"),
+        (format!("abc8Q~{}", body(34)), "Azure client secret"),
     ] {
         caught(
             &format!("use {token} here"),
@@ -321,6 +348,13 @@ fn prefixed_tokens_of_the_big_issuers_are_caught() {
             &["use ", " here"],
         );
     }
+    let webhook = format!("123456789012345678/{}", body(68));
+    caught(
+        &format!("post to https://discord.com/api/webhooks/{webhook}"),
+        &webhook,
+        "Discord webhook",
+        &["https://discord.com/api/webhooks/"],
+    );
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
     caught(
         &format!("auth {jwt} then"),
