@@ -195,6 +195,12 @@
     out.className = "run-out";
     out.setAttribute("role", "status");
     status.append(p, code, run, out);
+    if (reply.note) {
+      // What was redacted from the steering, said once.
+      const note = document.createElement("p");
+      note.textContent = "Note: " + reply.note;
+      status.append(note);
+    }
     wireRun(run);
   }
 

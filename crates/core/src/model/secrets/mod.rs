@@ -59,14 +59,20 @@ pub fn patterns() -> impl Iterator<Item = &'static str> {
     })
 }
 
-/// Is one of `keywords` in the text (`text`, and `lower`, its ASCII lower case)?
-fn mentions(text: &str, lower: &str, keywords: &[&str]) -> bool {
-    keywords.iter().any(|k| {
-        if k.bytes().any(|b| b.is_ascii_uppercase()) {
-            text.contains(k)
+/// Is one of `rule`'s keywords in the text (`text`, and `lower`, its ASCII lower case)?
+fn mentions(text: &str, lower: &str, rule: &rules::Rule) -> bool {
+    rule.keywords.iter().any(|k| {
+        let haystack = if k.bytes().any(|b| b.is_ascii_uppercase()) {
+            text
         } else {
-            lower.contains(k)
+            lower
+        };
+        if !rule.word_start || !k.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            return haystack.contains(k);
         }
+        haystack
+            .match_indices(k)
+            .any(|(at, _)| rules::at_word_start(text.as_bytes(), at))
     })
 }
 
@@ -80,7 +86,7 @@ pub fn find(text: &str) -> Vec<Found> {
     let mut candidates: Vec<(Found, usize)> = Vec::new();
     let mut scratch = Vec::new();
     for (i, rule) in RULES.iter().enumerate() {
-        if !mentions(text, &lower, rule.keywords) {
+        if !mentions(text, &lower, rule) {
             continue;
         }
         match &rule.shape {

@@ -320,7 +320,6 @@ fn prefixed_tokens_of_the_big_issuers_are_caught() {
         (format!("hvs.{}", body(90)), "Vault token"),
         (format!("ya29.{}", body(60)), "Google access token"),
         (format!("rk_live_{}", body(30)), "Stripe key"),
-        (format!("SK{}", hex(32)), "Twilio API key"),
         (format!("dop_v1_{}", hex(64)), "DigitalOcean token"),
         (format!("shpat_{}", hex(32)), "Shopify token"),
         (format!("pypi-AgEIcHlwaS5vcmc{}", body(60)), "PyPI token"),
