@@ -295,7 +295,7 @@ fn a_credential_at_every_door_reaches_no_file_and_the_debate_goes_on() {
     );
     project.anvil(&["search", "rotate"]).ok();
     let report = project.path().join("docs/decision.md");
-    let written = everything_written(&project, &[report.clone()]);
+    let written = everything_written(&project, std::slice::from_ref(&report));
     assert_nowhere(&written, &secrets);
     for placeholder in [
         "AccountKey=[redacted: secret value];EndpointSuffix",
@@ -469,7 +469,7 @@ fn a_pulled_commit_is_read_back_clean_by_resume_show_report_search_and_the_web_r
     for page in [
         format!("/api/debates/{}", started.debate),
         format!("/debates/{}", started.debate),
-        format!("/api/search?q=vault"),
+        "/api/search?q=vault".to_owned(),
     ] {
         let shown = served.get(&page).body;
         assert!(!shown.contains(&token), "{page}: {shown}");

@@ -6,7 +6,7 @@
 //!
 //! Most shapes are regular expressions, compiled on first use in a process and only when one of
 //! their keywords is in the text (the Stop hook is a fresh process at every phase: compiling
-//! every rule up front would cost more than the phase's commit; `cargo bench --bench secrets`
+//! every rule up front would cost about half of a phase's commit; `cargo bench --bench secrets`
 //! measures both). Two families are parsed by code instead, because what decides them is not a
 //! shape but a judgement a pattern cannot make cheaply: a value assigned to a credential's name
 //! (`clientSecret: …`, `DB_PASSWORD=…`, but not `PRIMARY_KEY: customer_id_column` nor
@@ -17,7 +17,7 @@ use super::Found;
 
 /// How a family is recognised once one of its keywords is in the text.
 pub(super) enum Shape {
-    /// A regular expression over ASCII: the credential is its first capture group when it has
+    /// A regular expression (`regex-lite` syntax): the credential is its first capture group when it has
     /// one, else the whole match; `accept`, when given, must say yes to that text.
     Pattern {
         regex: &'static str,
@@ -81,7 +81,7 @@ pub(super) const RULES: &[Rule] = &[
     pattern(
         "private key",
         &["-----BEGIN"],
-        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?su:.*?)(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
+        r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\z)",
     ),
     // The base64 body of a DER private key without its armour (a service account's
     // `private_key` quoted in part): PKCS#8 and PKCS#1 RSA keys open with a SEQUENCE and the
@@ -723,11 +723,11 @@ fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<
         i += 1;
     }
     let rest = &bytes[i..];
+    // `=` or `:`, but not `==` (a comparison) nor `::` (a path).
+    let single = |c: u8| rest.first() == Some(&c) && rest.get(1) != Some(&c);
     let sep = if rest.starts_with(b":=") || rest.starts_with(b"=>") {
         2
-    } else if rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=') {
-        1
-    } else if rest.first() == Some(&b':') && rest.get(1) != Some(&b':') {
+    } else if single(b'=') || single(b':') {
         1
     } else if name.starts_with("--") && spaces == 1 && i == end + 1 {
         // `--password hunter2`: a command line's option and its value.
