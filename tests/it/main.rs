@@ -1,5 +1,6 @@
 //! One integration-test binary: every suite is a module, so the crate links once.
 mod adr_cli;
+mod agents_selftest;
 mod doctor_cli;
 mod e2e_ask;
 mod e2e_branch;

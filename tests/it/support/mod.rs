@@ -1,8 +1,10 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod agents;
 pub mod anvil;
 pub mod claude;
 pub mod model_server;
 pub mod npm_registry;
+pub mod openai;
 pub mod serve;

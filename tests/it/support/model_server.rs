@@ -40,6 +40,11 @@
 //!   servers to connect before the first request: a server still starting is not announced
 //!   yet, but `ToolSearch` waits for it, and the names are announced in a later `system`
 //!   message. [`discover`] is a scripted model's way through both.
+//!
+//! The same server speaks OpenAI's Responses API (`POST /v1/responses`, Codex CLI) and Chat
+//! Completions (`POST /v1/chat/completions`, Copilot CLI and Qwen Code): see [`super::openai`].
+//! Every request of any API becomes a [`Turn`] that says which API, agent and model it came
+//! from, and the one script answers them all from the latest user content.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -48,9 +53,62 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// One parsed `POST /v1/messages` request.
+/// Which API a request came in through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages (`/v1/messages`): Claude Code.
+    Messages,
+    /// OpenAI Responses (`/v1/responses`): Codex CLI.
+    Responses,
+    /// OpenAI Chat Completions (`/v1/chat/completions`): Copilot CLI, Qwen Code.
+    ChatCompletions,
+}
+
+/// Which agent sent a request, told by its `User-Agent` (see [`super::openai`] for what each
+/// sends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Copilot,
+    Qwen,
+    Unknown,
+}
+
+impl Agent {
+    pub(super) fn from_user_agent(user_agent: &str) -> Agent {
+        if user_agent.starts_with("claude-cli") {
+            Agent::Claude
+        } else if user_agent.starts_with("codex_") {
+            Agent::Codex
+        } else if user_agent.starts_with("QwenCode") {
+            Agent::Qwen
+        } else if user_agent.starts_with("OpenAI/JS") {
+            Agent::Copilot
+        } else {
+            Agent::Unknown
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
+            Agent::Qwen => "qwen",
+            Agent::Unknown => "unknown",
+        }
+    }
+}
+
+/// One parsed model request (`POST /v1/messages`, `/v1/responses` or `/v1/chat/completions`).
 #[derive(Debug, Clone)]
 pub struct Turn {
+    pub api: Api,
+    /// The agent that sent it, by its `User-Agent`.
+    pub agent: Agent,
+    /// When the request arrived; [`ModelServer::answered_at`] says when it was answered.
+    pub received: std::time::Instant,
     /// Index among every `/v1/messages` request this server received (0-based).
     pub seq: usize,
     /// Index among main turns (0-based); `None` for side requests.
@@ -74,9 +132,38 @@ pub struct Turn {
     pub hook_block: Option<String>,
     /// The whole request body.
     pub body: Value,
+    /// Tool results the request brings back, for the OpenAI APIs (Anthropic's are read from
+    /// the latest user message by [`Turn::tool_results`]).
+    pub(super) openai_tool_results: Vec<(String, String, bool)>,
+    /// The system prompt, for the OpenAI APIs.
+    pub(super) openai_system: String,
+    /// Every user message's text, for the OpenAI APIs.
+    pub(super) openai_user_text: String,
+    /// Whether this is a main turn, as the OpenAI side tells it (an agent's background
+    /// request, such as Qwen Code's memory extraction, is not).
+    pub(super) openai_main: bool,
 }
 
 impl Turn {
+    /// Every string in the request (instructions, messages, tool calls and results), joined:
+    /// for "does any part of this request hold X" assertions that JSON escaping would defeat.
+    pub fn all_text(&self) -> String {
+        fn walk(v: &Value, out: &mut String) {
+            match v {
+                Value::String(s) => {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+                Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+                Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+                _ => {}
+            }
+        }
+        let mut out = String::new();
+        walk(&self.body, &mut out);
+        out
+    }
+
     fn parse(seq: usize, session_id: Option<String>, body: Value) -> Turn {
         let model = body["model"].as_str().unwrap_or_default().to_owned();
         let stream = body["stream"].as_bool().unwrap_or(false);
@@ -88,6 +175,9 @@ impl Turn {
         let hook_context = last_user_message(&body).and_then(|m| hook_context(&m["content"]));
         let hook_block = last_user_message(&body).and_then(|m| hook_block(&m["content"]));
         Turn {
+            api: Api::Messages,
+            agent: Agent::Claude,
+            received: std::time::Instant::now(),
             seq,
             main_index: None,
             session_index: None,
@@ -100,6 +190,10 @@ impl Turn {
             hook_context,
             hook_block,
             body,
+            openai_tool_results: Vec::new(),
+            openai_system: String::new(),
+            openai_user_text: String::new(),
+            openai_main: false,
         }
     }
 
@@ -109,7 +203,12 @@ impl Turn {
     }
 
     fn looks_main(&self) -> bool {
-        self.has_tools && self.max_tokens > 1 && self.body["messages"].is_array()
+        match self.api {
+            Api::Messages => {
+                self.has_tools && self.max_tokens > 1 && self.body["messages"].is_array()
+            }
+            Api::Responses | Api::ChatCompletions => self.openai_main,
+        }
     }
 
     /// The main-turn counter (0-based). Panics on a side request.
@@ -208,6 +307,9 @@ impl Turn {
 
     /// `tool_result` blocks of the latest user message: `(tool_use_id, content text, is_error)`.
     pub fn tool_results(&self) -> Vec<(String, String, bool)> {
+        if self.api != Api::Messages {
+            return self.openai_tool_results.clone();
+        }
         let Some(Value::Array(blocks)) = self.latest_user_message().map(|m| &m["content"]) else {
             return Vec::new();
         };
@@ -227,6 +329,9 @@ impl Turn {
     /// All text of all `user` messages (system reminders included), for "did X reach the
     /// prompt" assertions.
     pub fn all_user_text(&self) -> String {
+        if self.api != Api::Messages {
+            return self.openai_user_text.clone();
+        }
         self.messages()
             .iter()
             .filter(|m| m["role"] == "user")
@@ -237,6 +342,9 @@ impl Turn {
 
     /// The system prompt's text.
     pub fn system_text(&self) -> String {
+        if self.api != Api::Messages {
+            return self.openai_system.clone();
+        }
         content_text(&self.body["system"], true)
     }
 
@@ -247,7 +355,12 @@ impl Turn {
             .map(|tools| {
                 tools
                     .iter()
-                    .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                    .filter_map(|t| {
+                        t["name"]
+                            .as_str()
+                            .or_else(|| t["function"]["name"].as_str())
+                            .map(str::to_owned)
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -459,7 +572,7 @@ impl Reply {
         self
     }
 
-    fn stop_reason(&self) -> &'static str {
+    pub(super) fn stop_reason(&self) -> &'static str {
         if self
             .blocks
             .iter()
@@ -472,11 +585,13 @@ impl Reply {
     }
 }
 
-type Script = dyn Fn(&Turn) -> Reply + Send + Sync + 'static;
+pub(super) type Script = dyn Fn(&Turn) -> Reply + Send + Sync + 'static;
 
 #[derive(Default)]
-struct Shared {
+pub(super) struct Shared {
     turns: Vec<Turn>,
+    /// When each request (by `seq`) was answered.
+    answered: std::collections::HashMap<usize, std::time::Instant>,
     other: Vec<(String, String)>,
     main_count: usize,
     per_session: std::collections::HashMap<String, usize>,
@@ -580,6 +695,19 @@ impl ModelServer {
         self.shared.lock().unwrap().other.clone()
     }
 
+    /// When request `seq` was answered (its last byte sent), if it was.
+    pub fn answered_at(&self, seq: usize) -> Option<std::time::Instant> {
+        self.shared.lock().unwrap().answered.get(&seq).copied()
+    }
+
+    /// The main turns one agent sent, in arrival order.
+    pub fn turns_of(&self, agent: Agent) -> Vec<Turn> {
+        self.main_turns()
+            .into_iter()
+            .filter(|t| t.agent == agent)
+            .collect()
+    }
+
     /// Messages of script panics (each answered with HTTP 400, which makes Claude fail).
     pub fn script_panics(&self) -> Vec<String> {
         self.shared.lock().unwrap().script_panics.clone()
@@ -595,7 +723,7 @@ impl Drop for ModelServer {
     }
 }
 
-fn header(request: &tiny_http::Request, name: &'static str) -> Option<String> {
+pub(super) fn header(request: &tiny_http::Request, name: &'static str) -> Option<String> {
     request
         .headers()
         .iter()
@@ -603,7 +731,7 @@ fn header(request: &tiny_http::Request, name: &'static str) -> Option<String> {
         .map(|h| h.value.as_str().to_owned())
 }
 
-fn respond(request: tiny_http::Request, status: u16, content_type: &str, body: String) {
+pub(super) fn respond(request: tiny_http::Request, status: u16, content_type: &str, body: String) {
     let response = tiny_http::Response::from_string(body)
         .with_status_code(status)
         .with_header(
@@ -629,6 +757,9 @@ fn handle(
     let mut raw = String::new();
     let _ = request.as_reader().read_to_string(&mut raw);
 
+    if method == "POST" && (path == "/v1/responses" || path == "/v1/chat/completions") {
+        return super::openai::handle(request, &path, &raw, shared, script, ids);
+    }
     if method != "POST" || (path != "/v1/messages" && path != "/v1/messages/count_tokens") {
         shared.lock().unwrap().other.push((method, url));
         return respond(
@@ -661,21 +792,78 @@ fn handle(
     }
 
     let session_id = header(&request, "X-Claude-Code-Session-Id");
-    let turn = {
-        let mut s = shared.lock().unwrap();
-        let mut turn = Turn::parse(s.turns.len(), session_id, body);
-        if turn.looks_main() {
-            turn.main_index = Some(s.main_count);
-            s.main_count += 1;
-            let key = turn.session_id.clone().unwrap_or_default();
-            let n = s.per_session.entry(key).or_default();
-            turn.session_index = Some(*n);
-            *n += 1;
-        }
-        s.turns.push(turn.clone());
+    let user_agent = header(&request, "User-Agent").unwrap_or_default();
+    let turn = admit(shared, |seq| {
+        let mut turn = Turn::parse(seq, session_id, body);
+        // Only Claude Code speaks Messages here; its User-Agent confirms it when present.
+        turn.agent = match Agent::from_user_agent(&user_agent) {
+            Agent::Unknown => Agent::Claude,
+            agent => agent,
+        };
         turn
-    };
+    });
+    let reply = answer(&turn, shared, script);
+    if let Some((status, message)) = &reply.error {
+        let kind = match status {
+            429 => "rate_limit_error",
+            529 => "overloaded_error",
+            400..=499 => "invalid_request_error",
+            _ => "api_error",
+        };
+        respond(
+            request,
+            *status,
+            "application/json",
+            error_body(kind, message),
+        );
+        return answered(shared, &turn);
+    }
 
+    let message = build_message(&turn, &reply, ids);
+    if turn.is_main() {
+        shared.lock().unwrap().sent.push(message.clone());
+    }
+    if turn.stream {
+        respond(request, 200, "text/event-stream", sse(&message))
+    } else {
+        respond(request, 200, "application/json", message.to_string())
+    }
+    answered(shared, &turn);
+}
+
+/// Numbers a parsed request (`make` gets its `seq`) and records it.
+pub(super) fn admit(shared: &Mutex<Shared>, make: impl FnOnce(usize) -> Turn) -> Turn {
+    let mut s = shared.lock().unwrap();
+    let mut turn = make(s.turns.len());
+    if turn.looks_main() {
+        turn.main_index = Some(s.main_count);
+        s.main_count += 1;
+        let key = turn.session_id.clone().unwrap_or_default();
+        let n = s.per_session.entry(key).or_default();
+        turn.session_index = Some(*n);
+        *n += 1;
+    }
+    s.turns.push(turn.clone());
+    turn
+}
+
+/// Notes that `turn` has been answered.
+pub(super) fn answered(shared: &Mutex<Shared>, turn: &Turn) {
+    shared
+        .lock()
+        .unwrap()
+        .answered
+        .insert(turn.seq, std::time::Instant::now());
+}
+
+/// Notes what was sent back to a main turn.
+pub(super) fn sent(shared: &Mutex<Shared>, message: Value) {
+    shared.lock().unwrap().sent.push(message);
+}
+
+/// The script's reply to a main turn (a panic becomes an HTTP 400), or a harmless one to a
+/// side request; after the reply's delay.
+pub(super) fn answer(turn: &Turn, shared: &Mutex<Shared>, script: &Script) -> Reply {
     let reply = if turn.is_main() {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| script(&turn))) {
             Ok(reply) => reply,
@@ -696,30 +884,7 @@ fn handle(
     if !reply.delay.is_zero() {
         std::thread::sleep(reply.delay);
     }
-    if let Some((status, message)) = &reply.error {
-        let kind = match status {
-            429 => "rate_limit_error",
-            529 => "overloaded_error",
-            400..=499 => "invalid_request_error",
-            _ => "api_error",
-        };
-        return respond(
-            request,
-            *status,
-            "application/json",
-            error_body(kind, message),
-        );
-    }
-
-    let message = build_message(&turn, &reply, ids);
-    if turn.is_main() {
-        shared.lock().unwrap().sent.push(message.clone());
-    }
-    if turn.stream {
-        respond(request, 200, "text/event-stream", sse(&message))
-    } else {
-        respond(request, 200, "application/json", message.to_string())
-    }
+    reply
 }
 
 fn build_message(turn: &Turn, reply: &Reply, ids: &AtomicUsize) -> Value {

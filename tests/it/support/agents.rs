@@ -1,0 +1,290 @@
+//! The other agents' CLIs — Codex CLI, Copilot CLI, Qwen Code — run for real against the
+//! scripted [`ModelServer`], each configured in a temporary `HOME` the way a person would
+//! configure it, and never logged in anywhere.
+//!
+//! The binaries are `node_modules/.bin/{codex,copilot,qwen}` at the repository root (pinned in
+//! package.json, installed by `npm install`); a test fails, never skips, when one is missing.
+//!
+//! [`AgentsHome`] is one temporary `HOME` that points all of them (and Claude Code) at one
+//! server:
+//! - Codex: `~/.codex/config.toml` with a `scripted` model provider (`wire_api =
+//!   "responses"`, `env_key = "SCRIPTED_API_KEY"`). Codex keeps its sessions in
+//!   `~/.codex/sessions/YYYY/MM/DD/rollout-…-<thread>.jsonl`: `session_meta` (`cli_version`),
+//!   `turn_context` (`model`), one `token_usage_record` per response (`usage`,
+//!   `turn_token_usage`, `thread_token_usage`). `codex exec --json` prints
+//!   `thread.started` (`thread_id`), `item.completed` (`agent_message` text,
+//!   `command_execution`), `turn.completed` (`usage`, which after `codex exec resume` is the
+//!   whole thread's, not the turn's). `--sandbox read-only` (the default of `codex exec`; `-c
+//!   sandbox_mode="read-only"` for `exec resume`, which has no `--sandbox`) makes the project a
+//!   read-only file system for its commands: a redirect fails with "Read-only file system".
+//!   `codex exec` reads stdin when it is not a terminal ("Reading additional input from
+//!   stdin..."): give it `/dev/null`.
+//! - Copilot: the variables `COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_API_KEY`,
+//!   `COPILOT_OFFLINE=true`, `COPILOT_AUTO_UPDATE=false`; its home is `~/.copilot`. A session
+//!   is `~/.copilot/session-state/<id>/events.jsonl`: `session.start` (`copilotVersion`,
+//!   `selectedModel`), then per turn `user.message`, `session.usage_record` per request
+//!   (`model`, `inputTokens`, `outputTokens`, `cacheReadTokens`, `cacheWriteTokens`, `cost`,
+//!   `duration`), `assistant.message`; a resumed session adds `session.resume`. `copilot -p P
+//!   --allow-all-tools --output-format json` prints those events as JSONL, ending with
+//!   `result` (`sessionId`, `exitCode`). `--session-id UUID` names a new session,
+//!   `--resume=UUID` continues it. `--mode plan` blocks every change outside its session
+//!   folder: `create` is refused ("Plan mode does not permit changes outside the session
+//!   folder") and so is a shell command that would write.
+//! - Qwen Code: `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `~/.qwen/settings.json`
+//!   `{"security":{"auth":{"selectedType":"openai"}}}`. `qwen -p P -o json` prints one JSON
+//!   array: `system` (`subtype: init`, `session_id`, `qwen_code_version`, `model`,
+//!   `permission_mode`), `assistant` messages (each with `model` and `usage`: `input_tokens`,
+//!   `output_tokens`, `cache_read_input_tokens`), `user` tool results, and `result`
+//!   (`result` text, `duration_ms`, `is_error`; its `usage` adds the background memory
+//!   request's tokens). `--session-id UUID` names a session, `--resume UUID` continues it
+//!   (transcript `~/.qwen/projects/<slug>/chats/<id>.jsonl`). `--approval-mode plan` offers
+//!   no writing tool and refuses one called anyway ("permission was declined").
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::model_server::ModelServer;
+
+/// The API key every agent is given: Copilot masks each occurrence of its value in its
+/// output, so it must be a string no reply contains.
+pub const API_KEY: &str = "scripted-test-key-7d1f";
+
+/// Which agent CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cli {
+    Codex,
+    Copilot,
+    Qwen,
+}
+
+impl Cli {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cli::Codex => "codex",
+            Cli::Copilot => "copilot",
+            Cli::Qwen => "qwen",
+        }
+    }
+}
+
+/// `node_modules/.bin` at the repository root, where package.json's pinned CLIs are.
+pub fn node_bin_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/.bin")
+}
+
+/// The pinned binary of `cli`; panics with how to install it when it is missing.
+pub fn bin(cli: Cli) -> PathBuf {
+    let path = node_bin_dir().join(cli.name());
+    assert!(
+        path.is_file(),
+        "{} not found: the end-to-end tests need the pinned agent CLIs; run `npm install` at \
+         the repository root (package.json pins them)",
+        path.display()
+    );
+    path
+}
+
+/// A temporary `HOME` in which Codex, Copilot, Qwen Code and Claude Code all talk to one
+/// scripted server.
+pub struct AgentsHome {
+    dir: tempfile::TempDir,
+    base_url: String,
+}
+
+impl AgentsHome {
+    pub fn new(server: &ModelServer) -> AgentsHome {
+        let dir = tempfile::Builder::new()
+            .prefix("anvil-agents-home-")
+            .tempdir()
+            .expect("create a temporary HOME");
+        let base_url = server.base_url();
+        let home = dir.path();
+        std::fs::create_dir_all(home.join(".codex")).unwrap();
+        std::fs::write(
+            home.join(".codex/config.toml"),
+            format!(
+                "model_provider = \"scripted\"\nmodel = \"codex-default-model\"\n\n\
+                 [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{base_url}/v1\"\n\
+                 wire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n"
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir_all(home.join(".qwen")).unwrap();
+        std::fs::write(
+            home.join(".qwen/settings.json"),
+            r#"{"security":{"auth":{"selectedType":"openai"}}}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::write(
+            home.join(".claude.json"),
+            r#"{"hasCompletedOnboarding": true, "projects": {}}"#,
+        )
+        .unwrap();
+        AgentsHome { dir, base_url }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The environment every agent needs, and `PATH` with the pinned CLIs first (and the
+    /// anvil binaries before them).
+    pub fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        let mut dirs = vec![super::anvil::anvil_dir(), node_bin_dir()];
+        if let Some(path) = std::env::var_os("PATH") {
+            dirs.extend(std::env::split_paths(&path));
+        }
+        vec![
+            ("HOME", self.path().into()),
+            ("PATH", std::env::join_paths(dirs).unwrap()),
+            ("SCRIPTED_API_KEY", API_KEY.into()),
+            (
+                "COPILOT_PROVIDER_BASE_URL",
+                format!("{}/v1", self.base_url).into(),
+            ),
+            ("COPILOT_PROVIDER_API_KEY", API_KEY.into()),
+            ("COPILOT_OFFLINE", "true".into()),
+            ("COPILOT_AUTO_UPDATE", "false".into()),
+            ("OPENAI_BASE_URL", format!("{}/v1", self.base_url).into()),
+            ("OPENAI_API_KEY", API_KEY.into()),
+            ("ANVIL_CLAUDE_BIN", super::claude::claude_bin().into()),
+            ("ANTHROPIC_BASE_URL", self.base_url.clone().into()),
+            ("ANTHROPIC_API_KEY", "test".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+        ]
+    }
+
+    /// Codex's rollout files, oldest first.
+    pub fn codex_rollouts(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut dirs = vec![self.path().join(".codex/sessions")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "jsonl") {
+                    found.push(path);
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// Copilot's event log of session `id`.
+    pub fn copilot_events(&self, id: &str) -> PathBuf {
+        self.path()
+            .join(".copilot/session-state")
+            .join(id)
+            .join("events.jsonl")
+    }
+
+    /// Qwen Code's chat logs.
+    pub fn qwen_chats(&self) -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        for project in std::fs::read_dir(self.path().join(".qwen/projects"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for chat in std::fs::read_dir(project.path().join("chats"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                found.push(chat.path());
+            }
+        }
+        found
+    }
+
+    /// `cli ARGS` in `cwd`, stdin closed, killed after `timeout`: (exit code, stdout, stderr).
+    pub fn run(&self, cli: Cli, cwd: &Path, args: &[&str], timeout: Duration) -> Output {
+        let mut child = Command::new(bin(cli))
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .envs(self.env())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", cli.name()));
+        let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut out, &mut s);
+            s
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut s);
+            s
+        });
+        let deadline = std::time::Instant::now() + timeout;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Output {
+            code: status.and_then(|s| s.code()),
+            timed_out: status.is_none(),
+            stdout: reader.join().unwrap_or_default(),
+            stderr: err_reader.join().unwrap_or_default(),
+        }
+    }
+}
+
+/// What one agent run printed.
+pub struct Output {
+    pub code: Option<i32>,
+    pub timed_out: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn describe(&self) -> String {
+        format!(
+            "exit {:?}{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.code,
+            if self.timed_out { " (timed out)" } else { "" },
+            self.stdout,
+            self.stderr
+        )
+    }
+
+    /// Panics with the output unless the run exited 0.
+    pub fn ok(self) -> Output {
+        assert_eq!(self.code, Some(0), "{}", self.describe());
+        self
+    }
+
+    /// stdout's lines parsed as JSON (JSONL output), skipping any that are not.
+    pub fn jsonl(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+/// The lines of a JSONL file.
+pub fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
