@@ -865,7 +865,7 @@ pub(super) fn sent(shared: &Mutex<Shared>, message: Value) {
 /// side request; after the reply's delay.
 pub(super) fn answer(turn: &Turn, shared: &Mutex<Shared>, script: &Script) -> Reply {
     let reply = if turn.is_main() {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| script(&turn))) {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| script(turn))) {
             Ok(reply) => reply,
             Err(panic) => {
                 let msg = panic
