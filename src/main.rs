@@ -23,7 +23,7 @@ mod view;
 
 use commands::{
     adr, ask, branch, cancel, completions, diff, doctor, gc, hook, init, install, log, mcp,
-    prompts, push, replay, report, resume, run, search, show, slash, start, status, steer,
+    prompts, push, replay, report, resume, run, search, seats, show, slash, start, status, steer,
 };
 use ctx::Ctx;
 use error::CliError;
@@ -53,6 +53,7 @@ pub(crate) enum Command {
     Answer(ask::AnswerArgs),
     Log(log::Args),
     Search(search::Args),
+    Seats(seats::Args),
     Adr(adr::Args),
     Mcp(mcp::Args),
     Show(show::Args),
@@ -117,6 +118,7 @@ pub(crate) fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
         Command::Answer(args) => ask::run_answer(ctx, args),
         Command::Log(args) => log::run(ctx, args),
         Command::Search(args) => search::run(ctx, args),
+        Command::Seats(args) => seats::run(ctx, args),
         Command::Adr(args) => adr::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Show(args) => show::run(ctx, args),

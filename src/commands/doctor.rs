@@ -30,6 +30,8 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let env = Environment::current(ctx.cwd.clone());
     let mut findings = anvil_core::doctor::examine(&env);
+    // Which agents could take a seat (`--seat ROLE=AGENT`): never a failure, only notes.
+    findings.extend(anvil_core::doctor::seats());
     if args.fix {
         anvil_core::doctor::repair(&env, &mut findings);
     }

@@ -20,6 +20,7 @@ pub mod report;
 pub mod resume;
 pub mod run;
 pub mod search;
+pub mod seats;
 pub mod show;
 pub mod slash;
 pub mod start;

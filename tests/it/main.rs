@@ -32,6 +32,7 @@ mod record_races;
 mod remote_cli;
 mod search_cli;
 mod secrets_cli;
+mod seat_adapters;
 mod serve_api;
 mod serve_browser;
 mod support;

@@ -8,7 +8,8 @@
 //! - [`review`]: reading the record back (history, revisions, compare, report, context);
 //! - [`line`]: every change to a line, each one transaction under the line's lock;
 //! - [`claude`]: Claude Code's side (the hook protocol, the hooks, slash commands, install);
-//! - [`doctor`]: `anvil doctor`'s checks of the installation and of the record.
+//! - [`doctor`]: `anvil doctor`'s checks of the installation and of the record;
+//! - [`seat`]: other agents (Claude Code, Codex, Copilot, Qwen Code) playing a role headless.
 //!
 //! The `anvil` and `anvil-hook` binaries are thin shells over this library; the hook binary
 //! links nothing else.
@@ -27,3 +28,4 @@ pub mod line;
 pub mod model;
 pub mod record;
 pub mod review;
+pub mod seat;

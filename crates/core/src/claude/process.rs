@@ -27,6 +27,11 @@ pub fn handler(word: &str) -> Option<Handler> {
 /// Runs `handler` on this process's stdin and prints its answer. A closed stdout (Claude Code
 /// gave up waiting) is not an error worth reporting.
 pub fn run(handler: Handler) {
+    if std::env::var_os(crate::seat::SEAT_VAR).is_some() {
+        // A seat's own session (Claude Code playing one role for `anvil run`): anvil's hooks,
+        // if the project has them, drive no debate there.
+        return;
+    }
     let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
     // Sized for a long turn's text at once: growing from empty costs a read call per doubling.
     let mut input = Vec::with_capacity(64 * 1024);

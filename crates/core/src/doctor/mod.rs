@@ -17,8 +17,10 @@ mod finding;
 mod installation;
 mod record;
 mod repair;
+mod seats;
 
 pub use environment::{Environment, find_on_path};
 pub use examine::examine;
 pub use finding::{Finding, Fix, Level};
 pub use repair::repair;
+pub use seats::seats;

@@ -1,0 +1,38 @@
+//! Which agents could take a seat here (see [`crate::seat`]). Not part of [`super::examine`]:
+//! it runs each agent's `--version`, which only `anvil doctor` itself should pay for.
+
+use super::{Finding, Level};
+use crate::seat::Readiness;
+
+/// One finding per agent.
+pub fn seats() -> Vec<Finding> {
+    crate::seat::check_all().iter().map(finding).collect()
+}
+
+pub(crate) fn finding(r: &Readiness) -> Finding {
+    let name = r.agent.name();
+    match (&r.version, &r.headless) {
+        (Ok(version), Ok(how)) => Finding::new(
+            "seats",
+            "seat",
+            Level::Ok,
+            format!("{name} {version} can take a seat headless ({how})"),
+        ),
+        (Ok(version), Err(missing)) => Finding::new(
+            "seats",
+            "seat",
+            Level::Note,
+            format!("{name} {version} is installed but may not run headless: {missing}"),
+        ),
+        (Err(e), _) => Finding::new(
+            "seats",
+            "seat",
+            Level::Note,
+            format!("{name} cannot take a seat: {e}"),
+        )
+        .hint(format!(
+            "only needed for `--seat ROLE={name}`; {} is installed from its own package",
+            r.agent.title()
+        )),
+    }
+}

@@ -1,0 +1,71 @@
+//! Claude Code as a seat: `claude -p PROMPT --output-format json --permission-mode plan`, a
+//! session named with `--session-id` and continued with `--resume`. Its JSON result has the
+//! reply (`result`), `is_error`, `session_id`, `usage` (input, output, cache read, cache
+//! write), `total_cost_usd`, `modelUsage` (per model) and `duration_ms`; its version comes
+//! from `claude --version`.
+
+use serde_json::Value;
+
+use super::{Adapter, Agent, Played, Ran, Tokens, Turn};
+use crate::record::usage::Usd;
+
+pub(super) struct Claude;
+
+impl Adapter for Claude {
+    fn agent(&self) -> Agent {
+        Agent::Claude
+    }
+
+    fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
+        let mut args: Vec<String> = ["-p", turn.prompt, "--output-format", "json"]
+            .map(str::to_owned)
+            .into();
+        args.extend(["--permission-mode".into(), "plan".into()]);
+        match (turn.resume, session) {
+            (Some(id), _) => args.extend(["--resume".into(), id.to_owned()]),
+            (None, Some(id)) => args.extend(["--session-id".into(), id.to_owned()]),
+            (None, None) => {}
+        }
+        if let Some(model) = turn.model {
+            args.extend(["--model".into(), model.to_owned()]);
+        }
+        args
+    }
+
+    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
+        let json: Value = serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
+        let text = json["result"].as_str().unwrap_or_default().to_owned();
+        if json["is_error"].as_bool() == Some(true) {
+            return Err(text);
+        }
+        let number = |v: &Value, key: &str| v[key].as_u64().unwrap_or(0);
+        let usage = &json["usage"];
+        // The model that wrote the most is the one that answered (a small model may have
+        // done side work).
+        let model = json["modelUsage"].as_object().and_then(|models| {
+            models
+                .iter()
+                .max_by_key(|(_, u)| u["outputTokens"].as_u64().unwrap_or(0))
+                .map(|(name, _)| name.clone())
+        });
+        Ok(Played {
+            agent: Agent::Claude,
+            text,
+            session: json["session_id"]
+                .as_str()
+                .or(session)
+                .unwrap_or_default()
+                .to_owned(),
+            agent_version: None,
+            model,
+            tokens: Tokens {
+                input: number(usage, "input_tokens"),
+                output: number(usage, "output_tokens"),
+                cache_read: number(usage, "cache_read_input_tokens"),
+                cache_write: number(usage, "cache_creation_input_tokens"),
+            },
+            cost: json["total_cost_usd"].as_f64().and_then(Usd::from_f64),
+            duration_ms: number(&json, "duration_ms"),
+        })
+    }
+}

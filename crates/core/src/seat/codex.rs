@@ -1,0 +1,185 @@
+//! Codex CLI as a seat: `codex exec --json --sandbox read-only PROMPT`, continued with `codex
+//! exec resume --json -c sandbox_mode="read-only" THREAD PROMPT` (`exec resume` has no
+//! `--sandbox`). Codex names the session itself (`thread.started` in its JSON events). The
+//! reply is the turn's last `agent_message`; version, model and tokens come from its rollout
+//! file (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-THREAD.jsonl`: `session_meta.cli_version`,
+//! `turn_context.model`, `token_usage_record` per response). `turn.completed`'s usage is the
+//! fallback: after a resume it counts the whole thread, not the turn.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Adapter, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+
+pub(super) struct Codex;
+
+impl Adapter for Codex {
+    fn agent(&self) -> Agent {
+        Agent::Codex
+    }
+
+    fn names_sessions(&self) -> bool {
+        false
+    }
+
+    fn args(&self, turn: &Turn<'_>, _session: Option<&str>) -> Vec<String> {
+        let mut args: Vec<String> = vec!["exec".into()];
+        if turn.resume.is_some() {
+            args.push("resume".into());
+        }
+        args.extend(["--json".into(), "--skip-git-repo-check".into()]);
+        if turn.resume.is_some() {
+            args.extend(["-c".into(), "sandbox_mode=\"read-only\"".into()]);
+        } else {
+            args.extend(["--sandbox".into(), "read-only".into()]);
+        }
+        if let Some(model) = turn.model {
+            args.extend(["-m".into(), model.to_owned()]);
+        }
+        args.push("--".into());
+        if let Some(id) = turn.resume {
+            args.push(id.to_owned());
+        }
+        args.push(turn.prompt.to_owned());
+        args
+    }
+
+    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
+        let events: Vec<Value> = jsonl(&ran.stdout).collect();
+        let failure = events.iter().rev().find_map(|e| match e["type"].as_str() {
+            Some("turn.failed") => e["error"]["message"].as_str(),
+            Some("error") => e["message"].as_str(),
+            _ => None,
+        });
+        if let Some(message) = failure {
+            return Err(message.to_owned());
+        }
+        let thread = events
+            .iter()
+            .find(|e| e["type"] == "thread.started")
+            .and_then(|e| e["thread_id"].as_str())
+            .or(session)
+            .unwrap_or_default()
+            .to_owned();
+        let text = events
+            .iter()
+            .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "agent_message")
+            .filter_map(|e| e["item"]["text"].as_str())
+            .next_back()
+            .unwrap_or_default()
+            .to_owned();
+        let fallback = events
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "turn.completed")
+            .map(|e| tokens(&e["usage"]))
+            .unwrap_or_default();
+        let rollout = find_rollout(&thread).map(|p| read_rollout(&p));
+        let (version, model, tokens) = match rollout {
+            Some(r) => (r.version, r.model, r.tokens.unwrap_or(fallback)),
+            None => (None, None, fallback),
+        };
+        Ok(Played {
+            agent: Agent::Codex,
+            text,
+            session: thread,
+            agent_version: version,
+            model,
+            tokens,
+            cost: None,
+            duration_ms: 0,
+        })
+    }
+}
+
+fn tokens(usage: &Value) -> Tokens {
+    let n = |key: &str| usage[key].as_u64().unwrap_or(0);
+    Tokens {
+        input: n("input_tokens"),
+        output: n("output_tokens"),
+        cache_read: n("cached_input_tokens"),
+        cache_write: n("cache_write_input_tokens"),
+    }
+}
+
+/// The rollout file of `thread`, looked for in the newest day folders first.
+fn find_rollout(thread: &str) -> Option<PathBuf> {
+    if thread.is_empty() {
+        return None;
+    }
+    let sessions = agent_home("CODEX_HOME", ".codex")?.join("sessions");
+    let suffix = format!("-{thread}.jsonl");
+    let newest_first = |dir: &Path| -> Vec<PathBuf> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        entries.reverse();
+        entries
+    };
+    let mut days_seen = 0;
+    for year in newest_first(&sessions) {
+        for month in newest_first(&year) {
+            for day in newest_first(&month) {
+                if let Some(found) = newest_first(&day)
+                    .into_iter()
+                    .find(|f| f.to_string_lossy().ends_with(&suffix))
+                {
+                    return Some(found);
+                }
+                days_seen += 1;
+                // A turn is recorded the day it ran; a resumed thread keeps its first file.
+                if days_seen > 31 {
+                    return None;
+                }
+            }
+        }
+    }
+    None
+}
+
+struct Rollout {
+    version: Option<String>,
+    model: Option<String>,
+    /// The last turn's tokens, summed over its responses.
+    tokens: Option<Tokens>,
+}
+
+fn read_rollout(path: &Path) -> Rollout {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<Value> = jsonl(&text).collect();
+    let version = lines
+        .iter()
+        .find(|l| l["type"] == "session_meta")
+        .and_then(|l| l["payload"]["cli_version"].as_str())
+        .map(str::to_owned);
+    let context = lines.iter().rev().find(|l| l["type"] == "turn_context");
+    let model = context
+        .and_then(|l| l["payload"]["model"].as_str())
+        .map(str::to_owned);
+    let turn = context.and_then(|l| l["payload"]["turn_id"].as_str());
+    let records: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "token_usage_record")
+        .filter(|l| turn.is_none() || l["payload"]["turn_id"].as_str() == turn)
+        .collect();
+    let tokens = (!records.is_empty()).then(|| {
+        records.iter().fold(Tokens::default(), |mut sum, l| {
+            let t = tokens(&l["payload"]["usage"]);
+            sum.input += t.input;
+            sum.output += t.output;
+            sum.cache_read += t.cache_read;
+            sum.cache_write += t.cache_write;
+            sum
+        })
+    });
+    Rollout {
+        version,
+        model,
+        tokens,
+    }
+}

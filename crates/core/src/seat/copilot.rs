@@ -1,0 +1,107 @@
+//! Copilot CLI as a seat: `copilot -p PROMPT --output-format json --allow-all-tools --mode
+//! plan`, a session named with `--session-id` and continued with `--resume=ID`. Plan mode
+//! refuses any change outside Copilot's own session folder; `--allow-all-tools` is what `-p`
+//! needs to run at all. The reply is the turn's last `assistant.message` of its JSON events;
+//! version, model and tokens come from the session's `events.jsonl`
+//! (`$COPILOT_HOME/session-state/ID/`, else `~/.copilot/…`: `session.start.copilotVersion`,
+//! then per request `session.usage_record`).
+
+use serde_json::Value;
+
+use super::{Adapter, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+
+pub(super) struct Copilot;
+
+impl Adapter for Copilot {
+    fn agent(&self) -> Agent {
+        Agent::Copilot
+    }
+
+    fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "-p".into(),
+            turn.prompt.to_owned(),
+            "--output-format".into(),
+            "json".into(),
+            "--allow-all-tools".into(),
+            "--mode".into(),
+            "plan".into(),
+        ];
+        match (turn.resume, session) {
+            (Some(id), _) => args.push(format!("--resume={id}")),
+            (None, Some(id)) => args.extend(["--session-id".into(), id.to_owned()]),
+            (None, None) => {}
+        }
+        if let Some(model) = turn.model {
+            args.extend(["--model".into(), model.to_owned()]);
+        }
+        args
+    }
+
+    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
+        let events: Vec<Value> = jsonl(&ran.stdout).collect();
+        let result = events.iter().rev().find(|e| e["type"] == "result");
+        let id = result
+            .and_then(|r| r["sessionId"].as_str())
+            .or(session)
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(error) = events
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "session.error")
+            .and_then(|e| e["data"]["message"].as_str())
+        {
+            return Err(error.to_owned());
+        }
+        let text = events
+            .iter()
+            .filter(|e| e["type"] == "assistant.message")
+            .filter_map(|e| e["data"]["content"].as_str())
+            .rfind(|t| !t.trim().is_empty())
+            .unwrap_or_default()
+            .to_owned();
+        let duration_ms = result
+            .and_then(|r| r["usage"]["sessionDurationMs"].as_u64())
+            .unwrap_or(0);
+        // The session's own log; its events of this turn follow the last user message.
+        let log = agent_home("COPILOT_HOME", ".copilot")
+            .map(|home| home.join("session-state").join(&id).join("events.jsonl"))
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .unwrap_or_default();
+        let log: Vec<Value> = jsonl(&log).collect();
+        let version = log
+            .iter()
+            .find(|e| e["type"] == "session.start")
+            .and_then(|e| e["data"]["copilotVersion"].as_str())
+            .map(str::to_owned);
+        let turn_start = log
+            .iter()
+            .rposition(|e| e["type"] == "user.message")
+            .unwrap_or(0);
+        let mut tokens = Tokens::default();
+        let mut model = None;
+        for record in log[turn_start..]
+            .iter()
+            .filter(|e| e["type"] == "session.usage_record")
+        {
+            let u = &record["data"]["usage"];
+            let n = |key: &str| u[key].as_u64().unwrap_or(0);
+            tokens.input += n("inputTokens");
+            tokens.output += n("outputTokens");
+            tokens.cache_read += n("cacheReadTokens");
+            tokens.cache_write += n("cacheWriteTokens");
+            model = u["model"].as_str().map(str::to_owned).or(model);
+        }
+        Ok(Played {
+            agent: Agent::Copilot,
+            text,
+            session: id,
+            agent_version: version,
+            model,
+            tokens,
+            cost: None,
+            duration_ms,
+        })
+    }
+}

@@ -1,0 +1,88 @@
+//! Qwen Code as a seat: `qwen -p PROMPT -o json --approval-mode plan`, a session named with
+//! `--session-id` and continued with `--resume ID`. Plan mode offers no tool that writes or
+//! runs commands. Its JSON output is one array: `system` (`init`: `session_id`,
+//! `qwen_code_version`), the turn's `assistant` messages (each with `model` and `usage`) and
+//! `result` (`result`, `is_error`, `duration_ms`). The tokens are the assistant messages'
+//! own: `result.usage` also counts Qwen Code's background memory requests.
+
+use serde_json::Value;
+
+use super::{Adapter, Agent, Played, Ran, Tokens, Turn};
+
+pub(super) struct Qwen;
+
+impl Adapter for Qwen {
+    fn agent(&self) -> Agent {
+        Agent::Qwen
+    }
+
+    fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "-p".into(),
+            turn.prompt.to_owned(),
+            "-o".into(),
+            "json".into(),
+            "--approval-mode".into(),
+            "plan".into(),
+        ];
+        match (turn.resume, session) {
+            (Some(id), _) => args.extend(["--resume".into(), id.to_owned()]),
+            (None, Some(id)) => args.extend(["--session-id".into(), id.to_owned()]),
+            (None, None) => {}
+        }
+        if let Some(model) = turn.model {
+            args.extend(["-m".into(), model.to_owned()]);
+        }
+        args
+    }
+
+    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
+        let events: Vec<Value> =
+            serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
+        let result = events.iter().rev().find(|e| e["type"] == "result");
+        if let Some(result) = result.filter(|r| r["is_error"].as_bool() == Some(true)) {
+            let message = result["error"]["message"]
+                .as_str()
+                .or_else(|| result["result"].as_str())
+                .unwrap_or_default();
+            return Err(message.to_owned());
+        }
+        let init = events
+            .iter()
+            .find(|e| e["type"] == "system" && e["subtype"] == "init");
+        let mut tokens = Tokens::default();
+        let mut model = None;
+        for message in events
+            .iter()
+            .filter(|e| e["type"] == "assistant")
+            .map(|e| &e["message"])
+        {
+            let u = &message["usage"];
+            let n = |key: &str| u[key].as_u64().unwrap_or(0);
+            tokens.input += n("input_tokens");
+            tokens.output += n("output_tokens");
+            tokens.cache_read += n("cache_read_input_tokens");
+            tokens.cache_write += n("cache_creation_input_tokens");
+            model = message["model"].as_str().map(str::to_owned).or(model);
+        }
+        Ok(Played {
+            agent: Agent::Qwen,
+            text: result
+                .and_then(|r| r["result"].as_str())
+                .unwrap_or_default()
+                .to_owned(),
+            session: init
+                .and_then(|i| i["session_id"].as_str())
+                .or(session)
+                .unwrap_or_default()
+                .to_owned(),
+            agent_version: init
+                .and_then(|i| i["qwen_code_version"].as_str())
+                .map(str::to_owned),
+            model,
+            tokens,
+            cost: None,
+            duration_ms: result.and_then(|r| r["duration_ms"].as_u64()).unwrap_or(0),
+        })
+    }
+}

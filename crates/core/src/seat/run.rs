@@ -1,0 +1,264 @@
+//! Running an agent's turn: a process group of its own, stdin closed, stdout and stderr read
+//! to the end, and the whole group killed at the timeout (an agent's tools and helpers go with
+//! it) or once the agent has exited (nothing it started outlives its turn).
+
+use std::io::Read;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{Adapter, Agent, Played, SeatError, Turn, last_words};
+
+/// What one run of an agent left.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration: Duration,
+}
+
+/// Plays one turn with `adapter`.
+pub fn play(adapter: &dyn Adapter, turn: &Turn<'_>) -> Result<Played, SeatError> {
+    let agent = adapter.agent();
+    let named = match (turn.resume, adapter.names_sessions()) {
+        (Some(id), _) => Some(id.to_owned()),
+        (None, true) => Some(super::new_session_id()),
+        (None, false) => None,
+    };
+    let mut command = Command::new(agent.program());
+    command
+        .args(adapter.args(turn, named.as_deref()))
+        .current_dir(turn.cwd)
+        .env(super::SEAT_VAR, turn.role)
+        // A seat is a session of its own, whichever session started anvil.
+        .env_remove("CLAUDE_CODE_SESSION_ID");
+    let ran = match run(command, turn.timeout) {
+        Ok(ran) => ran,
+        Err(Spawn(reason)) => {
+            return Err(SeatError::Missing {
+                agent,
+                program: agent.program().display().to_string(),
+                reason,
+            });
+        }
+        Err(TimedOut(stdout, stderr)) => {
+            return Err(SeatError::TimedOut {
+                agent,
+                after: turn.timeout,
+                last_words: last_words(if stderr.trim().is_empty() {
+                    &stdout
+                } else {
+                    &stderr
+                }),
+            });
+        }
+    };
+    let read = adapter.read(&ran, named.as_deref());
+    if !ran.status.success() {
+        let said = match &read {
+            Err(words) if !words.is_empty() => words.clone(),
+            _ if !ran.stderr.trim().is_empty() => last_words(&ran.stderr),
+            _ => last_words(&ran.stdout),
+        };
+        return Err(SeatError::Failed {
+            agent,
+            status: describe(ran.status),
+            last_words: said,
+        });
+    }
+    match read {
+        Ok(played) if !played.text.trim().is_empty() => Ok(Played {
+            agent_version: played.agent_version.or_else(|| cached_version(adapter)),
+            duration_ms: if played.duration_ms == 0 {
+                ran.duration.as_millis() as u64
+            } else {
+                played.duration_ms
+            },
+            ..played
+        }),
+        Ok(_) => Err(SeatError::Empty {
+            agent,
+            last_words: last_words(&ran.stderr),
+        }),
+        Err(words) => Err(SeatError::Failed {
+            agent,
+            status: "it reported an error".to_owned(),
+            last_words: if words.is_empty() {
+                last_words(&ran.stderr)
+            } else {
+                words
+            },
+        }),
+    }
+}
+
+/// The agent's version from `--version`, asked once per process.
+fn cached_version(adapter: &dyn Adapter) -> Option<String> {
+    static SEEN: std::sync::Mutex<Vec<(Agent, String)>> = std::sync::Mutex::new(Vec::new());
+    let agent = adapter.agent();
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, v)) = seen.iter().find(|(a, _)| *a == agent) {
+        return Some(v.clone());
+    }
+    let version = adapter.version().ok()?;
+    seen.push((agent, version.clone()));
+    Some(version)
+}
+
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => status.to_string(),
+    }
+}
+
+enum RunError {
+    Spawn(String),
+    /// Killed at the timeout, with what it had printed.
+    TimedOut(String, String),
+}
+use RunError::{Spawn, TimedOut};
+
+/// Runs `command` in a process group of its own, to its end or its timeout.
+fn run(mut command: Command, timeout: Duration) -> Result<Ran, RunError> {
+    use std::os::unix::process::CommandExt;
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let began = Instant::now();
+    let mut child = command.spawn().map_err(|e| Spawn(e.to_string()))?;
+    let group = rustix::process::Pid::from_child(&child);
+    let reader = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = reader(Box::new(child.stdout.take().expect("piped")));
+    let stderr = reader(Box::new(child.stderr.take().expect("piped")));
+    let deadline = began + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(_) => break None,
+        }
+    };
+    let duration = began.elapsed();
+    // The whole group goes: at the timeout the agent and its tools, after an exit whatever it
+    // left running (which would otherwise hold the pipes open).
+    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    let status = match status {
+        Some(status) => status,
+        None => {
+            let _ = child.wait();
+            let out = stdout.join().unwrap_or_default();
+            let err = stderr.join().unwrap_or_default();
+            return Err(TimedOut(out, err));
+        }
+    };
+    Ok(Ran {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+        duration,
+    })
+}
+
+/// `AGENT --version`, made short: the first word that looks like a version number.
+pub(super) fn version(agent: Agent) -> Result<String, SeatError> {
+    let mut command = Command::new(agent.program());
+    command.arg("--version").env(super::SEAT_VAR, "version");
+    let ran = match run(command, Duration::from_secs(60)) {
+        Ok(ran) => ran,
+        Err(TimedOut(..)) => {
+            return Err(SeatError::TimedOut {
+                agent,
+                after: Duration::from_secs(60),
+                last_words: String::new(),
+            });
+        }
+        Err(Spawn(reason)) => {
+            return Err(SeatError::Missing {
+                agent,
+                program: agent.program().display().to_string(),
+                reason,
+            });
+        }
+    };
+    if !ran.status.success() {
+        return Err(SeatError::Failed {
+            agent,
+            status: describe(ran.status),
+            last_words: last_words(&format!("{}\n{}", ran.stdout, ran.stderr)),
+        });
+    }
+    short_version(&ran.stdout).ok_or_else(|| SeatError::Empty {
+        agent,
+        last_words: last_words(&ran.stdout),
+    })
+}
+
+/// `2.1.197 (Claude Code)`, `codex-cli 0.169.0`, `GitHub Copilot CLI 1.0.102.` → the number.
+pub(crate) fn short_version(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.'))
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_as_each_agent_prints_them() {
+        for (text, version) in [
+            ("2.1.197 (Claude Code)\n", "2.1.197"),
+            ("codex-cli 0.169.0\n", "0.169.0"),
+            (
+                "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.\n",
+                "1.0.102",
+            ),
+            ("0.24.4\n", "0.24.4"),
+        ] {
+            assert_eq!(short_version(text).as_deref(), Some(version), "{text}");
+        }
+        assert_eq!(short_version("no version here"), None);
+    }
+
+    #[test]
+    fn a_run_past_its_timeout_is_killed_with_its_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("child-alive");
+        let mut command = Command::new("sh");
+        // A child that would outlive its parent, and a parent that hangs.
+        command.arg("-c").arg(format!(
+            "(sleep 2; touch {}) & echo started; sleep 30",
+            marker.display()
+        ));
+        let began = Instant::now();
+        match run(command, Duration::from_millis(500)) {
+            Err(TimedOut(out, _)) => assert_eq!(out.trim(), "started"),
+            _ => panic!("expected a timeout"),
+        }
+        assert!(began.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(!marker.exists(), "the group's other process survived");
+    }
+
+    #[test]
+    fn a_missing_program_is_told_apart() {
+        let command = Command::new("/nonexistent/agent-binary");
+        assert!(matches!(
+            run(command, Duration::from_secs(5)),
+            Err(Spawn(_))
+        ));
+    }
+}

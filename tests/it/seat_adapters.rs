@@ -1,0 +1,331 @@
+//! The seat adapters (anvil-core's `seat`) with the real agent CLIs against the scripted
+//! server, through `anvil seats --try`: a read-only turn in a new session, a second turn that
+//! resumes it, what each reports (version, model, tokens), and how each failure is told.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::agents::AgentsHome;
+use crate::support::anvil::{Project, Run};
+use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
+
+/// "WRITE" draws tool calls that would write `written.txt`; a tool result is answered with
+/// what the tools said; anything else with the prompt's last line.
+fn script(turn: &Turn) -> Reply {
+    if let Some((_, result, _)) = turn.tool_results().last() {
+        return Reply::text(format!("after the tools: {}", result.trim()));
+    }
+    let asked = turn.latest_user_text.trim();
+    let prompt = asked.lines().last().unwrap_or_default();
+    let prompt = prompt.strip_prefix("[[PLAN]] ").unwrap_or(prompt);
+    if prompt.contains("HANG") {
+        return Reply::text("late").delayed(Duration::from_secs(60));
+    }
+    if prompt.contains("FAIL") {
+        return Reply::error(400, "the scripted provider refuses this request");
+    }
+    if prompt.contains("SILENT") {
+        return Reply::text("");
+    }
+    if !prompt.contains("WRITE") {
+        return Reply::text(format!("{} says: {prompt}", turn.agent.name()));
+    }
+    let target = "written.txt";
+    let shell = format!("echo pwned > {target}");
+    let calls: Vec<(&str, Value)> = match turn.agent {
+        Agent::Claude => vec![
+            (
+                "Write",
+                json!({"file_path": cwd_of(turn).join(target), "content": "pwned\n"}),
+            ),
+            ("Bash", json!({"command": shell, "description": "write"})),
+        ],
+        Agent::Codex => vec![("exec_command", json!({"cmd": shell}))],
+        Agent::Copilot => vec![
+            ("create", json!({"path": target, "file_text": "pwned\n"})),
+            (
+                "bash",
+                json!({"command": shell, "description": "write", "mode": "sync", "initial_wait": 10}),
+            ),
+        ],
+        Agent::Qwen => vec![
+            (
+                "write_file",
+                json!({"file_path": target, "content": "pwned\n"}),
+            ),
+            (
+                "run_shell_command",
+                json!({"command": shell, "description": "write"}),
+            ),
+        ],
+        Agent::Unknown => Vec::new(),
+    };
+    let mut reply = Reply::text("");
+    reply.blocks.clear();
+    for (name, input) in calls {
+        reply = reply.and_tool_use(name, input);
+    }
+    reply
+}
+
+/// Claude Code names its working directory in its system prompt ("Primary working directory").
+fn cwd_of(turn: &Turn) -> std::path::PathBuf {
+    let system = turn.system_text();
+    let line = system
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Primary working directory: "))
+        .unwrap_or("/nonexistent");
+    std::path::PathBuf::from(line.trim())
+}
+
+fn try_seat(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
+    let mut all = vec!["seats", "--json", "--try"];
+    all.extend(args);
+    Run::from_output(
+        project
+            .command(&all)
+            .env_clear()
+            .envs(home.env())
+            .output()
+            .expect("run anvil"),
+    )
+}
+
+fn played(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.describe()))
+}
+
+fn assert_unwritten(project: &Path) {
+    assert!(
+        !project.join("written.txt").exists(),
+        "a seat wrote into the project"
+    );
+}
+
+/// One agent: a read-only turn with tool calls, then a resumed second turn; the figures it
+/// reports are the ones the server sent.
+fn two_turns(agent: Agent, model: &str, version: &str) {
+    let server = ModelServer::start(script);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let seat = format!("{}:{model}", agent.name());
+    let first = try_seat(
+        &project,
+        &home,
+        &[&seat, "--prompt", "first turn: WRITE a file"],
+    )
+    .ok();
+    let first = played(&first);
+    assert_unwritten(project.path());
+    assert_eq!(first["agent"], agent.name());
+    assert_eq!(first["agent_version"], version);
+    assert_eq!(first["model"], model, "{first}");
+    assert!(
+        first["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("after the tools:"),
+        "{first}"
+    );
+    let session = first["session"].as_str().unwrap().to_owned();
+    assert!(!session.is_empty());
+
+    let second = try_seat(
+        &project,
+        &home,
+        &[&seat, "--prompt", "second turn", "--resume", &session],
+    )
+    .ok();
+    let second = played(&second);
+    assert_eq!(
+        second["text"],
+        format!("{} says: second turn", agent.name())
+    );
+    assert_eq!(second["session"], json!(session));
+
+    let turns = server.turns_of(agent);
+    assert_eq!(turns.len(), 3, "tool calls, their results, the second turn");
+    assert!(turns.iter().all(|t| t.model == model));
+    assert!(
+        turns[2]
+            .all_user_text()
+            .contains("first turn: WRITE a file")
+    );
+    // The second turn's tokens are the last request's, as the server counted them.
+    let sent = server.sent();
+    let last = sent.last().unwrap();
+    let (input, output) = match agent {
+        Agent::Claude => (
+            last["usage"]["input_tokens"].clone(),
+            last["usage"]["output_tokens"].clone(),
+        ),
+        _ => (last["usage"][0].clone(), last["usage"][2].clone()),
+    };
+    assert_eq!(second["tokens"]["input"], input, "{second}");
+    assert_eq!(second["tokens"]["output"], output, "{second}");
+    if agent != Agent::Claude {
+        assert_eq!(second["tokens"]["cache_read"], last["usage"][1], "{second}");
+    }
+    assert!(second["duration_ms"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn codex_plays_a_read_only_seat_and_resumes_it() {
+    two_turns(Agent::Codex, "codex-seat-model", "0.169.0");
+}
+
+#[test]
+fn copilot_plays_a_plan_mode_seat_and_resumes_it() {
+    two_turns(Agent::Copilot, "copilot-seat-model", "1.0.102");
+}
+
+#[test]
+fn qwen_plays_a_plan_mode_seat_and_resumes_it() {
+    two_turns(Agent::Qwen, "qwen-seat-model", "0.24.4");
+}
+
+#[test]
+fn claude_plays_a_plan_mode_seat_and_resumes_it() {
+    two_turns(Agent::Claude, "claude-seat-model", "2.1.197");
+}
+
+#[test]
+fn each_failure_of_a_seat_is_told_with_the_agents_last_words() {
+    let server = ModelServer::start(script);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+
+    let failed = try_seat(&project, &home, &["codex:m", "--prompt", "FAIL now"]);
+    assert_eq!(failed.code, Some(1), "{}", failed.describe());
+    assert!(
+        failed
+            .stderr
+            .contains("the seat codex:m failed: codex failed"),
+        "{}",
+        failed.describe()
+    );
+    assert!(
+        failed
+            .stderr
+            .contains("the scripted provider refuses this request"),
+        "its last words: {}",
+        failed.describe()
+    );
+
+    let began = std::time::Instant::now();
+    let hung = try_seat(
+        &project,
+        &home,
+        &["qwen:m", "--prompt", "HANG please", "--timeout", "5"],
+    );
+    assert_eq!(hung.code, Some(1), "{}", hung.describe());
+    assert!(
+        hung.stderr
+            .contains("qwen did not answer within 5 s and was stopped"),
+        "{}",
+        hung.describe()
+    );
+    assert!(began.elapsed() < Duration::from_secs(40));
+
+    // An empty reply: Copilot says so itself and exits 1; Codex ends its turn quietly, and
+    // anvil tells it apart.
+    let silent = try_seat(&project, &home, &["copilot:m", "--prompt", "SILENT please"]);
+    assert_eq!(silent.code, Some(1), "{}", silent.describe());
+    assert!(
+        silent
+            .stderr
+            .contains("copilot failed (exit status 1): No response was returned"),
+        "{}",
+        silent.describe()
+    );
+    let silent = try_seat(&project, &home, &["codex:m", "--prompt", "SILENT please"]);
+    assert_eq!(silent.code, Some(1), "{}", silent.describe());
+    assert!(
+        silent
+            .stderr
+            .contains("codex ended its turn without a reply"),
+        "{}",
+        silent.describe()
+    );
+
+    let mut env = home.env();
+    env.push(("ANVIL_QWEN_BIN", "/nonexistent/qwen".into()));
+    let missing = Run::from_output(
+        project
+            .command(&["seats", "--try", "qwen", "--prompt", "hello"])
+            .env_clear()
+            .envs(env)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(missing.code, Some(1));
+    assert!(
+        missing
+            .stderr
+            .contains("qwen is not installed: cannot run `/nonexistent/qwen`"),
+        "{}",
+        missing.describe()
+    );
+}
+
+#[test]
+fn anvil_seats_lists_the_agents_their_versions_and_whether_each_runs_headless() {
+    let server = ModelServer::start(script);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let run = Run::from_output(
+        project
+            .command(&["seats", "--json"])
+            .env_clear()
+            .envs(home.env())
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let list: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
+    let seen: Vec<(String, String, bool)> = list
+        .iter()
+        .map(|a| {
+            (
+                a["agent"].as_str().unwrap().to_owned(),
+                a["version"].as_str().unwrap_or("-").to_owned(),
+                a["ready"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("claude".to_owned(), "2.1.197".to_owned(), true),
+            ("codex".to_owned(), "0.169.0".to_owned(), true),
+            ("copilot".to_owned(), "1.0.102".to_owned(), true),
+            ("qwen".to_owned(), "0.24.4".to_owned(), true),
+        ]
+    );
+    // The same, in `anvil doctor`; and an agent that is not there is a note, not a failure.
+    let mut env = home.env();
+    env.push(("ANVIL_COPILOT_BIN", "/nonexistent/copilot".into()));
+    let doctor = Run::from_output(
+        project
+            .command(&["doctor"])
+            .env_clear()
+            .envs(env)
+            .output()
+            .unwrap(),
+    );
+    assert!(doctor.stdout.contains("Seats"), "{}", doctor.describe());
+    assert!(
+        doctor
+            .stdout
+            .contains("codex 0.169.0 can take a seat headless"),
+        "{}",
+        doctor.describe()
+    );
+    assert!(
+        doctor.stdout.contains("note  copilot cannot take a seat"),
+        "{}",
+        doctor.describe()
+    );
+}
