@@ -61,6 +61,23 @@ pub struct Args {
     /// shows it (set by `anvil serve`, which starts the run with its output in that file).
     #[arg(long, hide = true, value_name = "PATH")]
     log: Option<String>,
+
+    /// Who plays a seat whose agent fails (missing, an error, a timeout, no reply): `host`,
+    /// the claude session this run drives, recorded as such. Without it (and without
+    /// `[seats] fallback = "host"` in .anvil/config.toml) the run stops at that phase, records
+    /// nothing of it, and says which seat failed and why; `anvil run --line` retries.
+    #[arg(long, value_name = "host", value_parser = ["host"])]
+    fallback: Option<String>,
+}
+
+/// How long a seat's turn may take: `$ANVIL_SEAT_TIMEOUT` (seconds), else `[seats] timeout`,
+/// else ten minutes.
+fn seat_timeout(config: &anvil_core::model::config::Config) -> Duration {
+    std::env::var("ANVIL_SEAT_TIMEOUT")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .or_else(|| config.seats.as_ref().and_then(|s| s.timeout))
+        .map_or(anvil_core::seat::DEFAULT_TIMEOUT, Duration::from_secs)
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
@@ -87,12 +104,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     };
     let claim = anvil_core::line::headless::claim(&home, &line, args.log)?;
     let mut cost = RunCost::default();
+    let config = anvil_core::model::config::Config::load(home.root())?;
+    let fallback = args.fallback.is_some()
+        || config.seats.as_ref().and_then(|s| s.fallback)
+            == Some(anvil_core::model::config::Fallback::Host);
     let driven = Driver {
         home: &home,
         line: &line,
         claude: &claude,
         claude_args: &args.claude_args,
         session: &session,
+        fallback,
+        seat_timeout: seat_timeout(&config),
         input: Input::new(!args.no_stdin),
     }
     .drive(prompt, &mut cost);
@@ -128,6 +151,9 @@ struct Driver<'a> {
     claude: &'a Path,
     claude_args: &'a [String],
     session: &'a str,
+    /// The host plays a seat that fails.
+    fallback: bool,
+    seat_timeout: Duration,
     input: Input,
 }
 
@@ -165,6 +191,15 @@ impl Driver<'_> {
         let mut prompt = (state.progress.phase != Role::InteractivePause).then_some(prompt);
         let mut claude_ran = false;
         loop {
+            // A seat's phase is played by its agent, never by claude.
+            if self.openings_due()? {
+                prompt = self.play_openings(began)?;
+                continue;
+            }
+            if let Some(out) = anvil_core::line::seat::out(home, line)? {
+                prompt = self.play_seat(out, began)?;
+                continue;
+            }
             if let Some(prompt) = prompt.take() {
                 let child = spawn_claude(
                     self.claude,
@@ -191,6 +226,8 @@ impl Driver<'_> {
                         _ => continue,
                     }
                 }
+                // Claude stopped for a seat's phase: played at the top of the loop.
+                (Status::Active, _) if anvil_core::line::seat::out(home, line)?.is_some() => {}
                 (status, phase) => {
                     return Err(CliError::new(format!(
                         "claude stopped before the debate finished ({} at round {}, {})",
@@ -211,6 +248,186 @@ impl Driver<'_> {
             cost.summary()
         ));
         Ok(report)
+    }
+
+    /// Plays the seat's phase that is out and records it; the next prompt for claude, when
+    /// the host plays the next phase (or takes this one over, with --fallback host).
+    fn play_seat(
+        &mut self,
+        out: anvil_core::line::seat::Out,
+        began: Instant,
+    ) -> Result<Option<String>, CliError> {
+        let (home, line) = (self.home, self.line);
+        say(&format!(
+            "[{:>5.1}s] {} · played by {}",
+            began.elapsed().as_secs_f64(),
+            crate::term::visible(&out.label),
+            out.seat
+        ));
+        let turn = anvil_core::seat::Turn {
+            cwd: home.project(),
+            prompt: &out.prompt,
+            resume: out.resume.as_deref(),
+            model: out.seat.model.as_deref(),
+            timeout: self.seat_timeout,
+            role: out.role.name(),
+        };
+        match anvil_core::seat::play(out.seat.agent.adapter(), &turn) {
+            Ok(played) => {
+                let reply = anvil_core::line::seat::record(
+                    home,
+                    line,
+                    self.session,
+                    &played.text,
+                    &provenance(&played),
+                    None,
+                )?;
+                Ok(next_prompt(reply))
+            }
+            Err(e) => self.seat_failed(&out.label, &out.seat, &e),
+        }
+    }
+
+    /// A seat failed: the host takes it over with --fallback host, else the run stops with
+    /// nothing of the phase recorded.
+    fn seat_failed(
+        &mut self,
+        label: &str,
+        seat: &anvil_core::seat::Seat,
+        e: &anvil_core::seat::SeatError,
+    ) -> Result<Option<String>, CliError> {
+        let line = self.line;
+        if self.fallback {
+            say(&format!(
+                "anvil: the seat of {label} ({seat}) failed: {}; the host plays it (--fallback host)",
+                crate::term::visible(&e.to_string())
+            ));
+            let prompt =
+                anvil_core::line::seat::fall_back(self.home, line, &format!("{seat} failed: {e}"))?;
+            return Ok(Some(prompt));
+        }
+        Err(
+            CliError::new(format!("the seat of {label} ({seat}) failed: {e}")).hint(format!(
+                "nothing of that phase was recorded and the debate is saved: retry it with                  `anvil run --line {line}`, or let the host play the seat with                  `anvil run --line {line} --fallback host`"
+            )),
+        )
+    }
+
+    /// Whether round 1's openings are due to be drafted blind (`--independent`): nothing is
+    /// recorded yet on an advocate/critic line.
+    fn openings_due(&self) -> Result<bool, CliError> {
+        let state = State::load(&self.home.state_path(self.line))?;
+        Ok(state.setup.seats.independent
+            && state.setup.rotation == anvil_core::model::state::Rotation::Pair
+            && state.progress.status == Status::Active
+            && state.progress.step == 0
+            && state.progress.round == 1
+            && state.seat_fallback.is_none())
+    }
+
+    /// Round 1's two openings, drafted blind and at once: each seat (claude for a role without
+    /// one) gets the question and the material, never the other's opening. Both are recorded
+    /// in speaking order, the second with the blind prompt it really had.
+    fn play_openings(&mut self, began: Instant) -> Result<Option<String>, CliError> {
+        use anvil_core::seat::{Agent, Seat};
+        let (home, line) = (self.home, self.line);
+        let state = State::load(&home.state_path(line))?;
+        let first = state.progress.phase;
+        let second = if first == Role::Advocate {
+            Role::Critic
+        } else {
+            Role::Advocate
+        };
+        let seat_of = |role: Role| {
+            state
+                .setup
+                .seats
+                .seat_for(role, None)
+                .cloned()
+                .unwrap_or(Seat {
+                    agent: Agent::Claude,
+                    model: None,
+                })
+        };
+        let jobs = [
+            (
+                first,
+                seat_of(first),
+                anvil_core::line::seat::blind_prompt(home, line, first)?,
+            ),
+            (
+                second,
+                seat_of(second),
+                anvil_core::line::seat::blind_prompt(home, line, second)?,
+            ),
+        ];
+        say(&format!(
+            "[{:>5.1}s] round 1 · openings drafted blind, at once: {} by {}, {} by {}",
+            began.elapsed().as_secs_f64(),
+            jobs[0].0.name(),
+            jobs[0].1,
+            jobs[1].0.name(),
+            jobs[1].1
+        ));
+        let cwd = home.project();
+        let timeout = self.seat_timeout;
+        let results: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|(role, seat, prompt)| {
+                    scope.spawn(move || {
+                        let turn = anvil_core::seat::Turn {
+                            cwd,
+                            prompt,
+                            resume: None,
+                            model: seat.model.as_deref(),
+                            timeout,
+                            role: role.name(),
+                        };
+                        anvil_core::seat::play(seat.agent.adapter(), &turn)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a seat's thread does not panic"))
+                .collect()
+        });
+        let mut results = results.into_iter();
+        let (opening, answer) = (results.next().expect("two"), results.next().expect("two"));
+        let label = |role: Role| anvil_core::model::state::phase_label(role, 1, state.setup.rounds);
+        let opening = match opening {
+            Ok(played) => played,
+            Err(e) => return self.seat_failed(&label(first), &jobs[0].1, &e),
+        };
+        // The first opening is recorded with the blind prompt the second one really had.
+        let reply = anvil_core::line::seat::record(
+            home,
+            line,
+            self.session,
+            &opening.text,
+            &provenance(&opening),
+            Some(&jobs[1].2),
+        )?;
+        match answer {
+            Ok(played) => {
+                let reply = anvil_core::line::seat::record(
+                    home,
+                    line,
+                    self.session,
+                    &played.text,
+                    &provenance(&played),
+                    None,
+                )?;
+                Ok(next_prompt(reply))
+            }
+            // The second seat failed: its blind prompt is recorded as the one out, so a retry
+            // (or the host) still drafts it blind.
+            Err(e) => {
+                let _ = reply;
+                self.seat_failed(&label(second), &jobs[1].1, &e)
+            }
+        }
     }
 
     /// Asks the human how to steer the round after a pause: a line typed here, or steering
@@ -560,6 +777,31 @@ fn phases_between(home: &Home, state: &State, after: u32) -> Vec<(u32, String)> 
             })
         })
         .collect()
+}
+
+/// The next prompt for claude in what recording a phase answered, when the host plays next.
+fn next_prompt(reply: Reply) -> Option<String> {
+    match reply {
+        Reply::Block { prompt, .. } => Some(prompt),
+        _ => None,
+    }
+}
+
+/// What a seat's turn is recorded with: who played it and what it cost.
+fn provenance(played: &anvil_core::seat::Played) -> anvil_core::model::provenance::Provenance {
+    anvil_core::model::provenance::Provenance {
+        model: played.model.clone(),
+        input_tokens: played.tokens.input,
+        output_tokens: played.tokens.output,
+        cache_read_tokens: played.tokens.cache_read,
+        cache_write_tokens: played.tokens.cache_write,
+        duration_ms: Some(played.duration_ms),
+        claude_version: None,
+        agent: Some(played.agent.name().to_owned()),
+        agent_version: played.agent_version.clone(),
+        agent_session: Some(played.session.clone()),
+        cost: played.cost,
+    }
 }
 
 /// A random version-4 UUID for the Claude Code session anvil runs.

@@ -168,6 +168,43 @@ pub struct DebateArgs {
     /// question (`recall = false` in .anvil/config.toml turns recall off for every debate).
     #[arg(long)]
     no_recall: bool,
+
+    #[command(flatten)]
+    seats: SeatArgs,
+}
+
+/// Who plays each role, and the debate's budget: the seat options, kept together.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Seats")]
+pub struct SeatArgs {
+    /// Let another agent play a role, in a session of its own, read-only (repeatable):
+    /// ROLE is advocate, critic, synthesizer, stakeholder, persona, or a voice of the
+    /// rotation; AGENT is claude, codex, copilot or qwen, run as you configured it; MODEL is
+    /// passed to it. A role without a seat is played by the session that drives the debate.
+    /// Defaults: `[seats]` in .anvil/config.toml. See `anvil seats`.
+    ///
+    /// Example: --seat critic=codex --seat synthesizer=copilot:gpt-5.4
+    #[arg(long = "seat", value_name = "ROLE=AGENT[:MODEL]")]
+    pub seat: Vec<String>,
+
+    /// Round 1's openings are drafted blind and in parallel: no seat sees another's opening
+    /// until round 2.
+    #[arg(long)]
+    pub independent: bool,
+
+    /// Tokens (input and output, all seats and the host) the debate may spend: when the next
+    /// phase would go past it, the debate goes to its synthesis, and the record says why.
+    ///
+    /// Example: --budget-tokens 200000
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
+
+    /// Dollars the debate may spend, counted where an agent reports a price (Claude Code);
+    /// like --budget-tokens otherwise.
+    ///
+    /// Example: --budget-usd 0.50
+    #[arg(long, value_name = "X")]
+    pub budget_usd: Option<String>,
 }
 
 const EXAMPLES: &str = "Examples:
@@ -244,6 +281,10 @@ pub fn create(
         pr: args.pr,
         follow_up: args.follow_up,
         versus: args.versus,
+        seats: args.seats.seat,
+        independent: args.seats.independent,
+        budget_tokens: args.seats.budget_tokens,
+        budget_usd: args.seats.budget_usd,
         cwd: ctx.cwd.clone(),
         from_config: Default::default(),
         turned_off: [

@@ -11,6 +11,7 @@ mod e2e_mcp;
 mod e2e_options;
 mod e2e_plugin;
 mod e2e_run;
+mod e2e_seats;
 mod e2e_serve;
 mod e2e_slash;
 mod e2e_tui;

@@ -317,6 +317,8 @@ fn drive(
             claimed,
             seen,
             provenance: provenance.as_ref(),
+            seat: false,
+            next_prompt: None,
         },
     )
     .map_err(|e| Failure {
@@ -349,9 +351,10 @@ fn drive(
             reason: prompt,
             notice,
         },
-        Reply::Finish { notice } | Reply::Pause { notice } | Reply::Message { notice } => {
-            HookOutput::Message(notice)
-        }
+        Reply::Finish { notice }
+        | Reply::Pause { notice }
+        | Reply::Seat { notice }
+        | Reply::Message { notice } => HookOutput::Message(notice),
         Reply::Silent => HookOutput::Silent,
     })
 }

@@ -122,6 +122,8 @@ pub fn start_with(
         pending_steering: Vec::new(),
         steering_taken: 0,
         tip: None,
+        seat_fallback: None,
+        spent: Default::default(),
         created: stamp.clone(),
         updated: stamp,
         setup,

@@ -23,6 +23,9 @@ pub enum Reply {
     Finish { notice: String },
     /// Let Claude stop at an interactive pause: `anvil run` asks the human at the terminal.
     Pause { notice: String },
+    /// Let Claude stop: the next phase is a seat's, played by another agent (`anvil run`
+    /// plays it).
+    Seat { notice: String },
     /// Let Claude stop, saying this: a question waits for the human, or steering came too late.
     Message { notice: String },
     /// Nothing to say: the line is over, and Claude stops as it would without anvil.
@@ -56,6 +59,9 @@ impl Reply {
             Reply::Pause { notice } => Reply::Pause {
                 notice: add(notice),
             },
+            Reply::Seat { notice } => Reply::Seat {
+                notice: add(notice),
+            },
             Reply::Message { notice } => Reply::Message {
                 notice: add(notice),
             },
@@ -82,6 +88,12 @@ pub struct Stop<'a> {
     pub seen: bool,
     /// The model, tokens and duration of the turn, when the transcript tells them.
     pub provenance: Option<&'a crate::model::provenance::Provenance>,
+    /// The text was played by a seat (another agent, in a session of its own): the session
+    /// that drives the line has not seen it, so its next prompt brings it in full.
+    pub seat: bool,
+    /// The prompt the next phase was really given, when it is not the one anvil would
+    /// render now (an independent opening, drafted blind): recorded as its prompt.
+    pub next_prompt: Option<&'a str>,
 }
 
 /// Handles one stop of `line`'s session: records the turn's text as the phase that is out
@@ -181,6 +193,8 @@ pub fn record_turn(
             claimed: false,
             seen: true,
             provenance: None,
+            seat: false,
+            next_prompt: None,
         },
     )?;
     transaction::print_notes(&intake.note().into_iter().collect::<Vec<_>>());
@@ -264,7 +278,7 @@ fn decide_stop(
         .into_iter()
         .chain(queued.iter().map(|q| q.text.clone()))
         .collect();
-    let outcome = machine::advance(
+    let mut outcome = machine::advance(
         &state.setup,
         &state.progress,
         Turn {
@@ -272,6 +286,33 @@ fn decide_stop(
             queued: &queued_texts,
         },
     )?;
+    // What the phase cost counts against the debate's budget; past it, the debate goes to its
+    // synthesis instead of its next phase.
+    if let Some(p) = stop.provenance {
+        state.spent.tokens += p.input_tokens + p.output_tokens;
+        state.spent.usd_nanos += p.cost.map_or(0, |c| c.nanos);
+        state.spent.phases += 1;
+    }
+    let budget = match &outcome.next {
+        Next::Prompt(cue) if cue.role != Role::Synthesizer => {
+            over_budget(&state.setup.seats, &state.spent)
+        }
+        _ => None,
+    };
+    if budget.is_some()
+        && let Next::Prompt(cue) = &outcome.next
+    {
+        let cue = Cue {
+            role: Role::Synthesizer,
+            round: outcome.progress.round,
+            voice: None,
+            steering: cue.steering.clone(),
+        };
+        outcome.progress.phase = Role::Synthesizer;
+        outcome.progress.ended_early = true;
+        outcome.next = Next::Prompt(cue);
+    }
+    let fallback = state.seat_fallback.take();
     let step = outcome.progress.step;
     let section = transcript::section(&outcome.finished, text);
 
@@ -279,9 +320,19 @@ fn decide_stop(
         phase_file(step, outcome.finished.role.name(), PhaseFile::Response),
         text.as_bytes().to_vec(),
     )];
+    let next_seat = match &outcome.next {
+        Next::Prompt(cue) => state
+            .setup
+            .seats
+            .seat_for(cue.role, cue.voice.as_deref())
+            .cloned(),
+        Next::Finish => None,
+    };
     let prompt = match &outcome.next {
         Next::Prompt(cue) => {
-            let full = state.informed_session.as_deref() != Some(session);
+            let full = state.informed_session.as_deref() != Some(session)
+                || stop.seat
+                || next_seat.is_some();
             let transcript_text = if full {
                 let mut t = read_transcript(home, line)?;
                 t.push_str(&section);
@@ -289,7 +340,10 @@ fn decide_stop(
             } else {
                 String::new()
             };
-            let prompt = render_prompt(home, &state, cue, full, &transcript_text)?;
+            let prompt = match stop.next_prompt {
+                Some(given) => given.to_owned(),
+                None => render_prompt(home, &state, cue, full, &transcript_text)?,
+            };
             files.push((
                 phase_file(step + 1, cue.role.name(), PhaseFile::Prompt),
                 prompt.clone().into_bytes(),
@@ -302,7 +356,8 @@ fn decide_stop(
     state.progress = outcome.progress.clone();
     state.last_response = Some(response_id.to_owned());
     state.session = Some(session.to_owned());
-    state.informed_session = Some(session.to_owned());
+    // A seat's text is news to the session that drives the line.
+    state.informed_session = (!stop.seat).then(|| session.to_owned());
     state.updated = now().to_string();
     if let Some(last) = queued.last() {
         state.steering_taken = state.steering_taken.max(last.number);
@@ -329,7 +384,12 @@ fn decide_stop(
     if let Some(provenance) = stop.provenance {
         provenance.write_to(&mut meta);
     }
+    meta.seat_fallback = fallback;
+    meta.budget = budget;
     let reply = match prompt {
+        Some(_) if let Some(seat) = &next_seat => Reply::Seat {
+            notice: seat_notice(&state, line, seat),
+        },
         Some(prompt) if state.headless && state.progress.phase == Role::InteractivePause => {
             // `anvil run` asks the human itself: Claude stops until it has the answer.
             let _ = prompt;
@@ -369,6 +429,52 @@ fn decide_stop(
         state,
     };
     Ok(Plan::Record(Box::new(change), reply))
+}
+
+/// Whether the next phase would take the line past its budget, judged by what its phases
+/// took on average: why, when it would.
+fn over_budget(
+    seats: &crate::model::seats::Seats,
+    spent: &crate::model::state::Spent,
+) -> Option<String> {
+    if spent.phases == 0 {
+        return None;
+    }
+    let phases = u64::from(spent.phases);
+    if let Some(limit) = seats.budget_tokens {
+        let next = spent.tokens / phases;
+        if spent.tokens + next > limit {
+            return Some(format!(
+                "{} of {limit} tokens spent; the next phase would take about {next} more",
+                spent.tokens
+            ));
+        }
+    }
+    if let Some(limit) = seats.budget_usd() {
+        let next = spent.usd_nanos / phases;
+        if spent.usd_nanos + next > limit.nanos {
+            let usd = |nanos| crate::record::usage::Usd { nanos }.human();
+            return Some(format!(
+                "{} of {} spent; the next phase would take about {} more",
+                usd(spent.usd_nanos),
+                limit.human(),
+                usd(next)
+            ));
+        }
+    }
+    None
+}
+
+/// What the person is told when the next phase is a seat's.
+fn seat_notice(state: &State, line: &LineRef, seat: &crate::seat::Seat) -> String {
+    if state.headless {
+        format!("anvil {line}: {} · played by {seat}", state.standing())
+    } else {
+        format!(
+            "anvil {line}: {} is {seat}'s seat; play it and go on with `anvil run --line {line}`",
+            state.standing()
+        )
+    }
 }
 
 fn finish_reply(home: &Home, line: &LineRef, state: &State) -> Reply {
@@ -436,6 +542,14 @@ fn reissue(
 ) -> Result<Plan<Reply>, DebateError> {
     let informed = state.informed_session.as_deref() == Some(session);
     let cue = machine::current_cue(&state.setup, &state.progress);
+    if state.seat_fallback.is_none()
+        && let Some(seat) = state.setup.seats.seat_for(cue.role, cue.voice.as_deref())
+    {
+        // The phase that is out is a seat's: the session waits for it, never plays it.
+        return Ok(Plan::Keep(Reply::Seat {
+            notice: seat_notice(&state, current.line, seat),
+        }));
+    }
     // The prompt that is out, as the record holds it; in full for a session that has not seen
     // the debate.
     let recorded = match (informed, current.tip) {
@@ -479,6 +593,20 @@ pub(crate) fn render_prompt(
 ) -> Result<String, DebateError> {
     let prompts = Prompts::new(Some(home.prompts_dir()));
     let line = LineRef::new(&state.debate, &state.line);
+    // A seat's phase is always given in full, as a participant's: it sees only what was said.
+    let seat = state
+        .setup
+        .seats
+        .seat_for(cue.role, cue.voice.as_deref())
+        .filter(|_| state.seat_fallback.is_none());
+    let full = full || seat.is_some();
+    let read;
+    let transcript = if seat.is_some() && transcript.is_empty() {
+        read = read_transcript(home, &line)?;
+        read.as_str()
+    } else {
+        transcript
+    };
     let mut ctx = PhaseContext::new(
         state,
         cue,
@@ -486,6 +614,9 @@ pub(crate) fn render_prompt(
         transcript.to_owned(),
         &home.transcript_path(&line),
     );
+    if let Some(seat) = seat {
+        ctx = ctx.with_seat(seat.agent.name());
+    }
     if !state.setup.inputs.is_empty() {
         // The material travels in full prompts only; later ones point to the file.
         let path = crate::review::context::bundle_path(home, &state.debate);
@@ -555,6 +686,8 @@ mod tests {
                 claimed: false,
                 seen: true,
                 provenance: None,
+                seat: false,
+                next_prompt: None,
             },
         )
         .unwrap()

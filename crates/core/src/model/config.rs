@@ -47,6 +47,34 @@ pub struct Config {
     pub notify: Option<Notify>,
     /// What is done with credentials found in what is recorded (`[secrets]`).
     pub secrets: Option<Secrets>,
+    /// Who plays each role by default, and how seats run (`[seats]`).
+    pub seats: Option<SeatsTable>,
+}
+
+/// `[seats]`: `ROLE = "AGENT[:MODEL]"` for any role or voice, plus how seats run. A
+/// `--seat` for the same role wins over its line here.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct SeatsTable {
+    /// `fallback = "host"`: the host plays a seat that failed (recorded as such).
+    pub fallback: Option<Fallback>,
+    /// Seconds a seat's turn may take before it is stopped (default 600).
+    pub timeout: Option<u64>,
+    pub independent: Option<bool>,
+    pub budget_tokens: Option<u64>,
+    pub budget_usd: Option<f64>,
+    /// Every other key is a role or a voice.
+    #[serde(flatten)]
+    pub roles: std::collections::BTreeMap<String, crate::seat::Seat>,
+}
+
+impl Eq for SeatsTable {}
+
+/// Who plays a seat whose agent failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fallback {
+    /// The session that drives the line (`claude` in `anvil run`).
+    Host,
 }
 
 /// `[secrets]`: credentials found in a phase, steering, an answer or a context file.

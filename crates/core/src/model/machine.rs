@@ -274,6 +274,7 @@ mod tests {
             autonomy: 0,
             output: None,
             inputs: Default::default(),
+            seats: Default::default(),
         }
     }
 

@@ -7,6 +7,7 @@ pub mod markers;
 pub mod options;
 pub mod prompt;
 pub mod provenance;
+pub mod seats;
 pub mod secrets;
 pub mod state;
 pub mod transcript;

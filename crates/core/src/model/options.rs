@@ -57,6 +57,14 @@ pub struct Options {
     pub follow_up: Option<String>,
     /// `--versus A B`: exactly two when given.
     pub versus: Vec<String>,
+    /// `--seat ROLE=AGENT[:MODEL]`, as given.
+    pub seats: Vec<String>,
+    /// `--independent`: round 1's openings drafted blind, in parallel.
+    pub independent: bool,
+    /// `--budget-tokens N`.
+    pub budget_tokens: Option<u64>,
+    /// `--budget-usd X`.
+    pub budget_usd: Option<String>,
     /// Where relative `--context` paths are found.
     pub cwd: PathBuf,
     /// Options whose value came from `.anvil/config.toml`, by config key.
@@ -129,6 +137,32 @@ impl Options {
         {
             self.context = list.clone();
             from.insert("context");
+        }
+        // Seats: the config's for every role the command line left without one.
+        if let Some(table) = &config.seats {
+            let given: Vec<String> = self
+                .seats
+                .iter()
+                .filter_map(|s| s.split_once('=').map(|(r, _)| r.trim().to_lowercase()))
+                .collect();
+            for (role, seat) in &table.roles {
+                if !given.contains(&role.trim().to_lowercase()) {
+                    self.seats.push(format!("{role}={seat}"));
+                    from.insert("seats");
+                }
+            }
+            if !self.independent && table.independent == Some(true) {
+                self.independent = true;
+                from.insert("seats.independent");
+            }
+            take(
+                &mut self.budget_tokens,
+                &table.budget_tokens,
+                "seats.budget_tokens",
+                from,
+            );
+            let usd = table.budget_usd.map(|d| format!("{d}"));
+            take(&mut self.budget_usd, &usd, "seats.budget_usd", from);
         }
         for (flag, value, key) in [
             (&mut self.interactive, config.interactive, "interactive"),
@@ -329,6 +363,25 @@ impl Options {
             // Filled in by the command line, which holds the search index.
             recalled: Vec::new(),
         };
+        let mut seats = crate::model::seats::Seats {
+            independent: self.independent,
+            budget_tokens: self.budget_tokens,
+            budget_usd: self
+                .budget_usd
+                .map(|u| u.trim().trim_start_matches('$').to_owned()),
+            ..Default::default()
+        };
+        for text in &self.seats {
+            let (role, seat) = crate::model::seats::Seats::parse_assignment(text)
+                .map_err(|message| OptionsError { message })?;
+            seats.roles.insert(role, seat);
+        }
+        seats
+            .check(&voices)
+            .map_err(|message| OptionsError { message })?;
+        if seats.budget_tokens == Some(0) {
+            return invalid("--budget-tokens must be above 0");
+        }
         Ok(Setup {
             question,
             mode,
@@ -345,6 +398,7 @@ impl Options {
             research: self.research,
             autonomy,
             output: self.output,
+            seats,
             inputs,
         })
     }

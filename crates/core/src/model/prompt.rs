@@ -75,6 +75,9 @@ pub(crate) struct PhaseContext {
     pub full: bool,
     pub transcript: String,
     pub transcript_path: String,
+    /// The agent playing this phase in a seat of its own (`codex`, …); empty when the session
+    /// that drives the line plays it. A seat is told it is one participant among others.
+    pub seat: String,
 }
 
 impl PhaseContext {
@@ -113,11 +116,18 @@ impl PhaseContext {
             full,
             transcript,
             transcript_path: transcript_path.display().to_string(),
+            seat: String::new(),
         }
     }
 }
 
 impl PhaseContext {
+    /// The phase is played by `agent` in a seat of its own.
+    pub(crate) fn with_seat(mut self, agent: &str) -> PhaseContext {
+        self.seat = agent.to_owned();
+        self
+    }
+
     /// Adds the debate's material: its path always, its text when given (full prompts).
     pub(crate) fn with_context(mut self, path: &Path, text: Option<String>) -> PhaseContext {
         self.context_path = path.display().to_string();

@@ -32,6 +32,13 @@ pub struct Provenance {
     pub duration_ms: Option<u64>,
     /// The Claude Code version that wrote the transcript.
     pub claude_version: Option<String>,
+    /// The agent of the seat that played the phase; `None` for the host session.
+    pub agent: Option<String>,
+    pub agent_version: Option<String>,
+    /// The seat's own session.
+    pub agent_session: Option<String>,
+    /// The price, where the agent reports one.
+    pub cost: Option<Usd>,
 }
 
 impl Provenance {
@@ -54,6 +61,9 @@ impl Provenance {
         if other.claude_version.is_some() {
             self.claude_version.clone_from(&other.claude_version);
         }
+        if let Some(cost) = other.cost {
+            self.cost.get_or_insert_with(Usd::default).nanos += cost.nanos;
+        }
     }
 }
 
@@ -67,6 +77,10 @@ impl Provenance {
         meta.tokens_cache_write = Some(self.cache_write_tokens);
         meta.duration_ms = self.duration_ms;
         meta.claude_version.clone_from(&self.claude_version);
+        meta.agent.clone_from(&self.agent);
+        meta.agent_version.clone_from(&self.agent_version);
+        meta.agent_session.clone_from(&self.agent_session);
+        meta.cost_usd = self.cost;
     }
 
     /// The figures a commit's trailers hold; `None` when it recorded none.
@@ -79,6 +93,10 @@ impl Provenance {
             cache_write_tokens: meta.tokens_cache_write.unwrap_or(0),
             duration_ms: meta.duration_ms,
             claude_version: meta.claude_version.clone(),
+            agent: meta.agent.clone(),
+            agent_version: meta.agent_version.clone(),
+            agent_session: meta.agent_session.clone(),
+            cost: meta.cost_usd,
         };
         (!p.is_empty()).then_some(p)
     }
@@ -86,6 +104,12 @@ impl Provenance {
     /// One line for people: `claude-x · 150 in, 50 out, 7 cache read, 3 cache write · 5.5 s`.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(agent) = &self.agent {
+            parts.push(match &self.agent_version {
+                Some(v) => format!("{agent} {v}"),
+                None => agent.clone(),
+            });
+        }
         if let Some(model) = &self.model {
             parts.push(model.clone());
         }
@@ -96,7 +120,14 @@ impl Provenance {
         if let Some(ms) = self.duration_ms {
             parts.push(format!("{:.1} s", ms as f64 / 1000.0));
         }
-        if let Some(v) = &self.claude_version {
+        if let Some(cost) = self.cost {
+            parts.push(cost.human());
+        }
+        if let Some(v) = self
+            .claude_version
+            .as_ref()
+            .filter(|_| self.agent.is_none())
+        {
             parts.push(format!("Claude Code {v}"));
         }
         parts.join(" · ")
@@ -114,6 +145,10 @@ impl Provenance {
             ),
             "duration_ms": self.duration_ms,
             "claude_version": self.claude_version,
+            "agent": self.agent,
+            "agent_version": self.agent_version,
+            "agent_session": self.agent_session,
+            "cost_usd": self.cost.map(Usd::as_f64),
         })
     }
 }
@@ -462,6 +497,7 @@ mod tests {
                 cache_write_tokens: 3,
                 duration_ms: Some(5_500),
                 claude_version: Some("2.1.5".into()),
+                ..Provenance::default()
             }
         );
     }

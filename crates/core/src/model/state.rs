@@ -44,6 +44,9 @@ pub struct Setup {
     /// commit under `context/`.
     #[serde(default, skip_serializing_if = "Inputs::is_empty")]
     pub inputs: Inputs,
+    /// Who plays each role (when not the host session), independent openings, the budget.
+    #[serde(default, skip_serializing_if = "crate::model::seats::Seats::is_empty")]
+    pub seats: crate::model::seats::Seats,
 }
 
 /// What was given to the debaters besides the question, by name; the material itself is in
@@ -281,6 +284,13 @@ pub struct State {
     /// files are behind and are brought forward from the record before anything else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tip: Option<String>,
+    /// The host plays the phase that is out in place of its seat, which failed: why. Recorded
+    /// with that phase, then cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat_fallback: Option<String>,
+    /// What the line's phases have cost so far, for the debate's budget.
+    #[serde(default, skip_serializing_if = "Spent::is_zero")]
+    pub spent: Spent,
     pub created: String,
     pub updated: String,
     pub setup: Setup,
@@ -422,6 +432,26 @@ impl State {
     }
 }
 
+/// What a line has spent: tokens (input and output) and dollars of its recorded phases.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spent {
+    #[serde(default)]
+    pub tokens: u64,
+    /// Billionths of a dollar, where agents report a price.
+    #[serde(default)]
+    pub usd_nanos: u64,
+    /// Phases counted.
+    #[serde(default)]
+    pub phases: u32,
+}
+
+impl Spent {
+    pub fn is_zero(&self) -> bool {
+        *self == Spent::default()
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -526,6 +556,8 @@ mod tests {
             pending_steering: Vec::new(),
             steering_taken: 0,
             tip: None,
+            seat_fallback: None,
+            spent: Default::default(),
             created: "2026-11-22T10:00:00Z".into(),
             updated: "2026-11-22T10:00:00Z".into(),
             setup: Setup {
@@ -542,6 +574,7 @@ mod tests {
                 autonomy: 0,
                 output: None,
                 inputs: Inputs::default(),
+                seats: Default::default(),
             },
             progress: Progress {
                 status: Status::Active,

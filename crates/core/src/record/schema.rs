@@ -184,6 +184,19 @@ schema! {
     duration_ms: Option<u64> = "Anvil-Duration-Ms",
     /// and the Claude Code version that ran it.
     claude_version: Option<String> = "Anvil-Claude-Version",
+    /// A phase played by a seat (see `seat`): the agent (`claude`, `codex`, `copilot`,
+    /// `qwen`; absent when the session driving the line played it),
+    agent: Option<String> = "Anvil-Agent",
+    /// its version,
+    agent_version: Option<String> = "Anvil-Agent-Version",
+    /// the agent's own session,
+    agent_session: Option<String> = "Anvil-Agent-Session",
+    /// and its price in dollars, where the agent reports one.
+    cost_usd: Option<Usd> = "Anvil-Cost-Usd",
+    /// The host played this phase because its seat failed: which seat, and why.
+    seat_fallback: Option<String> = "Anvil-Seat-Fallback",
+    /// The debate's budget ended it: what was spent, against what limit.
+    budget: Option<String> = "Anvil-Budget",
     /// What the headless runs of `anvil run` cost, on the commit recorded after them (see
     /// `provenance::RunCost`): how many `claude -p` runs,
     run_count: Option<u32> = "Anvil-Run-Count",
@@ -417,8 +430,8 @@ mod tests {
 
     fn any_meta() -> impl Strategy<Value = Meta> {
         let strings = (any_text(), any_text(), any_text(), any::<u32>());
-        let options = prop::collection::vec(prop::option::of(any_text()), 11);
-        let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 5);
+        let options = prop::collection::vec(prop::option::of(any_text()), 16);
+        let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 6);
         let lists = (prop::collection::vec(any_text(), 0..4), any::<bool>());
         let extra = prop::collection::vec(("X-[A-Za-z0-9-]{0,8}", any_text()), 0..3);
         let runs = (
@@ -469,6 +482,12 @@ mod tests {
                     tokens_cache_write: n[3],
                     duration_ms: n[4],
                     claude_version: o[9].clone(),
+                    agent: o[11].clone(),
+                    agent_version: o[12].clone(),
+                    agent_session: o[13].clone(),
+                    cost_usd: n[5].map(|nanos| Usd { nanos }),
+                    seat_fallback: o[14].clone(),
+                    budget: o[15].clone(),
                     run_count,
                     run_cost_usd: cost.map(|nanos| Usd { nanos }),
                     run_tokens_input: r[0],

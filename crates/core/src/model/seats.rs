@@ -1,0 +1,173 @@
+//! Who plays each role of a debate: the seats (`--seat ROLE=AGENT[:MODEL]`, `[seats]` in
+//! `.anvil/config.toml`), whether round 1's openings are drafted blind (`--independent`), and
+//! the debate's budget (`--budget-tokens`, `--budget-usd`). Part of the setup: decided when
+//! the debate starts, the same on every line and every retry.
+//!
+//! A role without a seat is played as before: by the Claude Code session that drives the
+//! line (the host). A seat is keyed by the role's name (`advocate`, `critic`,
+//! `synthesizer`, `stakeholder`, `persona`) or by a voice of the rotation (`Product/UX`,
+//! `startup-cfo`), the voice first.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::state::Role;
+use crate::record::usage::Usd;
+use crate::seat::Seat;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Seats {
+    /// Role (or voice) → who plays it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub roles: BTreeMap<String, Seat>,
+    /// Round 1's openings drafted without seeing each other, in parallel.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub independent: bool,
+    /// Tokens (input and output, all seats) the debate may spend before it goes to its
+    /// synthesis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_tokens: Option<u64>,
+    /// Dollars, as exact decimal text, likewise (counted where agents report a price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<String>,
+}
+
+impl Seats {
+    pub fn is_empty(&self) -> bool {
+        *self == Seats::default()
+    }
+
+    /// The seat of `role` (spoken by `voice` in a rotation), if it has one.
+    pub fn seat_for(&self, role: Role, voice: Option<&str>) -> Option<&Seat> {
+        let by_voice = voice.and_then(|v| {
+            self.roles
+                .iter()
+                .find(|(key, _)| key.trim().eq_ignore_ascii_case(v.trim()))
+                .map(|(_, seat)| seat)
+        });
+        by_voice.or_else(|| self.roles.get(role.name()))
+    }
+
+    pub fn budget_usd(&self) -> Option<Usd> {
+        self.budget_usd.as_deref().and_then(Usd::parse)
+    }
+
+    /// Parses `ROLE=AGENT[:MODEL]`.
+    pub fn parse_assignment(text: &str) -> Result<(String, Seat), String> {
+        let (role, seat) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}` is not ROLE=AGENT[:MODEL] (e.g. critic=codex)"))?;
+        let role = role.trim();
+        if role.is_empty() {
+            return Err(format!("`{text}` names no role before `=`"));
+        }
+        Ok((role.to_lowercase_role(), Seat::parse(seat)?))
+    }
+
+    /// Checks every seat's role against the debate's roles and voices.
+    pub(crate) fn check(&self, voices: &[String]) -> Result<(), String> {
+        for key in self.roles.keys() {
+            let known = [
+                "advocate",
+                "critic",
+                "synthesizer",
+                "stakeholder",
+                "persona",
+            ]
+            .contains(&key.as_str())
+                || voices
+                    .iter()
+                    .any(|v| v.trim().eq_ignore_ascii_case(key.trim()));
+            if !known {
+                let mut roles = vec!["advocate", "critic", "synthesizer"];
+                roles.extend(voices.iter().map(String::as_str));
+                return Err(format!(
+                    "--seat {key}=…: this debate has no role or voice `{key}` (its roles: {})",
+                    roles.join(", ")
+                ));
+            }
+        }
+        if let Some(text) = &self.budget_usd
+            && Usd::parse(text).is_none()
+        {
+            return Err(format!(
+                "--budget-usd {text}: expected an amount of dollars such as 0.50"
+            ));
+        }
+        Ok(())
+    }
+}
+
+trait RoleKey {
+    fn to_lowercase_role(&self) -> String;
+}
+
+impl RoleKey for str {
+    /// Role names are matched in lower case; a voice keeps its own spelling.
+    fn to_lowercase_role(&self) -> String {
+        let lower = self.to_lowercase();
+        if [
+            "advocate",
+            "critic",
+            "synthesizer",
+            "stakeholder",
+            "persona",
+        ]
+        .contains(&lower.as_str())
+        {
+            lower
+        } else {
+            self.to_owned()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seat::Agent;
+
+    #[test]
+    fn a_seat_is_found_by_voice_then_by_role() {
+        let mut seats = Seats::default();
+        for text in [
+            "Critic=codex:gpt-x",
+            "Product/UX=qwen",
+            "stakeholder=copilot",
+        ] {
+            let (role, seat) = Seats::parse_assignment(text).unwrap();
+            seats.roles.insert(role, seat);
+        }
+        assert_eq!(
+            seats.seat_for(Role::Critic, None).map(|s| s.to_string()),
+            Some("codex:gpt-x".into())
+        );
+        assert_eq!(seats.seat_for(Role::Advocate, None), None);
+        assert_eq!(
+            seats
+                .seat_for(Role::Stakeholder, Some("product/ux"))
+                .map(|s| s.agent),
+            Some(Agent::Qwen)
+        );
+        assert_eq!(
+            seats
+                .seat_for(Role::Stakeholder, Some("Ops"))
+                .map(|s| s.agent),
+            Some(Agent::Copilot)
+        );
+        assert!(seats.check(&["Product/UX".into()]).is_ok());
+        let err = Seats::parse_assignment("judge=codex").map(|(r, s)| {
+            let mut x = Seats::default();
+            x.roles.insert(r, s);
+            x.check(&[]).unwrap_err()
+        });
+        assert!(err.unwrap().contains("no role or voice `judge`"));
+        assert!(
+            Seats::parse_assignment("critic")
+                .unwrap_err()
+                .contains("ROLE=AGENT")
+        );
+    }
+}

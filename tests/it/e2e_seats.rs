@@ -1,0 +1,481 @@
+//! Seated headless debates (`anvil run --seat ROLE=AGENT[:MODEL]`) with the real agent CLIs —
+//! Claude Code, Codex, Copilot, Qwen Code — each against the scripted server through its own
+//! API: who played what is recorded, no seat sees another's instructions, a failing seat
+//! stops the run without losing or doubling anything, independent openings are drafted blind
+//! and at once, and a budget ends a debate in its synthesis.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::support::agents::AgentsHome;
+use crate::support::anvil::{Commit, Project, Run, find_tag, phase_text};
+use crate::support::model_server::{Agent, Api, ModelServer, Reply, Turn};
+
+/// The advocate's and the critic's own instructions (roles/advocate.md, roles/critic.md).
+const ADVOCATE_RULES: &str = "Make the strongest honest case FOR the proposal";
+const CRITIC_RULES: &str = "Make the strongest honest case AGAINST the proposal";
+
+/// Plays the phase whose tag the request carries (any API, any agent); anything else (an
+/// agent's own side work) gets a plain answer.
+fn debater(turn: &Turn) -> Reply {
+    match find_tag(&turn.latest_user_text_raw_any()) {
+        Some(tag) => Reply::text(phase_text(&tag)),
+        None => Reply::text("ok"),
+    }
+}
+
+trait AnyText {
+    fn latest_user_text_raw_any(&self) -> String;
+}
+
+impl AnyText for Turn {
+    /// The latest user content with whatever wraps it (Claude's reminders, Copilot's plan
+    /// notice): the tag is in there.
+    fn latest_user_text_raw_any(&self) -> String {
+        match self.api {
+            Api::Messages => match self.stop_hook_feedback() {
+                Some(feedback) => feedback.to_owned(),
+                None => self.latest_user_text_raw(),
+            },
+            _ => self.latest_user_text.clone(),
+        }
+    }
+}
+
+fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
+    Run::from_output(
+        project
+            .command(args)
+            .env_clear()
+            .envs(home.env())
+            .output()
+            .expect("run anvil"),
+    )
+}
+
+/// The one debate of the project.
+fn debate_of(project: &Project) -> String {
+    let dir = project.anvil_home().join("debates");
+    let mut ids: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    ids.remove(0)
+}
+
+/// The phases of the line, (phase, round, agent).
+fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
+    commits
+        .iter()
+        .filter(|c| {
+            [
+                "advocate",
+                "critic",
+                "synthesizer",
+                "stakeholder",
+                "persona",
+            ]
+            .contains(&c.phase())
+        })
+        .map(|c| {
+            (
+                c.phase().to_owned(),
+                c.round().to_owned(),
+                c.trailer("Anvil-Agent").unwrap_or("host").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn texts(turns: &[Turn]) -> Vec<String> {
+    turns.iter().map(Turn::all_text).collect()
+}
+
+#[test]
+fn claude_codex_and_copilot_seats_reach_a_synthesis_each_at_its_own_api() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let run = run_anvil(
+        &project,
+        &home,
+        &[
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "2",
+            "--seat",
+            "advocate=claude:claude-seat-model",
+            "--seat",
+            "critic=codex:codex-seat-model",
+            "--seat",
+            "synthesizer=copilot:copilot-seat-model",
+        ],
+    )
+    .ok();
+    assert!(
+        run.stderr.contains("played by codex:codex-seat-model"),
+        "{}",
+        run.describe()
+    );
+    let debate = debate_of(&project);
+    let commits = project.commits(&debate);
+    let seen = phases(&commits);
+    let want = [
+        ("advocate", "1", "claude"),
+        ("critic", "1", "codex"),
+        ("advocate", "2", "claude"),
+        ("critic", "2", "codex"),
+        ("synthesizer", "2", "copilot"),
+    ];
+    assert_eq!(
+        seen,
+        want.map(|(p, r, a)| (p.to_owned(), r.to_owned(), a.to_owned())),
+        "{}",
+        run.describe()
+    );
+    // The record names every seat: agent, version, model, tokens, duration.
+    for (commit, version, model) in commits
+        .iter()
+        .filter(|c| c.trailer("Anvil-Agent").is_some())
+        .map(|c| {
+            let (v, m) = match c.trailer("Anvil-Agent").unwrap() {
+                "claude" => ("2.1.197", "claude-seat-model"),
+                "codex" => ("0.169.0", "codex-seat-model"),
+                _ => ("1.0.102", "copilot-seat-model"),
+            };
+            (c, v, m)
+        })
+    {
+        assert_eq!(commit.trailer("Anvil-Agent-Version"), Some(version));
+        assert_eq!(commit.trailer("Anvil-Model"), Some(model));
+        for key in [
+            "Anvil-Tokens-Input",
+            "Anvil-Tokens-Output",
+            "Anvil-Duration-Ms",
+        ] {
+            let n: u64 = commit.trailer(key).unwrap_or("0").parse().unwrap();
+            assert!(n > 0, "{key} of {}", commit.subject);
+        }
+        assert!(commit.trailer("Anvil-Agent-Session").is_some());
+    }
+    // Claude's own price is recorded where it reports one.
+    assert!(
+        commits[1].trailer("Anvil-Cost-Usd").is_some(),
+        "{:?}",
+        commits[1]
+    );
+
+    // Each role's requests went to its agent's API with its model; the host never played.
+    let claude = server.turns_of(Agent::Claude);
+    let codex = server.turns_of(Agent::Codex);
+    let copilot = server.turns_of(Agent::Copilot);
+    assert!(
+        claude.len() >= 2
+            && claude
+                .iter()
+                .all(|t| t.model == "claude-seat-model" && t.api == Api::Messages)
+    );
+    assert!(
+        codex.len() >= 2
+            && codex
+                .iter()
+                .all(|t| t.model == "codex-seat-model" && t.api == Api::Responses)
+    );
+    assert!(
+        !copilot.is_empty()
+            && copilot
+                .iter()
+                .all(|t| t.model == "copilot-seat-model" && t.api == Api::ChatCompletions)
+    );
+    // Each seat kept its session for its second turn.
+    let sessions = |turns: &[Turn]| {
+        let mut s: Vec<Option<String>> = turns.iter().map(|t| t.session_id.clone()).collect();
+        s.dedup();
+        s
+    };
+    assert_eq!(sessions(&claude).len(), 1, "one Claude session");
+    assert_eq!(sessions(&codex).len(), 1, "one Codex thread");
+
+    // No seat sees the other's instructions, yet each sees the other's recorded argument.
+    let line = format!("{debate}@main");
+    for text in texts(&codex) {
+        assert!(
+            !text.contains(ADVOCATE_RULES),
+            "the critic saw the advocate's rules"
+        );
+        assert!(text.contains(&format!("ADVOCATE r1 of {line}")));
+    }
+    for text in texts(&claude) {
+        assert!(
+            !text.contains(CRITIC_RULES),
+            "the advocate saw the critic's rules"
+        );
+    }
+    assert!(
+        texts(&claude)
+            .last()
+            .unwrap()
+            .contains(&format!("CRITIC r1 of {line}"))
+    );
+    let synthesis = texts(&copilot).pop().unwrap();
+    for said in ["ADVOCATE r2", "CRITIC r2"] {
+        assert!(synthesis.contains(&format!("{said} of {line}")), "{said}");
+    }
+    assert!(!synthesis.contains(ADVOCATE_RULES) && !synthesis.contains(CRITIC_RULES));
+    project.assert_fsck_clean();
+
+    // `anvil log --stats` and `show` say who played what.
+    let stats = run_anvil(&project, &home, &["log", "--stats", "--no-pager"]).ok();
+    assert!(stats.stdout.contains("codex 0.169.0"), "{}", stats.stdout);
+}
+
+#[test]
+fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let run = run_anvil(
+        &project,
+        &home,
+        &[
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "1",
+            "--seat",
+            "critic=qwen:qwen-seat-model",
+        ],
+    )
+    .ok();
+    let debate = debate_of(&project);
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases(&commits),
+        [
+            ("advocate".into(), "1".into(), "host".into()),
+            ("critic".into(), "1".into(), "qwen".into()),
+            ("synthesizer".into(), "1".into(), "host".into()),
+        ],
+        "{}",
+        run.describe()
+    );
+    let critic = commits.iter().find(|c| c.phase() == "critic").unwrap();
+    assert_eq!(critic.trailer("Anvil-Agent-Version"), Some("0.24.4"));
+    assert_eq!(critic.trailer("Anvil-Model"), Some("qwen-seat-model"));
+    let qwen = server.turns_of(Agent::Qwen);
+    assert_eq!(
+        qwen.len(),
+        1,
+        "one critic turn; Qwen's memory requests are its own"
+    );
+    // (Qwen Code puts a space before an `@`, its sign for a file to include.)
+    assert!(
+        qwen[0]
+            .all_text()
+            .contains(&format!("ADVOCATE r1 of {debate}")),
+        "{}",
+        qwen[0].latest_user_text
+    );
+    assert!(!qwen[0].all_text().contains(ADVOCATE_RULES));
+    // The host (claude) got the critic's text in its synthesis prompt.
+    let host = server.turns_of(Agent::Claude);
+    let synthesis = host
+        .iter()
+        .find(|t| t.latest_user_text_raw_any().contains("· Synthesizer]"))
+        .expect("the host wrote the synthesis");
+    assert!(
+        synthesis
+            .latest_user_text_raw_any()
+            .contains(&format!("CRITIC r1 of {debate}"))
+    );
+}
+
+#[test]
+fn a_failing_seat_stops_the_run_by_name_and_the_line_goes_on_with_the_host() {
+    let failing = Arc::new(AtomicBool::new(true));
+    let server = {
+        let failing = Arc::clone(&failing);
+        ModelServer::start(move |turn| {
+            if turn.agent == Agent::Codex && failing.load(Ordering::SeqCst) {
+                return Reply::error(400, "scripted outage of the critic's provider");
+            }
+            debater(turn)
+        })
+    };
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let args = [
+        "run",
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "1",
+        "--seat",
+        "critic=codex:codex-seat-model",
+    ];
+    let failed = run_anvil(&project, &home, &args);
+    assert_eq!(failed.code, Some(1), "{}", failed.describe());
+    assert!(
+        failed
+            .stderr
+            .contains("the seat of round 1/1 · critic (codex:codex-seat-model) failed"),
+        "{}",
+        failed.describe()
+    );
+    assert!(
+        failed.stderr.contains("scripted outage"),
+        "its last words: {}",
+        failed.describe()
+    );
+    let debate = debate_of(&project);
+    let recorded = || phases(&project.commits(&debate));
+    assert_eq!(recorded(), [("advocate".into(), "1".into(), "host".into())]);
+    let state = project.state_md(&debate);
+    assert!(state.contains("status: active"), "{state}");
+
+    // Retried while the seat still fails: stopped again, nothing recorded twice.
+    let again = run_anvil(&project, &home, &["run", "--line", &debate]);
+    assert_eq!(again.code, Some(1), "{}", again.describe());
+    assert_eq!(recorded(), [("advocate".into(), "1".into(), "host".into())]);
+
+    // The host takes the seat over, and the record says so.
+    let done = run_anvil(
+        &project,
+        &home,
+        &["run", "--line", &debate, "--fallback", "host"],
+    )
+    .ok();
+    assert!(
+        done.stderr.contains("the host plays it"),
+        "{}",
+        done.describe()
+    );
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases(&commits),
+        [
+            ("advocate".into(), "1".into(), "host".into()),
+            ("critic".into(), "1".into(), "host".into()),
+            ("synthesizer".into(), "1".into(), "host".into()),
+        ]
+    );
+    let critic = commits.iter().find(|c| c.phase() == "critic").unwrap();
+    let why = critic
+        .trailer("Anvil-Seat-Fallback")
+        .expect("the fallback is recorded");
+    assert!(why.contains("codex:codex-seat-model failed"), "{why}");
+    project.assert_fsck_clean();
+}
+
+#[test]
+fn independent_openings_are_drafted_blind_and_at_once() {
+    let server = ModelServer::start(|turn| {
+        let reply = debater(turn);
+        match find_tag(&turn.latest_user_text_raw_any()) {
+            // Round 1's openings take a while (longer than an agent's cold start in a fresh
+            // HOME), so that two drafted at once overlap.
+            Some(tag) if tag.round == Some(1) && turn.tool_results().is_empty() => {
+                reply.delayed(Duration::from_secs(8))
+            }
+            _ => reply,
+        }
+    });
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let run = run_anvil(
+        &project,
+        &home,
+        &[
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "1",
+            "--independent",
+            "--seat",
+            "advocate=codex:codex-seat-model",
+            "--seat",
+            "critic=copilot:copilot-seat-model",
+        ],
+    )
+    .ok();
+    let debate = debate_of(&project);
+    assert_eq!(
+        phases(&project.commits(&debate)),
+        [
+            ("advocate".into(), "1".into(), "codex".into()),
+            ("critic".into(), "1".into(), "copilot".into()),
+            ("synthesizer".into(), "1".into(), "host".into()),
+        ],
+        "{}",
+        run.describe()
+    );
+    let advocate = server.turns_of(Agent::Codex).remove(0);
+    let critic = server.turns_of(Agent::Copilot).remove(0);
+    let (a_end, c_end) = (
+        server.answered_at(advocate.seq).unwrap(),
+        server.answered_at(critic.seq).unwrap(),
+    );
+    assert!(
+        advocate.received < c_end && critic.received < a_end,
+        "the openings' requests did not overlap in time: advocate {:?}..{:?}, critic {:?}..{:?}\n{}",
+        advocate.received,
+        a_end,
+        critic.received,
+        c_end,
+        run.describe()
+    );
+    assert!(!advocate.all_text().contains("CRITIC r1"));
+    assert!(!critic.all_text().contains("ADVOCATE r1"));
+    // The critic's recorded prompt is the blind one it had.
+    let files = project.tree_files(&debate);
+    let prompt_file = files
+        .iter()
+        .find(|f| f.ends_with("-critic.prompt.md"))
+        .unwrap();
+    let prompt = String::from_utf8(project.git_show_bytes(&debate, prompt_file)).unwrap();
+    assert!(!prompt.contains("ADVOCATE r1"), "{prompt}");
+}
+
+#[test]
+fn a_token_budget_ends_the_debate_in_its_synthesis_and_says_why() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let run = run_anvil(
+        &project,
+        &home,
+        &[
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "3",
+            "--seat",
+            "advocate=codex:codex-seat-model",
+            "--budget-tokens",
+            "1",
+        ],
+    )
+    .ok();
+    let debate = debate_of(&project);
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases(&commits),
+        [
+            ("advocate".into(), "1".into(), "codex".into()),
+            ("synthesizer".into(), "1".into(), "host".into()),
+        ],
+        "{}",
+        run.describe()
+    );
+    let advocate = commits.iter().find(|c| c.phase() == "advocate").unwrap();
+    let why = advocate
+        .trailer("Anvil-Budget")
+        .expect("the budget is named");
+    assert!(why.contains("of 1 tokens spent"), "{why}");
+    assert_eq!(advocate.trailer("Anvil-Next"), Some("synthesizer"));
+    assert!(project.state_md(&debate).contains("ended_early: true"));
+}
