@@ -30,6 +30,11 @@ use crate::view;
 /// elsewhere (`anvil answer`, `anvil steer`, the page of `anvil serve`). The report's path is
 /// printed on stdout at the end.
 ///
+/// A role with a seat (--seat ROLE=AGENT[:MODEL], or [seats] in .anvil/config.toml) is played
+/// by that agent — claude, codex, copilot or qwen — headless, read-only, in a session of its
+/// own; the others by claude as above. A seat that fails stops the run with nothing of its
+/// phase recorded (retry with --line), unless --fallback host lets claude play it.
+///
 ///   anvil run "Should we adopt GraphQL?" --rounds 2 --interactive
 ///
 ///   anvil run --line 20261122-graphql-3f2a@keep-rest

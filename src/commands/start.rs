@@ -22,8 +22,8 @@ use crate::output::slash_safe;
 ///
 /// The Stop hook then drives every phase to the synthesis. Defaults for every option can be
 /// set in .anvil/config.toml (keys: mode, rounds, position, stakeholders, personas,
-/// interactive, framework, focus, research, autonomy, output, output_dir, context, diff);
-/// flags override them.
+/// interactive, framework, focus, research, autonomy, output, output_dir, context, diff, and
+/// the [seats] table); flags override them.
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = EXAMPLES)]
 pub struct Args {

@@ -259,4 +259,34 @@ auto_loose_debates = 20
             }
         );
     }
+
+    #[test]
+    fn the_seats_table_names_roles_and_how_seats_run() {
+        let config = parse(
+            "[seats]\ncritic = \"codex:gpt-5.4\"\n\"Product/UX\" = \"qwen\"\nfallback = \"host\"\ntimeout = 30\nbudget_usd = 0.5\n",
+        )
+        .unwrap();
+        let seats = config.seats.unwrap();
+        assert_eq!(seats.fallback, Some(Fallback::Host));
+        assert_eq!(seats.timeout, Some(30));
+        assert_eq!(seats.roles["critic"].to_string(), "codex:gpt-5.4");
+        assert_eq!(seats.roles["Product/UX"].agent, crate::seat::Agent::Qwen);
+        let err = parse("[seats]\ncritic = \"gemini\"\n").unwrap_err();
+        assert!(err.contains("unknown agent `gemini`"), "{err}");
+        // The config's seats fill the roles the command line left open.
+        let options = crate::model::options::Options {
+            question: "Q?".into(),
+            seats: vec!["critic=claude".into()],
+            ..Default::default()
+        }
+        .with_config(&parse("[seats]\ncritic = \"codex\"\nsynthesizer = \"copilot\"\n").unwrap());
+        let setup = options.into_setup().unwrap();
+        let roles: Vec<String> = setup
+            .seats
+            .roles
+            .iter()
+            .map(|(r, s)| format!("{r}={s}"))
+            .collect();
+        assert_eq!(roles, ["critic=claude", "synthesizer=copilot"]);
+    }
 }

@@ -1,0 +1,155 @@
+//! Speed of seated debates: what anvil itself costs per phase played by another agent, and
+//! independent openings drafted at once.
+//!
+//! `cargo bench --bench seats`. The real Codex CLI (node_modules/.bin, `npm install`) plays
+//! every seat against the scripted model server of the end-to-end tests, which answers each
+//! request after a fixed delay. anvil's own cost is the run's wall time less the time spent
+//! inside the agent's processes (each phase's `Anvil-Duration-Ms`: for Codex, the wall time
+//! of its process as anvil measured it), shared out over the phases.
+//!
+//! Targets: anvil's own cost per external phase at most 5 % of a 3-round seated run's wall
+//! time; with `--independent`, round 1 at most 1.2 times its slowest seat.
+
+#[allow(dead_code)]
+#[path = "../tests/it/support"]
+mod support {
+    pub mod agents;
+    pub mod anvil;
+    pub mod claude;
+    pub mod model_server;
+    pub mod openai;
+}
+
+use std::time::{Duration, Instant};
+
+use support::agents::AgentsHome;
+use support::anvil::{Project, Run, find_tag, phase_text};
+use support::model_server::{ModelServer, Reply};
+
+const DELAY: Duration = Duration::from_millis(1500);
+const SAMPLES: usize = 3;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `anvil ARGS` with every agent pointed at the server; its wall time.
+fn run(project: &Project, home: &AgentsHome, args: &[&str]) -> (Run, Duration) {
+    let began = Instant::now();
+    let out = project
+        .command(args)
+        .env_clear()
+        .envs(home.env())
+        .output()
+        .expect("run anvil");
+    let run = Run::from_output(out).ok();
+    (run, began.elapsed())
+}
+
+/// The debate's phases' durations (ms) in the record, by phase.
+fn durations(project: &Project) -> Vec<(String, f64)> {
+    let dir = project.anvil_home().join("debates");
+    let debate = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    project
+        .commits(&debate)
+        .iter()
+        .filter_map(|c| {
+            let ms: f64 = c.trailer("Anvil-Duration-Ms")?.parse().ok()?;
+            Some((c.phase().to_owned(), ms))
+        })
+        .collect()
+}
+
+/// The seconds a progress line of `anvil run` stamps, for the first line holding `what`.
+fn stamp(stderr: &str, what: &str) -> f64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(what))
+        .unwrap_or_else(|| panic!("no progress line with {what}:\n{stderr}"));
+    line.trim_start_matches('[')
+        .split('s')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn main() {
+    let server = ModelServer::start(|turn| match find_tag(&turn.latest_user_text) {
+        Some(tag) => Reply::text(phase_text(&tag)).delayed(DELAY),
+        None => Reply::text("ok"),
+    });
+    let home = AgentsHome::new(&server);
+    let seats = [
+        "--seat",
+        "advocate=codex:bench-model",
+        "--seat",
+        "critic=codex:bench-model",
+        "--seat",
+        "synthesizer=codex:bench-model",
+    ];
+
+    // A 3-round seated run: 7 phases, each a Codex process.
+    let (mut walls, mut own_per_phase, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..SAMPLES {
+        let project = Project::new();
+        let mut args = vec!["run", "Should we adopt GraphQL?", "--rounds", "3"];
+        args.extend(seats);
+        let (_, wall) = run(&project, &home, &args);
+        let phases = durations(&project);
+        assert_eq!(phases.len(), 7, "{phases:?}");
+        let agents: f64 = phases.iter().map(|(_, ms)| ms).sum::<f64>() / 1000.0;
+        let wall = wall.as_secs_f64();
+        let own = (wall - agents) / phases.len() as f64;
+        walls.push(wall);
+        own_per_phase.push(own);
+        ratios.push(own / wall);
+    }
+    println!(
+        "3-round seated run (7 Codex phases, model delay {} ms): wall {:.2} s; anvil's own cost per phase {:.0} ms = {:.2} % of the run (target <= 5 %)",
+        DELAY.as_millis(),
+        median(walls),
+        median(own_per_phase) * 1000.0,
+        median(ratios) * 100.0
+    );
+
+    // Independent openings: round 1 against its slowest seat.
+    let (mut rounds, mut slowest, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..SAMPLES {
+        let project = Project::new();
+        let mut args = vec![
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "1",
+            "--independent",
+        ];
+        args.extend(seats);
+        let (run, _) = run(&project, &home, &args);
+        let round1 = stamp(&run.stderr, "synthesis") - stamp(&run.stderr, "openings drafted blind");
+        let phases = durations(&project);
+        let slow = phases
+            .iter()
+            .filter(|(p, _)| p == "advocate" || p == "critic")
+            .map(|(_, ms)| ms / 1000.0)
+            .fold(0.0, f64::max);
+        rounds.push(round1);
+        slowest.push(slow);
+        ratios.push(round1 / slow);
+    }
+    println!(
+        "--independent round 1: {:.2} s, slowest seat {:.2} s: {:.2}x (target <= 1.2x)",
+        median(rounds),
+        median(slowest),
+        median(ratios)
+    );
+}
