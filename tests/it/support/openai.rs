@@ -228,6 +228,7 @@ fn parse(seq: usize, api: Api, agent: Agent, session_id: Option<String>, body: V
         has_tools,
         latest_user_text,
         hook_context: None,
+        hook_block: None,
         body,
         openai_tool_results: tool_results,
         openai_system: system,
