@@ -749,6 +749,40 @@ mod tests {
     }
 
     #[test]
+    fn the_budget_stops_before_the_phase_that_would_pass_it() {
+        use crate::model::seats::Seats;
+        use crate::model::state::Spent;
+        let spent = |tokens, usd_nanos, phases| Spent {
+            tokens,
+            usd_nanos,
+            phases,
+        };
+        let tokens = Seats {
+            budget_tokens: Some(1000),
+            ..Seats::default()
+        };
+        // Nothing spent yet: nothing to judge the next phase by.
+        assert_eq!(over_budget(&tokens, &spent(0, 0, 0)), None);
+        // 600 over two phases: the next takes about 300, 900 stays within 1000.
+        assert_eq!(over_budget(&tokens, &spent(600, 0, 2)), None);
+        let why = over_budget(&tokens, &spent(800, 0, 2)).unwrap();
+        assert_eq!(
+            why,
+            "800 of 1000 tokens spent; the next phase would take about 400 more"
+        );
+        let usd = Seats {
+            budget_usd: Some("0.05".into()),
+            ..Seats::default()
+        };
+        assert_eq!(over_budget(&usd, &spent(10_000, 20_000_000, 2)), None);
+        let why = over_budget(&usd, &spent(10_000, 40_000_000, 2)).unwrap();
+        assert_eq!(
+            why,
+            "$0.04 of $0.05 spent; the next phase would take about $0.02 more"
+        );
+    }
+
+    #[test]
     fn a_runs_cost_is_a_commit_beside_the_phases_and_the_line_goes_on() {
         let (_dir, home, line) = line_with_debate();
         deliver(&home, &line, "The advocate's case.");
