@@ -236,7 +236,19 @@ fn claude_codex_and_copilot_seats_reach_a_synthesis_each_at_its_own_api() {
 
 #[test]
 fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
-    let server = ModelServer::start(debater);
+    // The critic quotes a credential: another agent's text is cleaned where it enters anvil.
+    let token = format!("ghp_{}", "q7W2e9R4t1Y6u3I8o5P0a2S7d4F9g6H1j8K3");
+    let leaked = token.clone();
+    let server =
+        ModelServer::start(
+            move |turn: &Turn| match find_tag(&turn.latest_user_text_raw_any()) {
+                Some(tag) if tag.role.eq_ignore_ascii_case("critic") => Reply::text(format!(
+                    "{} The deploy key {leaked} is in the wiki.",
+                    phase_text(&tag)
+                )),
+                _ => debater(turn),
+            },
+        );
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let run = run_anvil(
@@ -282,6 +294,13 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
         qwen[0].latest_user_text
     );
     assert!(!qwen[0].all_text().contains(ADVOCATE_RULES));
+    let recorded = project.git(&["log", "-p", "--all"]);
+    assert!(
+        recorded.contains("[redacted: GitHub token]") && !recorded.contains(&token),
+        "the seat's credential is recorded redacted"
+    );
+    assert!(!project.transcript_md(&debate).contains(&token));
+    assert!(run.stderr.contains("redacted"), "{}", run.describe());
     // The host (claude) got the critic's text in its synthesis prompt.
     let host = server.turns_of(Agent::Claude);
     let synthesis = host

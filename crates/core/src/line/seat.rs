@@ -113,9 +113,10 @@ pub fn blind_prompt(home: &Home, line: &LineRef, role: Role) -> Result<String, D
     stop::render_prompt(home, &blind, &cue, true, &header)
 }
 
-/// Records `text`, played by a seat, as the phase that is out; `provenance` names the agent
-/// and what it cost. `next_prompt` is what the next phase was really given, when it was
-/// drafted already (an independent opening).
+/// Records `text`, played by a seat, as the phase that is out, cleaned of credentials first
+/// (another agent's text enters anvil here); `provenance` names the agent and what it cost.
+/// `next_prompt` is what the next phase was really given, when it was drafted already (an
+/// independent opening).
 pub fn record(
     home: &Home,
     line: &LineRef,
@@ -124,12 +125,14 @@ pub fn record(
     provenance: &Provenance,
     next_prompt: Option<&str>,
 ) -> Result<Reply, DebateError> {
-    stop::stop(
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let text = intake.clean("the seat's text", text);
+    let reply = stop::stop(
         home,
         line,
         Stop {
             session,
-            text: Some(text),
+            text: Some(&text),
             kept: None,
             claimed: false,
             seen: true,
@@ -137,7 +140,9 @@ pub fn record(
             seat: true,
             next_prompt,
         },
-    )
+    )?;
+    transaction::print_notes(&intake.note().into_iter().collect::<Vec<_>>());
+    Ok(reply)
 }
 
 /// The host takes over the seat of the phase that is out, which failed (`--fallback host`):
