@@ -13,6 +13,7 @@ use anvil_core::home::Home;
 mod commands;
 mod ctx;
 mod error;
+mod flags;
 mod mcp_stdio;
 mod memory;
 mod output;
@@ -139,7 +140,7 @@ pub(crate) fn dispatch(ctx: &Ctx, command: Command) -> Result<(), CliError> {
     if writes
         && result.is_ok()
         && let Some(home) = Home::find(&ctx.cwd)
-        && let Ok(config) = anvil_core::model::config::Config::load(home.root())
+        && let Ok(config) = anvil_core::model::config::Config::load(&home)
     {
         anvil_core::record::maintenance::start_if_due(&home.record_dir(), &config.gc_limits());
     }

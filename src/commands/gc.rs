@@ -38,11 +38,7 @@ pub struct Args {
 /// one (nobody who never searched pays for an index).
 fn catch_up_index(record: &std::path::Path) {
     // Only a project's own record (`.anvil/record`), not one named from elsewhere.
-    let Some(home) = record
-        .parent()
-        .and_then(Home::find)
-        .filter(|home| home.record_dir() == record)
-    else {
+    let Some(home) = Home::of_record(record) else {
         return;
     };
     if home.search_index().is_file()
@@ -76,8 +72,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     }
     let when = if args.auto {
         // The record is `.anvil/record`: the project's config is beside it.
-        let root = record.parent().unwrap_or(&record);
-        When::IfDue(Config::load(root)?.gc_limits())
+        let config = match Home::of_record(&record) {
+            Some(home) => Config::load(&home)?,
+            None => Config::default(),
+        };
+        When::IfDue(config.gc_limits())
     } else {
         When::Always
     };

@@ -109,7 +109,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     };
     let claim = anvil_core::line::headless::claim(&home, &line, args.log)?;
     let mut cost = RunCost::default();
-    let config = anvil_core::model::config::Config::load(home.root())?;
+    let config = anvil_core::model::config::Config::load(&home)?;
     let fallback = args.fallback.is_some()
         || config.seats.as_ref().and_then(|s| s.fallback)
             == Some(anvil_core::model::config::Fallback::Host);

@@ -743,6 +743,29 @@ fn start_help_documents_every_option_with_an_example() {
     assert!(help.contains("config.toml"));
 }
 
+/// The whole `--help` of both commands that take the debate options, built from their
+/// definitions: a change to any option's words, value or order shows here.
+#[test]
+fn start_and_run_help_read_as_the_definitions_say() {
+    let p = Project::new();
+    for command in ["start", "run"] {
+        for (help, name) in [("-h", "short"), ("--help", "long")] {
+            let out = p.anvil(&[command, help]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            insta::assert_snapshot!(format!("{command}_{name}_help"), text(&out.stdout));
+        }
+    }
+    // The config's keys are named in `--help` from the same definitions.
+    let help = text(&p.anvil(&["start", "--help"]).stdout);
+    assert!(
+        help.replace('\n', " ").contains(
+            "(keys: mode, rounds, position, stakeholders, personas, interactive, framework, \
+             focus, context, diff, research, autonomy, output, output_dir, recall)"
+        ),
+        "{help}"
+    );
+}
+
 #[test]
 fn completions_cover_the_options() {
     let p = Project::new();

@@ -59,6 +59,14 @@ impl Home {
             .map(|root| Home { root })
     }
 
+    /// The home whose record is `record` (`.anvil/record`), if it is one.
+    pub fn of_record(record: &Path) -> Option<Home> {
+        record
+            .parent()
+            .and_then(Home::find)
+            .filter(|home| home.record_dir() == record)
+    }
+
     /// Creates (or completes) `.anvil` in `project`; existing files are left as they are.
     pub fn init(project: &Path) -> io::Result<Home> {
         let root = project.join(DIR);
@@ -73,9 +81,22 @@ impl Home {
         &self.root
     }
 
+    /// The home whose root (`.anvil`) is `root`, known already (a path kept from an earlier
+    /// [`Home::find`]).
+    pub(crate) fn at(root: &Path) -> Home {
+        Home {
+            root: root.to_owned(),
+        }
+    }
+
     /// The project the home belongs to.
     pub fn project(&self) -> &Path {
         self.root.parent().unwrap_or(Path::new("."))
+    }
+
+    /// The project's defaults (`config.toml`).
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.toml")
     }
 
     pub fn record_dir(&self) -> PathBuf {

@@ -338,7 +338,7 @@ fn drive(
     // detached `anvil gc --auto` that nobody waits for). Ordinary phases and sessions without
     // a debate never pay for it.
     if matches!(reply, Reply::Finish { .. })
-        && let Ok(config) = crate::model::config::Config::load(home.root())
+        && let Ok(config) = crate::model::config::Config::load(home)
     {
         crate::record::maintenance::start_after_debate(
             &home.record_dir(),

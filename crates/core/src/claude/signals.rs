@@ -30,7 +30,7 @@ fn enabled(home: &Home) -> bool {
     if std::env::var("ANVIL_TERMINAL_SIGNALS").is_ok_and(|v| v == "0") {
         return false;
     }
-    crate::model::config::Config::load(home.root())
+    crate::model::config::Config::load(home)
         .ok()
         .and_then(|c| c.notify)
         .and_then(|n| n.terminal)

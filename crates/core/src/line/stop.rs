@@ -703,7 +703,7 @@ mod tests {
         let setup = crate::model::options::Options {
             question: "Q?".into(),
             rounds: Some(2),
-            interactive: true,
+            interactive: Some(true),
             ..Default::default()
         }
         .into_setup()

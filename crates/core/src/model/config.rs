@@ -1,46 +1,27 @@
 //! `.anvil/config.toml`: a project's defaults for every debate option, so a team can say once
-//! "our debates are 2-round ADRs with a security focus". Flags override it (see
+//! "our debates are 2-round ADRs with a security focus". Flags override them (see
 //! [`crate::model::options::Options::with_config`]).
 //!
-//! The file is strict: an unknown key is an error naming it, not a silently ignored typo.
-//! `anvil start`/`anvil run` read the debate options; the `[gc]` table is read by the
-//! automatic maintenance (see [`crate::record::maintenance`]), which the Stop hook looks at only after a
-//! synthesis.
+//! The file is strict: an unknown key is an error naming it, not a silently ignored typo. Each
+//! debate option reads its own key ([`crate::model::options::defs`]); the tables below are the
+//! settings of anvil itself. `anvil start`/`anvil run` read the debate options; the `[gc]`
+//! table is read by the automatic maintenance (see [`crate::record::maintenance`]), which the
+//! Stop hook looks at only after a synthesis.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::model::state::Mode;
+use crate::home::Home;
+use crate::model::options::{Options, defs};
 use crate::record::maintenance::Limits;
 
-pub const FILE: &str = "config.toml";
-
-/// Every key the file may hold; all optional.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Everything the file holds; all optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Config {
-    pub mode: Option<Mode>,
-    pub rounds: Option<u32>,
-    pub position: Option<String>,
-    /// Stakeholder voices; setting it makes stakeholder rotation the default.
-    pub stakeholders: Option<Vec<String>>,
-    /// Persona voices; setting it makes a persona rotation the default.
-    pub personas: Option<Vec<String>>,
-    pub interactive: Option<bool>,
-    pub framework: Option<String>,
-    pub focus: Option<String>,
-    pub research: Option<bool>,
-    pub autonomy: Option<u8>,
-    /// The report's path (relative to the project), for every debate.
-    pub output: Option<PathBuf>,
-    /// The directory reports go to, as `<debate>.md`, unless `output` or `--output` is given.
-    pub output_dir: Option<PathBuf>,
-    /// Context paths, relative to the project root.
-    pub context: Option<Vec<String>>,
-    pub diff: Option<bool>,
-    /// Give a new debate the earlier conclusions related to its question (default true).
-    pub recall: Option<bool>,
+    /// The debate options' defaults, each read by its definition from its key.
+    pub defaults: Options,
     /// When the record is packed automatically (`[gc]`).
     pub gc: Option<Gc>,
     /// Signals in Claude Code's terminal (`[notify]`).
@@ -76,6 +57,18 @@ pub enum Fallback {
     /// The session that drives the line (`claude` in `anvil run`).
     Host,
 }
+
+/// The tables of the file: anvil's own settings, beside the debate options' keys.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tables {
+    gc: Option<Gc>,
+    notify: Option<Notify>,
+    secrets: Option<Secrets>,
+    seats: Option<SeatsTable>,
+}
+
+const TABLES: [&str; 4] = ["gc", "notify", "secrets", "seats"];
 
 /// `[secrets]`: credentials found in a phase, steering, an answer or a context file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -139,9 +132,9 @@ impl Config {
         self.gc.unwrap_or_default().limits()
     }
 
-    /// The config of the project whose home is `home_root` (`.anvil`); empty when there is no file.
-    pub fn load(home_root: &Path) -> Result<Config, ConfigError> {
-        let path = home_root.join(FILE);
+    /// The config of the project whose home is `home`; empty when there is no file.
+    pub fn load(home: &Home) -> Result<Config, ConfigError> {
+        let path = home.config_path();
         match crate::fsutil::read_optional(&path) {
             Ok(None) => Ok(Config::default()),
             Ok(Some(text)) => Config::parse(&text, &path),
@@ -149,19 +142,56 @@ impl Config {
         }
     }
 
-    /// Parses the file's text; `path` only names the file in errors.
+    /// Parses the file's text; `path` only names the file in errors. Each key of a debate
+    /// option is read by its definition, the tables by serde; either way an error names the
+    /// key and its line.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|e| ConfigError::Invalid {
+        let invalid = |message: &str, span: Option<Range<usize>>| ConfigError::Invalid {
             path: path.to_owned(),
-            message: describe(&e, text),
+            message: describe(message, span, text),
+        };
+        let toml_error = |e: toml::de::Error| invalid(e.message(), e.span());
+        let document = toml::de::DeTable::parse(text).map_err(toml_error)?;
+        let span = document.span();
+        let mut defaults = Options::default();
+        let mut tables = toml::de::DeTable::new();
+        for (key, value) in document.into_inner() {
+            if let Some(option) = defs::by_key(key.get_ref()) {
+                let read = option.key.as_ref().map(|k| k.read);
+                if let Some(read) = read {
+                    read(&mut defaults, value.into()).map_err(toml_error)?;
+                }
+            } else if TABLES.contains(&key.get_ref().as_ref()) {
+                tables.insert(key, value);
+            } else {
+                let e = <toml::de::Error as serde::de::Error>::unknown_field(key.get_ref(), keys());
+                return Err(invalid(e.message(), Some(key.span())));
+            }
+        }
+        let tables = Tables::deserialize(toml::de::Deserializer::from(toml::Spanned::new(
+            span, tables,
+        )))
+        .map_err(toml_error)?;
+        Ok(Config {
+            defaults,
+            gc: tables.gc,
+            notify: tables.notify,
+            secrets: tables.secrets,
+            seats: tables.seats,
         })
     }
 }
 
+/// Every key the file may hold at its top level: the debate options', then the tables.
+fn keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| crate::model::options::config_keys().chain(TABLES).collect())
+}
+
 /// toml's message, with the key at fault named even when the message itself does not.
-fn describe(e: &toml::de::Error, text: &str) -> String {
-    let message = e.message().trim().to_owned();
-    let Some(span) = e.span() else {
+fn describe(message: &str, span: Option<Range<usize>>, text: &str) -> String {
+    let message = message.trim().to_owned();
+    let Some(span) = span else {
         return message;
     };
     let line_no = text[..span.start.min(text.len())].matches('\n').count() + 1;
@@ -177,6 +207,7 @@ fn describe(e: &toml::de::Error, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::state::Mode;
 
     fn parse(text: &str) -> Result<Config, String> {
         Config::parse(text, Path::new(".anvil/config.toml")).map_err(|e| e.to_string())
@@ -200,6 +231,7 @@ output = "decision.md"
 output_dir = "docs/debates"
 context = ["src/"]
 diff = true
+recall = false
 
 [gc]
 auto = 0
@@ -208,11 +240,22 @@ auto_loose_debates = 20
 "#,
         )
         .unwrap();
-        assert_eq!(c.mode, Some(Mode::Philosopher));
-        assert_eq!(c.rounds, Some(2));
-        assert_eq!(c.autonomy, Some(3));
-        assert_eq!(c.output_dir, Some(PathBuf::from("docs/debates")));
-        assert_eq!(c.context, Some(vec!["src/".to_owned()]));
+        let d = &c.defaults;
+        assert_eq!(d.mode, Some(Mode::Philosopher));
+        assert_eq!(d.rounds, Some(2));
+        assert_eq!(d.position.as_deref(), Some("yes"));
+        assert_eq!(d.stakeholders.as_deref(), Some("Ops,Legal"));
+        assert_eq!(d.personas, ["startup-cfo", "end-user"]);
+        assert_eq!(d.interactive, Some(true));
+        assert_eq!(d.framework.as_deref(), Some("adr"));
+        assert_eq!(d.focus.as_deref(), Some("security"));
+        assert_eq!(d.research, Some(true));
+        assert_eq!(d.autonomy, Some(3));
+        assert_eq!(d.output, Some(PathBuf::from("decision.md")));
+        assert_eq!(d.output_dir, Some(PathBuf::from("docs/debates")));
+        assert_eq!(d.context, ["src/"]);
+        assert_eq!(d.diff, Some(true));
+        assert_eq!(d.recall, Some(false));
         assert_eq!(
             c.gc,
             Some(Gc {
@@ -228,8 +271,23 @@ auto_loose_debates = 20
         let err = parse("rounds = 2\nrouns = 3\n").unwrap_err();
         assert!(err.contains("rouns"), "{err}");
         assert!(err.contains(".anvil/config.toml"), "{err}");
+        assert!(
+            err.starts_with(
+                ".anvil/config.toml: line 2: unknown field `rouns`, expected one of `mode`, \
+                 `rounds`,"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("`recall`, `gc`, `notify`, `secrets`, `seats`"),
+            "{err}"
+        );
         let err = parse("[gc]\nautp = 3\n").unwrap_err();
-        assert!(err.contains("autp"), "{err}");
+        assert_eq!(
+            err,
+            ".anvil/config.toml: line 2: unknown field `autp`, expected one of `auto`, \
+             `auto_pack_limit`, `auto_loose_debates`"
+        );
     }
 
     #[test]
@@ -239,10 +297,15 @@ auto_loose_debates = 20
             ("mode = \"shouty\"\n", "mode"),
             ("interactive = 3\n", "interactive"),
             ("autonomy = -1\n", "autonomy"),
+            ("stakeholders = \"Ops\"\n", "stakeholders"),
+            ("output_dir = 1\n", "output_dir"),
+            ("recall = \"no\"\n", "recall"),
+            ("rounds = 2\n[notify]\nterminal = 1\n", "terminal"),
         ] {
             let err = parse(text).unwrap_err();
+            let line = text.lines().count();
             assert!(err.contains(key), "{text}: {err}");
-            assert!(err.contains("line 1"), "{text}: {err}");
+            assert!(err.contains(&format!("line {line}")), "{text}: {err}");
         }
     }
 

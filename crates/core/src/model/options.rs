@@ -1,15 +1,27 @@
-//! Debate options as the user gives them, and their validation in one place: everything that
-//! can be wrong with a combination of options is caught here, with a message that says what
-//! to do, before anything is written.
+//! Debate options: one definition each, and their validation in one place.
 //!
-//! Defaults come from `.anvil/config.toml` ([`crate::model::config`]); flags override them. A value
-//! that came from the config is named as its key there, so the user knows which file to fix.
+//! Every option of `anvil start` and `anvil run` is one [`OptionDef`] in [`defs`]: its flag and
+//! the form that turns it off, its key in `.anvil/config.toml`, its words in `--help` and in
+//! docs/options.md, and how a value given either way reaches [`Options`]. The command line
+//! turns each definition into a clap argument (this crate links no argument parser, so the
+//! hook does not either); [`crate::model::config`] reads the file's keys through them; a test
+//! checks docs/options.md against them.
+//!
+//! [`Options::into_setup`] then checks what was given, one small validator per option plus the
+//! few rules that tie options together, each with a message that says what to do, before
+//! anything is written. A value that came from the config is named as its key there, so the
+//! user knows which file to fix.
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::model::config::Config;
 use crate::model::state::{Inputs, Mode, Rotation, Setup};
+
+pub mod defs;
+#[cfg(test)]
+mod docs;
 
 pub(crate) const DEFAULT_ROUNDS: u32 = 3;
 pub(crate) const MAX_ROUNDS: u32 = 10;
@@ -33,8 +45,9 @@ pub(crate) const PERSONA_PRESETS: [&str; 4] = [
     "end-user",
 ];
 
-/// The options of `anvil start` and `anvil run`, before validation.
-#[derive(Debug, Clone, Default)]
+/// The options of `anvil start` and `anvil run`, as given, before validation. The config's
+/// defaults are an `Options` too ([`Config::defaults`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     pub question: String,
     pub mode: Option<Mode>,
@@ -43,24 +56,30 @@ pub struct Options {
     /// `Some` when `--stakeholders` was given (possibly empty: the default voices).
     pub stakeholders: Option<String>,
     pub personas: Vec<String>,
-    pub interactive: bool,
+    /// A switch is `None` until the command line or the config sets it; `Some(false)` from
+    /// `--no-interactive` keeps the config from turning it on.
+    pub interactive: Option<bool>,
     pub framework: Option<String>,
     pub focus: Option<String>,
-    pub research: bool,
-    pub autonomy: Option<u8>,
-    pub output: Option<PathBuf>,
     /// `--context` paths, as given (relative to `cwd`).
     pub context: Vec<String>,
-    pub diff: bool,
+    pub diff: Option<bool>,
     /// `--pr N`: a pull request of the project's remote.
     pub pr: Option<u32>,
     pub follow_up: Option<String>,
     /// `--versus A B`: exactly two when given.
     pub versus: Vec<String>,
-    /// `--seat ROLE=AGENT[:MODEL]`, as given.
+    pub research: Option<bool>,
+    pub autonomy: Option<u8>,
+    pub output: Option<PathBuf>,
+    /// The directory reports go to, as `<debate>.md`, unless an output is given (config only).
+    pub output_dir: Option<PathBuf>,
+    /// Give the debaters the earlier conclusions related to the question (on unless turned off).
+    pub recall: Option<bool>,
+    /// `--seat ROLE=AGENT[:MODEL]`, as given, then the `[seats]` table's for the other roles.
     pub seats: Vec<String>,
     /// `--independent`: round 1's openings drafted blind, in parallel.
-    pub independent: bool,
+    pub independent: Option<bool>,
     /// `--budget-tokens N`.
     pub budget_tokens: Option<u64>,
     /// `--budget-usd X`.
@@ -69,9 +88,182 @@ pub struct Options {
     pub cwd: PathBuf,
     /// Options whose value came from `.anvil/config.toml`, by config key.
     pub from_config: BTreeSet<&'static str>,
-    /// Switches the command line turned off (`--no-interactive`, …), by config key: the
-    /// config cannot turn them on.
-    pub turned_off: BTreeSet<&'static str>,
+}
+
+/// One option: everything anvil says and does about it, whichever way it is given.
+#[derive(Debug)]
+pub struct OptionDef {
+    /// How it is typed on the command line; `None` for a key of the config file only.
+    pub flag: Option<Flag>,
+    /// Its key in `.anvil/config.toml`; `None` for an option of the command line only.
+    pub key: Option<Key>,
+    /// Its row in docs/options.md.
+    pub doc: Doc,
+}
+
+/// An option on the command line.
+#[derive(Debug)]
+pub struct Flag {
+    /// The long name, without `--`.
+    pub long: &'static str,
+    pub short: Option<char>,
+    pub takes: Takes,
+    /// The words of `--help`: paragraphs apart by a blank line, the first also `-h`'s line.
+    pub help: &'static str,
+    /// Shown under the words in `--help`, after "Example: ".
+    pub example: Option<&'static str>,
+    /// The form that turns a switch off, even when the config turned it on.
+    pub negation: Option<Negation>,
+    /// Stores what the command line gave.
+    pub given: fn(&mut Options, Given) -> Result<(), String>,
+}
+
+/// `--no-…`: turns a switch off.
+#[derive(Debug)]
+pub struct Negation {
+    pub long: &'static str,
+    pub help: &'static str,
+}
+
+/// What a flag takes after it.
+#[derive(Debug, Clone, Copy)]
+pub enum Takes {
+    /// Nothing: a switch (`--interactive`).
+    Switch,
+    /// One value (`--rounds N`); given twice, the last one counts.
+    One(Value),
+    /// One value or none (`--stakeholders [LIST]`); none is the empty text.
+    OneOrNone(Value),
+    /// One value, and the flag may be repeated (`--persona A --persona B`).
+    Each(Value),
+    /// Two values at once (`--versus A B`).
+    Two { names: [&'static str; 2], ty: Ty },
+}
+
+/// A value on the command line: its name in `--help` and its type.
+#[derive(Debug, Clone, Copy)]
+pub struct Value {
+    pub name: &'static str,
+    pub ty: Ty,
+}
+
+/// The type of a value, which the command line checks as it parses (its error names the
+/// flag) and completes (a path completes as a file).
+#[derive(Debug, Clone, Copy)]
+pub enum Ty {
+    Text,
+    Path,
+    U8,
+    U32,
+    U64,
+    F64,
+    /// Text this function accepts; its error is the message.
+    Checked(fn(&str) -> Result<(), String>),
+}
+
+/// An option's key in `.anvil/config.toml`.
+#[derive(Debug)]
+pub struct Key {
+    pub name: &'static str,
+    /// A value, as TOML, for the example file in docs/options.md, and a note beside it.
+    pub example: &'static str,
+    pub note: &'static str,
+    /// Stores the file's value in the config's defaults; a value of the wrong type is an
+    /// error (which the config names with its key and line).
+    pub read: fn(&mut Options, toml::de::ValueDeserializer<'_>) -> Result<(), toml::de::Error>,
+    /// Takes the config's default where the command line gave nothing; says whether it did.
+    pub fill: fn(&mut Options, &Options) -> bool,
+}
+
+/// An option's row in docs/options.md.
+#[derive(Debug)]
+pub struct Doc {
+    /// Its value as the table shows it (`N`, `adr\|pre-mortem\|…`); empty for a switch.
+    pub shows: &'static str,
+    /// What it does (markdown).
+    pub what: &'static str,
+    /// A whole command that uses it.
+    pub example: &'static str,
+}
+
+/// What the command line gave for one option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Given {
+    /// The switch itself.
+    On,
+    /// Its `--no-…` form.
+    Off,
+    /// The values, in the order given.
+    Values(Vec<OsString>),
+}
+
+impl Given {
+    pub fn is_on(&self) -> bool {
+        matches!(self, Given::On)
+    }
+
+    /// Every value, as text.
+    pub fn texts(self) -> Result<Vec<String>, String> {
+        match self {
+            Given::Values(values) => values
+                .into_iter()
+                .map(|v| {
+                    v.into_string()
+                        .map_err(|v| format!("{} is not valid UTF-8", v.to_string_lossy()))
+                })
+                .collect(),
+            Given::On | Given::Off => Err("a value is missing".to_owned()),
+        }
+    }
+
+    /// The last value, as text.
+    pub fn text(self) -> Result<String, String> {
+        self.texts()?
+            .pop()
+            .ok_or_else(|| "a value is missing".to_owned())
+    }
+
+    /// The last value, as a path (any bytes).
+    pub fn path(self) -> Result<PathBuf, String> {
+        match self {
+            Given::Values(mut values) => values
+                .pop()
+                .map(PathBuf::from)
+                .ok_or_else(|| "a value is missing".to_owned()),
+            Given::On | Given::Off => Err("a value is missing".to_owned()),
+        }
+    }
+
+    /// The last value, as a number.
+    pub fn number<T>(self) -> Result<T, String>
+    where
+        T: std::str::FromStr,
+        T::Err: std::fmt::Display,
+    {
+        self.text()?.parse().map_err(|e: T::Err| e.to_string())
+    }
+}
+
+impl OptionDef {
+    /// The name the user gave this option by, in a message: its flag, or its config key when
+    /// the value came from the config.
+    fn named(&self, options: &Options) -> String {
+        match (&self.key, &self.flag) {
+            (Some(key), _) if options.from_config.contains(key.name) => {
+                format!("`{}` in .anvil/config.toml", key.name)
+            }
+            (_, Some(flag)) => format!("--{}", flag.long),
+            (Some(key), None) => format!("`{}` in .anvil/config.toml", key.name),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// Every key of `.anvil/config.toml` that holds a debate option, in the order of [`defs::ALL`].
+pub fn config_keys() -> impl Iterator<Item = &'static str> {
+    defs::ALL
+        .iter()
+        .filter_map(|def| def.key.as_ref().map(|k| k.name))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,50 +287,15 @@ fn preset<'a>(text: &str, presets: &[&'a str]) -> Option<&'a str> {
 impl Options {
     /// Fills every option the flags left unset from the config; flags win.
     pub fn with_config(mut self, config: &Config) -> Options {
-        fn take<T: Clone>(
-            flag: &mut Option<T>,
-            value: &Option<T>,
-            key: &'static str,
-            from: &mut BTreeSet<&'static str>,
-        ) {
-            if flag.is_none() && value.is_some() {
-                *flag = value.clone();
-                from.insert(key);
+        for def in defs::ALL {
+            if let Some(key) = &def.key
+                && (key.fill)(&mut self, &config.defaults)
+            {
+                self.from_config.insert(key.name);
             }
         }
-        let from = &mut self.from_config;
-        // A rotation given on the command line outranks a configured mode.
-        if self.stakeholders.is_none() || config.mode == Some(Mode::Stakeholders) {
-            take(&mut self.mode, &config.mode, "mode", from);
-        }
-        take(&mut self.rounds, &config.rounds, "rounds", from);
-        take(&mut self.position, &config.position, "position", from);
-        take(&mut self.framework, &config.framework, "framework", from);
-        take(&mut self.focus, &config.focus, "focus", from);
-        take(&mut self.autonomy, &config.autonomy, "autonomy", from);
-        take(&mut self.output, &config.output, "output", from);
-        if self.stakeholders.is_none()
-            && self.personas.is_empty()
-            && self.mode.is_none_or(|m| m == Mode::Stakeholders)
-            && let Some(list) = &config.stakeholders
-        {
-            self.stakeholders = Some(list.join(","));
-            from.insert("stakeholders");
-        }
-        if self.personas.is_empty()
-            && self.stakeholders.is_none()
-            && let Some(list) = &config.personas
-        {
-            self.personas = list.clone();
-            from.insert("personas");
-        }
-        if self.context.is_empty()
-            && let Some(list) = &config.context
-        {
-            self.context = list.clone();
-            from.insert("context");
-        }
-        // Seats: the config's for every role the command line left without one.
+        // Seats: the `[seats]` table's for every role the command line left without one,
+        // and how seats run (its keys live in that table, beside the roles).
         if let Some(table) = &config.seats {
             let given: Vec<String> = self
                 .seats
@@ -148,45 +305,96 @@ impl Options {
             for (role, seat) in &table.roles {
                 if !given.contains(&role.trim().to_lowercase()) {
                     self.seats.push(format!("{role}={seat}"));
-                    from.insert("seats");
+                    self.from_config.insert("seats");
                 }
             }
-            if !self.independent && table.independent == Some(true) {
-                self.independent = true;
-                from.insert("seats.independent");
+            if self.independent.is_none() && table.independent.is_some() {
+                self.independent = table.independent;
+                self.from_config.insert("seats.independent");
             }
-            take(
-                &mut self.budget_tokens,
-                &table.budget_tokens,
-                "seats.budget_tokens",
-                from,
-            );
-            let usd = table.budget_usd.map(|d| format!("{d}"));
-            take(&mut self.budget_usd, &usd, "seats.budget_usd", from);
-        }
-        for (flag, value, key) in [
-            (&mut self.interactive, config.interactive, "interactive"),
-            (&mut self.research, config.research, "research"),
-            (&mut self.diff, config.diff, "diff"),
-        ] {
-            if !*flag && value == Some(true) && !self.turned_off.contains(key) {
-                *flag = true;
-                from.insert(key);
+            if self.budget_tokens.is_none() && table.budget_tokens.is_some() {
+                self.budget_tokens = table.budget_tokens;
+                self.from_config.insert("seats.budget_tokens");
+            }
+            if self.budget_usd.is_none()
+                && let Some(usd) = table.budget_usd
+            {
+                self.budget_usd = Some(format!("{usd}"));
+                self.from_config.insert("seats.budget_usd");
             }
         }
         self
     }
 
-    /// How an option is named in a message: the flag, or the config key it came from.
-    fn named(&self, key: &'static str, flag: &str) -> String {
-        if self.from_config.contains(key) {
-            format!("`{key}` in .anvil/config.toml")
-        } else {
-            flag.to_owned()
-        }
+    pub fn into_setup(self) -> Result<Setup, OptionsError> {
+        self.check_versus()?;
+        self.check_follow_up()?;
+        let question = self.question()?;
+        let (rotation, voices) = self.rotation()?;
+        let mode = self.mode(rotation)?;
+        let rounds = self.rounds(rotation, &voices)?;
+        let autonomy = self.autonomy()?;
+        let framework = self.framework()?;
+        let focus = self.focus()?;
+        let context = self.context()?;
+        let seats = self.seats(&voices)?;
+        Ok(Setup {
+            question,
+            mode,
+            rounds,
+            position: self
+                .position
+                .map(|p| p.trim().to_owned())
+                .filter(|p| !p.is_empty()),
+            voices,
+            rotation,
+            interactive: self.interactive == Some(true),
+            framework,
+            focus,
+            research: self.research == Some(true),
+            autonomy,
+            output: self.output,
+            seats,
+            inputs: Inputs {
+                context,
+                diff: self.diff == Some(true),
+                pr: self.pr,
+                follow_up: self.follow_up.map(|f| f.trim().to_owned()),
+                versus: self.versus.iter().map(|v| v.trim().to_owned()).collect(),
+                // Filled in by the command line, which holds the search index.
+                recalled: Vec::new(),
+            },
+        })
     }
 
-    pub fn into_setup(self) -> Result<Setup, OptionsError> {
+    /// `--seat`, `--independent`, `--budget-*`: every role seated once, by a known agent, within
+    /// the debate's voices; a budget above nothing.
+    fn seats(&self, voices: &[String]) -> Result<crate::model::seats::Seats, OptionsError> {
+        let mut seats = crate::model::seats::Seats {
+            independent: self.independent == Some(true),
+            budget_tokens: self.budget_tokens,
+            budget_usd: self
+                .budget_usd
+                .as_ref()
+                .map(|u| u.trim().trim_start_matches('$').to_owned()),
+            ..Default::default()
+        };
+        for text in &self.seats {
+            let (role, seat) = crate::model::seats::Seats::parse_assignment(text)
+                .map_err(|message| OptionsError { message })?;
+            seats.roles.insert(role, seat);
+        }
+        seats
+            .check(voices)
+            .map_err(|message| OptionsError { message })?;
+        if seats.budget_tokens == Some(0) {
+            return invalid("--budget-tokens must be above 0");
+        }
+        Ok(seats)
+    }
+
+    /// `--versus`: two different results, and not with `--follow-up`.
+    fn check_versus(&self) -> Result<(), OptionsError> {
         if !self.versus.is_empty() && self.versus.len() != 2 {
             return invalid("--versus takes exactly two results: --versus report-a.md report-b.md");
         }
@@ -198,6 +406,20 @@ impl Options {
                 "--follow-up and --versus both bring earlier results; use one of them (or start a follow-up of the versus debate afterwards)",
             );
         }
+        Ok(())
+    }
+
+    fn check_follow_up(&self) -> Result<(), OptionsError> {
+        if let Some(f) = &self.follow_up
+            && f.trim().is_empty()
+        {
+            return invalid("--follow-up needs a report file or a debate: --follow-up DEBATE@main");
+        }
+        Ok(())
+    }
+
+    /// The question, or with `--versus` and none, the question of a comparison.
+    fn question(&self) -> Result<String, OptionsError> {
         let mut question = self.question.trim().to_owned();
         if question.is_empty() && self.versus.len() == 2 {
             question = format!(
@@ -209,12 +431,17 @@ impl Options {
         if question.is_empty() {
             return invalid("the question is empty: anvil start \"Should we …?\"");
         }
+        Ok(question)
+    }
+
+    /// Who speaks: the advocate/critic pair, or the voices of a stakeholder or persona rotation.
+    fn rotation(&self) -> Result<(Rotation, Vec<String>), OptionsError> {
         if !self.personas.is_empty() && self.stakeholders.is_some() {
             return invalid(
                 "--persona and --stakeholders are two different rotations; use one of them",
             );
         }
-        let (rotation, voices) = if let Some(list) = &self.stakeholders {
+        if let Some(list) = &self.stakeholders {
             if self.mode.is_some_and(|m| m != Mode::Stakeholders) {
                 return invalid(format!(
                     "--stakeholders implies --mode stakeholders, but --mode {} was given; drop one of them (or use --persona for a rotation in another mode)",
@@ -232,33 +459,36 @@ impl Options {
             } else {
                 voices
             };
-            (Rotation::Stakeholders, voices)
-        } else if self.mode == Some(Mode::Stakeholders) {
-            (
-                Rotation::Stakeholders,
-                DEFAULT_STAKEHOLDERS.map(str::to_owned).to_vec(),
-            )
-        } else if !self.personas.is_empty() {
-            let personas: Vec<String> = self
-                .personas
-                .iter()
-                .map(|p| {
-                    preset(p, &PERSONA_PRESETS)
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| p.trim().to_owned())
-                })
-                .filter(|p| !p.is_empty())
-                .collect();
-            if personas.len() < 2 {
-                return invalid(format!(
-                    "a persona rotation needs at least two voices: --persona security-engineer --persona startup-cfo (presets: {}; or free text)",
-                    PERSONA_PRESETS.join(", ")
-                ));
-            }
-            (Rotation::Personas, personas)
-        } else {
-            (Rotation::Pair, Vec::new())
-        };
+            return Ok((Rotation::Stakeholders, voices));
+        }
+        if self.mode == Some(Mode::Stakeholders) {
+            let voices = DEFAULT_STAKEHOLDERS.map(str::to_owned).to_vec();
+            return Ok((Rotation::Stakeholders, voices));
+        }
+        if self.personas.is_empty() {
+            return Ok((Rotation::Pair, Vec::new()));
+        }
+        let personas: Vec<String> = self
+            .personas
+            .iter()
+            .map(|p| {
+                preset(p, &PERSONA_PRESETS)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| p.trim().to_owned())
+            })
+            .filter(|p| !p.is_empty())
+            .collect();
+        if personas.len() < 2 {
+            return invalid(format!(
+                "a persona rotation needs at least two voices: --persona security-engineer --persona startup-cfo (presets: {}; or free text)",
+                PERSONA_PRESETS.join(", ")
+            ));
+        }
+        Ok((Rotation::Personas, personas))
+    }
+
+    /// The mode: a stakeholder rotation's own, else as given; devils-advocate needs a position.
+    fn mode(&self, rotation: Rotation) -> Result<Mode, OptionsError> {
         let mode = match rotation {
             Rotation::Stakeholders => Mode::Stakeholders,
             _ => self.mode.unwrap_or(Mode::Analyst),
@@ -268,70 +498,83 @@ impl Options {
         {
             return invalid(format!(
                 "{} devils-advocate attacks your own stance: add --position \"what you believe\"",
-                self.named("mode", "--mode")
+                defs::MODE.named(self)
             ));
         }
-        let rounds = match rotation {
-            Rotation::Pair => {
-                let rounds = self.rounds.unwrap_or(DEFAULT_ROUNDS);
-                if !(1..=MAX_ROUNDS).contains(&rounds) {
-                    return invalid(format!(
-                        "{} {rounds} is out of range: use 1 to {MAX_ROUNDS}",
-                        self.named("rounds", "--rounds")
-                    ));
-                }
-                rounds
+        Ok(mode)
+    }
+
+    /// Rounds of the pair, 1 to 10; in a rotation, one per voice.
+    fn rounds(&self, rotation: Rotation, voices: &[String]) -> Result<u32, OptionsError> {
+        if rotation == Rotation::Pair {
+            let rounds = self.rounds.unwrap_or(DEFAULT_ROUNDS);
+            if !(1..=MAX_ROUNDS).contains(&rounds) {
+                return invalid(format!(
+                    "{} {rounds} is out of range: use 1 to {MAX_ROUNDS}",
+                    defs::ROUNDS.named(self)
+                ));
             }
-            _ => {
-                let count = u32::try_from(voices.len()).unwrap_or(u32::MAX);
-                if let Some(r) = self.rounds.filter(|r| *r != count) {
-                    return invalid(format!(
-                        "in a rotation every voice speaks once, so rounds = voices ({count}); drop --rounds {r} or change the voices"
-                    ));
-                }
-                if count > MAX_ROUNDS {
-                    return invalid(format!(
-                        "{count} voices is too many: use at most {MAX_ROUNDS}"
-                    ));
-                }
-                count
-            }
-        };
+            return Ok(rounds);
+        }
+        let count = u32::try_from(voices.len()).unwrap_or(u32::MAX);
+        if let Some(r) = self.rounds.filter(|r| *r != count) {
+            return invalid(format!(
+                "in a rotation every voice speaks once, so rounds = voices ({count}); drop --rounds {r} or change the voices"
+            ));
+        }
+        if count > MAX_ROUNDS {
+            return invalid(format!(
+                "{count} voices is too many: use at most {MAX_ROUNDS}"
+            ));
+        }
+        Ok(count)
+    }
+
+    fn autonomy(&self) -> Result<u8, OptionsError> {
         let autonomy = self.autonomy.unwrap_or(0);
         if autonomy > 5 {
             return invalid(format!(
                 "{} {autonomy} is out of range: use 0 to 5 (0: never ask the human; 5: ask whenever anything is ambiguous)",
-                self.named("autonomy", "--autonomy")
+                defs::AUTONOMY.named(self)
             ));
         }
-        let framework = match self.framework.as_deref().map(str::trim) {
-            None => None,
-            Some(name) => match preset(name, &FRAMEWORKS) {
-                Some(known) => Some(known.to_owned()),
-                None => {
-                    return invalid(format!(
-                        "{} '{name}' is not a framework; choose one of: {}",
-                        self.named("framework", "--framework"),
-                        FRAMEWORKS.join(", ")
-                    ));
-                }
-            },
+        Ok(autonomy)
+    }
+
+    /// One of the frameworks, by its preset name.
+    fn framework(&self) -> Result<Option<String>, OptionsError> {
+        let Some(name) = self.framework.as_deref().map(str::trim) else {
+            return Ok(None);
         };
-        let focus = match self.focus.as_deref().map(str::trim) {
-            None => None,
-            Some("") => {
-                return invalid(format!(
-                    "{} is empty: give a preset ({}) or a lens in your own words",
-                    self.named("focus", "--focus"),
-                    FOCUS_PRESETS.join(", ")
-                ));
-            }
-            Some(text) => Some(
+        match preset(name, &FRAMEWORKS) {
+            Some(known) => Ok(Some(known.to_owned())),
+            None => invalid(format!(
+                "{} '{name}' is not a framework; choose one of: {}",
+                defs::FRAMEWORK.named(self),
+                FRAMEWORKS.join(", ")
+            )),
+        }
+    }
+
+    /// A preset by its name, or a lens in the user's own words.
+    fn focus(&self) -> Result<Option<String>, OptionsError> {
+        match self.focus.as_deref().map(str::trim) {
+            None => Ok(None),
+            Some("") => invalid(format!(
+                "{} is empty: give a preset ({}) or a lens in your own words",
+                defs::FOCUS.named(self),
+                FOCUS_PRESETS.join(", ")
+            )),
+            Some(text) => Ok(Some(
                 preset(text, &FOCUS_PRESETS)
                     .map(str::to_owned)
                     .unwrap_or_else(|| text.to_owned()),
-            ),
-        };
+            )),
+        }
+    }
+
+    /// Paths that exist, each once.
+    fn context(&self) -> Result<Vec<String>, OptionsError> {
         let mut context = Vec::new();
         for path in &self.context {
             let trimmed = path.trim();
@@ -341,7 +584,7 @@ impl Options {
             if !self.cwd.join(trimmed).exists() {
                 return invalid(format!(
                     "{} {trimmed}: no such file or directory (paths are relative to the current directory {})",
-                    self.named("context", "--context"),
+                    defs::CONTEXT.named(self),
                     self.cwd.display()
                 ));
             }
@@ -349,58 +592,7 @@ impl Options {
                 context.push(trimmed.to_owned());
             }
         }
-        if let Some(f) = &self.follow_up
-            && f.trim().is_empty()
-        {
-            return invalid("--follow-up needs a report file or a debate: --follow-up DEBATE@main");
-        }
-        let inputs = Inputs {
-            context,
-            diff: self.diff,
-            pr: self.pr,
-            follow_up: self.follow_up.map(|f| f.trim().to_owned()),
-            versus: self.versus.iter().map(|v| v.trim().to_owned()).collect(),
-            // Filled in by the command line, which holds the search index.
-            recalled: Vec::new(),
-        };
-        let mut seats = crate::model::seats::Seats {
-            independent: self.independent,
-            budget_tokens: self.budget_tokens,
-            budget_usd: self
-                .budget_usd
-                .map(|u| u.trim().trim_start_matches('$').to_owned()),
-            ..Default::default()
-        };
-        for text in &self.seats {
-            let (role, seat) = crate::model::seats::Seats::parse_assignment(text)
-                .map_err(|message| OptionsError { message })?;
-            seats.roles.insert(role, seat);
-        }
-        seats
-            .check(&voices)
-            .map_err(|message| OptionsError { message })?;
-        if seats.budget_tokens == Some(0) {
-            return invalid("--budget-tokens must be above 0");
-        }
-        Ok(Setup {
-            question,
-            mode,
-            rounds,
-            position: self
-                .position
-                .map(|p| p.trim().to_owned())
-                .filter(|p| !p.is_empty()),
-            voices,
-            rotation,
-            interactive: self.interactive,
-            framework,
-            focus,
-            research: self.research,
-            autonomy,
-            output: self.output,
-            seats,
-            inputs,
-        })
+        Ok(context)
     }
 }
 
@@ -527,5 +719,88 @@ mod tests {
             let err = options.clone().into_setup().unwrap_err().to_string();
             assert!(err.contains(expected), "{options:?}: {err}");
         }
+    }
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, std::path::Path::new(".anvil/config.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_message_names_a_value_from_the_config_by_its_key() {
+        let err = q()
+            .with_config(&config("rounds = 40\n"))
+            .into_setup()
+            .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("`rounds` in .anvil/config.toml 40 is out of range"),
+            "{err}"
+        );
+        let err = Options {
+            rounds: Some(40),
+            ..q()
+        }
+        .with_config(&config("rounds = 2\n"))
+        .into_setup()
+        .unwrap_err();
+        assert!(err.message.starts_with("--rounds 40"), "{err}");
+    }
+
+    #[test]
+    fn the_command_line_wins_over_the_config_and_turns_its_switches_off() {
+        let defaults = config(
+            "rounds = 2\ninteractive = true\nresearch = true\nframework = \"rfc\"\nrecall = false\n",
+        );
+        let options = Options {
+            rounds: Some(4),
+            research: Some(false),
+            ..q()
+        }
+        .with_config(&defaults);
+        assert_eq!(options.rounds, Some(4));
+        assert_eq!(options.interactive, Some(true));
+        assert_eq!(options.research, Some(false));
+        assert_eq!(options.recall, Some(false));
+        assert_eq!(
+            options.from_config,
+            BTreeSet::from(["framework", "interactive", "recall"])
+        );
+        let setup = options.into_setup().unwrap();
+        assert!(setup.interactive && !setup.research);
+        assert_eq!(setup.framework.as_deref(), Some("rfc"));
+    }
+
+    #[test]
+    fn a_rotation_on_the_command_line_outranks_the_configured_voices_and_mode() {
+        let defaults = config("mode = \"philosopher\"\nstakeholders = [\"Ops\", \"Legal\"]\n");
+        let setup = Options {
+            personas: vec!["end-user".into(), "startup-cfo".into()],
+            ..q()
+        }
+        .with_config(&defaults)
+        .into_setup()
+        .unwrap();
+        assert_eq!(
+            (setup.rotation, setup.mode),
+            (Rotation::Personas, Mode::Philosopher)
+        );
+        let setup = Options {
+            stakeholders: Some("A,B".into()),
+            ..q()
+        }
+        .with_config(&defaults)
+        .into_setup()
+        .unwrap();
+        assert_eq!(setup.voices, ["A", "B"]);
+        let setup = q()
+            .with_config(&config(
+                "stakeholders = [\"Ops\", \"Legal\"]\npersonas = [\"x\", \"y\"]\n",
+            ))
+            .into_setup()
+            .unwrap();
+        assert_eq!(
+            (setup.rotation, setup.voices.len()),
+            (Rotation::Stakeholders, 2)
+        );
     }
 }

@@ -131,6 +131,19 @@ impl Mode {
             Mode::Stakeholders => "stakeholders",
         }
     }
+
+    /// The mode named `name`; the error lists the modes.
+    pub fn parse(name: &str) -> Result<Mode, String> {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| {
+                format!(
+                    "unknown mode '{name}'; choose one of: {}",
+                    Mode::ALL.map(Mode::name).join(", ")
+                )
+            })
+    }
 }
 
 /// Who speaks in a round: the advocate/critic pair, or one voice of a rotation.

@@ -153,7 +153,7 @@ pub fn redact(text: &str) -> (Cow<'_, str>, Vec<&'static str>) {
 /// Does the project whose home is `anvil_root` keep credentials as they are
 /// (`[secrets] redact = false`)? A config file that cannot be read keeps nothing.
 fn keeps_credentials(anvil_root: &Path) -> bool {
-    crate::model::config::Config::load(anvil_root)
+    crate::model::config::Config::load(&crate::home::Home::at(anvil_root))
         .ok()
         .and_then(|c| c.secrets)
         .and_then(|s| s.redact)
