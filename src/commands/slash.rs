@@ -26,17 +26,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             CliError::new("`anvil slash` runs inside Claude Code's slash commands only")
                 .hint("type the command itself, e.g. `anvil start \"QUESTION\"`")
         })?;
-        let raw =
-            anvil_core::claude::slash::take(home.root(), &session, command)?.ok_or_else(|| {
-                CliError::new(format!(
-                    "the arguments of /{} did not reach anvil",
-                    command.slash_name()
-                ))
-                .hint(
-                    "anvil's UserPromptExpansion hook (`anvil-hook prompt-expansion`) is not \
+        let raw = anvil_core::claude::slash::take(&home, &session, command)?.ok_or_else(|| {
+            CliError::new(format!(
+                "the arguments of /{} did not reach anvil",
+                command.slash_name()
+            ))
+            .hint(
+                "anvil's UserPromptExpansion hook (`anvil-hook prompt-expansion`) is not \
                  installed or not on Claude Code's PATH: run `anvil install`, then `anvil doctor`",
-                )
-            })?;
+            )
+        })?;
         let argv = anvil_core::claude::slash::argv(command, &raw, is_start_option);
         let cli = <crate::Cli as clap::Parser>::try_parse_from(
             std::iter::once("anvil".to_owned()).chain(argv),

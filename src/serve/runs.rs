@@ -19,7 +19,7 @@ pub fn launch(app: &App, line: &LineRef) -> Result<Run, ApiError> {
     let _one = app.launching.lock().unwrap_or_else(|e| e.into_inner());
     anvil_core::line::headless::can_run(home, line).map_err(ApiError::from_debate)?;
 
-    let dir = home.root().join("runs");
+    let dir = home.runs_dir();
     std::fs::create_dir_all(&dir).map_err(ApiError::internal)?;
     let name = format!(
         "{}@{}-{}.log",

@@ -10,7 +10,7 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::time::Duration;
 
-use anvil_core::home::Home;
+use anvil_core::home::{Home, LineRef};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
@@ -69,13 +69,14 @@ fn snapshot(home: &Home) -> Snapshot {
     let mut debates: BTreeMap<String, std::collections::hash_map::DefaultHasher> = BTreeMap::new();
     // Live files: state, transcript and queued steering of every line.
     for (debate, debate_dir) in children(&home.debates_dir()) {
-        let h = debates.entry(debate).or_default();
-        for (line, line_dir) in children(&debate_dir) {
+        let h = debates.entry(debate.clone()).or_default();
+        for (line, _) in children(&debate_dir) {
             line.hash(h);
-            stat(&line_dir.join("state.md"), h);
-            stat(&line_dir.join("transcript.md"), h);
-            stat(&line_dir.join("headless.json"), h);
-            for (name, _) in children(&line_dir.join("steering")) {
+            let line = LineRef::new(&debate, line);
+            stat(&home.state_path(&line), h);
+            stat(&home.transcript_path(&line), h);
+            stat(&home.headless_path(&line), h);
+            for (name, _) in children(&home.steering_dir(&line)) {
                 name.hash(h);
             }
         }
@@ -94,17 +95,23 @@ fn snapshot(home: &Home) -> Snapshot {
     let packed = packed.finish();
 
     let mut sessions = std::collections::hash_map::DefaultHasher::new();
-    for (session, dir) in children(&home.root().join("inbox")) {
+    for (session, _) in children(&home.inboxes_dir()) {
         session.hash(&mut sessions);
-        stat(&dir.join("session.json"), &mut sessions);
-        for folder in ["queued", "delivered"] {
-            for (name, _) in children(&dir.join(folder)) {
+        let Some(inbox) = home.inbox(&session) else {
+            continue;
+        };
+        stat(&inbox.registration(), &mut sessions);
+        for (folder, dir) in [
+            ("queued", inbox.queued_dir()),
+            ("delivered", inbox.delivered_dir()),
+        ] {
+            for (name, _) in children(&dir) {
                 (folder, name).hash(&mut sessions);
             }
         }
     }
     // A session's binding changes which debate it drives.
-    for (name, path) in children(&home.root().join("sessions")) {
+    for (name, path) in children(&home.sessions_dir()) {
         name.hash(&mut sessions);
         stat(&path, &mut sessions);
     }

@@ -2,7 +2,32 @@
 //! and the queue of steering waiting for the next stop.
 //!
 //! Everything here is plain files so that the Stop hook can answer "is there anything for this
-//! session?" with a couple of `stat` calls, and so that people can look inside.
+//! session?" with a couple of `stat` calls, and so that people can look inside. [`Home`] names
+//! every path under `.anvil/`; no other module joins a name onto its root or a line's folder.
+//!
+//! | path under `.anvil/` | what it holds | written by |
+//! |---|---|---|
+//! | `config.toml` | the project's defaults ([`Home::config_path`]) | the person |
+//! | `prompts/PATH` | overrides of the built-in prompts ([`Home::prompts_dir`]) | the person, `anvil prompts eject` |
+//! | `.gitignore` | keeps the local state below out of the project's own git | `anvil init` |
+//! | `record/` | the bare git repository of every debate ([`Home::record_dir`]); what is inside is git's layout (and `record/`'s own index of recent debates) | `record/` |
+//! | `search.sqlite` | the full-text index, a cache of the record ([`Home::search_index`]) | the command line |
+//! | `reports/DEBATE[-LINE].md` | final reports, unless an output is given ([`Home::report_path`]) | `review/report` |
+//! | `debates/DEBATE/context.md` | the material the debate is about ([`Home::context_path`]) | `line/start` |
+//! | `debates/DEBATE/LINE/` | one line's live files ([`Home::line_dir`]) | `line/` |
+//! | `  state.md`, `transcript.md` | the line's state and its transcript | the line's transactions |
+//! | `  incoming.md` | a phase's text until it is recorded ([`Home::incoming_path`]) | the Stop hook |
+//! | `  steering/NNN.md` | steering queued for the next phase ([`Home::steering_dir`]) | `anvil steer`, the web room |
+//! | `  .lock`, `ref-intent` | the line's lock, the commit its ref is about to name | the line's transactions |
+//! | `  asking` | held locked while `anvil ask` waits ([`Home::asking_path`]) | `anvil ask` |
+//! | `  headless.json`, `headless.lock` | the line's `anvil run`, and its lock | `anvil run` |
+//! | `sessions/SESSION` | the line a Claude Code session drives | binding, claiming |
+//! | `pending/DEBATE@LINE` | a line waiting for a session to claim it | start, branch, resume |
+//! | `streaks/SESSION` | Stop-hook continuations in a row ([`Home::streak_path`]) | the Stop hook |
+//! | `inbox/SESSION/` | a session's registration and messages ([`Home::inbox`]) | SessionStart, the web room |
+//! | `slash/SESSION.COMMAND` | a slash command's arguments in transit ([`Home::slash_path`]) | UserPromptExpansion |
+//! | `active/DEBATE@LINE` | the index of lines that can still move ([`Home::active_dir`]) | `line/active` |
+//! | `runs/DEBATE@LINE-SECONDS.log` | output of runs started from the web room ([`Home::runs_dir`]) | `anvil serve` |
 
 use std::fmt;
 use std::io;
@@ -47,7 +72,7 @@ pub struct Home {
     root: PathBuf,
 }
 
-const GITIGNORE: &str = "# anvil's record and live files stay out of the project's own history.\n# Share debates with `git --git-dir .anvil/record push`; commit reports/ if you like.\nrecord/\ndebates/\nsessions/\nstreaks/\npending/\ninbox/\nsearch.sqlite*\n";
+const GITIGNORE: &str = "# anvil's record and live files stay out of the project's own history.\n# Share debates with `git --git-dir .anvil/record push`; commit reports/ if you like.\nrecord/\ndebates/\nsessions/\nstreaks/\npending/\ninbox/\nactive/\nruns/\nsearch.sqlite*\n";
 
 impl Home {
     /// Finds `.anvil` in `start` or the nearest ancestor that has one.
@@ -57,14 +82,6 @@ impl Home {
             .map(|dir| dir.join(DIR))
             .find(|candidate| candidate.is_dir())
             .map(|root| Home { root })
-    }
-
-    /// The home whose record is `record` (`.anvil/record`), if it is one.
-    pub fn of_record(record: &Path) -> Option<Home> {
-        record
-            .parent()
-            .and_then(Home::find)
-            .filter(|home| home.record_dir() == record)
     }
 
     /// Creates (or completes) `.anvil` in `project`; existing files are left as they are.
@@ -94,6 +111,14 @@ impl Home {
         self.root.parent().unwrap_or(Path::new("."))
     }
 
+    /// The home whose record is `record` (`.anvil/record`), if it is one.
+    pub fn of_record(record: &Path) -> Option<Home> {
+        record
+            .parent()
+            .and_then(Home::find)
+            .filter(|home| home.record_dir() == record)
+    }
+
     /// The project's defaults (`config.toml`).
     pub fn config_path(&self) -> PathBuf {
         self.root.join("config.toml")
@@ -113,16 +138,32 @@ impl Home {
         self.root.join("prompts")
     }
 
-    pub(crate) fn reports_dir(&self) -> PathBuf {
-        self.root.join("reports")
+    /// Where the report of `line` goes when no output is given.
+    pub(crate) fn report_path(&self, line: &LineRef) -> PathBuf {
+        let name = if line.line == "main" {
+            format!("{}.md", line.debate)
+        } else {
+            format!("{}-{}.md", line.debate, line.line)
+        };
+        self.root.join("reports").join(name)
     }
 
     pub fn debates_dir(&self) -> PathBuf {
         self.root.join("debates")
     }
 
+    /// The folder of `debate`: its lines, and what they share.
+    pub fn debate_dir(&self, debate: &str) -> PathBuf {
+        self.debates_dir().join(debate)
+    }
+
+    /// The material of `debate` that later prompts point to, shared by all its lines.
+    pub(crate) fn context_path(&self, debate: &str) -> PathBuf {
+        self.debate_dir(debate).join("context.md")
+    }
+
     pub fn line_dir(&self, line: &LineRef) -> PathBuf {
-        self.debates_dir().join(&line.debate).join(&line.line)
+        self.debate_dir(&line.debate).join(&line.line)
     }
 
     pub fn state_path(&self, line: &LineRef) -> PathBuf {
@@ -132,22 +173,95 @@ impl Home {
     pub fn transcript_path(&self, line: &LineRef) -> PathBuf {
         self.line_dir(line).join("transcript.md")
     }
+
     /// The phase text being recorded: written before anything else happens to it, removed
     /// once the phase is recorded, so it is there only when recording failed.
     pub(crate) fn incoming_path(&self, line: &LineRef) -> PathBuf {
         self.line_dir(line).join("incoming.md")
     }
 
-    fn steering_dir(&self, line: &LineRef) -> PathBuf {
+    /// The queue of steering for the line's next phase, one numbered file each.
+    pub fn steering_dir(&self, line: &LineRef) -> PathBuf {
         self.line_dir(line).join("steering")
     }
 
+    /// The file whose `flock` is the line's lock ([`Home::lock_line`]).
+    pub(crate) fn line_lock_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join(".lock")
+    }
+
+    /// The commit a transaction is about to point the line's ref at (see `line::transaction`).
+    pub(crate) fn ref_intent_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("ref-intent")
+    }
+
+    /// The file an `anvil ask` holds locked while it waits for the answer.
+    pub(crate) fn asking_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("asking")
+    }
+
+    /// The line's last `anvil run`, and the lock a living run holds.
+    pub fn headless_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("headless.json")
+    }
+
+    pub(crate) fn headless_lock_path(&self, line: &LineRef) -> PathBuf {
+        self.line_dir(line).join("headless.lock")
+    }
+
+    /// One file per Claude Code session that drives a line, naming the line.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.root.join("sessions")
+    }
+
     fn session_path(&self, session: &str) -> Option<PathBuf> {
-        valid_session(session).then(|| self.root.join("sessions").join(session))
+        valid_session(session).then(|| self.sessions_dir().join(session))
     }
 
     fn pending_dir(&self) -> PathBuf {
         self.root.join("pending")
+    }
+
+    /// The file that offers `line` to the next session that stops.
+    pub(crate) fn pending_path(&self, line: &LineRef) -> PathBuf {
+        self.pending_dir().join(line.to_string())
+    }
+
+    /// How many Stop-hook continuations in a row `session` has had.
+    pub(crate) fn streak_path(&self, session: &str) -> Option<PathBuf> {
+        valid_session(session).then(|| self.root.join("streaks").join(session))
+    }
+
+    /// The inboxes of every session that started here, one folder each.
+    pub fn inboxes_dir(&self) -> PathBuf {
+        self.root.join("inbox")
+    }
+
+    /// The inbox of `session`, when it is a session id.
+    pub fn inbox(&self, session: &str) -> Option<Inbox> {
+        valid_session(session).then(|| Inbox {
+            dir: self.inboxes_dir().join(session),
+        })
+    }
+
+    /// Arguments of slash commands on their way from the hook to `anvil slash`.
+    pub fn slash_dir(&self) -> PathBuf {
+        self.root.join("slash")
+    }
+
+    /// Where the hook leaves the arguments of `session`'s slash command `command`.
+    pub(crate) fn slash_path(&self, session: &str, command: &str) -> Option<PathBuf> {
+        valid_session(session).then(|| self.slash_dir().join(format!("{session}.{command}")))
+    }
+
+    /// The index of lines that can still move (see `line::active`).
+    pub(crate) fn active_dir(&self) -> PathBuf {
+        self.root.join("active")
+    }
+
+    /// The logs of runs started from the web room.
+    pub fn runs_dir(&self) -> PathBuf {
+        self.root.join("runs")
     }
 
     /// The line `session` drives, if any.
@@ -180,7 +294,7 @@ impl Home {
     pub(crate) fn sessions_of(&self, line: &LineRef) -> io::Result<Vec<String>> {
         // A file that cannot be read names no line (`anvil doctor` reports it).
         let mut out = Vec::new();
-        for (name, path) in fsutil::visible_entries(&self.root.join("sessions"))? {
+        for (name, path) in fsutil::visible_entries(&self.sessions_dir())? {
             let text = fsutil::read_optional(&path).ok().flatten();
             if text.and_then(|t| LineRef::parse(&t)).as_ref() == Some(line) {
                 out.push(name);
@@ -191,14 +305,11 @@ impl Home {
 
     /// Offers `line` to the next Claude session that stops here.
     pub(crate) fn add_pending(&self, line: &LineRef) -> io::Result<()> {
-        fsutil::write_atomic(
-            &self.pending_dir().join(line.to_string()),
-            format!("{line}\n").as_bytes(),
-        )
+        fsutil::write_atomic(&self.pending_path(line), format!("{line}\n").as_bytes())
     }
 
     pub(crate) fn remove_pending(&self, line: &LineRef) -> io::Result<()> {
-        remove_if_present(&self.pending_dir().join(line.to_string()))
+        remove_if_present(&self.pending_path(line))
     }
     /// Claims the oldest pending line for `session`. The claim is a rename of the pending file
     /// onto the session's binding, so when two sessions stop at once exactly one wins.
@@ -276,6 +387,29 @@ impl Home {
     }
 }
 
+/// One Claude Code session's inbox: `inbox/SESSION/`, its registration and its messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbox {
+    dir: PathBuf,
+}
+
+impl Inbox {
+    /// The session's registration at SessionStart.
+    pub fn registration(&self) -> PathBuf {
+        self.dir.join("session.json")
+    }
+
+    /// Messages waiting for the session's next stop, one file each.
+    pub fn queued_dir(&self) -> PathBuf {
+        self.dir.join("queued")
+    }
+
+    /// Messages the hook has handed over.
+    pub fn delivered_dir(&self) -> PathBuf {
+        self.dir.join("delivered")
+    }
+}
+
 /// One steering file waiting in a line's queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Queued {
@@ -301,7 +435,7 @@ impl Home {
         line: &LineRef,
         patience: std::time::Duration,
     ) -> io::Result<LineLock> {
-        let path = self.line_dir(line).join(".lock");
+        let path = self.line_lock_path(line);
         match fsutil::hold(&path, patience)? {
             Some(file) => Ok(LineLock { _file: file }),
             None => Err(io::Error::new(
@@ -364,7 +498,9 @@ impl Home {
             for line in std::fs::read_dir(debate.path())? {
                 let line = line?;
                 if let Ok(line_name) = line.file_name().into_string()
-                    && line.path().join("state.md").is_file()
+                    && self
+                        .state_path(&LineRef::new(&debate_name, &line_name))
+                        .is_file()
                 {
                     out.push(LineRef::new(&debate_name, line_name));
                 }
@@ -423,9 +559,52 @@ mod tests {
     }
 
     #[test]
+    fn the_gitignore_keeps_every_folder_of_local_state_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        let ignored = std::fs::read_to_string(home.root().join(".gitignore")).unwrap();
+        let line = LineRef::new("d", "main");
+        let session = "s-1";
+        for path in [
+            home.record_dir(),
+            home.debates_dir(),
+            home.sessions_dir(),
+            home.streak_path(session).unwrap(),
+            home.pending_path(&line),
+            home.inboxes_dir(),
+            home.active_dir(),
+            home.runs_dir(),
+            home.search_index(),
+        ] {
+            let top = path
+                .strip_prefix(home.root())
+                .unwrap()
+                .iter()
+                .next()
+                .unwrap();
+            let top = top.to_str().unwrap();
+            assert!(
+                ignored
+                    .lines()
+                    .any(|l| l == format!("{top}/") || l == format!("{top}*")),
+                "{top} is not in .anvil/.gitignore"
+            );
+        }
+        // The slash commands' arguments keep themselves out.
+        crate::claude::slash::leave(&home, session, crate::claude::slash::Command::Start, "x")
+            .unwrap();
+        assert!(home.slash_dir().join(".gitignore").is_file());
+    }
+
+    #[test]
     fn hostile_session_ids_are_never_paths() {
         assert!(!valid_session("../../etc/passwd"));
         assert!(!valid_session(""));
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        assert_eq!(home.streak_path("../x"), None);
+        assert_eq!(home.inbox("../x"), None);
+        assert_eq!(home.slash_path("../x", "anvil"), None);
         assert!(valid_session("3f2a9c1e-0b6d-4c1e-9a57-0d9f3b2c1a00"));
     }
 

@@ -45,10 +45,6 @@ pub struct Message {
     pub delivered: bool,
 }
 
-fn inbox(home: &Home, session: &str) -> Option<PathBuf> {
-    valid_session(session).then(|| home.root().join("inbox").join(session))
-}
-
 fn invalid(session: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
@@ -64,8 +60,10 @@ pub fn register(
     transcript_path: Option<&Path>,
     now: jiff::Timestamp,
 ) -> io::Result<()> {
-    let dir = inbox(home, session).ok_or_else(|| invalid(session))?;
-    let path = dir.join("session.json");
+    let path = home
+        .inbox(session)
+        .ok_or_else(|| invalid(session))?
+        .registration();
     if path.is_file() {
         return Ok(());
     }
@@ -82,7 +80,7 @@ pub fn register(
 /// When `session` first started in this project, as its SessionStart registration's file
 /// says (the file's time, not its content's clock: comparable with other files' times).
 pub(crate) fn registered_at(home: &Home, session: &str) -> Option<std::time::SystemTime> {
-    let path = inbox(home, session)?.join("session.json");
+    let path = home.inbox(session)?.registration();
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
@@ -104,16 +102,18 @@ pub(crate) fn register_start(
 
 /// Every registered session, newest first.
 pub fn sessions(home: &Home) -> io::Result<Vec<Registration>> {
-    let dir = home.root().join("inbox");
-    let entries = match std::fs::read_dir(&dir) {
+    let entries = match std::fs::read_dir(home.inboxes_dir()) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
     let mut out = Vec::new();
     for entry in entries {
-        let entry = entry?;
-        let Some(text) = fsutil::read_optional(&entry.path().join("session.json"))? else {
+        let name = entry?.file_name();
+        let Some(inbox) = name.to_str().and_then(|name| home.inbox(name)) else {
+            continue;
+        };
+        let Some(text) = fsutil::read_optional(&inbox.registration())? else {
             continue;
         };
         if let Ok(registration) = serde_json::from_str::<Registration>(&text)
@@ -132,10 +132,10 @@ pub fn sessions(home: &Home) -> io::Result<Vec<Registration>> {
 
 /// The registration of one session, if it registered.
 pub fn session(home: &Home, session: &str) -> io::Result<Option<Registration>> {
-    let Some(dir) = inbox(home, session) else {
+    let Some(inbox) = home.inbox(session) else {
         return Ok(None);
     };
-    Ok(fsutil::read_optional(&dir.join("session.json"))?
+    Ok(fsutil::read_optional(&inbox.registration())?
         .and_then(|text| serde_json::from_str(&text).ok()))
 }
 
@@ -147,22 +147,22 @@ pub fn queue(
     text: &str,
     now_nanos: u128,
 ) -> io::Result<(String, Option<String>)> {
-    let dir = inbox(home, session).ok_or_else(|| invalid(session))?;
+    let inbox = home.inbox(session).ok_or_else(|| invalid(session))?;
     let mut intake = crate::model::secrets::Intake::new(home.root());
     let text = intake.clean("the feedback", text);
     let id = format!("{now_nanos:032}-{}.md", std::process::id());
-    fsutil::write_atomic(&dir.join("queued").join(&id), text.as_bytes())?;
+    fsutil::write_atomic(&inbox.queued_dir().join(&id), text.as_bytes())?;
     Ok((id, intake.note()))
 }
 
 /// The messages of `session`, queued and delivered, oldest first.
 pub fn messages(home: &Home, session: &str) -> io::Result<Vec<Message>> {
-    let Some(dir) = inbox(home, session) else {
+    let Some(inbox) = home.inbox(session) else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for (folder, delivered) in [("delivered", true), ("queued", false)] {
-        for (id, path) in fsutil::visible_entries(&dir.join(folder))? {
+    for (folder, delivered) in [(inbox.delivered_dir(), true), (inbox.queued_dir(), false)] {
+        for (id, path) in fsutil::visible_entries(&folder)? {
             if let Some(text) = fsutil::read_optional(&path)? {
                 out.push(Message {
                     queued_at: queued_at(&id),
@@ -188,14 +188,14 @@ fn queued_at(id: &str) -> i64 {
 /// (a rename, so when two hooks see one stop, each message goes out once) and its text
 /// returned, oldest first.
 pub fn take(home: &Home, session: &str) -> io::Result<Vec<String>> {
-    let Some(dir) = inbox(home, session) else {
+    let Some(inbox) = home.inbox(session) else {
         return Ok(Vec::new());
     };
-    let queued = fsutil::visible_entries(&dir.join("queued"))?;
+    let queued = fsutil::visible_entries(&inbox.queued_dir())?;
     if queued.is_empty() {
         return Ok(Vec::new());
     }
-    let delivered = dir.join("delivered");
+    let delivered = inbox.delivered_dir();
     std::fs::create_dir_all(&delivered)?;
     let mut out = Vec::new();
     for (name, path) in queued {
@@ -335,7 +335,7 @@ mod tests {
         let message = HookOutput::Message("done".into());
         assert_eq!(deliver(&home, "s-1", message.clone()), message);
         // No inbox appears for a session that was never written to.
-        assert!(!home.root().join("inbox").exists());
+        assert!(!home.inboxes_dir().exists());
     }
 
     #[test]

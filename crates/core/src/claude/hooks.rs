@@ -71,7 +71,9 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
 /// How many continuations in a row this one is (1 for the first after a person's turn), kept
 /// in `.anvil/streaks/SESSION`; the file goes when the hook lets Claude stop.
 fn streak(home: &Home, session: &str, input: &HookInput, continues: bool) -> u32 {
-    let path = home.root().join("streaks").join(session);
+    let Some(path) = home.streak_path(session) else {
+        return u32::from(continues);
+    };
     if !continues {
         let _ = crate::fsutil::remove_if_present(&path);
         return 0;
@@ -84,7 +86,7 @@ fn streak(home: &Home, session: &str, input: &HookInput, continues: bool) -> u32
         _ => 0,
     };
     let now = before.saturating_add(1);
-    let _ = std::fs::create_dir_all(home.root().join("streaks"))
+    let _ = std::fs::create_dir_all(path.parent().unwrap_or(home.root()))
         .and_then(|()| std::fs::write(&path, now.to_string()));
     now
 }

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::claude::protocol::{HookInput, HookOutput};
 use crate::home::Home;
@@ -99,7 +99,7 @@ pub(crate) fn prompt_expansion(stdin: &[u8], cwd: &Path) -> HookOutput {
         None => return HookOutput::Silent,
     };
     let args = input.command_args.as_deref().unwrap_or_default();
-    match leave(home.root(), session, command, args) {
+    match leave(&home, session, command, args) {
         Ok(()) if created => HookOutput::Message(format!(
             "anvil: created {} for this project's first debate: the record of every debate \
              (a git repository) and the live files; its .gitignore keeps them out of your \
@@ -114,31 +114,27 @@ pub(crate) fn prompt_expansion(stdin: &[u8], cwd: &Path) -> HookOutput {
     }
 }
 
-/// `.anvil/slash/`: arguments in transit, one file per session and command.
-pub fn dir(anvil_root: &Path) -> PathBuf {
-    anvil_root.join("slash")
-}
-
-fn path(anvil_root: &Path, session: &str, command: Command) -> PathBuf {
-    dir(anvil_root).join(format!("{session}.{}", command.slash_name()))
-}
-
-/// Leaves `args` for `anvil slash COMMAND` of `session`.
-pub fn leave(anvil_root: &Path, session: &str, command: Command, args: &str) -> io::Result<()> {
-    let dir = dir(anvil_root);
-    let ignore = dir.join(".gitignore");
+/// Leaves `args` for `anvil slash COMMAND` of `session`, in `.anvil/slash/` (which keeps itself
+/// out of the project's git).
+pub fn leave(home: &Home, session: &str, command: Command, args: &str) -> io::Result<()> {
+    let Some(path) = home.slash_path(session, command.slash_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("'{session}' is not a Claude Code session id"),
+        ));
+    };
+    let ignore = home.slash_dir().join(".gitignore");
     if !ignore.exists() {
         crate::fsutil::write_atomic(&ignore, b"# arguments of slash commands in transit\n*\n")?;
     }
-    crate::fsutil::write_atomic(&path(anvil_root, session, command), args.as_bytes())
+    crate::fsutil::write_atomic(&path, args.as_bytes())
 }
 
 /// Takes (reads and removes) what the hook left for `session`'s `command`.
-pub fn take(anvil_root: &Path, session: &str, command: Command) -> io::Result<Option<String>> {
-    if !crate::home::valid_session(session) {
+pub fn take(home: &Home, session: &str, command: Command) -> io::Result<Option<String>> {
+    let Some(path) = home.slash_path(session, command.slash_name()) else {
         return Ok(None);
-    }
-    let path = path(anvil_root, session, command);
+    };
     let text = crate::fsutil::read_optional(&path)?;
     if text.is_some() {
         crate::fsutil::remove_if_present(&path)?;
@@ -457,8 +453,7 @@ mod tests {
     fn the_hook_leaves_the_arguments_for_one_take() {
         let tmp = tempfile::tempdir().unwrap();
         let project = tmp.path();
-        let anvil = project.join(".anvil");
-        std::fs::create_dir_all(&anvil).unwrap();
+        let home = Home::init(project).unwrap();
         let session = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
         let input = serde_json::json!({
             "session_id": session,
@@ -470,12 +465,12 @@ mod tests {
         let answer = prompt_expansion(input.to_string().as_bytes(), project);
         assert_eq!(answer, HookOutput::Silent);
         assert_eq!(
-            take(&anvil, session, Command::Start).unwrap().as_deref(),
+            take(&home, session, Command::Start).unwrap().as_deref(),
             Some("Replace `serde_yaml`? $x !y")
         );
-        assert_eq!(take(&anvil, session, Command::Start).unwrap(), None);
+        assert_eq!(take(&home, session, Command::Start).unwrap(), None);
         // Kept out of the project's git.
-        assert!(dir(&anvil).join(".gitignore").is_file());
+        assert!(home.slash_dir().join(".gitignore").is_file());
 
         // Other commands, and sessions ids that are not ids, leave nothing.
         for (name, session) in [("deploy", session), ("anvil", "../../etc")] {
@@ -488,7 +483,7 @@ mod tests {
                 HookOutput::Silent
             );
         }
-        let left: Vec<_> = std::fs::read_dir(dir(&anvil))
+        let left: Vec<_> = std::fs::read_dir(home.slash_dir())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();

@@ -15,7 +15,7 @@ pub(super) fn check(home: &Home) -> Vec<Finding> {
             continue;
         }
         let sessions = home.sessions_of(&line).unwrap_or_default();
-        let pending = home.root().join("pending").join(line.to_string()).exists();
+        let pending = home.pending_path(&line).exists();
         let finding = match (state.progress.status, sessions.as_slice(), pending) {
             (Status::WaitingForInput, _, _) => Finding::new(
                 "debates",
@@ -86,7 +86,7 @@ mod tests {
         );
 
         for session in home.sessions_of(&line).unwrap() {
-            std::fs::remove_file(home.root().join("sessions").join(session)).unwrap();
+            std::fs::remove_file(home.sessions_dir().join(session)).unwrap();
         }
         let found = check(&home);
         assert_eq!(found[0].level, Level::Warn);

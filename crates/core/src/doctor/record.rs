@@ -48,7 +48,7 @@ pub(super) fn check(home: &Home, now: SystemTime) -> Vec<Finding> {
             leftovers.push((p.to_owned(), "temporary live file"));
         }
     });
-    walk(&crate::claude::slash::dir(home.root()), &mut |p| {
+    walk(&home.slash_dir(), &mut |p| {
         if !file_name_starts(p, ".gitignore") {
             leftovers.push((p.to_owned(), "slash command's arguments never taken"));
         }
@@ -305,7 +305,7 @@ fn foreign_lock(lock: &Path, intent: Option<&Path>, maintaining: bool, age: Dura
 /// nothing, and is reported with its removal as the fix.
 fn sessions(home: &Home) -> Vec<Finding> {
     let mut out = Vec::new();
-    let Ok(entries) = crate::fsutil::visible_entries(&home.root().join("sessions")) else {
+    let Ok(entries) = crate::fsutil::visible_entries(&home.sessions_dir()) else {
         return out;
     };
     for (_, path) in entries {

@@ -19,7 +19,7 @@ use crate::model::state::State;
 const COMPLETE: &str = ".complete";
 
 fn dir(home: &Home) -> PathBuf {
-    home.root().join("active")
+    home.active_dir()
 }
 
 /// Notes that `line` is active.
@@ -123,7 +123,7 @@ mod tests {
             .unwrap()
             .line;
         // A home from before the index: the first reader rebuilds it from the live files.
-        std::fs::remove_dir_all(home.root().join("active")).unwrap();
+        std::fs::remove_dir_all(home.active_dir()).unwrap();
         let listed: Vec<LineRef> = lines(&home).unwrap().into_iter().map(|(l, _)| l).collect();
         let mut both = vec![a.clone(), b.clone()];
         both.sort();
@@ -131,7 +131,7 @@ mod tests {
         crate::line::control::cancel(&home, &a, "enough").unwrap();
         let listed: Vec<LineRef> = lines(&home).unwrap().into_iter().map(|(l, _)| l).collect();
         assert_eq!(listed, std::slice::from_ref(&b));
-        assert!(!home.root().join("active").join(a.to_string()).exists());
+        assert!(!home.active_dir().join(a.to_string()).exists());
         assert_eq!(
             home.live_lines_with_prefix(&b.debate[..b.debate.len() - 2])
                 .unwrap(),

@@ -26,7 +26,7 @@ pub enum Asked {
 /// The file an `anvil ask` process holds locked while it waits for the answer
 /// ([`crate::fsutil::hold`]): the lock, not the file, says that it waits.
 fn waiter_path(home: &Home, line: &LineRef) -> PathBuf {
-    home.line_dir(line).join("asking")
+    home.asking_path(line)
 }
 
 /// Where the line stands now (read only).

@@ -154,7 +154,7 @@ pub fn steer(home: &Home, line: &LineRef, text: &str) -> Result<Steered, DebateE
             .max()
             .unwrap_or(0)
             + 1;
-        let path = home.line_dir(line).join("steering");
+        let path = home.steering_dir(line);
         crate::fault::point("queueing steering")
             .and_then(|()| home.write_queued(line, number, &text))
             .map_err(io("cannot queue steering in", path))?;

@@ -54,7 +54,7 @@ pub const LOG_KEPT: std::time::Duration = std::time::Duration::from_secs(30 * 24
 /// log of a run that still lives (one waiting for an answer writes nothing); how many went.
 /// A log is named `DEBATE@LINE-SECONDS.log` after the line it ran.
 pub fn prune_logs(home: &Home, kept: std::time::Duration) -> usize {
-    let Ok(entries) = std::fs::read_dir(home.root().join("runs")) else {
+    let Ok(entries) = std::fs::read_dir(home.runs_dir()) else {
         return 0;
     };
     let now = std::time::SystemTime::now();
@@ -87,11 +87,11 @@ pub fn prune_logs(home: &Home, kept: std::time::Duration) -> usize {
 }
 
 fn path(home: &Home, line: &LineRef) -> PathBuf {
-    home.line_dir(line).join("headless.json")
+    home.headless_path(line)
 }
 
 fn lock_path(home: &Home, line: &LineRef) -> PathBuf {
-    home.line_dir(line).join("headless.lock")
+    home.headless_lock_path(line)
 }
 
 /// The line's last headless run, if it ever had one.
@@ -215,7 +215,7 @@ mod tests {
     #[test]
     fn logs_nothing_wrote_to_for_a_month_go_unless_their_run_lives() {
         let (_dir, home, line) = line();
-        let runs = home.root().join("runs");
+        let runs = home.runs_dir();
         std::fs::create_dir_all(&runs).unwrap();
         let old = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 24 * 3600);
         let file = |name: &str, aged: bool| {

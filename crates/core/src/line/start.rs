@@ -23,8 +23,7 @@ fn free_id(home: &Home, question: &str, now: jiff::Timestamp) -> Result<String, 
     let mut attempt = 0u32;
     loop {
         let id = new_id(question, now, attempt);
-        let taken =
-            home.debates_dir().join(&id).exists() || !record.lines_of_debate(&id)?.is_empty();
+        let taken = home.debate_dir(&id).exists() || !record.lines_of_debate(&id)?.is_empty();
         if !taken || attempt >= 64 {
             return Ok(id);
         }
@@ -184,7 +183,7 @@ mod tests {
         assert_eq!(free_id(&home, "Q?", now).unwrap(), draws[0]);
         // The first draw has live files; the second is only in the record (pulled, or its
         // live files removed): start takes the third.
-        std::fs::create_dir_all(home.debates_dir().join(&draws[0])).unwrap();
+        std::fs::create_dir_all(home.debate_dir(&draws[0])).unwrap();
         let record = transaction::open_record(&home).unwrap();
         let tip = record.tip(&line.debate, &line.line).unwrap().unwrap();
         record

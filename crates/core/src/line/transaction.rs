@@ -158,7 +158,7 @@ pub fn run<T>(
         .lock_line(line, options.patience)
         .map_err(|source| DebateError::Io {
             what: "cannot take the lock of",
-            path: home.line_dir(line).join(".lock"),
+            path: home.line_lock_path(line),
             source,
         })?;
     let mut record = open_record(home)?;
@@ -494,7 +494,7 @@ pub(crate) fn print_notes(notes: &[String]) {
 /// writes no such file (its ref locks say whose they are, see [`crate::record::ref_lock`]); it
 /// still recognises and clears what an older one left.
 pub(crate) fn legacy_intent_path(home: &Home, line: &LineRef) -> std::path::PathBuf {
-    home.line_dir(line).join("ref-intent")
+    home.ref_intent_path(line)
 }
 
 /// Clears the way to the line's ref. What an anvil killed while it moved the ref left behind

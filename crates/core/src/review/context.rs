@@ -77,7 +77,7 @@ pub struct Material {
 
 /// Where the bundle of `debate` lives: next to its lines, shared by all of them.
 pub(crate) fn bundle_path(home: &Home, debate: &str) -> PathBuf {
-    home.debates_dir().join(debate).join("context.md")
+    home.context_path(debate)
 }
 
 /// One piece of material before the budget is applied.

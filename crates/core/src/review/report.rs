@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
 
-use crate::home::Home;
+use crate::home::{Home, LineRef};
 use crate::model::state::State;
 
 /// Writes the report of a finished line to `path` (from [`output_path`]): markdown, or one
@@ -33,14 +33,7 @@ pub fn output_path(home: &Home, state: &State) -> PathBuf {
     match &state.setup.output {
         Some(p) if p.is_absolute() => p.clone(),
         Some(p) => home.project().join(p),
-        None => {
-            let name = if state.line == "main" {
-                format!("{}.md", state.debate)
-            } else {
-                format!("{}-{}.md", state.debate, state.line)
-            };
-            home.reports_dir().join(name)
-        }
+        None => home.report_path(&LineRef::new(&state.debate, &state.line)),
     }
 }
 
