@@ -1,5 +1,10 @@
 //! Merging anvil into Claude Code's settings and commands, and taking it out again.
 //!
+//! `install` and `uninstall` run the same steps, each a module here with what it adds and
+//! how it is taken out side by side, and its own test: [`hooks`], [`env`] (the block cap),
+//! [`permissions`] and [`mcp`] in `settings.json`, then [`commands`] (slash command files);
+//! the project's `.mcp.json` is [`mcp::install_mcp`] and [`mcp::uninstall_mcp`].
+//!
 //! The user's own entries are never touched: anvil recognises its hooks by their commands
 //! (`anvil-hook SUB`, or the `anvil hook SUB` of older versions, of any path), its environment
 //! entries and permissions by their exact values, and its command files by a frontmatter key.
@@ -18,11 +23,18 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-/// Raises Claude Code's limit of consecutive Stop-hook blocks: an interactive 5-round debate
-/// needs about 15 in a row, and the default (8) would end it midway.
-pub const BLOCK_CAP_VAR: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
-pub const BLOCK_CAP: &str = "200";
-const MARKER_KEY: &str = "anvil-managed";
+mod commands;
+mod env;
+mod hooks;
+mod mcp;
+mod permissions;
+
+pub use commands::commands;
+pub use env::{BLOCK_CAP, BLOCK_CAP_VAR};
+pub(crate) use hooks::{HOOKS, SETTINGS_FILES, installed_hooks};
+pub use hooks::{has_stop_hook, hook_command};
+pub use mcp::{install_mcp, mcp_server, uninstall_mcp};
+
 /// The hook binary, called by name.
 pub const HOOK_PROGRAM: &str = "anvil-hook";
 /// The MCP server (`anvil mcp`) that lets Claude consult the record, by its name in
@@ -67,18 +79,107 @@ pub struct Changes {
     pub notes: Vec<String>,
 }
 
-/// The hooks anvil installs: (Claude Code event, hook word). Stop drives the debate;
-/// SessionStart notices a compacted or cleared context, so the next prompt is sent in full;
-/// UserPromptExpansion hands the slash commands' arguments over without a shell.
-pub(crate) const HOOKS: [(&str, &str); 3] = [
-    ("Stop", "stop"),
-    ("SessionStart", "session-start"),
-    ("UserPromptExpansion", "prompt-expansion"),
-];
+/// One part of what `install` adds to `settings.json`, with its removal beside it. A removal
+/// takes out only what is anvil's, and the containers it leaves empty; it never fails (what
+/// it does not recognise stays).
+pub(crate) struct Step {
+    pub(crate) add: fn(&mut Settings, &mut Changes) -> Result<(), InstallError>,
+    pub(crate) remove: fn(&mut Settings, &mut Changes),
+}
 
-/// The command of hook `sub`, calling the hook binary by name.
-pub fn hook_command(sub: &str) -> String {
-    format!("{HOOK_PROGRAM} {sub}")
+/// The steps in `settings.json`, in the order they run (and report).
+const STEPS: [Step; 4] = [hooks::STEP, env::STEP, permissions::STEP, mcp::STEP];
+
+/// `settings.json` as the steps see it, with the memory of the user's values that `install`
+/// changed (`anvil-install.json`, next to it).
+pub(crate) struct Settings {
+    path: PathBuf,
+    root: Map<String, Value>,
+    memory_path: PathBuf,
+    /// `None` when uninstalling after an older version that kept no memory.
+    memory: Option<Value>,
+    /// Were anvil's hooks in the file as it was read?
+    had_hooks: bool,
+}
+
+impl Settings {
+    fn new(claude: &Path, root: Map<String, Value>, memory: Option<Value>) -> Settings {
+        Settings {
+            path: claude.join("settings.json"),
+            had_hooks: hooks::any(&root),
+            root,
+            memory_path: claude.join(MEMORY_FILE),
+            memory,
+        }
+    }
+}
+
+/// Adds anvil to the `.claude` folder `claude`: each step in `settings.json` (written once,
+/// when one changed something), the memory file, then the command files.
+pub fn install(claude: &Path) -> Result<Changes, InstallError> {
+    let settings_path = claude.join("settings.json");
+    let memory_path = claude.join(MEMORY_FILE);
+    let root = match read_settings(&settings_path)? {
+        Value::Object(root) => root,
+        _ => return Err(shape(&settings_path, "(top level)", "an object")),
+    };
+    let memory_before = read_settings(&memory_path)?;
+    let mut settings = Settings::new(claude, root, Some(memory_before.clone()));
+    let mut changes = Changes::default();
+    for step in &STEPS {
+        (step.add)(&mut settings, &mut changes)?;
+    }
+    if !changes.lines.is_empty() {
+        write_json(&settings_path, &Value::Object(settings.root))?;
+    }
+    // The memory file exists after every install, even with nothing in it to restore: its
+    // absence tells `uninstall` that an older version did the install.
+    let mut memory = settings.memory.unwrap_or_else(|| json!({}));
+    if let Some(object) = memory.as_object_mut()
+        && !object.contains_key("about")
+    {
+        object.insert(
+            "about".into(),
+            json!("written by `anvil install`: settings of yours that it changed, which `anvil uninstall` restores"),
+        );
+    }
+    if memory != memory_before {
+        write_json(&memory_path, &memory)?;
+    }
+    commands::write(claude, &mut changes)?;
+    Ok(changes)
+}
+
+/// Takes out what `install` added to `claude`, step by step in the same order, and puts back
+/// what it changed of the user's.
+pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
+    let settings_path = claude.join("settings.json");
+    let memory_path = claude.join(MEMORY_FILE);
+    let memory = if memory_path.exists() {
+        Some(read_settings(&memory_path)?)
+    } else {
+        None
+    };
+    let mut changes = Changes::default();
+    if settings_path.exists()
+        && let Value::Object(root) = read_settings(&settings_path)?
+    {
+        let mut settings = Settings::new(claude, root, memory.clone());
+        for step in &STEPS {
+            (step.remove)(&mut settings, &mut changes);
+        }
+        if !changes.lines.is_empty() {
+            write_json(&settings_path, &Value::Object(settings.root))?;
+        }
+    }
+    if memory.is_some() {
+        std::fs::remove_file(&memory_path).map_err(|source| InstallError::Write {
+            path: memory_path.clone(),
+            source,
+        })?;
+    }
+    commands::remove(claude, &mut changes)?;
+    Ok(changes)
 }
 
 /// The hook program for a settings file that only this run of this machine uses (`anvil
@@ -106,183 +207,6 @@ pub fn local_hook_program() -> String {
         .unwrap_or_else(|| HOOK_PROGRAM.to_owned())
 }
 
-/// Is `command` anvil's hook `sub`: `anvil-hook SUB`, or `anvil hook SUB` of older versions,
-/// by name or by any path?
-pub(crate) fn is_anvil_hook(command: &str, sub: &str) -> bool {
-    let mut words = command.split_whitespace();
-    let Some(program) = words.next() else {
-        return false;
-    };
-    let name = Path::new(program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
-    let rest: Vec<&str> = words.collect();
-    if name == HOOK_PROGRAM {
-        return rest == [sub];
-    }
-    name.starts_with("anvil") && rest == ["hook", sub]
-}
-
-/// anvil's own subcommands that Claude may run, and that `permissions.allow` lists.
-const ALLOWED_SUBCOMMANDS: [&str; 7] = [
-    "start", "status", "cancel", "steer", "ask", "resume", "slash",
-];
-
-fn permissions() -> Vec<String> {
-    ALLOWED_SUBCOMMANDS
-        .iter()
-        .map(|sub| format!("Bash(anvil {sub}:*)"))
-        .chain([MCP_PERMISSION.to_owned()])
-        .collect()
-}
-
-/// The `.mcp.json` entry of anvil's MCP server, calling `program` (by name when installed).
-pub fn mcp_server(program: &str) -> Value {
-    json!({ "type": "stdio", "command": program, "args": ["mcp"] })
-}
-
-/// Is `entry` of `.mcp.json` anvil's own server (`anvil mcp`, by name or by any path)?
-fn is_anvil_mcp(entry: &Value) -> bool {
-    let name = entry
-        .get("command")
-        .and_then(Value::as_str)
-        .and_then(|c| Path::new(c).file_name())
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
-    name.starts_with("anvil") && entry.get("args") == Some(&json!(["mcp"]))
-}
-
-/// Adds anvil's MCP server to the project's `.mcp.json`, keeping every other server. A
-/// server of the user's named `anvil` is left alone, with a note.
-pub fn install_mcp(project: &Path) -> Result<Changes, InstallError> {
-    let path = project.join(MCP_FILE);
-    let mut file = read_settings(&path)?;
-    let mut changes = Changes::default();
-    let root = file
-        .as_object_mut()
-        .ok_or_else(|| shape(&path, "(top level)", "an object"))?;
-    let servers = object_entry(root, "mcpServers", &path)?;
-    let wanted = mcp_server("anvil");
-    match servers.get(MCP_SERVER) {
-        Some(entry) if *entry == wanted => return Ok(changes),
-        Some(entry) if !is_anvil_mcp(entry) => {
-            changes.notes.push(format!(
-                "left the MCP server '{MCP_SERVER}' of {} alone: it is not anvil's",
-                path.display()
-            ));
-            return Ok(changes);
-        }
-        _ => {}
-    }
-    servers.insert(MCP_SERVER.into(), wanted);
-    write_json(&path, &file)?;
-    changes.lines.push(format!(
-        "added the MCP server '{MCP_SERVER}' (`anvil mcp`) to {MCP_FILE}"
-    ));
-    Ok(changes)
-}
-
-/// Takes anvil's MCP server out of the project's `.mcp.json` (the file goes when nothing
-/// else was in it).
-pub fn uninstall_mcp(project: &Path) -> Result<Changes, InstallError> {
-    let path = project.join(MCP_FILE);
-    let mut changes = Changes::default();
-    if !path.exists() {
-        return Ok(changes);
-    }
-    let mut file = read_settings(&path)?;
-    let Some(root) = file.as_object_mut() else {
-        return Ok(changes);
-    };
-    let Some(servers) = root.get_mut("mcpServers").and_then(Value::as_object_mut) else {
-        return Ok(changes);
-    };
-    if !servers.get(MCP_SERVER).is_some_and(is_anvil_mcp) {
-        return Ok(changes);
-    }
-    servers.remove(MCP_SERVER);
-    if servers.is_empty() {
-        root.remove("mcpServers");
-    }
-    changes.lines.push(format!(
-        "removed the MCP server '{MCP_SERVER}' from {MCP_FILE}"
-    ));
-    if root.is_empty() {
-        std::fs::remove_file(&path).map_err(|source| InstallError::Write {
-            path: path.clone(),
-            source,
-        })?;
-    } else {
-        write_json(&path, &file)?;
-    }
-    Ok(changes)
-}
-
-/// The slash commands anvil adds, as (file name, contents). Their shell lines carry no user
-/// text: the arguments arrive through the UserPromptExpansion hook (see [`crate::claude::slash`]).
-pub fn commands() -> Vec<(&'static str, String)> {
-    let file = |description: &str, hint: Option<&str>, shell: &str, after: &str| {
-        let mut text = format!("---\n{MARKER_KEY}: true\ndescription: {description}\n");
-        if let Some(hint) = hint {
-            // Single-quoted YAML: the hint holds double quotes, `[` and `|`.
-            text.push_str(&format!("argument-hint: '{}'\n", hint.replace('\'', "''")));
-        }
-        let program = shell
-            .split_whitespace()
-            .take(2)
-            .collect::<Vec<_>>()
-            .join(" ");
-        text.push_str(&format!(
-            "allowed-tools: Bash({program}:*)\n---\n!`{shell}`\n"
-        ));
-        if !after.is_empty() {
-            text.push_str(&format!("\n{after}\n"));
-        }
-        text
-    };
-    vec![
-        (
-            "anvil.md",
-            file(
-                "Start an anvil debate on a question",
-                Some(
-                    "\"QUESTION\" [--rounds N] [--mode analyst|philosopher|devils-advocate|stakeholders] [--interactive]",
-                ),
-                "anvil slash start",
-                "",
-            ),
-        ),
-        (
-            "anvil-status.md",
-            file(
-                "Show where anvil debates stand",
-                None,
-                "anvil status --slash",
-                "Show the status above to the user as it is, without commentary.",
-            ),
-        ),
-        (
-            "anvil-cancel.md",
-            file(
-                "Cancel the anvil debate this session is running",
-                Some("[DEBATE[@LINE]]"),
-                "anvil slash cancel",
-                "Tell the user the result above in one sentence, and stop debating.",
-            ),
-        ),
-        (
-            "anvil-steer.md",
-            file(
-                "Queue steering for the next phase of the running anvil debate",
-                Some("TEXT"),
-                "anvil slash steer",
-                "Acknowledge the steering above in one sentence; it reaches the debate at the next phase.",
-            ),
-        ),
-    ]
-}
-
 /// `.claude` of the project, or of the user with `user`.
 pub fn claude_dir(project: &Path, user: bool) -> PathBuf {
     if user {
@@ -295,203 +219,11 @@ pub fn claude_dir(project: &Path, user: bool) -> PathBuf {
     }
 }
 
-/// The block cap as a number, when it is one.
-fn cap_value(value: Option<&Value>) -> Option<u64> {
-    match value? {
-        Value::String(s) => s.trim().parse().ok(),
-        Value::Number(n) => n.as_u64(),
-        _ => None,
-    }
-}
-
-pub fn install(claude: &Path) -> Result<Changes, InstallError> {
-    let settings_path = claude.join("settings.json");
-    let memory_path = claude.join(MEMORY_FILE);
-    let mut settings = read_settings(&settings_path)?;
-    let mut memory = read_settings(&memory_path)?;
-    let memory_before = memory.clone();
-    let mut changes = Changes::default();
-    let root = settings
-        .as_object_mut()
-        .ok_or_else(|| shape(&settings_path, "(top level)", "an object"))?;
-
-    // One entry of ours per hook, replacing any older one (`anvil hook stop`, another path).
-    for (event, sub) in HOOKS {
-        let command = hook_command(sub);
-        let list = hook_list(root, event, &settings_path)?;
-        let ours: Vec<String> = list
-            .iter()
-            .flat_map(|g| group_commands(g).into_iter().map(str::to_owned))
-            .filter(|c| is_anvil_hook(c, sub))
-            .collect();
-        if ours == [command.clone()] {
-            continue;
-        }
-        remove_anvil_hooks(list, sub);
-        list.push(json!({ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }));
-        changes.lines.push(if ours.is_empty() {
-            format!("added the {event} hook (`{command}`)")
-        } else {
-            format!(
-                "updated the {event} hook (`{command}`, was `{}`)",
-                ours.join("`, `")
-            )
-        });
-    }
-
-    // The block cap: the user's own value stays unless it is lower than anvil needs.
-    let env = object_entry(root, "env", &settings_path)?;
-    let current = env.get(BLOCK_CAP_VAR).cloned();
-    let needed: u64 = BLOCK_CAP.parse().expect("a number");
-    let remembered = memory
-        .get("env")
-        .and_then(|e| e.get(BLOCK_CAP_VAR))
-        .is_some();
-    match cap_value(current.as_ref()) {
-        Some(n) if n >= needed => {
-            if !remembered && n != needed {
-                changes.notes.push(format!(
-                    "kept your {BLOCK_CAP_VAR}={n} (anvil needs at least {BLOCK_CAP})"
-                ));
-            }
-        }
-        _ => {
-            env.insert(BLOCK_CAP_VAR.into(), json!(BLOCK_CAP));
-            match &current {
-                None => changes
-                    .lines
-                    .push(format!("set env {BLOCK_CAP_VAR}={BLOCK_CAP}")),
-                Some(old) => changes.lines.push(format!(
-                    "raised env {BLOCK_CAP_VAR} from {} to {BLOCK_CAP}: a debate needs that many \
-                     Stop-hook blocks in a row (`anvil uninstall` puts {} back)",
-                    display_value(old),
-                    display_value(old)
-                )),
-            }
-            if !remembered {
-                let memory = memory
-                    .as_object_mut()
-                    .ok_or_else(|| shape(&memory_path, "(top level)", "an object"))?;
-                let env_memory = object_entry(memory, "env", &memory_path)?;
-                env_memory.insert(
-                    BLOCK_CAP_VAR.into(),
-                    json!({ "set": BLOCK_CAP, "previous": current }),
-                );
-            }
-        }
-    }
-
-    let perms = object_entry(root, "permissions", &settings_path)?;
-    let allow = perms.entry("allow").or_insert_with(|| json!([]));
-    let allow = allow
-        .as_array_mut()
-        .ok_or_else(|| shape(&settings_path, "permissions.allow", "a list"))?;
-    // Older versions also allowed anvil by this machine's path: those go.
-    let wanted = permissions();
-    let before = allow.len();
-    allow.retain(|v| {
-        v.as_str()
-            .is_none_or(|p| !is_anvil_permission(p) || wanted.iter().any(|w| w == p))
-    });
-    let removed = before - allow.len();
-    let mut added = 0;
-    for p in wanted {
-        if !allow.iter().any(|v| v.as_str() == Some(p.as_str())) {
-            allow.push(json!(p));
-            added += 1;
-        }
-    }
-    if added > 0 || removed > 0 {
-        changes.lines.push(format!(
-            "allowed anvil's own commands by name ({added} added, {removed} path-specific removed)"
-        ));
-    }
-    // A project's `.mcp.json` server runs only once approved: anvil's is, by name.
-    let enabled = root
-        .entry("enabledMcpjsonServers")
-        .or_insert_with(|| json!([]));
-    let enabled = enabled
-        .as_array_mut()
-        .ok_or_else(|| shape(&settings_path, "enabledMcpjsonServers", "a list"))?;
-    if !enabled.iter().any(|v| v.as_str() == Some(MCP_SERVER)) {
-        enabled.push(json!(MCP_SERVER));
-        changes.lines.push(format!(
-            "enabled the MCP server '{MCP_SERVER}' of {MCP_FILE}"
-        ));
-    }
-    if !changes.lines.is_empty() {
-        write_json(&settings_path, &settings)?;
-    }
-    // The memory file exists after every install, even with nothing in it to restore: its
-    // absence tells `uninstall` that an older version did the install.
-    if let Some(object) = memory.as_object_mut()
-        && !object.contains_key("about")
-    {
-        object.insert(
-            "about".into(),
-            json!("written by `anvil install`: settings of yours that it changed, which `anvil uninstall` restores"),
-        );
-    }
-    if memory != memory_before {
-        write_json(&memory_path, &memory)?;
-    }
-
-    let commands_dir = claude.join("commands");
-    for (name, text) in commands() {
-        let path = commands_dir.join(name);
-        match crate::fsutil::read_optional(&path).map_err(|source| InstallError::Read {
-            path: path.clone(),
-            source,
-        })? {
-            Some(existing) if existing == text => {}
-            Some(existing) if !is_ours(&existing) => {
-                changes
-                    .notes
-                    .push(format!("left {} alone: it is not anvil's", path.display()));
-            }
-            _ => {
-                write_in_place(&path, text.as_bytes())?;
-                changes
-                    .lines
-                    .push(format!("wrote /{}", name.trim_end_matches(".md")));
-            }
-        }
-    }
-    Ok(changes)
-}
-
 fn display_value(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-/// The settings files of `.claude` that Claude Code reads, shared one first.
-pub(crate) const SETTINGS_FILES: [&str; 2] = ["settings.json", "settings.local.json"];
-
-/// The commands of anvil's hook `sub` in `.claude`'s settings files, with the file.
-pub(crate) fn installed_hooks(claude: &Path, event: &str, sub: &str) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    for name in SETTINGS_FILES {
-        let path = claude.join(name);
-        let Ok(settings) = read_settings(&path) else {
-            continue;
-        };
-        for group in settings["hooks"][event].as_array().into_iter().flatten() {
-            for command in group_commands(group) {
-                if is_anvil_hook(command, sub) {
-                    out.push((path.clone(), command.to_owned()));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Does `.claude` (its `settings.json` or `settings.local.json`) already run anvil's Stop hook?
-pub fn has_stop_hook(claude: &Path) -> bool {
-    !installed_hooks(claude, "Stop", "stop").is_empty()
 }
 
 /// Settings that run anvil's Stop hook with the block cap raised, for `claude --settings`.
@@ -584,226 +316,6 @@ fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("JSON values always serialise");
     text.push('\n');
     text
-}
-
-pub fn uninstall(claude: &Path) -> Result<Changes, InstallError> {
-    let settings_path = claude.join("settings.json");
-    let memory_path = claude.join(MEMORY_FILE);
-    let memory = if memory_path.exists() {
-        Some(read_settings(&memory_path)?)
-    } else {
-        None
-    };
-    let mut changes = Changes::default();
-    if settings_path.exists() {
-        let mut settings = read_settings(&settings_path)?;
-        if let Some(root) = settings.as_object_mut() {
-            let mut had_hooks = false;
-            if let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) {
-                for (event, sub) in HOOKS {
-                    if let Some(list) = hooks.get_mut(event).and_then(Value::as_array_mut)
-                        && remove_anvil_hooks(list, sub)
-                    {
-                        had_hooks = true;
-                        changes.lines.push(format!("removed the {event} hook"));
-                    }
-                    if hooks
-                        .get(event)
-                        .and_then(Value::as_array)
-                        .is_some_and(Vec::is_empty)
-                    {
-                        hooks.remove(event);
-                    }
-                }
-                if hooks.is_empty() {
-                    root.remove("hooks");
-                }
-            }
-            if let Some(env) = root.get_mut("env").and_then(Value::as_object_mut) {
-                restore_block_cap(env, memory.as_ref(), had_hooks, &mut changes);
-                if env.is_empty() {
-                    root.remove("env");
-                }
-            }
-            if let Some(perms) = root.get_mut("permissions").and_then(Value::as_object_mut) {
-                if let Some(allow) = perms.get_mut("allow").and_then(Value::as_array_mut) {
-                    let before = allow.len();
-                    allow.retain(|v| !v.as_str().is_some_and(is_anvil_permission));
-                    if allow.len() != before {
-                        changes.lines.push("removed anvil's permissions".into());
-                    }
-                    if allow.is_empty() {
-                        perms.remove("allow");
-                    }
-                }
-                if perms.is_empty() {
-                    root.remove("permissions");
-                }
-            }
-            if let Some(enabled) = root
-                .get_mut("enabledMcpjsonServers")
-                .and_then(Value::as_array_mut)
-            {
-                let before = enabled.len();
-                enabled.retain(|v| v.as_str() != Some(MCP_SERVER));
-                if enabled.len() != before {
-                    changes
-                        .lines
-                        .push(format!("no longer enabled the MCP server '{MCP_SERVER}'"));
-                }
-                if enabled.is_empty() {
-                    root.remove("enabledMcpjsonServers");
-                }
-            }
-        }
-        if !changes.lines.is_empty() {
-            write_json(&settings_path, &settings)?;
-        }
-    }
-    if memory.is_some() {
-        std::fs::remove_file(&memory_path).map_err(|source| InstallError::Write {
-            path: memory_path.clone(),
-            source,
-        })?;
-    }
-    for (name, _) in commands() {
-        let path = claude.join("commands").join(name);
-        if let Some(text) =
-            crate::fsutil::read_optional(&path).map_err(|source| InstallError::Read {
-                path: path.clone(),
-                source,
-            })?
-            && is_ours(&text)
-        {
-            std::fs::remove_file(&path).map_err(|source| InstallError::Write {
-                path: path.clone(),
-                source,
-            })?;
-            changes
-                .lines
-                .push(format!("removed /{}", name.trim_end_matches(".md")));
-        }
-    }
-    Ok(changes)
-}
-
-/// Puts the block cap back as it was before `install`: what the memory file says, when the
-/// value is still the one anvil set. Without a memory file (an install by an older version,
-/// which set the cap without asking) anvil's own value goes when anvil's hooks were there.
-fn restore_block_cap(
-    env: &mut Map<String, Value>,
-    memory: Option<&Value>,
-    had_hooks: bool,
-    changes: &mut Changes,
-) {
-    let current = env.get(BLOCK_CAP_VAR).cloned();
-    let Some(memory) = memory else {
-        if had_hooks && current.as_ref().and_then(Value::as_str) == Some(BLOCK_CAP) {
-            env.remove(BLOCK_CAP_VAR);
-            changes.lines.push(format!("removed env {BLOCK_CAP_VAR}"));
-        }
-        return;
-    };
-    let Some(entry) = memory.get("env").and_then(|e| e.get(BLOCK_CAP_VAR)) else {
-        return; // anvil kept the user's value: it stays.
-    };
-    if current.as_ref() != entry.get("set") {
-        if let Some(current) = &current {
-            changes.notes.push(format!(
-                "left env {BLOCK_CAP_VAR}={}: it changed since `anvil install`",
-                display_value(current)
-            ));
-        }
-        return;
-    }
-    match entry.get("previous").filter(|v| !v.is_null()) {
-        Some(previous) => {
-            env.insert(BLOCK_CAP_VAR.into(), previous.clone());
-            changes.lines.push(format!(
-                "restored env {BLOCK_CAP_VAR}={}",
-                display_value(previous)
-            ));
-        }
-        None => {
-            env.remove(BLOCK_CAP_VAR);
-            changes.lines.push(format!("removed env {BLOCK_CAP_VAR}"));
-        }
-    }
-}
-
-fn is_ours(command_file: &str) -> bool {
-    command_file
-        .strip_prefix("---\n")
-        .and_then(|rest| rest.split("\n---").next())
-        .is_some_and(|front| {
-            front
-                .lines()
-                .any(|l| l.trim() == format!("{MARKER_KEY}: true"))
-        })
-}
-
-fn is_anvil_permission(p: &str) -> bool {
-    if p == MCP_PERMISSION {
-        return true;
-    }
-    let Some(inner) = p.strip_prefix("Bash(").and_then(|r| r.strip_suffix(":*)")) else {
-        return false;
-    };
-    let mut words = inner.split_whitespace();
-    let program = words.next().unwrap_or("");
-    let name = Path::new(program)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
-    name.starts_with("anvil")
-        && words
-            .next()
-            .is_some_and(|sub| ALLOWED_SUBCOMMANDS.contains(&sub))
-        && words.next().is_none()
-}
-
-fn group_commands(group: &Value) -> Vec<&str> {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|h| h.get("command").and_then(Value::as_str))
-        .collect()
-}
-
-/// Removes anvil's `hook SUB` entries (and groups left empty); says whether anything went.
-fn remove_anvil_hooks(stop: &mut Vec<Value>, sub: &str) -> bool {
-    let before: usize = stop.iter().map(|g| group_commands(g).len()).sum();
-    for group in stop.iter_mut() {
-        if let Some(hooks) = group.get_mut("hooks").and_then(Value::as_array_mut) {
-            hooks.retain(|h| {
-                !h.get("command")
-                    .and_then(Value::as_str)
-                    .is_some_and(|c| is_anvil_hook(c, sub))
-            });
-        }
-    }
-    stop.retain(|g| {
-        g.get("hooks")
-            .and_then(Value::as_array)
-            .is_none_or(|h| !h.is_empty())
-    });
-    let after: usize = stop.iter().map(|g| group_commands(g).len()).sum();
-    after != before
-}
-
-fn hook_list<'a>(
-    root: &'a mut Map<String, Value>,
-    event: &str,
-    path: &Path,
-) -> Result<&'a mut Vec<Value>, InstallError> {
-    let hooks = object_entry(root, "hooks", path)?;
-    hooks
-        .entry(event)
-        .or_insert_with(|| json!([]))
-        .as_array_mut()
-        .ok_or_else(|| shape(path, &format!("hooks.{event}"), "a list"))
 }
 
 fn object_entry<'a>(
@@ -899,26 +411,72 @@ pub(crate) fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), InstallErr
 }
 
 #[cfg(test)]
+impl Settings {
+    /// `settings.json` holding `value`, after an install that remembered nothing.
+    pub(crate) fn for_test(value: Value) -> Settings {
+        let Value::Object(root) = value else {
+            panic!("settings are an object");
+        };
+        Settings::new(Path::new(".claude"), root, Some(json!({})))
+    }
+}
+
+/// Runs `step` on the user's `settings` as `install` and `uninstall` do, and checks that the
+/// two mirror each other: adding says what it did, adding again changes nothing, removing
+/// gives back exactly the user's settings. Returns the settings as installed.
+#[cfg(test)]
+pub(crate) fn steps_mirror(step: &Step, users: Value) -> Value {
+    let mut settings = Settings::for_test(users.clone());
+    let mut added = Changes::default();
+    (step.add)(&mut settings, &mut added).unwrap();
+    assert!(!added.lines.is_empty(), "added nothing");
+    let installed = Value::Object(settings.root.clone());
+    let mut again = Changes::default();
+    (step.add)(&mut settings, &mut again).unwrap();
+    assert!(again.lines.is_empty(), "twice: {:?}", again.lines);
+    assert_eq!(Value::Object(settings.root.clone()), installed, "twice");
+    let mut removed = Changes::default();
+    (step.remove)(&mut settings, &mut removed);
+    assert!(!removed.lines.is_empty(), "removed nothing");
+    assert_eq!(Value::Object(settings.root), users, "not mirrored");
+    installed
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn recognises_its_own_hook_only() {
-        assert!(is_anvil_hook("anvil-hook stop", "stop"));
-        assert!(is_anvil_hook(
-            "/opt/bin/anvil-hook prompt-expansion",
-            "prompt-expansion"
-        ));
-        assert!(!is_anvil_hook("anvil-hook stop", "session-start"));
-        assert!(!is_anvil_hook("anvil-hook hook stop", "stop"));
-        assert!(is_anvil_hook("/usr/local/bin/anvil hook stop", "stop"));
-        assert!(is_anvil_hook("anvil hook stop", "stop"));
-        assert!(is_anvil_hook("anvil hook session-start", "session-start"));
-        assert!(!is_anvil_hook("anvil hook session-start", "stop"));
-        assert!(!is_anvil_hook("anvil hook stop --debug", "stop"));
-        assert!(!is_anvil_hook("my-linter hook stop", "stop"));
-        assert!(is_anvil_permission("Bash(/x/anvil start:*)"));
-        assert!(is_anvil_permission("Bash(anvil slash:*)"));
-        assert!(!is_anvil_permission("Bash(npm test:*)"));
+    fn every_step_of_settings_mirrors_its_install_on_a_fresh_file() {
+        for step in &STEPS {
+            steps_mirror(step, json!({}));
+        }
+    }
+
+    #[test]
+    fn install_then_uninstall_leaves_the_users_settings_and_no_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path();
+        let users = json!({
+            "model": "opus",
+            "env": { "EDITOR": "vi", BLOCK_CAP_VAR: "20" },
+            "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "notify-done" }] }] },
+            "permissions": { "allow": ["Bash(npm test:*)"] },
+        });
+        std::fs::write(claude.join("settings.json"), pretty(&users)).unwrap();
+        let installed = install(claude).unwrap();
+        assert!(installed.lines.len() >= 5, "{:?}", installed.lines);
+        assert!(install(claude).unwrap().lines.is_empty());
+        uninstall(claude).unwrap();
+        let left: Value =
+            serde_json::from_slice(&std::fs::read(claude.join("settings.json")).unwrap()).unwrap();
+        assert_eq!(left, users);
+        assert!(!claude.join(MEMORY_FILE).exists());
+        assert!(
+            std::fs::read_dir(claude.join("commands"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
     }
 }
