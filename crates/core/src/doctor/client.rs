@@ -128,7 +128,7 @@ fn session_finding(who: &str, found: &Client) -> Finding {
 
 /// The sessions bound to a line here, read only (no marker is cleared).
 fn bound_sessions(home: &Home) -> Vec<(String, LineRef)> {
-    let entries = crate::fsutil::visible_entries(&home.root().join("sessions")).unwrap_or_default();
+    let entries = crate::fsutil::visible_entries(&home.sessions_dir()).unwrap_or_default();
     let mut out: Vec<(String, LineRef)> = entries
         .into_iter()
         .filter_map(|(session, path)| {
