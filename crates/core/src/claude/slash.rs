@@ -438,10 +438,10 @@ mod tests {
         };
         assert!(message.contains("created"), "{message}");
         assert!(message.contains(".anvil"), "{message}");
-        let anvil = project.join(".anvil");
-        assert!(anvil.join(".gitignore").is_file());
+        let home = Home::find(project).expect("created");
+        assert!(home.root().join(".gitignore").is_file());
         assert_eq!(
-            take(&anvil, session, Command::Start).unwrap().as_deref(),
+            take(&home, session, Command::Start).unwrap().as_deref(),
             Some("Adopt GraphQL?")
         );
         // The second time it is there: nothing to say.
