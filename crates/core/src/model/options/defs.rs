@@ -4,7 +4,7 @@
 //!
 //! To add an option: a `const` here, its name in [`ALL`], its field in [`Options`] (and in
 //! `Setup` when it shapes the debate), and its validator in `Options::into_setup` when it can
-//! be wrong. `ANVIL_WRITE_DOCS=1 cargo test -p anvil-core options::docs` then rewrites the
+//! be wrong. `ANVIL_WRITE_DOCS=1 cargo test -p anvil-debate-core options::docs` then rewrites the
 //! generated parts of docs/options.md.
 
 use serde::Deserialize;

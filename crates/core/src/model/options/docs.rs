@@ -1,6 +1,6 @@
 //! docs/options.md, checked against the definitions: its table of options and its example
 //! config file are rendered from [`super::defs`], so the page cannot drift from the code.
-//! `ANVIL_WRITE_DOCS=1 cargo test -p anvil-core options::docs` rewrites them.
+//! `ANVIL_WRITE_DOCS=1 cargo test -p anvil-debate-core options::docs` rewrites them.
 
 use super::defs::ALL;
 use super::{Takes, Value};
@@ -97,7 +97,7 @@ fn docs_options_md_shows_every_option_as_defined() {
     assert!(
         page == expected,
         "docs/options.md differs from the option definitions; \
-         `ANVIL_WRITE_DOCS=1 cargo test -p anvil-core options::docs` rewrites it. Expected:\n{expected}"
+         `ANVIL_WRITE_DOCS=1 cargo test -p anvil-debate-core options::docs` rewrites it. Expected:\n{expected}"
     );
 }
 
