@@ -13,12 +13,15 @@ use anvil_core::record::store::RecordError;
 use anvil_core::review::context::ContextError;
 use anvil_core::review::history::HistoryError;
 
-/// An error for the user: what went wrong, what to do, and the exit code.
+/// An error for the user: what went wrong, what caused it, what to do, and the exit code.
 #[derive(Debug)]
 pub struct CliError {
     pub(crate) message: String,
     hint: Option<String>,
     pub(crate) code: u8,
+    /// The error of the core this one is, kept whole: its causes are printed below the
+    /// message, each once (see [`anvil_core::error::causes`]).
+    error: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
 
 impl CliError {
@@ -27,6 +30,31 @@ impl CliError {
             message: message.into(),
             hint: None,
             code: 1,
+            error: None,
+        }
+    }
+
+    /// `error` itself, its message first and its causes after.
+    pub fn of(error: impl std::error::Error + Send + Sync + 'static) -> CliError {
+        CliError {
+            error: Some(Box::new(error)),
+            ..CliError::new("")
+        }
+        .with_message()
+    }
+
+    fn with_message(mut self) -> CliError {
+        if let Some(error) = &self.error {
+            self.message = error.to_string();
+        }
+        self
+    }
+
+    /// What caused it, outermost first, each once.
+    pub fn causes(&self) -> Vec<String> {
+        match &self.error {
+            Some(error) => anvil_core::error::causes(error.as_ref()),
+            None => Vec::new(),
         }
     }
 
@@ -49,13 +77,18 @@ impl CliError {
         CliError::new(e.to_string())
     }
 
-    /// The error as `!` lines of slash commands show it: they must always exit 0, or Claude
-    /// Code drops the whole command without a word.
+    /// The error as it is printed (and as `!` lines of slash commands show it: they must always
+    /// exit 0, or Claude Code drops the whole command without a word): the message, each cause
+    /// it does not already say, and the hint.
     pub fn to_text(&self) -> String {
-        match &self.hint {
-            Some(h) => format!("error: {}\nhint: {h}\n", self.message),
-            None => format!("error: {}\n", self.message),
+        let mut text = format!("error: {}\n", self.message);
+        for cause in self.causes() {
+            text.push_str(&format!("caused by: {cause}\n"));
         }
+        if let Some(h) = &self.hint {
+            text.push_str(&format!("hint: {h}\n"));
+        }
+        text
     }
 }
 
@@ -69,8 +102,10 @@ impl From<DebateError> for CliError {
     fn from(e: DebateError) -> CliError {
         match e {
             DebateError::Refused(refusal) => {
-                let error = CliError::new(refusal.to_string()).maybe_hint(refusal.hint());
-                match refusal.kind() {
+                let hint = refusal.hint();
+                let kind = refusal.kind();
+                let error = CliError::of(refusal).maybe_hint(hint);
+                match kind {
                     Kind::BadInput => error.usage(),
                     Kind::NotFound | Kind::Conflict => error,
                 }
@@ -79,9 +114,7 @@ impl From<DebateError> for CliError {
             DebateError::Record(e) => e.into(),
             DebateError::History(e) => e.into(),
             DebateError::Prompt(e) => e.into(),
-            other @ (DebateError::Machine(_) | DebateError::Io { .. }) => {
-                CliError::from_display(other)
-            }
+            other @ (DebateError::Machine(_) | DebateError::Io { .. }) => CliError::of(other),
         }
     }
 }
@@ -100,7 +133,7 @@ impl From<RecordError> for CliError {
             // The message says what to do about a failed write already.
             _ => None,
         };
-        CliError::new(e.to_string()).maybe_hint(hint.map(str::to_owned))
+        CliError::of(e).maybe_hint(hint.map(str::to_owned))
     }
 }
 
@@ -108,24 +141,24 @@ impl From<HistoryError> for CliError {
     fn from(e: HistoryError) -> CliError {
         match e {
             HistoryError::NoLine(_) => {
-                CliError::new(e.to_string()).hint("`anvil status --all` lists the debates here")
+                CliError::of(e).hint("`anvil status --all` lists the debates here")
             }
             HistoryError::Record(e) => e.into(),
             HistoryError::State(e) => e.into(),
-            HistoryError::Damaged(..) => CliError::new(e.to_string()).hint(DOCTOR_HINT),
+            HistoryError::Damaged(..) => CliError::of(e).hint(DOCTOR_HINT),
         }
     }
 }
 
 impl From<StateError> for CliError {
     fn from(e: StateError) -> CliError {
-        CliError::new(e.to_string()).hint(LIVE_FILES_HINT)
+        CliError::of(e).hint(LIVE_FILES_HINT)
     }
 }
 
 impl From<PromptError> for CliError {
     fn from(e: PromptError) -> CliError {
-        CliError::new(e.to_string()).hint(
+        CliError::of(e).hint(
             "`anvil prompts list` shows where each prompt comes from; a file under \
              .anvil/prompts/ overrides the built-in one",
         )
@@ -134,19 +167,19 @@ impl From<PromptError> for CliError {
 
 impl From<ConfigError> for CliError {
     fn from(e: ConfigError) -> CliError {
-        CliError::new(e.to_string()).hint("docs/options.md lists every key of .anvil/config.toml")
+        CliError::of(e).hint("docs/options.md lists every key of .anvil/config.toml")
     }
 }
 
 impl From<ContextError> for CliError {
     fn from(e: ContextError) -> CliError {
-        CliError::new(e.to_string())
+        CliError::of(e)
     }
 }
 
 impl From<InstallError> for CliError {
     fn from(e: InstallError) -> CliError {
-        CliError::new(e.to_string())
+        CliError::of(e)
     }
 }
 
@@ -154,7 +187,7 @@ impl From<GitError> for CliError {
     fn from(e: GitError) -> CliError {
         let hint = matches!(e, GitError::NotFound)
             .then(|| "install git, or name one with ANVIL_GIT".to_owned());
-        CliError::new(e.to_string()).maybe_hint(hint)
+        CliError::of(e).maybe_hint(hint)
     }
 }
 
@@ -162,23 +195,23 @@ impl From<RemoteError> for CliError {
     fn from(e: RemoteError) -> CliError {
         match e {
             RemoteError::Record(e) => e.into(),
-            RemoteError::Secret { .. } => CliError::new(e.to_string()).hint(
+            RemoteError::Secret { .. } => CliError::of(e).hint(
                 "if it is no secret (or no longer valid), `anvil push --allow-secrets` sends it; \
                  else keep that line to yourself: branch from before it and push the branch",
             ),
             RemoteError::Git(GitError::NotFound) => {
-                CliError::new(e.to_string()).hint("install git, or name one with ANVIL_GIT")
+                CliError::of(e).hint("install git, or name one with ANVIL_GIT")
             }
-            RemoteError::Lock { .. } => CliError::new(e.to_string())
+            RemoteError::Lock { .. } => CliError::of(e)
                 .hint("a debate is recording on that line; pull again when it is done"),
-            other => CliError::from_display(other),
+            other => CliError::of(other),
         }
     }
 }
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> CliError {
-        CliError::new(e.to_string())
+        CliError::of(e)
     }
 }
 
@@ -221,6 +254,33 @@ mod tests {
         })
         .into();
         assert_eq!(over.message, "20261122-q-3f2a@main is already cancelled");
+    }
+
+    #[test]
+    fn an_error_of_the_core_keeps_its_cause_below_its_message() {
+        let e: CliError = StateError::Read {
+            path: "debates/d/main/state.md".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        }
+        .into();
+        assert_eq!(e.message, "cannot read debates/d/main/state.md");
+        assert_eq!(e.causes(), ["permission denied"]);
+        let text = e.to_text();
+        assert!(
+            text.starts_with(
+                "error: cannot read debates/d/main/state.md\ncaused by: permission denied\nhint: "
+            ),
+            "{text}"
+        );
+        // A message that already says its cause does not say it twice.
+        let said: CliError = DebateError::Io {
+            what: "cannot write",
+            path: "state.md".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        }
+        .into();
+        assert!(said.causes().is_empty(), "{}", said.to_text());
+        assert!(!said.to_text().contains("caused by"), "{}", said.to_text());
     }
 
     #[test]

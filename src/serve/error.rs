@@ -60,7 +60,7 @@ impl ApiError {
                 };
                 ApiError::new(status, message)
             }
-            other => ApiError::internal(other),
+            other => ApiError::internal(anvil_core::error::chain(&other)),
         }
     }
 }

@@ -38,6 +38,36 @@ pub enum DebateError {
     },
 }
 
+/// `error` with every cause below it, each once: "cannot write X: No space left on device".
+/// A cause whose words the text holds already (a message that quotes its source) is not
+/// repeated, so an error reads the same whether or not its message names its cause.
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    for cause in causes(error) {
+        text.push_str(": ");
+        text.push_str(&cause);
+    }
+    text
+}
+
+/// The causes of `error` that its own message (and those before them) do not already say,
+/// outermost first.
+pub fn causes(error: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut said = error.to_string();
+    let mut out = Vec::new();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        let words = cause.to_string();
+        if !words.is_empty() && !said.contains(&words) {
+            said.push('\n');
+            said.push_str(&words);
+            out.push(words);
+        }
+        next = cause.source();
+    }
+    out
+}
+
 impl DebateError {
     /// The refusal this error is, if it is one.
     pub fn refusal(&self) -> Option<&Refusal> {
@@ -183,4 +213,43 @@ pub(crate) fn io(
 ) -> impl FnOnce(std::io::Error) -> DebateError {
     let path = path.into();
     move |source| DebateError::Io { what, path, source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot save the state")]
+    struct Outer {
+        #[source]
+        source: DebateError,
+    }
+
+    fn disk_full(path: &str) -> DebateError {
+        DebateError::Io {
+            what: "cannot write",
+            path: path.into(),
+            source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+        }
+    }
+
+    #[test]
+    fn the_chain_names_every_cause_once() {
+        // A message that quotes its cause is not made to repeat it...
+        let quoting = disk_full("state.md");
+        assert_eq!(chain(&quoting), quoting.to_string());
+        assert!(causes(&quoting).is_empty());
+        // ...and one that does not gets it below.
+        let outer = Outer {
+            source: disk_full("state.md"),
+        };
+        assert_eq!(causes(&outer), [disk_full("state.md").to_string()]);
+        let text = chain(&outer);
+        assert!(
+            text.starts_with("cannot save the state: cannot write state.md: "),
+            "{text}"
+        );
+        assert_eq!(text.matches("no storage space").count(), 1, "{text}");
+    }
 }

@@ -142,7 +142,7 @@ pub fn session_start(stdin: &[u8], cwd: &Path) -> HookOutput {
     }
     match crate::line::control::forget_session(&home, session) {
         Ok(()) => HookOutput::Silent,
-        Err(e) => HookOutput::Message(format!("anvil: {e}")),
+        Err(e) => HookOutput::Message(format!("anvil: {}", crate::error::chain(&e))),
     }
 }
 
@@ -325,7 +325,7 @@ fn drive(
     )
     .map_err(|e| Failure {
         note: intake.note(),
-        ..fail(Some(&line), saved.clone())(&e)
+        ..fail(Some(&line), saved.clone())(&crate::error::chain(&e))
     })?;
     let reply = match intake.note() {
         Some(note) => reply.with_notes(&[note]),

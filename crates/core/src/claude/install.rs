@@ -48,7 +48,7 @@ pub(crate) const MEMORY_FILE: &str = "anvil-install.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: PathBuf,
         source: std::io::Error,
@@ -64,7 +64,7 @@ pub enum InstallError {
         key: String,
         expected: &'static str,
     },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         path: PathBuf,
         source: std::io::Error,

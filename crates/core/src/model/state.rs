@@ -312,7 +312,7 @@ pub struct State {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: PathBuf,
         source: std::io::Error,

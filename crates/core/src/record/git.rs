@@ -39,7 +39,7 @@ pub(crate) const KEPT: &[&str] = &[
 pub enum GitError {
     #[error("this needs the `git` binary, and there is none on the PATH")]
     NotFound,
-    #[error("cannot run git {what}: {source}")]
+    #[error("cannot run git {what}")]
     Spawn {
         what: String,
         #[source]

@@ -33,7 +33,7 @@ pub enum RecordError {
         #[source]
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
-    #[error("the record at {path}: cannot read {what}: {source}")]
+    #[error("the record at {path}: cannot read {what}")]
     Read {
         path: PathBuf,
         what: String,
@@ -64,7 +64,7 @@ pub enum RecordError {
          it, and removing the file by hand lets the debate go on"
     )]
     ForeignLock { lock: PathBuf, holder: &'static str },
-    #[error("cannot update {name}: {source}")]
+    #[error("cannot update {name}")]
     Ref {
         name: String,
         #[source]

@@ -18,7 +18,7 @@ const MIN_PIECE: usize = 2 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: PathBuf,
         source: std::io::Error,
