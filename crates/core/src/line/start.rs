@@ -123,6 +123,8 @@ pub fn start_with(
         tip: None,
         seat_fallback: None,
         spent: Default::default(),
+        positions: Vec::new(),
+        converged: None,
         created: stamp.clone(),
         updated: stamp,
         setup,

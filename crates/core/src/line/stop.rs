@@ -9,6 +9,7 @@ use crate::fsutil;
 use crate::home::{Home, LineRef, Queued};
 use crate::line::transaction::{self, Change, Current, Options, Plan, Transcript};
 use crate::model::machine::{self, Cue, Finished, Next, Turn};
+use crate::model::positions::{self, Converged, Held, Share};
 use crate::model::prompt::{PhaseContext, Prompts};
 use crate::model::state::{Role, State, Status};
 use crate::model::transcript;
@@ -286,6 +287,21 @@ fn decide_stop(
             queued: &queued_texts,
         },
     )?;
+    let spent_before = state.spent.clone();
+    let finished_role = outcome.finished.role;
+    if finished_role.is_debating() {
+        let markers = &outcome.finished.markers;
+        state.positions.push(Held {
+            seat: positions::seat_label(finished_role.name(), outcome.finished.voice.as_deref()),
+            round: outcome.finished.round,
+            stance: markers.position.as_ref().map(|p| p.stance),
+            confidence: markers
+                .position
+                .as_ref()
+                .map_or(Share::HALF, |p| p.confidence),
+            open: markers.open.clone(),
+        });
+    }
     // What the phase cost counts against the debate's budget; past it, the debate goes to its
     // synthesis instead of its next phase.
     if let Some(p) = stop.provenance {
@@ -293,6 +309,7 @@ fn decide_stop(
         state.spent.usd_nanos += p.cost.map_or(0, |c| c.nanos);
         state.spent.phases += 1;
     }
+    let convergence = convergence(&mut state, &mut outcome);
     let budget = match &outcome.next {
         Next::Prompt(cue) if cue.role != Role::Synthesizer => {
             over_budget(&state.setup.seats, &state.spent)
@@ -386,6 +403,36 @@ fn decide_stop(
     }
     meta.seat_fallback = fallback;
     meta.budget = budget;
+    if let Some(p) = &finished.markers.position {
+        meta.stance = Some(p.stance);
+        meta.confidence = Some(p.confidence);
+        meta.claim = Some(p.claim.clone());
+    }
+    if finished.role.is_debating() {
+        meta.open = finished.markers.open.clone();
+    }
+    meta.converged = convergence.round;
+    meta.converge_stop = convergence.stop;
+    meta.converge_held = convergence.held;
+    let mut unmentioned = Vec::new();
+    if finished.role == Role::Synthesizer {
+        let open = positions::still_open(&state.positions);
+        unmentioned = positions::unmentioned(&open, text)
+            .into_iter()
+            .cloned()
+            .collect();
+        meta.dissent_missing = unmentioned.clone();
+        meta.dissent = open;
+        let finals: Vec<_> = positions::finals(&state.positions)
+            .into_iter()
+            .map(|(_, s, c)| (s, c))
+            .collect();
+        meta.consensus = positions::consensus(&finals);
+        meta.saving = state
+            .converged
+            .filter(|c| !c.acted)
+            .and_then(|c| saving(&c, step.saturating_sub(1), &spent_before));
+    }
     let reply = match prompt {
         Some(_) if let Some(seat) = &next_seat => Reply::Seat {
             notice: seat_notice(&state, line, seat),
@@ -406,6 +453,20 @@ fn decide_stop(
         },
         None => {
             let mut reply = finish_reply(home, line, &state);
+            if let (Reply::Finish { notice }, false) = (&mut reply, unmentioned.is_empty()) {
+                let all = positions::still_open(&state.positions);
+                for point in &unmentioned {
+                    let label = all
+                        .iter()
+                        .position(|p| p == point)
+                        .map(positions::OpenPoint::label)
+                        .unwrap_or_default();
+                    notice.push_str(&format!(
+                        "\nanvil: the synthesis does not mention open point {label} ({}: {}); it is recorded as dissent",
+                        point.seat, point.text
+                    ));
+                }
+            }
             let late = undelivered(home, line, &state)?;
             if let (Reply::Finish { notice }, false) = (&mut reply, late.is_empty()) {
                 notice.push('\n');
@@ -429,6 +490,98 @@ fn decide_stop(
         state,
     };
     Ok(Plan::Record(Box::new(change), reply))
+}
+
+/// What the convergence check decided at one stop.
+#[derive(Default)]
+struct Convergence {
+    /// Positions stopped moving with this round (the first time on the line).
+    round: Option<u32>,
+    /// `--converge` sent the debate to its synthesis.
+    stop: bool,
+    /// `--converge` did not, and why.
+    held: Option<String>,
+}
+
+/// After a phase that closed a round: did positions stop moving? The first time they do, the
+/// line notes it (shadow mode, always on) with what it had spent by then; with `--converge`
+/// the debate goes to its synthesis, unless steering is on its way, an interactive pause
+/// comes next or a debater's question is open: a human's word is never overridden.
+fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> Convergence {
+    let finished = &outcome.finished;
+    let closes_round = finished.role.is_debating()
+        && match &outcome.next {
+            Next::Prompt(cue) => {
+                cue.round != finished.round
+                    || matches!(cue.role, Role::InteractivePause | Role::Synthesizer)
+            }
+            Next::Finish => true,
+        };
+    if !closes_round
+        || state.converged.is_some()
+        || !positions::converged(&state.positions, finished.round)
+    {
+        return Convergence::default();
+    }
+    let mut found = Converged {
+        round: finished.round,
+        step: outcome.progress.step,
+        tokens: state.spent.tokens,
+        priced: state.spent.phases,
+        acted: false,
+    };
+    let mut out = Convergence {
+        round: Some(finished.round),
+        ..Convergence::default()
+    };
+    if let (true, Next::Prompt(cue)) = (state.setup.converge, &outcome.next)
+        && cue.role != Role::Synthesizer
+    {
+        let question_open = state.question.as_ref().is_some_and(|q| q.answer.is_none());
+        let held = if !cue.steering.is_empty() {
+            Some("steering is on its way to the next phase")
+        } else if cue.role == Role::InteractivePause {
+            Some("an interactive pause comes next: the human decides")
+        } else if question_open {
+            Some("a debater's question is open")
+        } else {
+            None
+        };
+        match held {
+            Some(why) => out.held = Some(why.to_owned()),
+            None => {
+                outcome.next = Next::Prompt(Cue {
+                    role: Role::Synthesizer,
+                    round: outcome.progress.round,
+                    voice: None,
+                    steering: Vec::new(),
+                });
+                outcome.progress.phase = Role::Synthesizer;
+                outcome.progress.ended_early = true;
+                found.acted = true;
+                out.stop = true;
+            }
+        }
+    }
+    state.converged = Some(found);
+    out
+}
+
+/// What stopping at `converged` would have saved, seen from the synthesis: the phases
+/// recorded after it (`before` phases were recorded before the synthesis), and their tokens
+/// when every one of them had a known cost. `None` when nothing came after it.
+fn saving(
+    converged: &Converged,
+    before: u32,
+    spent: &crate::model::state::Spent,
+) -> Option<positions::Saving> {
+    let phases = before.checked_sub(converged.step).filter(|p| *p > 0)?;
+    let priced = spent.phases.saturating_sub(converged.priced);
+    Some(positions::Saving {
+        round: converged.round,
+        phases,
+        tokens: (priced == phases).then(|| spent.tokens.saturating_sub(converged.tokens)),
+    })
 }
 
 /// Whether the next phase would take the line past its budget, judged by what its phases

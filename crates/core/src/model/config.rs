@@ -226,6 +226,7 @@ interactive = true
 framework = "adr"
 focus = "security"
 research = true
+converge = true
 autonomy = 3
 output = "decision.md"
 output_dir = "docs/debates"
@@ -250,6 +251,7 @@ auto_loose_debates = 20
         assert_eq!(d.framework.as_deref(), Some("adr"));
         assert_eq!(d.focus.as_deref(), Some("security"));
         assert_eq!(d.research, Some(true));
+        assert_eq!(d.converge, Some(true));
         assert_eq!(d.autonomy, Some(3));
         assert_eq!(d.output, Some(PathBuf::from("decision.md")));
         assert_eq!(d.output_dir, Some(PathBuf::from("docs/debates")));

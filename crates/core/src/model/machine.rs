@@ -271,6 +271,7 @@ mod tests {
             framework: None,
             focus: None,
             research: false,
+            converge: false,
             autonomy: 0,
             output: None,
             inputs: Default::default(),

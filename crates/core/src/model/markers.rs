@@ -1,5 +1,7 @@
-//! The two markers a phase may carry: `<anvil-complete/>` (go to synthesis now) and
-//! `<anvil-steering>…</anvil-steering>` (the human's answer at an interactive pause).
+//! The markers a phase may carry: `<anvil-complete/>` (go to synthesis now),
+//! `<anvil-steering>…</anvil-steering>` (the human's answer at an interactive pause),
+//! `<anvil-position stance="…" confidence="…">claim</anvil-position>` (where a debater stands,
+//! see [`crate::model::positions`]) and `<anvil-open>…</anvil-open>` (a point still unanswered).
 //!
 //! Debaters quote markup all the time, so a marker only counts in prose: never inside a fenced
 //! or indented code block, nor inside inline code. Tags are matched without regard to case or
@@ -9,8 +11,13 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 
+use crate::model::positions::{self, Position, Share, Stance};
+
 const COMPLETE: &str = "anvil-complete";
 const STEERING: &str = "anvil-steering";
+const POSITION: &str = "anvil-position";
+const OPEN: &str = "anvil-open";
+const NAMES: [&str; 4] = [COMPLETE, STEERING, POSITION, OPEN];
 
 /// What a phase's text says to the machine.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -18,6 +25,10 @@ pub struct Markers {
     pub complete: bool,
     /// The text of the last steering marker, trimmed; `None` when there is none.
     pub steering: Option<String>,
+    /// The last position marker with a stance anvil reads; `None` when there is none.
+    pub position: Option<Position>,
+    /// The open points, cleaned, in order, without repeats (at most [`positions::MAX_OPEN`]).
+    pub open: Vec<String>,
 }
 
 pub fn scan(text: &str) -> Markers {
@@ -26,7 +37,7 @@ pub fn scan(text: &str) -> Markers {
         return Markers::default();
     }
     let lower = text.to_ascii_lowercase();
-    if !lower.contains(COMPLETE) && !lower.contains(STEERING) {
+    if !NAMES.iter().any(|n| lower.contains(n)) {
         return Markers::default();
     }
     let code = code_ranges(text);
@@ -51,7 +62,78 @@ pub fn scan(text: &str) -> Markers {
             steering = Some(text[open.end..close.start].trim().to_owned());
         }
     }
-    Markers { complete, steering }
+    let mut position = None;
+    let mut open_points: Vec<String> = Vec::new();
+    for (i, open) in tags.iter().enumerate() {
+        if open.closing || open.self_closing || (open.name != POSITION && open.name != OPEN) {
+            continue;
+        }
+        let Some(close) = tags[i + 1..]
+            .iter()
+            .find(|t| t.name == open.name && t.closing)
+        else {
+            continue;
+        };
+        let body = positions::clean_text(&text[open.end..close.start]);
+        if open.name == OPEN {
+            if !body.is_empty()
+                && !open_points.contains(&body)
+                && open_points.len() < positions::MAX_OPEN
+            {
+                open_points.push(body);
+            }
+            continue;
+        }
+        let attrs = &text[open.attrs.clone()];
+        let Some(stance) = attribute(attrs, "stance").and_then(Stance::parse) else {
+            continue;
+        };
+        let confidence = attribute(attrs, "confidence")
+            .and_then(Share::parse)
+            .unwrap_or(Share::HALF);
+        position = Some(Position {
+            stance,
+            confidence,
+            claim: body,
+        });
+    }
+    Markers {
+        complete,
+        steering,
+        position,
+        open: open_points,
+    }
+}
+
+/// The value of `name="…"` (or `'…'`, or bare) in a tag's attribute text, any case.
+fn attribute<'a>(attrs: &'a str, name: &str) -> Option<&'a str> {
+    let lower = attrs.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(found) = lower[from..].find(name) {
+        let at = from + found;
+        from = at + name.len();
+        let before_ok = at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphanumeric();
+        let rest = attrs[from..].trim_start();
+        let Some(rest) = rest.strip_prefix('=').filter(|_| before_ok) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let value = match rest.chars().next() {
+            Some(q @ ('"' | '\'' | '“' | '”')) => {
+                let inner = &rest[q.len_utf8()..];
+                let end = inner.find(['"', '\'', '“', '”']).unwrap_or(inner.len());
+                &inner[..end]
+            }
+            _ => {
+                let end = rest
+                    .find(|c: char| c.is_whitespace() || c == '/')
+                    .unwrap_or(rest.len());
+                &rest[..end]
+            }
+        };
+        return Some(value);
+    }
+    None
 }
 
 /// `text` without its completion markers (the ones that count: outside code), for what people
@@ -127,11 +209,14 @@ struct TagAt {
     name: &'static str,
     start: usize,
     end: usize,
+    /// Where the attributes are (empty for every tag but the position's).
+    attrs: Range<usize>,
     closing: bool,
     self_closing: bool,
 }
 
-/// Finds `<name>`, `</name>` and `<name/>` for the two marker names in ASCII-lowercased text.
+/// Finds `<name>`, `</name>` and `<name/>` for the marker names in ASCII-lowercased text; the
+/// position's opening tag may carry attributes.
 fn find_tags(lower: &str) -> Vec<TagAt> {
     let bytes = lower.as_bytes();
     let mut out = Vec::new();
@@ -144,13 +229,38 @@ fn find_tags(lower: &str) -> Vec<TagAt> {
         if closing {
             i = skip_ws(bytes, i + 1);
         }
-        let Some(name) = [COMPLETE, STEERING]
-            .into_iter()
-            .find(|n| lower[i..].starts_with(n))
-        else {
+        let Some(name) = NAMES.into_iter().find(|n| lower[i..].starts_with(n)) else {
             continue;
         };
-        i = skip_ws(bytes, i + name.len());
+        i += name.len();
+        let mut attrs = i..i;
+        if name == POSITION && !closing && bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            // Attributes run to the tag's end; quotes may hold anything but their own mark.
+            let mut j = i;
+            let mut quote = None;
+            while let Some(&b) = bytes.get(j) {
+                match (quote, b) {
+                    (Some(q), b) if b == q => quote = None,
+                    (None, b'"' | b'\'') => quote = Some(b),
+                    (None, b'>' | b'<') => break,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if bytes.get(j) != Some(&b'>') {
+                continue;
+            }
+            attrs = i..j;
+            i = j;
+        } else if name != COMPLETE
+            && !bytes
+                .get(i)
+                .is_some_and(|b| b.is_ascii_whitespace() || *b == b'>' || *b == b'/')
+        {
+            // `<anvil-openness>` is no marker.
+            continue;
+        }
+        i = skip_ws(bytes, i);
         let self_closing = bytes.get(i) == Some(&b'/');
         if self_closing {
             i = skip_ws(bytes, i + 1);
@@ -162,6 +272,7 @@ fn find_tags(lower: &str) -> Vec<TagAt> {
             name,
             start,
             end: i + 1,
+            attrs,
             closing,
             self_closing,
         });
@@ -221,6 +332,10 @@ mod tests {
             Just("< ANVIL-Complete / >".to_owned()),
             Just("<anvil-steering>".to_owned()),
             Just("</anvil-steering>".to_owned()),
+            Just("<anvil-position stance=\"for\" confidence=\"0.7\">".to_owned()),
+            Just("</anvil-position>".to_owned()),
+            Just("<anvil-open>".to_owned()),
+            Just("</anvil-open>".to_owned()),
             Just("```\n".to_owned()),
             Just("`".to_owned()),
             Just("\n    ".to_owned()),
@@ -244,6 +359,60 @@ mod tests {
                 prop_assert_eq!(stripped.as_ref(), text.as_str());
             }
         }
+    }
+
+    #[test]
+    fn reads_the_last_position_and_every_open_point_outside_code() {
+        let text = "Argument.\n\n```\n<anvil-position stance=\"for\" confidence=\"0.9\">fake</anvil-position>\n<anvil-open>fake point</anvil-open>\n```\n\n\
+            <anvil-position stance=\"mixed\" confidence=\"0.4\">first</anvil-position>\n\
+            < ANVIL-POSITION  confidence='1.7'  stance='Against' >It costs\ntoo much.</anvil-position>\n\
+            <anvil-open>Who pays for\nthe migration?</anvil-open>\n<anvil-open>Who pays for the migration?</anvil-open>\n\
+            <anvil-open>rollback</anvil-open>";
+        let m = scan(text);
+        assert_eq!(
+            m.position,
+            Some(Position {
+                stance: Stance::Against,
+                confidence: Share(100),
+                claim: "It costs too much.".into()
+            })
+        );
+        assert_eq!(m.open, ["Who pays for the migration?", "rollback"]);
+        // Inline code and indented code do not count either.
+        let m = scan("Write `<anvil-position stance=\"for\">x</anvil-position>` at the end.");
+        assert_eq!(m.position, None);
+    }
+
+    #[test]
+    fn a_missing_or_unreadable_position_is_tolerated() {
+        assert_eq!(scan("No tag at all.").position, None);
+        assert_eq!(
+            scan("<anvil-position stance=\"perhaps\">x</anvil-position>").position,
+            None
+        );
+        assert_eq!(
+            scan("<anvil-position stance=\"for\">never closed").position,
+            None
+        );
+        let m = scan("<anvil-position stance=for confidence=high>ok</anvil-position>");
+        assert_eq!(
+            m.position.map(|p| (p.stance, p.confidence)),
+            Some((Stance::For, Share::HALF))
+        );
+        // Hostile claims come out as one clean line of bounded length.
+        let huge = format!(
+            "<anvil-position stance=\"for\" confidence=\"0.5\">a\0b\u{1b}[2J{}</anvil-position>",
+            "x".repeat(50_000)
+        );
+        let claim = scan(&huge).position.unwrap().claim;
+        assert!(claim.starts_with("a b [2J") && !claim.contains(['\0', '\u{1b}']));
+        assert_eq!(claim.chars().count(), positions::MAX_TEXT);
+        assert!(
+            !scan("<anvil-openness>x</anvil-openness>")
+                .open
+                .iter()
+                .any(|o| o == "x")
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod config;
 pub mod machine;
 pub mod markers;
 pub mod options;
+pub mod positions;
 pub mod prompt;
 pub mod provenance;
 pub mod seats;

@@ -61,6 +61,8 @@ pub struct Options {
     pub interactive: Option<bool>,
     pub framework: Option<String>,
     pub focus: Option<String>,
+    /// `--converge`: go to the synthesis once positions stop moving.
+    pub converge: Option<bool>,
     /// `--context` paths, as given (relative to `cwd`).
     pub context: Vec<String>,
     pub diff: Option<bool>,
@@ -352,6 +354,7 @@ impl Options {
             framework,
             focus,
             research: self.research == Some(true),
+            converge: self.converge == Some(true),
             autonomy,
             output: self.output,
             seats,

@@ -78,6 +78,16 @@ pub(crate) struct PhaseContext {
     /// The agent playing this phase in a seat of its own (`codex`, …); empty when the session
     /// that drives the line plays it. A seat is told it is one participant among others.
     pub seat: String,
+    /// This seat's last phase stated no position: the prompt asks for it again.
+    pub ask_position: bool,
+    /// For the synthesizer: how each seat moved over the rounds, one line per seat, and
+    /// which of those lines changed stance.
+    pub moves: Vec<String>,
+    pub moved: Vec<String>,
+    /// For the synthesizer: the points still open at the end, `O1 (critic): …`.
+    pub open_points: Vec<String>,
+    /// The round after which positions stopped moving, if they did.
+    pub converged_round: Option<u32>,
 }
 
 impl PhaseContext {
@@ -117,7 +127,47 @@ impl PhaseContext {
             transcript,
             transcript_path: transcript_path.display().to_string(),
             seat: String::new(),
+            ask_position: false,
+            moves: Vec::new(),
+            moved: Vec::new(),
+            open_points: Vec::new(),
+            converged_round: state.converged.map(|c| c.round),
         }
+        .with_positions(state, cue)
+    }
+
+    fn with_positions(mut self, state: &State, cue: &Cue) -> PhaseContext {
+        use crate::model::positions;
+        if cue.role.is_debating() {
+            let seat = positions::seat_label(cue.role.name(), cue.voice.as_deref());
+            self.ask_position = state
+                .positions
+                .iter()
+                .rev()
+                .find(|h| h.seat == seat)
+                .is_some_and(|h| h.stance.is_none());
+        }
+        if cue.role == crate::model::state::Role::Synthesizer {
+            for (line, changed) in positions::trajectories(&state.positions) {
+                if changed {
+                    self.moved.push(line.clone());
+                }
+                self.moves.push(line);
+            }
+            self.open_points = positions::still_open(&state.positions)
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    format!(
+                        "{} ({}): {}",
+                        positions::OpenPoint::label(i),
+                        p.seat,
+                        p.text
+                    )
+                })
+                .collect();
+        }
+        self
     }
 }
 

@@ -44,6 +44,9 @@ pub struct Setup {
     /// commit under `context/`.
     #[serde(default, skip_serializing_if = "Inputs::is_empty")]
     pub inputs: Inputs,
+    /// `--converge`: go to the synthesis once positions stop moving (see `model::positions`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub converge: bool,
     /// Who plays each role (when not the host session), independent openings, the budget.
     #[serde(default, skip_serializing_if = "crate::model::seats::Seats::is_empty")]
     pub seats: crate::model::seats::Seats,
@@ -304,6 +307,13 @@ pub struct State {
     /// What the line's phases have cost so far, for the debate's budget.
     #[serde(default, skip_serializing_if = "Spent::is_zero")]
     pub spent: Spent,
+    /// Where each debating phase left its seat, in order: what convergence, the synthesizer's
+    /// brief and the open points are computed from (the claims are in the record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<crate::model::positions::Held>,
+    /// The round after which positions first stopped moving, and what had been spent then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub converged: Option<crate::model::positions::Converged>,
     pub created: String,
     pub updated: String,
     pub setup: Setup,
@@ -571,6 +581,8 @@ mod tests {
             tip: None,
             seat_fallback: None,
             spent: Default::default(),
+            positions: Vec::new(),
+            converged: None,
             created: "2026-11-22T10:00:00Z".into(),
             updated: "2026-11-22T10:00:00Z".into(),
             setup: Setup {
@@ -584,6 +596,7 @@ mod tests {
                 framework: None,
                 focus: None,
                 research: false,
+                converge: false,
                 autonomy: 0,
                 output: None,
                 inputs: Inputs::default(),

@@ -5,5 +5,6 @@ pub mod maintenance;
 pub mod recent;
 pub(crate) mod ref_lock;
 pub mod schema;
+pub mod stance;
 pub mod store;
 pub mod usage;

@@ -16,6 +16,7 @@
 
 use std::fmt::Write as _;
 
+use crate::record::stance::{OpenPoint, Saving, Share, Stance};
 use crate::record::usage::{ModelUsage, Usd};
 
 /// One kind of trailer value: how it is written and read back.
@@ -69,6 +70,48 @@ impl Field for Vec<ModelUsage> {
     }
     fn take(&mut self, value: &str) -> bool {
         ModelUsage::decode(value).map(|m| self.push(m)).is_some()
+    }
+}
+
+/// A stance by its word (`for`, `against`, `mixed`, `undecided`).
+impl Field for Stance {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        out.push((key.to_owned(), self.name().to_owned()));
+    }
+    fn take(&mut self, value: &str) -> bool {
+        Stance::parse(value).map(|v| *self = v).is_some()
+    }
+}
+
+/// A share of one as a decimal (`0.7`).
+impl Field for Share {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        out.push((key.to_owned(), self.decimal()));
+    }
+    fn take(&mut self, value: &str) -> bool {
+        Share::parse(value).map(|v| *self = v).is_some()
+    }
+}
+
+/// A saving as `round=2 phases=4 tokens=812`.
+impl Field for Saving {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        out.push((key.to_owned(), self.encode()));
+    }
+    fn take(&mut self, value: &str) -> bool {
+        Saving::decode(value).map(|v| *self = v).is_some()
+    }
+}
+
+/// Open points, one trailer each: the seat, a tab, the point.
+impl Field for Vec<OpenPoint> {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        for item in self {
+            out.push((key.to_owned(), item.encode()));
+        }
+    }
+    fn take(&mut self, value: &str) -> bool {
+        OpenPoint::decode(value).map(|p| self.push(p)).is_some()
     }
 }
 
@@ -197,6 +240,29 @@ schema! {
     seat_fallback: Option<String> = "Anvil-Seat-Fallback",
     /// The debate's budget ended it: what was spent, against what limit.
     budget: Option<String> = "Anvil-Budget",
+    /// Where the debater stands at the end of its phase (see `model::positions`): its stance,
+    stance: Option<Stance> = "Anvil-Stance",
+    /// its confidence,
+    confidence: Option<Share> = "Anvil-Confidence",
+    /// its claim in one line,
+    claim: Option<String> = "Anvil-Claim",
+    /// and the points it says the other side left unanswered.
+    open: Vec<String> = "Anvil-Open",
+    /// Positions stopped moving with this round (the first time on the line): on the commit
+    /// that closed it.
+    converged: Option<u32> = "Anvil-Converged",
+    /// `--converge` acted on it: the debate went to its synthesis after this commit.
+    converge_stop: bool = "Anvil-Converge-Stop",
+    /// `--converge` did not act on it, and why (steering, a pause, an open question).
+    converge_held: Option<String> = "Anvil-Converge-Held",
+    /// On the synthesis: what stopping at the convergence would have saved.
+    saving: Option<Saving> = "Anvil-Saving",
+    /// On the synthesis: the consensus score of the final positions,
+    consensus: Option<Share> = "Anvil-Consensus",
+    /// the points still open at the end, handed to the synthesizer,
+    dissent: Vec<OpenPoint> = "Anvil-Dissent",
+    /// and those of them the synthesis does not mention.
+    dissent_missing: Vec<OpenPoint> = "Anvil-Dissent-Missing",
     /// What the headless runs of `anvil run` cost, on the commit recorded after them (see
     /// `provenance::RunCost`): how many `claude -p` runs,
     run_count: Option<u32> = "Anvil-Run-Count",
@@ -434,6 +500,17 @@ mod tests {
         let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 6);
         let lists = (prop::collection::vec(any_text(), 0..4), any::<bool>());
         let extra = prop::collection::vec(("X-[A-Za-z0-9-]{0,8}", any_text()), 0..3);
+        let positions = (
+            prop::option::of(prop::sample::select(Stance::ALL.to_vec())),
+            prop::option::of((0u8..=100).prop_map(Share)),
+            prop::option::of(any_text()),
+            prop::collection::vec(any_text(), 0..3),
+            prop::option::of(any::<u32>()),
+            any::<bool>(),
+            prop::option::of(any_text()),
+            prop::option::of((any::<u32>(), any::<u32>(), prop::option::of(any::<u64>()))),
+            prop::collection::vec(any_point(), 0..3),
+        );
         let runs = (
             prop::option::of(any::<u32>()),
             prop::option::of(any::<u64>()),
@@ -448,6 +525,7 @@ mod tests {
             prop::option::of(any::<u32>()),
             numbers,
             runs,
+            positions,
         )
             .prop_map(
                 |(
@@ -458,6 +536,17 @@ mod tests {
                     step,
                     n,
                     (run_count, cost, r, run_models),
+                    (
+                        stance,
+                        confidence,
+                        claim,
+                        open,
+                        converged,
+                        converge_stop,
+                        converge_held,
+                        saving,
+                        dissent,
+                    ),
                 )| Meta {
                     debate,
                     line,
@@ -498,9 +587,28 @@ mod tests {
                     run_api_duration_ms: r[5],
                     run_turns: r[6],
                     run_models,
+                    stance,
+                    confidence,
+                    claim,
+                    open,
+                    converged,
+                    converge_stop,
+                    converge_held,
+                    saving: saving.map(|(round, phases, tokens)| Saving {
+                        round,
+                        phases,
+                        tokens,
+                    }),
+                    consensus: confidence,
+                    dissent_missing: dissent.iter().take(1).cloned().collect(),
+                    dissent,
                     other,
                 },
             )
+    }
+
+    fn any_point() -> impl Strategy<Value = OpenPoint> {
+        ("[^\t]{0,8}", any_text()).prop_map(|(seat, text)| OpenPoint { seat, text })
     }
 
     fn any_model_usage() -> impl Strategy<Value = ModelUsage> {

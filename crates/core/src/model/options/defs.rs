@@ -13,7 +13,7 @@ use super::{Doc, Flag, Key, Negation, OptionDef, Takes, Ty, Value};
 use crate::model::state::Mode;
 
 /// Every option, in the order of `--help` (and of docs/options.md).
-pub const ALL: [&OptionDef; 22] = [
+pub const ALL: [&OptionDef; 23] = [
     &MODE,
     &ROUNDS,
     &POSITION,
@@ -28,6 +28,7 @@ pub const ALL: [&OptionDef; 22] = [
     &FOLLOW_UP,
     &VERSUS,
     &RESEARCH,
+    &CONVERGE,
     &AUTONOMY,
     &OUTPUT,
     &OUTPUT_DIR,
@@ -487,6 +488,44 @@ pub const RESEARCH: OptionDef = OptionDef {
         shows: "",
         what: "debaters ground claims in web research; the synthesis lists its sources",
         example: "anvil start \"Is SQLite enough at 10k rps?\" --research",
+    },
+};
+
+pub const CONVERGE: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "converge",
+        takes: Takes::Switch,
+        help: "Go to the synthesis as soon as positions stop moving: every debater kept its stance \
+               and its confidence moved by at most 0.1 since the round before.\n\n\
+               Never over steering, an interactive pause or an open question. Without it, the \
+               record still notes when the debate would have stopped (`anvil log --stats` sums \
+               what that would have saved).",
+        example: Some("--converge"),
+        negation: Some(Negation {
+            long: "no-converge",
+            help: "Run every round, even when .anvil/config.toml sets `converge = true`.",
+        }),
+        given: |o, v| {
+            o.converge = Some(v.is_on());
+            Ok(())
+        },
+        ..Flag::BASE
+    }),
+    key: Some(Key {
+        name: "converge",
+        example: "true",
+        read: |o, v| {
+            o.converge = Some(bool::deserialize(v)?);
+            Ok(())
+        },
+        fill: |o, d| fill(&mut o.converge, &d.converge),
+        ..Key::BASE
+    }),
+    doc: Doc {
+        shows: "",
+        what: "go to the synthesis once positions stop moving (every debater kept its stance, \
+               confidence within 0.1); never over steering, a pause or an open question",
+        example: "anvil start \"Adopt GraphQL?\" --rounds 5 --converge",
     },
 };
 
