@@ -86,6 +86,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         supersedes: supersedes
             .as_ref()
             .map(|(n, path)| (*n, relative(&project, path, &dir_rel))),
+        dissent: synthesis.meta.dissent.clone(),
+        consensus: synthesis.meta.consensus,
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;

@@ -3,6 +3,7 @@
 
 use crate::term::visible;
 use anvil_core::review::compare::{self, Pair};
+use anvil_core::review::positions;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -40,6 +41,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let a = view::resolve(ctx, &home, &record, &args.a)?;
     let b = view::resolve(ctx, &home, &record, &args.b)?;
     let pairs = compare::pairs(&record, &a, &b)?;
+    // How each seat moved between the two moments, from the positions the record holds.
+    let chart_at = |r: &anvil_core::review::revision::Resolved| {
+        positions::chart(&r.history.entries[..=r.index])
+    };
+    let (chart_a, chart_b) = (chart_at(&a), chart_at(&b));
+    let movement = if chart_a.is_empty() && chart_b.is_empty() {
+        Vec::new()
+    } else {
+        positions::movement(&chart_a, &chart_b)
+    };
     if args.json {
         let files: Vec<serde_json::Value> = pairs
             .iter()
@@ -58,6 +69,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         let json = serde_json::json!({
             "a": { "rev": a.canonical(), "commit": a.entry().commit.to_string() },
             "b": { "rev": b.canonical(), "commit": b.entry().commit.to_string() },
+            "movement": movement,
             "files": files,
         });
         return out(&format!("{}\n", crate::term::json(&json)));
@@ -66,7 +78,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     // The texts are made visible before they are compared, so that a carriage return in one
     // (which splits lines for the differ) is shown in place rather than taken for a line end.
     let pairs: Vec<Pair> = pairs.iter().map(shown).collect();
-    let text = if args.stat {
+    let mut text: String = movement
+        .iter()
+        .map(|m| format!("{}\n", paint.bold(&visible(m))))
+        .collect();
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text += &if args.stat {
         stat(&pairs)
     } else if args.word {
         pairs.iter().map(|p| word(p, paint)).collect()

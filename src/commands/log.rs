@@ -1,10 +1,13 @@
 //! `anvil log`: the debates of this project and their lines, drawn as a graph.
 
+use std::cell::Cell;
+
 use crate::term::visible;
 use anvil_core::model::provenance::{Provenance, RunCost};
 use anvil_core::record::store::Record;
 use anvil_core::record::usage::ModelUsage;
 use anvil_core::review::history::{self, Entry, LineHistory};
+use anvil_core::review::positions;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -44,7 +47,8 @@ pub struct Args {
     json: bool,
 
     /// Add what each phase cost (model, tokens, duration), with totals per line and per
-    /// debate.
+    /// debate, and what stopping when positions stopped moving would have saved (per line,
+    /// and summed over the debates shown).
     #[arg(long)]
     stats: bool,
 
@@ -61,6 +65,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
     let paint = Paint::stdout();
+    let saved = Cell::new(Saved::default());
+    let saved = &saved;
     let mut more = false;
     let mut pieces: Box<dyn Iterator<Item = Result<(String, usize), CliError>>> =
         match (&args.debate, args.all, args.max_count) {
@@ -73,6 +79,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     &args,
                     paint,
                     budget,
+                    saved,
                 )))
             }
             (None, true, _) => {
@@ -82,6 +89,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     debates.into_iter().map(|(debate, _)| Ok(debate)),
                     &args,
                     paint,
+                    saved,
                 ))
             }
             (None, false, Some(n)) => {
@@ -94,10 +102,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                     newest.map(|found| found.map(|(debate, _)| debate).map_err(CliError::from)),
                     &args,
                     paint,
+                    saved,
                 ))
             }
             (None, false, None) => {
-                let (shown, older) = first_screen(&record, &args, paint)?;
+                let (shown, older) = first_screen(&record, &args, paint, saved)?;
                 more = older;
                 Box::new(shown.into_iter().map(Ok))
             }
@@ -125,6 +134,24 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         output.write(if shown == 0 { "]\n}\n" } else { "\n  ]\n}\n" })?;
         return output.finish();
     }
+    let total = saved.get();
+    if args.stats && total.lines > 0 {
+        output.write(&format!(
+            "\n{} {}\n",
+            paint.dim("stopping at convergence would have saved, over the debates shown:"),
+            saved_words(total.phases, (total.unpriced == 0).then_some(total.tokens))
+                + &format!(
+                    " on {} line{}",
+                    total.lines,
+                    if total.lines == 1 { "" } else { "s" }
+                )
+                + &if total.unpriced > 0 && total.tokens > 0 {
+                    format!(" ({} tokens where the cost was known)", total.tokens)
+                } else {
+                    String::new()
+                }
+        ))?;
+    }
     if shown == 0 && args.max_count != Some(0) {
         output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
     }
@@ -143,13 +170,14 @@ fn within_budget<'a>(
     order: impl Iterator<Item = Result<String, CliError>> + 'a,
     args: &'a Args,
     paint: Paint,
+    saved: &'a Cell<Saved>,
 ) -> impl Iterator<Item = Result<(String, usize), CliError>> + 'a {
     let mut budget = args.max_count.unwrap_or(usize::MAX);
     order.map_while(move |debate| {
         if budget == 0 {
             return None;
         }
-        let drawn = debate.and_then(|debate| piece(record, &debate, args, paint, budget));
+        let drawn = debate.and_then(|debate| piece(record, &debate, args, paint, budget, saved));
         if let Ok((_, commits)) = &drawn {
             budget -= (*commits).min(budget);
         }
@@ -164,6 +192,7 @@ fn first_screen(
     record: &Record,
     args: &Args,
     paint: Paint,
+    saved: &Cell<Saved>,
 ) -> Result<(Vec<(String, usize)>, bool), CliError> {
     let mut newest = anvil_core::record::recent::Newest::new(record, FIRST_SCREEN_DEBATES + 1)?;
     let mut shown = Vec::new();
@@ -172,7 +201,7 @@ fn first_screen(
         let Some((debate, _)) = newest.next().transpose()? else {
             return Ok((shown, false));
         };
-        let drawn = piece(record, &debate, args, paint, usize::MAX)?;
+        let drawn = piece(record, &debate, args, paint, usize::MAX, saved)?;
         phases += drawn.1;
         shown.push(drawn);
     }
@@ -188,8 +217,21 @@ fn piece(
     args: &Args,
     paint: Paint,
     budget: usize,
+    saved: &Cell<Saved>,
 ) -> Result<(String, usize), CliError> {
     let (lines, damaged) = history::load_debate_checked(record, debate)?;
+    if args.stats {
+        let mut sum = saved.get();
+        for (_, s) in savings(&lines) {
+            sum.lines += 1;
+            sum.phases += u64::from(s.phases);
+            match s.tokens {
+                Some(t) => sum.tokens += t,
+                None => sum.unpriced += 1,
+            }
+        }
+        saved.set(sum);
+    }
     if args.json {
         let (mut item, commits) = to_json(record, &lines, budget)?;
         if !damaged.is_empty() {
@@ -344,6 +386,17 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
         paint.dim("debate total:"),
         visible(&total.summary())
     ));
+    for (line, s) in savings(lines) {
+        text.push_str(&format!(
+            "{} {}\n",
+            paint.dim("convergence:"),
+            visible(&format!(
+                "{line} would have stopped after round {}, saving {}",
+                s.round,
+                saved_words(u64::from(s.phases), s.tokens)
+            ))
+        ));
+    }
     let (runs_per_line, runs_total) = run_costs(lines);
     if runs_total.runs == 0 {
         return text;
@@ -380,6 +433,41 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
         visible(&runs_total.summary())
     ));
     text
+}
+
+/// What stopping at convergence would have saved over the debates `log --stats` shows.
+#[derive(Debug, Clone, Copy, Default)]
+struct Saved {
+    lines: u32,
+    phases: u64,
+    tokens: u64,
+    /// Lines whose saving has no token count (a phase without a known cost).
+    unpriced: u32,
+}
+
+/// What stopping at convergence would have saved on each line of a debate: the saving its
+/// own synthesis recorded.
+pub fn savings(lines: &[LineHistory]) -> Vec<(String, anvil_core::model::positions::Saving)> {
+    lines
+        .iter()
+        .filter_map(|h| {
+            let i = h.synthesis()?;
+            let e = &h.entries[i];
+            (e.meta.line == h.line.line)
+                .then_some(e.meta.saving)
+                .flatten()
+                .map(|s| (h.line.line.clone(), s))
+        })
+        .collect()
+}
+
+/// `4 phases and 8123 tokens`, or `4 phases` when the tokens are not known.
+fn saved_words(phases: u64, tokens: Option<u64>) -> String {
+    let p = format!("{phases} phase{}", if phases == 1 { "" } else { "s" });
+    match tokens {
+        Some(t) => format!("{p} and {t} tokens"),
+        None => p,
+    }
 }
 
 /// `claude-x: $0.0123 · 150 in, 50 out, 7 cache read, 3 cache write tokens`.
@@ -456,6 +544,19 @@ fn gist(entry: &Entry) -> String {
         );
     }
     let mut gist = short_text(entry.gist(), 50);
+    if let Some(p) = positions::summary(&entry.meta) {
+        gist = format!("[{p}] {gist}");
+    }
+    if let Some(round) = entry.meta.converged {
+        gist.push_str(&if entry.meta.converge_stop {
+            format!(" [positions steady after round {round}: stopped]")
+        } else {
+            format!(" [positions steady: would have stopped after round {round}]")
+        });
+    }
+    if let Some(c) = entry.meta.consensus {
+        gist.push_str(&format!(" [consensus {c}]"));
+    }
     if !entry.meta.steering.is_empty() && entry.role.is_some() {
         gist.push_str(&format!(
             " [steering: {}]",
@@ -529,6 +630,7 @@ fn to_json(
                 "time": e.time,
                 "provenance": Provenance::read_from(&e.meta).map(|p| p.to_json()),
                 "run": RunCost::read_from(&e.meta).map(|r| r.to_json()),
+                "positions": positions::to_json(&e.meta),
             })
         })
         .collect();

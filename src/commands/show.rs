@@ -1,7 +1,8 @@
 //! `anvil show REV`: one recorded phase, or the state of the line at that point.
 
 use anvil_core::model::provenance::{Provenance, RunCost};
-use anvil_core::review::history;
+use anvil_core::record::schema::Meta;
+use anvil_core::review::{history, positions};
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -58,6 +59,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             "provenance": Provenance::read_from(&entry.meta).map(|p| p.to_json()),
             "run": RunCost::read_from(&entry.meta).map(|r| r.to_json()),
             "recalled": view::recalled(&record, entry),
+            "positions": positions::to_json(&entry.meta),
         });
         return out(&format!("{}\n", crate::term::json(&json)));
     }
@@ -67,6 +69,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         return out(&crate::term::visible(&state));
     }
     let mut text = view::render_entry(&record, &resolved.history, entry, args.prompt, paint)?;
+    let said = stood(&entry.meta);
+    if !said.is_empty() {
+        text.push_str(&format!("\n{}", crate::term::visible(&said)));
+    }
     if let Some(p) = Provenance::read_from(&entry.meta) {
         text.push_str(&paint.dim(&format!(
             "\n{}\n",
@@ -81,4 +87,57 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         text.push_str(&paint.dim(&format!("\n{}\n", crate::term::visible(&lines))));
     }
     out(&text)
+}
+
+/// What a commit says about positions, for people: the debater's stance and open points; on
+/// a synthesis, the consensus score, the dissent, and what convergence would have saved.
+pub fn stood(meta: &Meta) -> String {
+    let mut text = String::new();
+    if let Some(p) = positions::position(meta) {
+        text.push_str(&format!("position: {} — {}\n", p.short(), p.claim));
+    }
+    for point in &meta.open {
+        text.push_str(&format!("open: {point}\n"));
+    }
+    if let Some(round) = meta.converged {
+        text.push_str(&match (&meta.converge_held, meta.converge_stop) {
+            (_, true) => {
+                format!("positions stopped moving after round {round}: went to the synthesis\n")
+            }
+            (Some(why), _) => {
+                format!("positions stopped moving after round {round}; went on: {why}\n")
+            }
+            _ => {
+                format!("positions stopped moving after round {round} (would have stopped here)\n")
+            }
+        });
+    }
+    if let Some(c) = meta.consensus {
+        text.push_str(&format!("consensus: {c}\n"));
+    }
+    for (i, d) in meta.dissent.iter().enumerate() {
+        let missing = meta.dissent_missing.contains(d);
+        text.push_str(&format!(
+            "dissent {} ({}): {}{}\n",
+            anvil_core::model::positions::OpenPoint::label(i),
+            d.seat,
+            d.text,
+            if missing {
+                " — not mentioned by the synthesis"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(s) = meta.saving {
+        text.push_str(&format!(
+            "stopping at convergence (after round {}) would have saved {} phase(s){}\n",
+            s.round,
+            s.phases,
+            s.tokens
+                .map(|t| format!(" and {t} tokens"))
+                .unwrap_or_default()
+        ));
+    }
+    text
 }

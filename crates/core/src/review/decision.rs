@@ -211,6 +211,10 @@ pub struct Decision {
     pub commit: String,
     /// The record this one supersedes: (its number, its file name).
     pub supersedes: Option<(u32, String)>,
+    /// The points still open at the end, as the synthesis commit recorded them.
+    pub dissent: Vec<crate::model::positions::OpenPoint>,
+    /// The consensus score the synthesis commit recorded.
+    pub consensus: Option<crate::model::positions::Share>,
 }
 
 #[derive(Serialize)]
@@ -255,6 +259,12 @@ pub fn render(d: &Decision) -> String {
         out.push_str(&format!("* {}: {}\n", p.by, gist(&p.text)));
     }
     out.push_str("\n## Decision Outcome\n\n");
+    if let Some(c) = d.consensus {
+        out.push_str(&format!(
+            "Consensus score of the debaters' final positions: {c} (computed by anvil from \
+             their stances and confidences, not stated by a model).\n\n"
+        ));
+    }
     out.push_str(&demote(d.synthesis.trim(), 2));
     out.push_str("\n\n### Consequences\n\n");
     match section(&d.synthesis, &["consequence"]) {
@@ -268,18 +278,31 @@ pub fn render(d: &Decision) -> String {
         out.push_str(&format!("### {}\n\n{}\n\n", p.by, demote(p.text.trim(), 3)));
     }
     out.push_str("## More Information\n\n### Dissent left open\n\n");
-    match section(
-        &d.synthesis,
-        &[
-            "open question",
-            "dissent",
-            "uncertain",
-            "unresolved",
-            "risk",
-        ],
-    ) {
-        Some(text) => out.push_str(&text),
-        None => out.push_str("* The synthesis left no question open by name."),
+    if !d.dissent.is_empty() {
+        out.push_str("Points a debater raised that were never answered or conceded, as the debate's record holds them:\n\n");
+        for (i, p) in d.dissent.iter().enumerate() {
+            out.push_str(&format!(
+                "* {} ({}): {}\n",
+                crate::model::positions::OpenPoint::label(i),
+                one_line(&p.seat),
+                one_line(&p.text)
+            ));
+        }
+        out.pop();
+    } else {
+        match section(
+            &d.synthesis,
+            &[
+                "open question",
+                "dissent",
+                "uncertain",
+                "unresolved",
+                "risk",
+            ],
+        ) {
+            Some(text) => out.push_str(&text),
+            None => out.push_str("* The synthesis left no question open by name."),
+        }
     }
     out.push_str(&format!(
         "\n\n### The debate\n\n* Recorded as `{}`, synthesis commit `{}`.\n* Read it with \

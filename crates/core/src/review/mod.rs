@@ -7,5 +7,6 @@ pub mod decision;
 pub mod earlier;
 pub mod graph;
 pub mod history;
+pub mod positions;
 pub mod report;
 pub mod revision;

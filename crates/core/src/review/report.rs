@@ -18,10 +18,11 @@ use crate::model::state::State;
 pub fn write(path: &Path, state: &State, transcript: &str) -> std::io::Result<()> {
     let markdown = markdown(state, transcript);
     let bytes = if is_html(path) {
-        html(
+        let page = html(
             crate::model::state::first_line(&state.setup.question),
             &markdown,
-        )
+        );
+        with_chart(page, state)
     } else {
         markdown
     };
@@ -64,7 +65,27 @@ pub fn markdown(state: &State, transcript: &str) -> String {
     if state.progress.ended_early {
         out.push_str("\n_The debate ended before its last round._\n");
     }
+    let section = crate::review::positions::report_section(state, synthesis);
+    if !section.is_empty() {
+        out.push('\n');
+        out.push_str(&section);
+    }
     out
+}
+
+/// The HTML report with the chart of positions (SVG made here, no script) under its
+/// "Positions" heading.
+fn with_chart(page: String, state: &State) -> String {
+    let chart = crate::review::positions::chart_of_state(state);
+    let heading = "<h2>Positions</h2>\n";
+    match page.rfind(heading) {
+        Some(at) if !chart.is_empty() => {
+            let svg = crate::review::positions::svg(&chart, &state.line);
+            let at = at + heading.len();
+            format!("{}<figure>{svg}</figure>\n{}", &page[..at], &page[at..])
+        }
+        _ => page,
+    }
 }
 
 /// Renders markdown to a complete HTML page with inline styles and no scripts.
