@@ -124,6 +124,71 @@ pub struct LineView {
     pub headless: Option<Headless>,
     /// The line can be run headless now: it is not over and no `anvil run` drives it.
     pub runnable: bool,
+    /// Where the seats stand, when any phase stated a position.
+    pub positions: Option<PositionsView>,
+}
+
+/// A line's positions for the debate page: the chart (SVG made here) and what it says.
+#[derive(Debug, Clone, Serialize)]
+pub struct PositionsView {
+    /// The chart, an `<svg>` element made on the server (every text in it escaped).
+    pub chart: String,
+    /// Each seat's last position, `critic: mixed 0.6`.
+    pub last: Vec<String>,
+    pub consensus: Option<f64>,
+    pub converged: Option<u32>,
+    /// `--converge` acted on it.
+    pub stopped: bool,
+    /// The points still open at the synthesis, and whether it mentions each.
+    pub dissent: Vec<DissentView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DissentView {
+    pub label: String,
+    pub seat: String,
+    pub text: String,
+    pub missing: bool,
+}
+
+/// The positions of `entries` (a line, or its first part), or `None` when nothing stated one.
+pub fn positions_view(entries: &[anvil_core::review::history::Entry], label: &str) -> Option<PositionsView> {
+    use anvil_core::review::positions;
+    let chart = positions::chart(entries);
+    if chart.is_empty() {
+        return None;
+    }
+    let synthesis = entries
+        .iter()
+        .rev()
+        .find(|e| e.meta.phase == "synthesizer");
+    let dissent = synthesis
+        .map(|e| {
+            e.meta
+                .dissent
+                .iter()
+                .enumerate()
+                .map(|(i, d)| DissentView {
+                    label: anvil_core::model::positions::OpenPoint::label(i),
+                    seat: d.seat.clone(),
+                    text: d.text.clone(),
+                    missing: e.meta.dissent_missing.contains(d),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(PositionsView {
+        last: chart
+            .last()
+            .iter()
+            .map(|(seat, p)| format!("{seat}: {}", p.short()))
+            .collect(),
+        consensus: chart.consensus.map(|c| c.as_f64()),
+        converged: chart.converged.map(|c| c.0),
+        stopped: chart.converged.is_some_and(|c| c.1),
+        dissent,
+        chart: positions::svg(&chart, label),
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -483,6 +548,7 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
             .collect(),
         tip: h.tip.to_string(),
         updated: h.entries.last().map_or(0, |e| e.time),
+        positions: positions_view(&h.entries, &line.line),
     })
 }
 

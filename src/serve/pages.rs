@@ -266,23 +266,48 @@ pub async fn compare(
         let rb = query.b.or(default_b);
         let mut pairs = Vec::new();
         let mut error = None;
+        let mut charts = serde_json::Value::Null;
         if let (Some(ra), Some(rb)) = (&ra, &rb) {
             match compare_pairs(&a, &id, ra, rb) {
                 Ok(p) => pairs = p,
                 Err(e) => error = Some(e.message),
             }
+            charts = compare_charts(&a, &id, ra, rb).unwrap_or(serde_json::Value::Null);
         }
-        Ok((view, revisions, (ra, rb), pairs, error))
+        Ok((view, revisions, (ra, rb), (pairs, charts), error))
     })
     .await?;
+    let (pairs, charts) = pairs;
     Ok(page(
         &app,
         "compare.html",
         context! {
             token => app.token.as_str(), page => "compare", debate => ser(&view), revisions,
-            a => chosen.0, b => chosen.1, pairs => ser(&pairs), error,
+            a => chosen.0, b => chosen.1, pairs => ser(&pairs), error, charts => ser(&charts),
         },
     )?)
+}
+
+/// Both moments' positions side by side, and how each seat moved from one to the other;
+/// `null` when neither side stated a position.
+fn compare_charts(app: &App, debate: &str, a: &str, b: &str) -> Result<serde_json::Value, ApiError> {
+    use anvil_core::review::positions;
+    let record = data::record(&app.home)?.ok_or_else(|| ApiError::not_found("no record"))?;
+    let ra = data::moment(&record, debate, a)?;
+    let rb = data::moment(&record, debate, b)?;
+    let ea = &ra.history.entries[..=ra.index];
+    let eb = &rb.history.entries[..=rb.index];
+    let (ca, cb) = (positions::chart(ea), positions::chart(eb));
+    if ca.is_empty() && cb.is_empty() {
+        return Ok(serde_json::Value::Null);
+    }
+    Ok(serde_json::json!({
+        "a": positions::svg(&ca, &ra.canonical()),
+        "b": positions::svg(&cb, &rb.canonical()),
+        "a_label": ra.canonical(),
+        "b_label": rb.canonical(),
+        "movement": positions::movement(&ca, &cb),
+    }))
 }
 
 fn compare_pairs(
