@@ -152,16 +152,16 @@ pub struct DissentView {
 }
 
 /// The positions of `entries` (a line, or its first part), or `None` when nothing stated one.
-pub fn positions_view(entries: &[anvil_core::review::history::Entry], label: &str) -> Option<PositionsView> {
+pub fn positions_view(
+    entries: &[anvil_core::review::history::Entry],
+    label: &str,
+) -> Option<PositionsView> {
     use anvil_core::review::positions;
     let chart = positions::chart(entries);
     if chart.is_empty() {
         return None;
     }
-    let synthesis = entries
-        .iter()
-        .rev()
-        .find(|e| e.meta.phase == "synthesizer");
+    let synthesis = entries.iter().rev().find(|e| e.meta.phase == "synthesizer");
     let dissent = synthesis
         .map(|e| {
             e.meta

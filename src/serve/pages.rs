@@ -290,7 +290,12 @@ pub async fn compare(
 
 /// Both moments' positions side by side, and how each seat moved from one to the other;
 /// `null` when neither side stated a position.
-fn compare_charts(app: &App, debate: &str, a: &str, b: &str) -> Result<serde_json::Value, ApiError> {
+fn compare_charts(
+    app: &App,
+    debate: &str,
+    a: &str,
+    b: &str,
+) -> Result<serde_json::Value, ApiError> {
     use anvil_core::review::positions;
     let record = data::record(&app.home)?.ok_or_else(|| ApiError::not_found("no record"))?;
     let ra = data::moment(&record, debate, a)?;

@@ -27,6 +27,7 @@ mod model_server_selftest;
 mod npm_dist;
 mod options_cli;
 mod other_writers;
+mod positions_cli;
 mod recall_cli;
 mod record_faults;
 mod record_races;

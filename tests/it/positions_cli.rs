@@ -1,0 +1,348 @@
+//! Positions through the real hook: every debating phase's `<anvil-position>` and
+//! `<anvil-open>` recorded as trailers and read back typed; `diff`'s movement line; the
+//! shadow note of convergence at the right round and `log --stats`' saving; `--converge`
+//! ending early but never over steering or a pause; the consensus score; the open points
+//! reaching the synthesizer and the ADR's dissent section (dropped ones not); a tag in a code
+//! block ignored and a missing tag tolerated.
+
+use serde_json::{Value, json};
+
+use crate::support::anvil::{Commit, Project};
+
+const SESSION: &str = "s-positions";
+
+fn stop(project: &Project, text: &str) -> Value {
+    let run = project
+        .hook(&json!({
+            "session_id": SESSION, "cwd": project.path(), "hook_event_name": "Stop",
+            "stop_hook_active": true, "last_assistant_message": text,
+        }))
+        .ok();
+    serde_json::from_str(run.stdout.trim()).unwrap_or(Value::Null)
+}
+
+/// What the hook handed on: the next prompt (a block's reason, or additional context).
+fn prompt_of(reply: &Value) -> String {
+    reply["reason"]
+        .as_str()
+        .or(reply["hookSpecificOutput"]["additionalContext"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn phase(argument: &str, stance: &str, confidence: &str, open: &[&str]) -> String {
+    let mut text = format!(
+        "{argument}\n\n<anvil-position stance=\"{stance}\" confidence=\"{confidence}\">{argument}</anvil-position>\n"
+    );
+    for point in open {
+        text.push_str(&format!("<anvil-open>{point}</anvil-open>\n"));
+    }
+    text
+}
+
+fn start(project: &Project, rounds: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "Should billing move to DynamoDB?",
+        "--rounds",
+        rounds,
+        "--session",
+        SESSION,
+    ];
+    args.extend_from_slice(extra);
+    project.start(&args).debate
+}
+
+fn phases(project: &Project, debate: &str) -> Vec<Commit> {
+    project
+        .commits(debate)
+        .into_iter()
+        .filter(|c| !matches!(c.phase(), "start" | "run"))
+        .collect()
+}
+
+#[test]
+fn positions_are_recorded_as_trailers_and_read_back_typed_hostile_claims_included() {
+    let project = Project::new();
+    let debate = start(&project, "2", &[]);
+    let hostile = format!("Costs\nfall \u{1b}[2J% by {}", "x".repeat(30_000));
+    stop(
+        &project,
+        &format!(
+            "Advocate.\n\n<anvil-position stance=\"for\" confidence=\"1.7\">{hostile}</anvil-position>\n<anvil-open>Who runs\nthe migration?</anvil-open>"
+        ),
+    );
+    // The critic quotes the tag inside a code block and states none of its own.
+    let reply = stop(
+        &project,
+        "Critic.\n\n```\n<anvil-position stance=\"against\" confidence=\"0.9\">quoted</anvil-position>\n```\n",
+    );
+    let next = prompt_of(&reply);
+    assert!(
+        next.contains("<anvil-position stance="),
+        "every debater is asked: {next}"
+    );
+    assert!(
+        !next.contains("Your last phase stated no position"),
+        "the advocate stated one: {next}"
+    );
+    let reply = stop(&project, &phase("Advocate again.", "for", "0.8", &[]));
+    let next = prompt_of(&reply);
+    assert!(
+        next.contains("Your last phase stated no position"),
+        "the critic's next prompt asks for the missing position: {next}"
+    );
+    let c = phases(&project, &debate);
+    assert_eq!(c[0].trailer("Anvil-Stance"), Some("for"));
+    assert_eq!(c[0].trailer("Anvil-Confidence"), Some("1.0"), "clamped");
+    let claim = c[0].trailer("Anvil-Claim").unwrap();
+    assert!(claim.starts_with("Costs fall [2J%25 by xxx"), "{claim}");
+    assert!(claim.chars().count() < 600, "a huge claim is cut");
+    assert_eq!(
+        c[0].trailers_named("Anvil-Open"),
+        ["Who runs the migration?"]
+    );
+    assert_eq!(
+        c[1].trailer("Anvil-Stance"),
+        None,
+        "a tag in a code block is ignored"
+    );
+    assert_eq!(c[1].phase(), "critic");
+    project.assert_fsck_clean();
+
+    // Read back typed: show --json and log --json.
+    let show = project
+        .anvil(&["show", "--json", &format!("{debate}@main:round-1/advocate")])
+        .ok();
+    let p = &show.json().unwrap()["positions"];
+    assert_eq!(p["position"]["stance"], "for");
+    assert_eq!(p["position"]["confidence"], 1.0);
+    assert!(
+        p["position"]["claim"]
+            .as_str()
+            .unwrap()
+            .starts_with("Costs fall")
+    );
+    assert_eq!(p["open"], json!(["Who runs the migration?"]));
+    let log = project.anvil(&["log", "--json", &debate]).ok();
+    let commits = log.json().unwrap()["debates"][0]["commits"].clone();
+    let stances: Vec<Value> = commits
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["positions"]["position"]["stance"].clone())
+        .collect();
+    assert!(stances.contains(&json!("for")), "{commits}");
+    let text = project.anvil(&["log", &debate]).ok().stdout;
+    assert!(
+        text.contains("[for 1.0]") && text.contains("[for 0.8]"),
+        "{text}"
+    );
+}
+
+/// Round 1: for 0.8 / against 0.7; round 2: for 0.8 / mixed 0.6 (the critic moves); round 3:
+/// for 0.75 / mixed 0.55 (steady: would have stopped); round 4; the synthesis.
+fn four_rounds(project: &Project, extra: &[&str]) -> String {
+    let debate = start(project, "4", extra);
+    for (a, c) in [
+        (("for", "0.8"), ("against", "0.7")),
+        (("for", "0.8"), ("mixed", "0.6")),
+        (("for", "0.75"), ("mixed", "0.55")),
+        (("for", "0.75"), ("mixed", "0.5")),
+    ] {
+        stop(project, &phase("Advocate.", a.0, a.1, &[]));
+        stop(project, &phase("Critic.", c.0, c.1, &[]));
+    }
+    stop(project, "Synthesis: keep Postgres.");
+    debate
+}
+
+#[test]
+fn diff_opens_with_movement_and_the_shadow_note_falls_at_the_right_round() {
+    let project = Project::new();
+    let debate = four_rounds(&project, &[]);
+    let diff = project
+        .anvil(&[
+            "diff",
+            &format!("{debate}@main:round-1"),
+            &format!("{debate}@main:round-2"),
+        ])
+        .ok()
+        .stdout;
+    let first: Vec<&str> = diff.lines().take(2).collect();
+    assert_eq!(
+        first,
+        [
+            "advocate: for 0.8 → for 0.8",
+            "critic: against 0.7 → mixed 0.6 (changed stance)"
+        ],
+        "{diff}"
+    );
+    let c = phases(&project, &debate);
+    let noted: Vec<(&str, &str)> = c
+        .iter()
+        .filter_map(|c| c.trailer("Anvil-Converged").map(|r| (c.phase(), r)))
+        .collect();
+    assert_eq!(
+        noted,
+        [("critic", "3")],
+        "noted once, on the phase that closed round 3"
+    );
+    let synthesis = c.last().unwrap();
+    assert_eq!(synthesis.phase(), "synthesizer");
+    assert_eq!(synthesis.trailer("Anvil-Saving"), Some("round=3 phases=2"));
+    // for 0.75 against mixed 0.5: one pair 0.75 apart on an axis 2 long → 1 − 0.375, in
+    // hundredths rounded half up: 0.62.
+    assert_eq!(synthesis.trailer("Anvil-Consensus"), Some("0.62"));
+    let stats = project.anvil(&["log", "--stats", &debate]).ok().stdout;
+    assert!(
+        stats.contains("main would have stopped after round 3, saving 2 phases"),
+        "{stats}"
+    );
+    assert!(
+        stats
+            .contains("stopping at convergence would have saved, over the debates shown: 2 phases"),
+        "{stats}"
+    );
+    let show = project
+        .anvil(&["show", &format!("{debate}@main:synthesis")])
+        .ok()
+        .stdout;
+    assert!(show.contains("consensus: 0.62"), "{show}");
+
+    // Deterministic: the same positions in another debate give the same score.
+    let again = four_rounds(&project, &[]);
+    let last = phases(&project, &again).pop().unwrap();
+    assert_eq!(last.trailer("Anvil-Consensus"), Some("0.62"));
+}
+
+#[test]
+fn converge_ends_early_but_never_over_steering_or_a_pause() {
+    let steady = |project: &Project| {
+        stop(project, &phase("Advocate.", "for", "0.8", &[]));
+        stop(project, &phase("Critic.", "against", "0.7", &[]));
+        stop(project, &phase("Advocate.", "for", "0.8", &[]));
+    };
+    // Acted on: the phase that closes round 2 hands out the synthesis.
+    let project = Project::new();
+    let debate = start(&project, "4", &["--converge"]);
+    steady(&project);
+    let reply = stop(&project, &phase("Critic.", "against", "0.65", &[]));
+    assert!(prompt_of(&reply).contains("Synthesizer"), "{reply}");
+    let c = phases(&project, &debate);
+    let last = c.last().unwrap();
+    assert_eq!(last.trailer("Anvil-Converged"), Some("2"));
+    assert_eq!(last.trailer("Anvil-Converge-Stop"), Some("yes"));
+    assert_eq!(last.trailer("Anvil-Next"), Some("synthesizer"));
+
+    // Steering on its way: the debate goes on to round 3.
+    let project = Project::new();
+    let debate = start(&project, "4", &["--converge"]);
+    steady(&project);
+    project
+        .anvil(&["steer", "--line", &debate, "look at the cost of reads"])
+        .ok();
+    let reply = stop(&project, &phase("Critic.", "against", "0.7", &[]));
+    let next = prompt_of(&reply);
+    assert!(
+        next.contains("round 3 of 4") && next.contains("look at the cost of reads"),
+        "{next}"
+    );
+    let last = phases(&project, &debate).pop().unwrap();
+    assert_eq!(last.trailer("Anvil-Converged"), Some("2"));
+    assert_eq!(last.trailer("Anvil-Converge-Stop"), None);
+    assert!(
+        last.trailer("Anvil-Converge-Held")
+            .unwrap()
+            .contains("steering")
+    );
+
+    // An interactive pause comes next: the human decides, and is told positions are steady.
+    let project = Project::new();
+    let debate = start(&project, "4", &["--converge", "--interactive"]);
+    stop(&project, &phase("Advocate.", "for", "0.8", &[]));
+    stop(&project, &phase("Critic.", "against", "0.7", &[]));
+    stop(
+        &project,
+        "Pause.\n<anvil-steering>continue</anvil-steering>",
+    );
+    stop(&project, &phase("Advocate.", "for", "0.8", &[]));
+    let reply = stop(&project, &phase("Critic.", "against", "0.7", &[]));
+    let next = prompt_of(&reply);
+    assert!(
+        next.contains("Interactive pause") && next.contains("Positions stopped moving"),
+        "{next}"
+    );
+    let last = phases(&project, &debate).pop().unwrap();
+    assert!(
+        last.trailer("Anvil-Converge-Held")
+            .unwrap()
+            .contains("pause")
+    );
+}
+
+#[test]
+fn open_points_reach_the_synthesizer_and_the_adr_and_dropped_ones_do_not() {
+    let project = Project::new();
+    let debate = start(&project, "2", &[]);
+    stop(
+        &project,
+        &phase("Advocate.", "for", "0.8", &["Who pays for the replicas?"]),
+    );
+    stop(
+        &project,
+        &phase(
+            "Critic.",
+            "against",
+            "0.7",
+            &["No rollback plan", "Latency budget unknown"],
+        ),
+    );
+    // The advocate drops its point (answered); the critic keeps one of two.
+    stop(&project, &phase("Advocate.", "for", "0.7", &[]));
+    let reply = stop(
+        &project,
+        &phase("Critic.", "against", "0.6", &["No rollback plan"]),
+    );
+    let brief = prompt_of(&reply);
+    assert!(brief.contains("O1 (critic): No rollback plan"), "{brief}");
+    assert!(
+        !brief.contains("Latency budget") && !brief.contains("replicas"),
+        "{brief}"
+    );
+    assert!(
+        brief.contains("critic: against 0.7 → against 0.6"),
+        "{brief}"
+    );
+    let reply = stop(&project, "Synthesis: keep Postgres; nothing else to say.");
+    let notice = reply["systemMessage"].as_str().unwrap_or_default();
+    assert!(notice.contains("does not mention open point O1"), "{reply}");
+    let last = phases(&project, &debate).pop().unwrap();
+    assert_eq!(
+        last.trailers_named("Anvil-Dissent"),
+        ["critic%09No rollback plan"]
+    );
+    assert_eq!(
+        last.trailers_named("Anvil-Dissent-Missing"),
+        ["critic%09No rollback plan"]
+    );
+
+    let rel = project
+        .anvil(&["adr", &debate])
+        .ok()
+        .stdout
+        .trim()
+        .to_owned();
+    let adr = project.read(&rel);
+    let dissent = adr.split("### Dissent left open").nth(1).unwrap();
+    let dissent = dissent.split("###").next().unwrap();
+    assert!(dissent.contains("O1 (critic): No rollback plan"), "{adr}");
+    assert!(
+        !adr.contains("Latency budget") || !dissent.contains("Latency"),
+        "{adr}"
+    );
+    assert!(!dissent.contains("replicas"), "{adr}");
+    assert!(
+        adr.contains("Consensus score of the debaters' final positions: 0.35"),
+        "{adr}"
+    );
+}
