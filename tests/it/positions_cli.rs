@@ -346,3 +346,66 @@ fn open_points_reach_the_synthesizer_and_the_adr_and_dropped_ones_do_not() {
         "{adr}"
     );
 }
+
+/// The debate page in a real browser (Debian's chromium, headless): the chart is an SVG with
+/// one series per seat, labelled, and the screenshot is kept in
+/// target/screenshots/positions-debate.png for a person to look at.
+#[test]
+fn the_debate_page_draws_the_chart_in_a_real_browser() {
+    let chromium = std::env::var_os("ANVIL_CHROMIUM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/usr/bin/chromium".into());
+    assert!(
+        chromium.is_file(),
+        "this test needs chromium at {} (Debian: `apt-get install -y chromium`), or ANVIL_CHROMIUM",
+        chromium.display()
+    );
+    let project = Project::new();
+    let debate = four_rounds(&project, &[]);
+    let served = crate::support::serve::Served::start(&project);
+    let page = format!("{}/debates/{debate}?token={}", served.base(), served.token);
+    let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let browse = |extra: &[&str]| {
+        let out = std::process::Command::new(&chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(&page)
+            .output()
+            .expect("run chromium");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dom = browse(&["--dump-dom"]);
+    let svg = dom
+        .split("<svg")
+        .find(|s| s.contains("anvil-chart"))
+        .unwrap_or_else(|| panic!("no chart on the page: {dom}"));
+    assert!(svg.contains("data-series=\"2\""), "{svg}");
+    assert_eq!(svg.matches("class=\"series\"").count(), 2, "{svg}");
+    assert!(svg.contains("data-seat=\"advocate\"") && svg.contains("data-seat=\"critic\""));
+    assert!(
+        svg.contains("role=\"img\"") && svg.contains("<title"),
+        "labelled: {svg}"
+    );
+    assert!(svg.contains("would have stopped after round 3"), "{svg}");
+    let shot = shots.join("positions-debate.png");
+    let _ = std::fs::remove_file(&shot);
+    browse(&[
+        "--window-size=1100,1500",
+        &format!("--screenshot={}", shot.display()),
+    ]);
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+}

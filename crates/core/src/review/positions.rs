@@ -347,7 +347,7 @@ fn marker(shape: usize, x: f64, y: f64, colour: &str, filled: bool) -> String {
 pub fn svg(chart: &Chart, label: &str) -> String {
     let rounds = chart.rounds.max(1);
     let (w, h) = (640.0_f64, 300.0_f64);
-    let (left, right, top, bottom) = (78.0, 150.0, 28.0, 40.0);
+    let (left, right, top, bottom) = (112.0, 150.0, 28.0, 40.0);
     let plot_w = w - left - right;
     let plot_h = h - top - bottom;
     let x = |round: u32| {
