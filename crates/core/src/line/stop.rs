@@ -287,7 +287,7 @@ fn decide_stop(
             queued: &queued_texts,
         },
     )?;
-    let spent_before = state.spent.clone();
+    let spent_before = state.spent;
     let finished_role = outcome.finished.role;
     if finished_role.is_debating() {
         let markers = &outcome.finished.markers;

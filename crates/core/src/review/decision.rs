@@ -456,6 +456,8 @@ mod tests {
             line: "d@main".into(),
             commit: "0123456789abcdef0123456789abcdef01234567".into(),
             supersedes: Some((1, "0001-billing.md".into())),
+            dissent: Vec::new(),
+            consensus: None,
         }
     }
 
