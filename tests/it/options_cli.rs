@@ -760,7 +760,7 @@ fn start_and_run_help_read_as_the_definitions_say() {
     assert!(
         help.replace('\n', " ").contains(
             "(keys: mode, rounds, position, stakeholders, personas, interactive, framework, \
-             focus, context, diff, research, autonomy, output, output_dir, recall)"
+             focus, context, diff, research, converge, autonomy, output, output_dir, recall)"
         ),
         "{help}"
     );
