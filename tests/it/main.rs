@@ -10,6 +10,7 @@ mod e2e_cost;
 mod e2e_mcp;
 mod e2e_options;
 mod e2e_plugin;
+mod e2e_positions;
 mod e2e_run;
 mod e2e_seats;
 mod e2e_serve;

@@ -233,6 +233,11 @@ fn converge_ends_early_but_never_over_steering_or_a_pause() {
     assert_eq!(last.trailer("Anvil-Converged"), Some("2"));
     assert_eq!(last.trailer("Anvil-Converge-Stop"), Some("yes"));
     assert_eq!(last.trailer("Anvil-Next"), Some("synthesizer"));
+    // The synthesis belongs to round 2, the last one debated (regression: it was recorded
+    // as round 3, a round that never took place).
+    stop(&project, "Synthesis: keep Postgres.");
+    let synthesis = phases(&project, &debate).pop().unwrap();
+    assert_eq!((synthesis.phase(), synthesis.round()), ("synthesizer", "2"));
 
     // Steering on its way: the debate goes on to round 3.
     let project = Project::new();

@@ -539,6 +539,18 @@ pub fn phase_text(tag: &Tag) -> String {
     )
 }
 
+/// The tags a debater ends a phase with: its position, then one `<anvil-open>` line per point
+/// the other side has not answered.
+pub fn position_tags(stance: &str, confidence: &str, claim: &str, open: &[&str]) -> String {
+    let mut text = format!(
+        "<anvil-position stance=\"{stance}\" confidence=\"{confidence}\">{claim}</anvil-position>"
+    );
+    for point in open {
+        text.push_str(&format!("\n<anvil-open>{point}</anvil-open>"));
+    }
+    text
+}
+
 /// A scripted debater whose round-1 advocate asks the human `question` with its Bash tool
 /// (`anvil ask`), then argues with the tool's result; every other phase plays its part.
 pub fn advocate_asks(turn: &Turn, question: &str) -> super::model_server::Reply {

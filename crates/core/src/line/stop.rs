@@ -319,13 +319,15 @@ fn decide_stop(
     if budget.is_some()
         && let Next::Prompt(cue) = &outcome.next
     {
+        // The synthesis belongs to the last round debated, as when a debate ends on its own.
         let cue = Cue {
             role: Role::Synthesizer,
-            round: outcome.progress.round,
+            round: outcome.finished.round,
             voice: None,
             steering: cue.steering.clone(),
         };
         outcome.progress.phase = Role::Synthesizer;
+        outcome.progress.round = outcome.finished.round;
         outcome.progress.ended_early = true;
         outcome.next = Next::Prompt(cue);
     }
@@ -550,13 +552,15 @@ fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> Convergence
         match held {
             Some(why) => out.held = Some(why.to_owned()),
             None => {
+                // The synthesis belongs to the round that converged, not to the next one.
                 outcome.next = Next::Prompt(Cue {
                     role: Role::Synthesizer,
-                    round: outcome.progress.round,
+                    round: finished.round,
                     voice: None,
                     steering: Vec::new(),
                 });
                 outcome.progress.phase = Role::Synthesizer;
+                outcome.progress.round = finished.round;
                 outcome.progress.ended_early = true;
                 found.acted = true;
                 out.stop = true;
