@@ -2,14 +2,15 @@
 //! Claude Code, Codex, Copilot, Qwen Code — each against the scripted server through its own
 //! API: who played what is recorded, no seat sees another's instructions, a failing seat
 //! stops the run without losing or doubling anything, independent openings are drafted blind
-//! and at once, and a budget ends a debate in its synthesis.
+//! and at once, a budget ends a debate in its synthesis, and positions are recorded per seat
+//! whatever agent plays it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::support::agents::AgentsHome;
-use crate::support::anvil::{Commit, Project, Run, find_tag, phase_text};
+use crate::support::anvil::{Commit, Project, Run, find_tag, phase_text, position_tags};
 use crate::support::model_server::{Agent, Api, ModelServer, Reply, Turn};
 
 /// The advocate's and the critic's own instructions (roles/advocate.md, roles/critic.md).
@@ -554,4 +555,141 @@ fn a_session_driving_a_seated_debate_never_plays_a_seat_and_is_told_how_to_go_on
     assert!(prompt.contains("You are one participant"), "{prompt}");
     assert!(prompt.contains("The advocate's case."), "{prompt}");
     assert!(!prompt.contains(ADVOCATE_RULES), "{prompt}");
+}
+
+/// Each seat's (stance, confidence) by round: the critic, played by Codex, moves in round 2.
+fn seat_position(role: &str, round: u32) -> (&'static str, &'static str) {
+    match (role.to_ascii_lowercase().as_str(), round) {
+        ("advocate", 1) => ("for", "0.8"),
+        ("advocate", _) => ("for", "0.7"),
+        ("critic", 1) => ("against", "0.7"),
+        _ => ("mixed", "0.6"),
+    }
+}
+
+#[test]
+fn positions_are_recorded_per_seat_whatever_agent_plays_it() {
+    let server =
+        ModelServer::start(
+            |turn: &Turn| match find_tag(&turn.latest_user_text_raw_any()) {
+                Some(tag) if !tag.is_synthesis() && !tag.is_pause() => {
+                    let round = tag.round.unwrap_or_default();
+                    let (stance, confidence) = seat_position(&tag.role, round);
+                    let open: &[&str] = if tag.role.eq_ignore_ascii_case("critic") {
+                        &["The schema registry has no owner"]
+                    } else {
+                        &[]
+                    };
+                    Reply::text(format!(
+                        "{}\n\n{}",
+                        phase_text(&tag),
+                        position_tags(stance, confidence, &format!("{} stands", tag.key()), open)
+                    ))
+                }
+                _ => debater(turn),
+            },
+        );
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let run = run_anvil(
+        &project,
+        &home,
+        &[
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "2",
+            "--seat",
+            "critic=codex:codex-seat-model",
+        ],
+    )
+    .ok();
+    let debate = debate_of(&project);
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases(&commits),
+        [
+            ("advocate".into(), "1".into(), "host".into()),
+            ("critic".into(), "1".into(), "codex".into()),
+            ("advocate".into(), "2".into(), "host".into()),
+            ("critic".into(), "2".into(), "codex".into()),
+            ("synthesizer".into(), "2".into(), "host".into()),
+        ],
+        "{}",
+        run.describe()
+    );
+    // Every debating phase carries its own seat's position, the Codex critic's as much as
+    // the host advocate's.
+    for c in commits
+        .iter()
+        .filter(|c| matches!(c.phase(), "advocate" | "critic"))
+    {
+        let (stance, confidence) = seat_position(c.phase(), c.round().parse().unwrap());
+        assert_eq!(c.trailer("Anvil-Stance"), Some(stance), "{c:#?}");
+        assert_eq!(c.trailer("Anvil-Confidence"), Some(confidence), "{c:#?}");
+        let claim = format!("{} r{} stands", c.phase().to_uppercase(), c.round());
+        assert_eq!(c.trailer("Anvil-Claim"), Some(claim.as_str()), "{c:#?}");
+        let open = if c.phase() == "critic" {
+            vec!["The schema registry has no owner"]
+        } else {
+            vec![]
+        };
+        assert_eq!(c.trailers_named("Anvil-Open"), open, "{c:#?}");
+    }
+    // Codex was asked for its position like any debater.
+    let codex = server.turns_of(Agent::Codex);
+    assert_eq!(codex.len(), 2, "one critic turn a round");
+    for text in texts(&codex) {
+        assert!(text.contains("<anvil-position stance="), "{text}");
+    }
+    // The host's synthesis prompt lists both seats' movement, flags the critic's change of
+    // stance, and hands on the critic's open point.
+    let host = server.turns_of(Agent::Claude);
+    let synthesis = host
+        .iter()
+        .map(|t| t.latest_user_text_raw_any())
+        .find(|t| t.contains("· Synthesizer]"))
+        .expect("the host wrote the synthesis");
+    for said in [
+        "advocate: for 0.8 → for 0.7",
+        "critic: against 0.7 → mixed 0.6 (changed stance in round 2)",
+        "For each seat that changed stance, say whether the move was earned",
+        "O1 (critic): The schema registry has no owner",
+    ] {
+        assert!(synthesis.contains(said), "{said}:\n{synthesis}");
+    }
+    // Read back typed, per seat, with the agent that played it (newest first, as log shows).
+    let log = run_anvil(&project, &home, &["log", "--json", &debate]).ok();
+    let json = log.json().unwrap();
+    let seen: Vec<(String, String, String)> = json["debates"][0]["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["positions"]["position"].is_null())
+        .map(|c| {
+            (
+                c["phase"].as_str().unwrap_or_default().to_owned(),
+                c["positions"]["position"]["stance"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                c["provenance"]["agent"]
+                    .as_str()
+                    .unwrap_or("host")
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("critic", "mixed", "codex"),
+            ("advocate", "for", "host"),
+            ("critic", "against", "codex"),
+            ("advocate", "for", "host"),
+        ]
+        .map(|(p, s, a)| (p.to_owned(), s.to_owned(), a.to_owned())),
+        "{json:#}"
+    );
+    project.assert_fsck_clean();
 }
