@@ -5,7 +5,10 @@
 //!
 //! Debaters quote markup all the time, so a marker only counts in prose: never inside a fenced
 //! or indented code block, nor inside inline code. Tags are matched without regard to case or
-//! to whitespace inside the angle brackets, and the steering text may span lines.
+//! to whitespace inside the angle brackets, and the steering text may span lines. A tag that
+//! opens pairs with the next closing tag of its name only when no other opening tag of that
+//! name comes between (these markers do not nest): so every body is read once, and a scan
+//! costs time in proportion to the text, whatever a hostile text holds (`--bench positions`).
 
 use std::ops::Range;
 
@@ -41,49 +44,33 @@ pub fn scan(text: &str) -> Markers {
         return Markers::default();
     }
     let code = code_ranges(text);
-    let in_code = |at: usize| code.iter().any(|r| r.contains(&at));
-
     let tags: Vec<TagAt> = find_tags(&lower)
         .into_iter()
-        .filter(|t| !in_code(t.start))
+        .filter(|t| !in_code(&code, t.start))
         .collect();
     let complete = tags
         .iter()
         .any(|t| t.name == COMPLETE && (t.self_closing || !t.closing));
     let mut steering = None;
-    for (i, open) in tags.iter().enumerate() {
-        if open.name != STEERING || open.closing || open.self_closing {
-            continue;
-        }
-        if let Some(close) = tags[i + 1..]
-            .iter()
-            .find(|t| t.name == STEERING && t.closing)
-        {
-            steering = Some(text[open.end..close.start].trim().to_owned());
-        }
-    }
     let mut position = None;
     let mut open_points: Vec<String> = Vec::new();
-    for (i, open) in tags.iter().enumerate() {
-        if open.closing || open.self_closing || (open.name != POSITION && open.name != OPEN) {
+    for (open, close) in pairs(&tags) {
+        let body = &text[open.end..close.start];
+        if open.name == STEERING {
+            steering = Some(body.trim().to_owned());
             continue;
         }
-        let Some(close) = tags[i + 1..]
-            .iter()
-            .find(|t| t.name == open.name && t.closing)
-        else {
-            continue;
-        };
-        let body = positions::clean_text(&text[open.end..close.start]);
         if open.name == OPEN {
-            if !body.is_empty()
-                && !open_points.contains(&body)
-                && open_points.len() < positions::MAX_OPEN
-            {
+            if open_points.len() >= positions::MAX_OPEN {
+                continue;
+            }
+            let body = positions::clean_text(body);
+            if !body.is_empty() && !open_points.contains(&body) {
                 open_points.push(body);
             }
             continue;
         }
+        let body = positions::clean_text(body);
         let attrs = &text[open.attrs.clone()];
         let Some(stance) = attribute(attrs, "stance").and_then(Stance::parse) else {
             continue;
@@ -103,6 +90,33 @@ pub fn scan(text: &str) -> Markers {
         position,
         open: open_points,
     }
+}
+
+/// The opening and closing tags that pair up, in order: an opening tag with the next tag of
+/// its name, when that one closes. (An opening tag followed by another opening tag of its name
+/// is left unpaired, so no text is read as the body of two tags.)
+fn pairs(tags: &[TagAt]) -> Vec<(&TagAt, &TagAt)> {
+    let mut pending: [Option<&TagAt>; NAMES.len()] = [None; NAMES.len()];
+    let mut out = Vec::new();
+    for tag in tags {
+        if tag.name == COMPLETE || tag.self_closing {
+            continue;
+        }
+        let slot = &mut pending[NAMES.iter().position(|n| *n == tag.name).unwrap_or(0)];
+        if !tag.closing {
+            *slot = Some(tag);
+        } else if let Some(open) = slot.take() {
+            out.push((open, tag));
+        }
+    }
+    out
+}
+
+/// Whether byte `at` is inside one of `code`'s ranges (sorted and apart, as
+/// [`code_ranges`] gives them).
+fn in_code(code: &[Range<usize>], at: usize) -> bool {
+    let next = code.partition_point(|r| r.end <= at);
+    code.get(next).is_some_and(|r| r.start <= at)
 }
 
 /// The value of `name="…"` (or `'…'`, or bare) in a tag's attribute text, any case.
@@ -161,7 +175,7 @@ fn strip_once(text: &str) -> std::borrow::Cow<'_, str> {
     let markers: Vec<Range<usize>> = find_tags(&lower)
         .into_iter()
         .filter(|t| t.name == COMPLETE && (t.self_closing || !t.closing))
-        .filter(|t| !code.iter().any(|r| r.contains(&t.start)))
+        .filter(|t| !in_code(&code, t.start))
         .map(|t| t.start..t.end)
         .collect();
     if markers.is_empty() {
@@ -186,7 +200,7 @@ fn strip_once(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// Byte ranges of code blocks and inline code spans.
+/// Byte ranges of code blocks and inline code spans, in order and apart.
 fn code_ranges(text: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
     let mut block_start = None;
@@ -202,7 +216,17 @@ fn code_ranges(text: &str) -> Vec<Range<usize>> {
             _ => {}
         }
     }
-    ranges
+    // The parser reports them in document order; sorted and merged all the same, since
+    // `in_code` searches them by halves.
+    ranges.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
 }
 
 struct TagAt {
@@ -381,6 +405,44 @@ mod tests {
         // Inline code and indented code do not count either.
         let m = scan("Write `<anvil-position stance=\"for\">x</anvil-position>` at the end.");
         assert_eq!(m.position, None);
+    }
+
+    #[test]
+    fn an_opening_tag_pairs_only_with_the_next_tag_of_its_name() {
+        // A second opening tag before the close leaves the first one unpaired.
+        let m = scan("<anvil-open>dangling <anvil-open>kept</anvil-open>");
+        assert_eq!(m.open, ["kept"]);
+        let m = scan(
+            "<anvil-position stance=\"for\">x <anvil-position stance=\"against\">y</anvil-position>",
+        );
+        assert_eq!(
+            m.position.map(|p| (p.stance, p.claim)),
+            Some((Stance::Against, "y".into()))
+        );
+        // A close with no opening before it pairs with nothing; another name's tags are apart.
+        let m = scan("</anvil-open><anvil-open>a<anvil-steering>s</anvil-steering></anvil-open>");
+        assert_eq!(m.steering.as_deref(), Some("s"));
+        assert_eq!(m.open, ["a<anvil-steering>s</anvil-steering>"]);
+        // Many opening tags that never close, then one that does: one point, read once.
+        let hostile = format!(
+            "{}<anvil-open>last</anvil-open>",
+            "<anvil-open>x ".repeat(20_000)
+        );
+        assert_eq!(scan(&hostile).open, ["last"]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(512)))]
+
+        /// Looking a byte up by halves agrees with looking through every range.
+        #[test]
+        fn in_code_agrees_with_a_linear_search(text in markup()) {
+            let code = code_ranges(&text);
+            prop_assert!(code.windows(2).all(|w| w[0].end <= w[1].start));
+            for at in 0..=text.len() {
+                prop_assert_eq!(in_code(&code, at), code.iter().any(|r| r.contains(&at)));
+            }
+        }
     }
 
     #[test]
