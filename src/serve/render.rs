@@ -16,8 +16,10 @@ static CLEANER: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
     b
 });
 
-/// Markdown to safe HTML.
+/// Markdown to safe HTML; a debater's position and open points are shown as words, not tags.
 pub fn markdown(text: &str) -> String {
+    let text = anvil_core::model::markers::readable(text);
+    let text = text.as_ref();
     let mut options = Options::empty();
     options.insert(Options::ENABLE_TABLES);
     options.insert(Options::ENABLE_STRIKETHROUGH);

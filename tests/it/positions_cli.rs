@@ -405,6 +405,12 @@ fn the_debate_page_draws_the_chart_in_a_real_browser() {
         "labelled: {svg}"
     );
     assert!(svg.contains("would have stopped after round 3"), "{svg}");
+    // Each phase shows its position in words, not as the tag the debater wrote.
+    assert!(
+        dom.contains("<strong>Position:</strong> against 0.7: Critic."),
+        "{dom}"
+    );
+    assert!(!dom.contains("&lt;anvil-position"), "{dom}");
     let shot = shots.join("positions-debate.png");
     let _ = std::fs::remove_file(&shot);
     browse(&[

@@ -92,6 +92,56 @@ pub fn scan(text: &str) -> Markers {
     }
 }
 
+/// `text` with its position and open-point tags (the ones that count: outside code) written as
+/// people read them, `**Position:** for 0.8: claim` and `**Open point:** text`, each on a line
+/// of its own: what the web room shows. The record keeps the text as the debater wrote it.
+pub fn readable(text: &str) -> std::borrow::Cow<'_, str> {
+    let lower = text.to_ascii_lowercase();
+    if !text.contains('<') || !(lower.contains(POSITION) || lower.contains(OPEN)) {
+        return text.into();
+    }
+    let code = code_ranges(text);
+    let tags: Vec<TagAt> = find_tags(&lower)
+        .into_iter()
+        .filter(|t| !in_code(&code, t.start))
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (open, close) in pairs(&tags) {
+        let body = || positions::clean_text(&text[open.end..close.start]);
+        let shown = match open.name {
+            OPEN => format!("**Open point:** {}", body()),
+            POSITION => {
+                let attrs = &text[open.attrs.clone()];
+                let Some(stance) = attribute(attrs, "stance").and_then(Stance::parse) else {
+                    continue;
+                };
+                let confidence = attribute(attrs, "confidence")
+                    .and_then(Share::parse)
+                    .unwrap_or(Share::HALF);
+                format!(
+                    "**Position:** {stance} {}: {}",
+                    confidence.decimal(),
+                    body()
+                )
+            }
+            _ => continue,
+        };
+        out.push_str(&text[at..open.start]);
+        out.push_str(&shown);
+        // A hard line break: the next tag's line stays a line of its own.
+        if text[close.end..].starts_with(['\n', '\r']) {
+            out.push_str("  ");
+        }
+        at = close.end;
+    }
+    if out.is_empty() {
+        return text.into();
+    }
+    out.push_str(&text[at..]);
+    out.into()
+}
+
 /// The opening and closing tags that pair up, in order: an opening tag with the next tag of
 /// its name, when that one closes. (An opening tag followed by another opening tag of its name
 /// is left unpaired, so no text is read as the body of two tags.)
@@ -443,6 +493,17 @@ mod tests {
                 prop_assert_eq!(in_code(&code, at), code.iter().any(|r| r.contains(&at)));
             }
         }
+    }
+
+    #[test]
+    fn positions_are_made_readable_outside_code_only() {
+        let text = "Argument.\n\n<anvil-position stance=\"against\" confidence=\"0.7\">It costs\ntoo much</anvil-position>\n<anvil-open>No rollback</anvil-open>\n\n`<anvil-open>quoted</anvil-open>`";
+        assert_eq!(
+            readable(text),
+            "Argument.\n\n**Position:** against 0.7: It costs too much  \n**Open point:** No rollback  \n\n`<anvil-open>quoted</anvil-open>`"
+        );
+        let plain = "No tags, or <anvil-position stance=\"perhaps\">unreadable</anvil-position>.";
+        assert_eq!(readable(plain), plain);
     }
 
     #[test]
