@@ -5,8 +5,11 @@
 //!    side (samples interleaved) with a bare process start (`true`): the ratio is the cost of
 //!    the no-debate path in process starts (target: at most 1.5); next to it the same stop
 //!    through `anvil hook stop` (the whole command line's binary, kept for older installs);
-//! 2. a mid-debate phase of a 3-round debate whose transcript is about 30 KB, commit included;
-//!    then its synthesis (commit and report), where the hook also looks whether the record's
+//! 2. a mid-debate phase of a 3-round debate whose transcript is about 30 KB, commit included,
+//!    side by side (samples interleaved) with the same phase in a debate whose every phase ended
+//!    with a position and two open points (`<anvil-position>`, `<anvil-open>`): the ratio is
+//!    what positions cost the hook (reading the tags, the trailers, the convergence check;
+//!    target: at most 1.05); then its synthesis (commit and report), where the hook also looks whether the record's
 //!    maintenance is due: once when it is not, once when it is (it then starts a detached
 //!    `anvil gc --auto`, here with a `git` that does nothing, and does not wait for it);
 //! 3. the bytes of prompt injected over a whole 3-round debate;
@@ -53,33 +56,69 @@ fn main() {
         &mut || run_timed(&project, ANVIL, &["hook", "stop"], idle_input.as_bytes()),
     ]);
 
-    // A 3-round debate advanced to round 3's advocate with ~7.5 KB phases: ~30 KB of transcript.
-    let (template, injected_so_far) = prepare_debate(work.path());
+    // A 3-round debate advanced to round 3's advocate with ~7.5 KB phases: ~30 KB of transcript;
+    // and the same debate whose every phase stated a position.
+    let (template, injected_so_far) = prepare_debate(work.path(), "template", false);
+    let (positioned, _) = prepare_debate(work.path(), "template-positions", true);
     let transcript_bytes = std::fs::metadata(live_file(&template, "transcript.md"))
         .unwrap()
         .len();
-    let copies: Vec<PathBuf> = (0..SAMPLES)
-        .map(|i| {
-            let dest = work.path().join(format!("copy-{i}"));
-            copy_dir(&template, &dest);
-            dest
-        })
-        .collect();
+    let copies_of = |template: &Path, name: &str| -> Vec<PathBuf> {
+        (0..SAMPLES)
+            .map(|i| {
+                let dest = work.path().join(format!("{name}-{i}"));
+                copy_dir(template, &dest);
+                dest
+            })
+            .collect()
+    };
+    let copies = copies_of(&template, "copy");
+    let positioned_copies = copies_of(&positioned, "copy-positions");
     // Let the copies reach the disk first, so that their write-back is not what gets timed,
     // and give the kernel a moment to finish what the flush started.
     let _ = Command::new("sync").status();
     std::thread::sleep(Duration::from_secs(1));
     let phase_text = phase("ADVOCATE round 3", 7_500);
-    let mut copies_iter = copies.iter();
-    let mid = sample(|| {
-        let dir = copies_iter.next().expect("one copy per sample");
-        run_timed(
-            dir,
-            HOOK,
-            &["stop"],
-            hook_input(dir, &phase_text).as_bytes(),
-        )
-    });
+    let positioned_text = format!("{phase_text}{}", position_tags(3));
+    let (mut copies_iter, mut positioned_iter) = (copies.iter(), positioned_copies.iter());
+    let [mid, mid_positions] = sample_side_by_side([
+        &mut || {
+            let dir = copies_iter.next().expect("one copy per sample");
+            run_timed(
+                dir,
+                HOOK,
+                &["stop"],
+                hook_input(dir, &phase_text).as_bytes(),
+            )
+        },
+        &mut || {
+            let dir = positioned_iter.next().expect("one copy per sample");
+            run_timed(
+                dir,
+                HOOK,
+                &["stop"],
+                hook_input(dir, &positioned_text).as_bytes(),
+            )
+        },
+    ]);
+    // The tags were read and recorded: the positioned line's tip carries the stance.
+    let tip_message = Command::new("git")
+        .args([
+            "--git-dir",
+            ".anvil/record",
+            "log",
+            "-1",
+            "--all",
+            "--format=%B",
+        ])
+        .current_dir(&positioned_copies[0])
+        .output()
+        .expect("git log");
+    let tip_message = String::from_utf8_lossy(&tip_message.stdout);
+    assert!(
+        tip_message.contains("Anvil-Stance: for") && tip_message.contains("Anvil-Open: "),
+        "{tip_message}"
+    );
 
     // The same debate one step before its end: round 3 recorded, the synthesis out.
     let before_synthesis = work.path().join("before-synthesis");
@@ -177,6 +216,11 @@ fn main() {
         "  mid-debate phase, {:>2} KB transcript  {:>8.3} ms  (commit included)",
         transcript_bytes / 1024,
         ms(mid)
+    );
+    println!(
+        "  the same phase, every phase with a position and 2 open points {:>8.3} ms  ({:.3}x; target <= 1.05x)",
+        ms(mid_positions),
+        mid_positions.as_secs_f64() / mid.as_secs_f64()
     );
     println!(
         "  synthesis, maintenance not due         {:>8.3} ms  (commit, report, the look at the record)",
@@ -338,27 +382,21 @@ fn sample_side_by_side<const N: usize>(
     }
     times.map(|mut t| {
         t.sort();
+        if std::env::var_os("ANVIL_BENCH_SPREAD").is_some() {
+            eprintln!(
+                "  min {:?}  p10 {:?}  p50 {:?}  p90 {:?}",
+                t[0],
+                t[SAMPLES / 10],
+                t[SAMPLES / 2],
+                t[SAMPLES * 9 / 10]
+            );
+        }
         t[SAMPLES / 2]
     })
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-fn sample(mut f: impl FnMut() -> Duration) -> Duration {
-    let mut times: Vec<Duration> = (0..SAMPLES).map(|_| f()).collect();
-    times.sort();
-    if std::env::var_os("ANVIL_BENCH_SPREAD").is_some() {
-        eprintln!(
-            "  min {:?}  p10 {:?}  p50 {:?}  p90 {:?}",
-            times[0],
-            times[SAMPLES / 10],
-            times[SAMPLES / 2],
-            times[SAMPLES * 9 / 10]
-        );
-    }
-    times[SAMPLES / 2]
 }
 
 fn run_timed(dir: &Path, program: &str, args: &[&str], stdin: &[u8]) -> Duration {
@@ -440,9 +478,21 @@ fn reason_len(answer: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// A project whose debate waits for round 3's advocate; returns it and the prompt bytes so far.
-fn prepare_debate(work: &Path) -> (PathBuf, usize) {
-    let dir = work.join("template");
+/// A position and two open points, as a debater ends a phase (the confidence moves a little
+/// with the round, as real ones do).
+fn position_tags(round: u32) -> String {
+    format!(
+        "\n\n<anvil-position stance=\"for\" confidence=\"0.{}\">Billing should move, with a \
+         staged cut-over</anvil-position>\n<anvil-open>Who pays for the second region?</anvil-open>\n\
+         <anvil-open>No rollback plan for the cut-over</anvil-open>\n",
+        9 - round
+    )
+}
+
+/// A project whose debate waits for round 3's advocate (every phase so far with a position
+/// when `positions`); returns it and the prompt bytes so far.
+fn prepare_debate(work: &Path, name: &str, positions: bool) -> (PathBuf, usize) {
+    let dir = work.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     anvil(&dir, &["init"]);
     let first = anvil(
@@ -455,13 +505,17 @@ fn prepare_debate(work: &Path) -> (PathBuf, usize) {
         ],
     );
     let mut injected = first.len();
-    for label in [
-        "ADVOCATE round 1",
-        "CRITIC round 1",
-        "ADVOCATE round 2",
-        "CRITIC round 2",
+    for (label, round) in [
+        ("ADVOCATE round 1", 1),
+        ("CRITIC round 1", 1),
+        ("ADVOCATE round 2", 2),
+        ("CRITIC round 2", 2),
     ] {
-        injected += reason_len(&hook(&dir, &phase(label, 7_500)));
+        let mut text = phase(label, 7_500);
+        if positions {
+            text.push_str(&position_tags(round));
+        }
+        injected += reason_len(&hook(&dir, &text));
     }
     // Round 3's advocate text: the measured phase records it (on a copy).
     (dir, injected)
