@@ -136,7 +136,7 @@ fn converge_stops_a_four_round_debate_once_positions_stop_moving(client: Client)
     let synthesis = commits.last().unwrap();
     assert_eq!(synthesis.phase(), "synthesizer");
     assert_eq!(synthesis.round(), "3");
-    assert_eq!(synthesis.parents, [closing.id.clone()]);
+    assert_eq!(synthesis.parents, std::slice::from_ref(&closing.id));
     assert_eq!(synthesis.trailer("Anvil-Next"), Some("done"));
     assert_eq!(
         synthesis.trailer("Anvil-Saving"),
