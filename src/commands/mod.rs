@@ -1,28 +1,14 @@
-//! One module per subcommand: its `Args` (the `--help` text) and its `run`.
+//! One module per subcommand (its `Args`, the `--help` text, and its `run`), in four rooms by
+//! what a person does with it: `debate/` runs and steers a debate, `review/` reads the record,
+//! `project/` looks after the project around it, `client/` is what Claude Code runs. Each is
+//! named here too, so a command is `commands::NAME` wherever it is used.
 
-pub mod adr;
-pub mod ask;
-pub mod branch;
-pub mod cancel;
-pub mod completions;
-pub mod diff;
-pub mod doctor;
-pub mod gc;
-pub mod hook;
-pub mod init;
-pub mod install;
-pub mod log;
-pub mod mcp;
-pub mod prompts;
-pub mod push;
-pub mod replay;
-pub mod report;
-pub mod resume;
-pub mod run;
-pub mod search;
-pub mod seats;
-pub mod show;
-pub mod slash;
-pub mod start;
-pub mod status;
-pub mod steer;
+mod client;
+mod debate;
+mod project;
+mod review;
+
+pub use client::{hook, mcp, slash};
+pub use debate::{ask, branch, cancel, resume, run, seats, start, status, steer};
+pub use project::{completions, doctor, gc, init, install, prompts, push};
+pub use review::{adr, diff, log, replay, report, search, show};
