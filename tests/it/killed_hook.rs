@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::anvil::{Project, Run, Started, anvil_hook_bin, find_tag};
+use crate::support::anvil::{
+    Project, Run, Started, anvil_hook_bin, find_tag, next_key, phases, system_message,
+};
 
 const S1: &str = "55555555-5555-4555-8555-555555555555";
 
@@ -68,23 +70,6 @@ fn hook(project: &Project, message: &str, fault: Option<u32>) -> Run {
         .write_all(&input(project, message))
         .unwrap();
     Run::from_output(child.wait_with_output().unwrap())
-}
-
-/// The key of the phase a block answer hands out, or what the hook said instead.
-fn next_key(run: &Run) -> String {
-    let Some(v) = run.json() else {
-        return format!("(silent) {}", run.describe());
-    };
-    match v["reason"].as_str().and_then(find_tag) {
-        Some(tag) => tag.key(),
-        None => format!("(message) {v}"),
-    }
-}
-
-fn system_message(run: &Run) -> String {
-    run.json()
-        .and_then(|v| v["systemMessage"].as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// The line's ref lock and anvil's temporary file beside it.
@@ -146,14 +131,6 @@ fn leftovers(project: &Project) -> Vec<Value> {
         .iter()
         .filter(|f| f["check"] == "leftovers")
         .cloned()
-        .collect()
-}
-
-fn phases(project: &Project, debate: &str) -> Vec<String> {
-    project
-        .commits(debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
         .collect()
 }
 

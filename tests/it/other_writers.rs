@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::anvil::{Project, Run, find_tag};
+use crate::support::anvil::{Project, Run, next_key};
 
 const S1: &str = "22222222-2222-4222-8222-222222222222";
 
@@ -21,12 +21,6 @@ fn hook(project: &Project, session: &str, message: &str) -> Run {
         "stop_hook_active": true,
         "last_assistant_message": message,
     }))
-}
-
-fn next_key(run: &Run) -> String {
-    run.json()
-        .and_then(|v| v["reason"].as_str().and_then(find_tag))
-        .map_or_else(|| format!("(no prompt) {}", run.describe()), |t| t.key())
 }
 
 fn git(project: &Project) -> Command {

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::anvil::{Project, Run, Started, find_tag};
+use crate::support::anvil::{Project, Run, Started, next_key, phases, system_message};
 
 const S1: &str = "11111111-1111-4111-8111-111111111111";
 
@@ -41,33 +41,6 @@ fn hook(project: &Project, message: &str, fault: Option<(u32, &str)>) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
-}
-
-/// The key of the phase a block answer hands out, or what the hook said instead.
-fn next_key(run: &Run) -> String {
-    let Some(v) = run.json() else {
-        return format!("(silent) {}", run.describe());
-    };
-    match v["reason"].as_str().and_then(find_tag) {
-        Some(tag) => tag.key(),
-        None => format!("(message) {v}"),
-    }
-}
-
-fn system_message(run: &Run) -> String {
-    run.json().expect("an answer")["systemMessage"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// The phases of a debate's main line, oldest first.
-fn phases(project: &Project, debate: &str) -> Vec<String> {
-    project
-        .commits(debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
-        .collect()
 }
 
 fn start(project: &Project, rounds: &str) -> Started {

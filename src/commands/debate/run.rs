@@ -91,7 +91,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         .claude
         .or_else(|| std::env::var_os("ANVIL_CLAUDE_BIN").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("claude"));
-    let session = new_session_id();
+    let session = anvil_core::seat::new_session_id();
     let (line, prompt) = match &args.line {
         Some(name) => {
             let record = view::record(&home)?;
@@ -807,27 +807,6 @@ fn provenance(played: &anvil_core::seat::Played) -> anvil_core::model::provenanc
         agent_session: Some(played.session.clone()),
         cost: played.cost,
     }
-}
-
-/// A random version-4 UUID for the Claude Code session anvil runs.
-fn new_session_id() -> String {
-    use std::hash::BuildHasher;
-    let random = |salt: u64| {
-        std::collections::hash_map::RandomState::new().hash_one((
-            salt,
-            std::process::id(),
-            std::time::SystemTime::now(),
-        ))
-    };
-    let (a, b) = (random(1), random(2));
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0x0fff,
-        0x8000 | (b >> 48 & 0x3fff),
-        b & 0xffff_ffff_ffff
-    )
 }
 
 #[cfg(test)]

@@ -616,3 +616,31 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// The key of the phase a hook's block answer hands out (`CRITIC r1`, `SYNTHESIS`), or what
+/// the hook said instead.
+pub fn next_key(run: &Run) -> String {
+    let Some(v) = run.json() else {
+        return format!("(silent) {}", run.describe());
+    };
+    match v["reason"].as_str().and_then(find_tag) {
+        Some(tag) => tag.key(),
+        None => format!("(message) {v}"),
+    }
+}
+
+/// The hook's `systemMessage`, or nothing.
+pub fn system_message(run: &Run) -> String {
+    run.json()
+        .and_then(|v| v["systemMessage"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The phases of a debate's main line, oldest first.
+pub fn phases(project: &Project, debate: &str) -> Vec<String> {
+    project
+        .commits(debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect()
+}

@@ -125,14 +125,14 @@ pub fn record(
     provenance: &Provenance,
     next_prompt: Option<&str>,
 ) -> Result<Reply, DebateError> {
-    let mut intake = crate::model::secrets::Intake::new(home.root());
-    let text = intake.clean("the seat's text", text);
-    let reply = stop::stop(
+    stop::record_cleaned(
         home,
         line,
+        "the seat's text",
+        text,
         Stop {
             session,
-            text: Some(&text),
+            text: None,
             kept: None,
             claimed: false,
             seen: true,
@@ -140,9 +140,7 @@ pub fn record(
             seat: true,
             next_prompt,
         },
-    )?;
-    transaction::print_notes(&intake.note().into_iter().collect::<Vec<_>>());
-    Ok(reply)
+    )
 }
 
 /// The host takes over the seat of the phase that is out, which failed (`--fallback host`):

@@ -182,20 +182,41 @@ pub fn record_turn(
     session: &str,
     text: &str,
 ) -> Result<Reply, DebateError> {
-    let mut intake = crate::model::secrets::Intake::new(home.root());
-    let text = intake.clean("the pause's answer", text);
-    let reply = stop(
+    record_cleaned(
         home,
         line,
+        "the pause's answer",
+        text,
         Stop {
             session,
-            text: Some(&text),
+            text: None,
             kept: None,
             claimed: false,
             seen: true,
             provenance: None,
             seat: false,
             next_prompt: None,
+        },
+    )
+}
+
+/// Records `text`, which entered anvil from `place` and is cleaned of credentials first, as
+/// the phase that is out on `line`, with the rest of `stop`; says what was redacted.
+pub(crate) fn record_cleaned(
+    home: &Home,
+    line: &LineRef,
+    place: &str,
+    text: &str,
+    stop: Stop<'_>,
+) -> Result<Reply, DebateError> {
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let text = intake.clean(place, text);
+    let reply = self::stop(
+        home,
+        line,
+        Stop {
+            text: Some(&text),
+            ..stop
         },
     )?;
     transaction::print_notes(&intake.note().into_iter().collect::<Vec<_>>());
