@@ -323,21 +323,11 @@ mod tests {
             static FIXTURE: std::sync::OnceLock<(tempfile::TempDir, Home, LineRef)> =
                 std::sync::OnceLock::new();
             FIXTURE.get_or_init(|| {
-                let dir = tempfile::tempdir().unwrap();
-                let home = Home::init(dir.path()).unwrap();
-                let setup = crate::model::options::Options {
-                    question: "Q?".into(),
-                    rounds: Some(3),
-                    ..Default::default()
-                }
-                .into_setup()
-                .unwrap();
-                let line = crate::line::start::start(&home, setup, Some(SESSION))
-                    .unwrap()
-                    .line;
-                for text in ["ADVOCATE one", "CRITIC one", "ADVOCATE two"] {
-                    crate::line::stop::record_turn(&home, &line, SESSION, text).unwrap();
-                }
+                let (dir, home, line) = crate::testkit::Debate::new()
+                    .rounds(3)
+                    .session(SESSION)
+                    .phases(&["ADVOCATE one", "CRITIC one", "ADVOCATE two"])
+                    .start();
                 let record = Record::open(&home.record_dir()).unwrap();
                 let from = resolve(&record, "round-1", Some(&line)).unwrap();
                 crate::line::restore::branch(
