@@ -25,20 +25,8 @@ fn at(project: &Project, minute: u32, args: &[&str]) -> Command {
     command
 }
 
-fn run(mut command: Command, stdin: &[u8]) -> Run {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run anvil");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn run(command: Command, stdin: &[u8]) -> Run {
+    crate::support::anvil::run_with_stdin(command, stdin)
 }
 
 /// Starts a debate bound to session `n` at `minute`; its id.

@@ -196,8 +196,9 @@ impl Project {
     }
 }
 
-/// Runs `command` with `stdin` fed in and collects its output.
-fn run_with_stdin(mut command: Command, stdin: &[u8]) -> Run {
+/// Runs `command` with `stdin` fed in (from a thread, so a large input never deadlocks against
+/// a full output pipe) and collects its output: the one "spawn, pipe, wait" of the tests.
+pub fn run_with_stdin(mut command: Command, stdin: &[u8]) -> Run {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
