@@ -279,6 +279,10 @@ pub struct PhaseView {
     pub rev: Option<String>,
     /// Recorded a phase that has a prompt to show.
     pub has_prompt: bool,
+    /// The agent that played it, when a seat did (`codex 0.169.0 (gpt-5.4)`).
+    pub played_by: Option<String>,
+    /// What the phase cost, when the record says (`… tokens · 5.5 s`).
+    pub usage: Option<String>,
 }
 
 fn stage(state: &State) -> &'static str {
@@ -475,6 +479,7 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
                 });
             }
         }
+        let provenance = anvil_core::model::provenance::Provenance::read_from(&entry.meta);
         phases.push(PhaseView {
             step: entry.step,
             commit: entry.commit.to_string(),
@@ -489,6 +494,8 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
             inherited: i < own,
             rev: rev_at(i),
             has_prompt: entry.role.is_some(),
+            played_by: provenance.as_ref().and_then(|p| p.played_by()),
+            usage: provenance.as_ref().map(|p| p.summary()),
         });
     }
     if let Ok(queued) = home.queued_steering(line) {

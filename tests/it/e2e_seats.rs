@@ -300,7 +300,34 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
         recorded.contains("[redacted: GitHub token]") && !recorded.contains(&token),
         "the seat's credential is recorded redacted"
     );
-    assert!(!project.transcript_md(&debate).contains(&token));
+    let transcript = project.transcript_md(&debate);
+    assert!(!transcript.contains(&token));
+    // Who played what is shown where people read: the transcript (and so the report) and the
+    // web room.
+    assert!(
+        transcript.contains("## Round 1 · Critic\n\n_Played by qwen 0.24.4 (qwen-seat-model)._\n"),
+        "{transcript}"
+    );
+    let served = crate::support::serve::Served::start(&project);
+    let view = served.get(&format!("/api/debates/{debate}")).json();
+    let phases = view["lines"][0]["phases"]
+        .as_array()
+        .expect("phases")
+        .clone();
+    let played: Vec<(&str, Option<&str>)> = phases
+        .iter()
+        .filter(|p| !p["role"].is_null())
+        .map(|p| (p["phase"].as_str().unwrap(), p["played_by"].as_str()))
+        .collect();
+    assert_eq!(
+        played,
+        [
+            ("advocate", None),
+            ("critic", Some("qwen 0.24.4 (qwen-seat-model)")),
+            ("synthesizer", None)
+        ],
+        "{view}"
+    );
     assert!(run.stderr.contains("redacted"), "{}", run.describe());
     // The host (claude) got the critic's text in its synthesis prompt.
     let host = server.turns_of(Agent::Claude);

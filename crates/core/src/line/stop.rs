@@ -354,7 +354,8 @@ fn decide_stop(
     }
     let fallback = state.seat_fallback.take();
     let step = outcome.progress.step;
-    let section = transcript::section(&outcome.finished, text);
+    let played_by = stop.provenance.and_then(|p| p.played_by());
+    let section = transcript::section(&outcome.finished, text, played_by.as_deref());
 
     let mut files = vec![(
         phase_file(step, outcome.finished.role.name(), PhaseFile::Response),

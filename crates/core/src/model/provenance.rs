@@ -101,6 +101,21 @@ impl Provenance {
         (!p.is_empty()).then_some(p)
     }
 
+    /// Who played the phase, for people, when a seat did: `codex 0.169.0 (gpt-5.4)`; `None`
+    /// for the host session.
+    pub fn played_by(&self) -> Option<String> {
+        let agent = self.agent.as_ref()?;
+        let mut out = agent.clone();
+        if let Some(version) = &self.agent_version {
+            out.push(' ');
+            out.push_str(version);
+        }
+        if let Some(model) = &self.model {
+            out.push_str(&format!(" ({model})"));
+        }
+        Some(out)
+    }
+
     /// One line for people: `claude-x · 150 in, 50 out, 7 cache read, 3 cache write · 5.5 s`.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();

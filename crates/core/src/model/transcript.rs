@@ -41,14 +41,20 @@ pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
     }
 }
 
-/// The section one finished phase adds. The completion marker is a control token for anvil,
-/// not part of the argument: it is kept in the record's response file, not here.
-pub fn section(finished: &Finished, text: &str) -> String {
+/// The section one finished phase adds, with the agent that played it when a seat did
+/// (`played_by`, see [`crate::model::provenance::Provenance::played_by`]). The completion
+/// marker is a control token for anvil, not part of the argument: it is kept in the record's
+/// response file, not here.
+pub fn section(finished: &Finished, text: &str, played_by: Option<&str>) -> String {
     let mut out = format!(
-        "\n## {}\n\n{}\n",
+        "\n## {}\n\n",
         heading(finished.role, finished.round, finished.voice.as_deref()),
-        crate::model::markers::strip_complete(text).trim_end()
     );
+    if let Some(agent) = played_by {
+        out.push_str(&format!("_Played by {}._\n\n", one_paragraph(agent)));
+    }
+    out.push_str(crate::model::markers::strip_complete(text).trim_end());
+    out.push('\n');
     for steering in &finished.steering {
         out.push_str(&format!("\n> **Steering:** {}\n", one_paragraph(steering)));
     }

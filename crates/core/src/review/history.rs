@@ -335,7 +335,13 @@ pub fn transcript(
             markers: Default::default(),
             steering: entry.meta.steering.clone(),
         };
-        out.push_str(&crate::model::transcript::section(&finished, &text));
+        let played_by = crate::model::provenance::Provenance::read_from(&entry.meta)
+            .and_then(|p| p.played_by());
+        out.push_str(&crate::model::transcript::section(
+            &finished,
+            &text,
+            played_by.as_deref(),
+        ));
     }
     Ok(out)
 }
