@@ -18,7 +18,8 @@ pub struct DebateArgs {
     pub options: Options,
 }
 
-/// The group of every argument here: `anvil run --line` conflicts with all of them.
+/// The group of every argument here but those `anvil run --line` takes too
+/// ([`Flag::with_line`]): `--line` conflicts with all of them.
 const GROUP: &str = "DebateArgs";
 const QUESTION: &str = "question";
 
@@ -43,7 +44,9 @@ impl clap::Args for DebateArgs {
         );
         for flag in flags() {
             command = command.arg(arg(flag));
-            ids.push(flag.long);
+            if !flag.with_line {
+                ids.push(flag.long);
+            }
             if let Some(negation) = &flag.negation {
                 command = command.arg(with_help(
                     Arg::new(negation.long)

@@ -4,16 +4,24 @@
 //! is paid constantly. This binary links only what a hook needs (the state machine, the record
 //! writer, prompt rendering); the command line, its parser and everything else stay in `anvil`.
 //!
-//! Usage: `anvil-hook stop | session-start | prompt-expansion`, hook JSON on stdin.
+//! Usage: `anvil-hook stop | session-start | prompt-expansion`, hook JSON on stdin. The Stop
+//! hook runs a seat's agent through this binary too: `anvil-hook seat-guard PROGRAM ARGS…`
+//! (see `anvil_core::seat::guard`).
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
-    let word = match (args.next(), args.next()) {
-        (Some(word), None) => word,
-        _ => return usage(),
+    let Some(first) = args.next() else {
+        return usage();
     };
+    if first == anvil_core::seat::GUARD_WORD {
+        std::process::exit(anvil_core::seat::guard(args));
+    }
+    if args.next().is_some() {
+        return usage();
+    }
+    let word = first;
     match word.to_str().and_then(anvil_core::claude::process::handler) {
         Some(handler) => {
             anvil_core::claude::process::run(handler);

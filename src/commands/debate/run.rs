@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anvil_core::error::DebateError;
 use anvil_core::home::{Home, LineRef};
+use anvil_core::line::seat::Turned;
 use anvil_core::line::stop::Reply;
 use anvil_core::model::provenance::RunCost;
 use anvil_core::model::state::{Role, State, Status};
@@ -66,25 +67,7 @@ pub struct Args {
     /// shows it (set by `anvil serve`, which starts the run with its output in that file).
     #[arg(long, hide = true, value_name = "PATH")]
     log: Option<String>,
-
-    /// Who plays a seat whose agent fails (missing, an error, a timeout, no reply): `host`,
-    /// the claude session this run drives, recorded as such. Without it (and without
-    /// `[seats] fallback = "host"` in .anvil/config.toml) the run stops at that phase, records
-    /// nothing of it, and says which seat failed and why; `anvil run --line` retries.
-    #[arg(long, value_name = "host", value_parser = ["host"])]
-    fallback: Option<String>,
 }
-
-/// How long a seat's turn may take: `$ANVIL_SEAT_TIMEOUT` (seconds), else `[seats] timeout`,
-/// else ten minutes.
-fn seat_timeout(config: &anvil_core::model::config::Config) -> Duration {
-    std::env::var("ANVIL_SEAT_TIMEOUT")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .or_else(|| config.seats.as_ref().and_then(|s| s.timeout))
-        .map_or(anvil_core::seat::DEFAULT_TIMEOUT, Duration::from_secs)
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let claude = args
@@ -92,6 +75,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         .or_else(|| std::env::var_os("ANVIL_CLAUDE_BIN").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("claude"));
     let session = anvil_core::seat::new_session_id();
+    // `--fallback host` says how this run plays the line, whether it starts a debate or not.
+    let fallback_given = args.debate.options.fallback.is_some();
     let (line, prompt) = match &args.line {
         Some(name) => {
             let record = view::record(&home)?;
@@ -110,9 +95,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let claim = anvil_core::line::headless::claim(&home, &line, args.log)?;
     let mut cost = RunCost::default();
     let config = anvil_core::model::config::Config::load(&home)?;
-    let fallback = args.fallback.is_some()
-        || config.seats.as_ref().and_then(|s| s.fallback)
-            == Some(anvil_core::model::config::Fallback::Host);
+    let fallback = fallback_given || config.seat_fallback() || {
+        let state = State::load(&home.state_path(&line))?;
+        state.setup.seats.fallback.is_some()
+    };
     let driven = Driver {
         home: &home,
         line: &line,
@@ -120,7 +106,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         claude_args: &args.claude_args,
         session: &session,
         fallback,
-        seat_timeout: seat_timeout(&config),
+        seat_timeout: config.seat_timeout(),
         input: Input::new(!args.no_stdin),
     }
     .drive(prompt, &mut cost);
@@ -269,27 +255,25 @@ impl Driver<'_> {
             crate::term::visible(&out.label),
             out.seat
         ));
-        let turn = anvil_core::seat::Turn {
-            cwd: home.project(),
-            prompt: &out.prompt,
-            resume: out.resume.as_deref(),
-            model: out.seat.model.as_deref(),
-            timeout: self.seat_timeout,
-            role: out.role.name(),
-        };
-        match anvil_core::seat::play(out.seat.agent.adapter(), &turn) {
-            Ok(played) => {
-                let reply = anvil_core::line::seat::record(
-                    home,
-                    line,
-                    self.session,
-                    &played.text,
-                    &provenance(&played),
-                    None,
-                )?;
-                Ok(next_prompt(reply))
-            }
-            Err(e) => self.seat_failed(&out.label, &out.seat, &e),
+        let guard = std::env::current_exe().ok();
+        let turned = anvil_core::line::seat::play(
+            home,
+            line,
+            self.session,
+            &out,
+            guard.as_deref(),
+            self.seat_timeout,
+        )?;
+        match turned {
+            Turned::Played { reply, .. } => Ok(next_prompt(reply)),
+            Turned::Failed(e) => self.seat_failed(&out.label, &out.seat, &e),
+            Turned::Busy => Err(CliError::new(format!(
+                "the seat of {} ({}) is being played by another process",
+                out.label, out.seat
+            ))
+            .hint(format!(
+                "the session that drives {line} plays it; `anvil status {line}` shows when it is done"
+            ))),
         }
     }
 
@@ -313,7 +297,9 @@ impl Driver<'_> {
         }
         Err(
             CliError::new(format!("the seat of {label} ({seat}) failed: {e}")).hint(format!(
-                "nothing of that phase was recorded and the debate is saved: retry it with                  `anvil run --line {line}`, or let the host play the seat with                  `anvil run --line {line} --fallback host`"
+                "nothing of that phase was recorded and the debate is saved: retry it with \
+                 `anvil run --line {line}`, or let the host play the seat with \
+                 `anvil run --line {line} --fallback host`"
             )),
         )
     }
@@ -376,6 +362,8 @@ impl Driver<'_> {
         ));
         let cwd = home.project();
         let timeout = self.seat_timeout;
+        let guard = std::env::current_exe().ok();
+        let guard = guard.as_deref();
         let results: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = jobs
                 .iter()
@@ -388,6 +376,7 @@ impl Driver<'_> {
                             model: seat.model.as_deref(),
                             timeout,
                             role: role.name(),
+                            guard,
                         };
                         anvil_core::seat::play(seat.agent.adapter(), &turn)
                     })
@@ -411,7 +400,7 @@ impl Driver<'_> {
             line,
             self.session,
             &opening.text,
-            &provenance(&opening),
+            &anvil_core::line::seat::provenance(&opening),
             Some(&jobs[1].2),
         )?;
         match answer {
@@ -421,7 +410,7 @@ impl Driver<'_> {
                     line,
                     self.session,
                     &played.text,
-                    &provenance(&played),
+                    &anvil_core::line::seat::provenance(&played),
                     None,
                 )?;
                 Ok(next_prompt(reply))
@@ -789,23 +778,6 @@ fn next_prompt(reply: Reply) -> Option<String> {
     match reply {
         Reply::Block { prompt, .. } => Some(prompt),
         _ => None,
-    }
-}
-
-/// What a seat's turn is recorded with: who played it and what it cost.
-fn provenance(played: &anvil_core::seat::Played) -> anvil_core::model::provenance::Provenance {
-    anvil_core::model::provenance::Provenance {
-        model: played.model.clone(),
-        input_tokens: played.tokens.input,
-        output_tokens: played.tokens.output,
-        cache_read_tokens: played.tokens.cache_read,
-        cache_write_tokens: played.tokens.cache_write,
-        duration_ms: Some(played.duration_ms),
-        claude_version: None,
-        agent: Some(played.agent.name().to_owned()),
-        agent_version: played.agent_version.clone(),
-        agent_session: Some(played.session.clone()),
-        cost: played.cost,
     }
 }
 

@@ -120,6 +120,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
 }
 
 fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
+    let guard = std::env::current_exe().ok();
     let turn = seat::Turn {
         cwd: &ctx.cwd,
         prompt: &args.prompt,
@@ -127,6 +128,7 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         model: seat.model.as_deref(),
         timeout: std::time::Duration::from_secs(args.timeout),
         role: "try",
+        guard: guard.as_deref(),
     };
     let played = seat::play(seat.agent.adapter(), &turn).map_err(|e| {
         CliError::new(format!("the seat {seat} failed: {e}")).hint(format!(

@@ -19,6 +19,7 @@ use crate::line::stop::{self, Reply};
 /// Handles one Stop event. `stdin` is the raw hook input; `cwd` is the process's directory,
 /// used when the input names none.
 pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
+    let began = std::time::Instant::now();
     let input: HookInput = match serde_json::from_slice(stdin) {
         Ok(input) => input,
         Err(e) => {
@@ -37,7 +38,7 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
     };
     // The line this stop concerns, once `drive` knows it (bound, or claimed at this stop).
     let mut line = None;
-    let answer = match drive(&home, session, &input, &mut line) {
+    let answer = match drive(&home, session, &input, began, &mut line) {
         Ok(answer) => answer,
         Err(failure) => HookOutput::Message(failure.message()),
     };
@@ -189,6 +190,7 @@ fn drive(
     home: &Home,
     session: &str,
     input: &HookInput,
+    began: std::time::Instant,
     concerned: &mut Option<LineRef>,
 ) -> Result<HookOutput, Failure> {
     let fail = |line: Option<&LineRef>, saved: Option<PathBuf>| {
@@ -321,6 +323,7 @@ fn drive(
             provenance: provenance.as_ref(),
             seat: false,
             next_prompt: None,
+            at_step: None,
         },
     )
     .map_err(|e| Failure {
@@ -335,6 +338,29 @@ fn drive(
     if let Some(path) = &saved {
         let _ = crate::fsutil::remove_if_present(path);
     }
+    // A seat's phase is due: played here, before the host's next turn, unless `anvil run`
+    // drives the line (it plays the seats itself).
+    let reply = match reply {
+        Reply::Seat { notice } => {
+            let headless = crate::line::transaction::view(home, &line)
+                .map_err(|e| fail(Some(&line), None)(&e))?
+                .headless;
+            if headless {
+                Reply::Seat { notice }
+            } else {
+                let clock = crate::claude::seat_turns::HookClock::of_stop_hook(home, began);
+                crate::claude::seat_turns::play(
+                    home,
+                    &line,
+                    session,
+                    &clock,
+                    Reply::Seat { notice },
+                )
+                .map_err(|e| fail(Some(&line), None)(&e))?
+            }
+        }
+        other => other,
+    };
     // A debate has just ended: the one stop where the record's maintenance is looked at (a
     // few directory listings; when it is due, or a search index is there to catch up, a
     // detached `anvil gc --auto` that nobody waits for). Ordinary phases and sessions without

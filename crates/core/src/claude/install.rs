@@ -31,8 +31,8 @@ mod permissions;
 
 pub use commands::commands;
 pub use env::{BLOCK_CAP, BLOCK_CAP_VAR};
-pub(crate) use hooks::{HOOKS, SETTINGS_FILES, installed_hooks};
-pub use hooks::{has_stop_hook, hook_command};
+pub use hooks::{CLAUDE_DEFAULT_TIMEOUT, STOP_TIMEOUT, has_stop_hook, hook_command, hook_timeout};
+pub(crate) use hooks::{HOOKS, SETTINGS_FILES, hook_entry, installed_hooks, stop_timeout};
 pub use mcp::{install_mcp, mcp_server, uninstall_mcp};
 
 /// The hook binary, called by name.
@@ -230,7 +230,7 @@ fn display_value(value: &Value) -> String {
 /// `program` runs the hooks (e.g. [`local_hook_program`]).
 pub fn hook_settings(program: &str) -> Value {
     json!({
-        "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": format!("{program} stop"), "timeout": 60 }] }] },
+        "hooks": { "Stop": [{ "hooks": [hook_entry("Stop", &format!("{program} stop"))] }] },
         "env": { BLOCK_CAP_VAR: BLOCK_CAP },
     })
 }
@@ -274,7 +274,7 @@ pub fn write_plugin(dir: &Path, binaries: PluginBinaries) -> Result<Vec<PathBuf>
         let command = plugin_hook_command(binaries, sub);
         hooks.insert(
             event.to_owned(),
-            json!([{ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }]),
+            json!([{ "hooks": [hook_entry(event, &command)] }]),
         );
     }
     let mcp_program = match binaries {

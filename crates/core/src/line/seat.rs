@@ -1,6 +1,12 @@
-//! A line's seats: the phase that is out for another agent to play, recording what it said
-//! (with who played it and what it cost), and the host taking over a seat that failed. The
-//! agents themselves are run by [`crate::seat`]; `anvil run` ties the two together.
+//! A line's seats: the phase that is out for another agent to play, playing it (the agent run
+//! by [`crate::seat`], its text recorded with who played it and what it cost), and the host
+//! taking over a seat that failed. `anvil run` and the Stop hook of a Claude Code session
+//! (`claude::seat_turns`) both play seats through [`play`].
+//!
+//! A seat's turn takes minutes and never holds the line's lock meanwhile. Its own lock (the
+//! line's `seat.lock`, held for the turn) keeps a second player away — Claude Code running the
+//! hook of two settings files, a hook and an `anvil run` — and the text is recorded only onto
+//! the phase it was given: if the line moved meanwhile, nothing is recorded.
 
 use crate::error::{DebateError, io};
 use crate::home::{Home, LineRef};
@@ -12,7 +18,7 @@ use crate::model::state::{Role, Status};
 use crate::record::schema::{PhaseFile, phase_file};
 use crate::record::store::Record;
 use crate::review::history::LineHistory;
-use crate::seat::Seat;
+use crate::seat::{Played, Seat, SeatError};
 
 /// A phase that is out for a seat.
 #[derive(Debug, Clone)]
@@ -27,6 +33,8 @@ pub struct Out {
     pub resume: Option<String>,
     /// `round 2/3 · critic`, for people.
     pub label: String,
+    /// The line's step when the phase was handed out: its text is recorded only there.
+    pub step: u32,
 }
 
 /// The phase that is out on `line`, if a seat plays it (and the host has not taken it over).
@@ -60,6 +68,7 @@ pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
     Ok(Some(Out {
         resume: last_session(&history, &cue, &seat),
         label: state.standing(),
+        step: state.progress.step,
         seat,
         role: cue.role,
         round: cue.round,
@@ -125,6 +134,20 @@ pub fn record(
     provenance: &Provenance,
     next_prompt: Option<&str>,
 ) -> Result<Reply, DebateError> {
+    record_at(home, line, session, text, provenance, next_prompt, None)
+}
+
+/// [`record`], only onto the phase handed out at `step` (when given): a line that moved
+/// meanwhile records nothing and answers where it stands.
+fn record_at(
+    home: &Home,
+    line: &LineRef,
+    session: &str,
+    text: &str,
+    provenance: &Provenance,
+    next_prompt: Option<&str>,
+    step: Option<u32>,
+) -> Result<Reply, DebateError> {
     stop::record_cleaned(
         home,
         line,
@@ -139,6 +162,7 @@ pub fn record(
             provenance: Some(provenance),
             seat: true,
             next_prompt,
+            at_step: step,
         },
     )
 }
@@ -162,4 +186,74 @@ pub fn fall_back(home: &Home, line: &LineRef, why: &str) -> Result<String, Debat
         Ok(Plan::Live(Box::new(state), prompt))
     })?;
     Ok(done.value)
+}
+
+/// How one seat's turn went ([`play`]).
+#[derive(Debug)]
+pub enum Turned {
+    /// The agent answered and its text is recorded; `reply` is what recording it answered
+    /// (the next prompt for the host, another seat's turn, the end).
+    Played { played: Played, reply: Reply },
+    /// The agent failed: nothing was recorded, the line stands where it stood.
+    Failed(SeatError),
+    /// Another process plays this seat now (it holds the seat's lock): nothing was done.
+    Busy,
+}
+
+/// Plays the phase that is out (`out`) with its seat's agent, under `timeout`, and records
+/// what it said; `guard` is the program that guards the agent ([`crate::seat::Turn::guard`]).
+pub fn play(
+    home: &Home,
+    line: &LineRef,
+    session: &str,
+    out: &Out,
+    guard: Option<&std::path::Path>,
+    timeout: std::time::Duration,
+) -> Result<Turned, DebateError> {
+    let lock = home.seat_lock_path(line);
+    let Some(_held) = crate::fsutil::hold(&lock, std::time::Duration::from_millis(20))
+        .map_err(io("cannot lock", &lock))?
+    else {
+        return Ok(Turned::Busy);
+    };
+    let turn = crate::seat::Turn {
+        cwd: home.project(),
+        prompt: &out.prompt,
+        resume: out.resume.as_deref(),
+        model: out.seat.model.as_deref(),
+        timeout,
+        role: out.role.name(),
+        guard,
+    };
+    let played = match crate::seat::play(out.seat.agent.adapter(), &turn) {
+        Ok(played) => played,
+        Err(e) => return Ok(Turned::Failed(e)),
+    };
+    let reply = record_at(
+        home,
+        line,
+        session,
+        &played.text,
+        &provenance(&played),
+        None,
+        Some(out.step),
+    )?;
+    Ok(Turned::Played { played, reply })
+}
+
+/// What a seat's turn is recorded with: who played it and what it cost.
+pub fn provenance(played: &Played) -> Provenance {
+    Provenance {
+        model: played.model.clone(),
+        input_tokens: played.tokens.input,
+        output_tokens: played.tokens.output,
+        cache_read_tokens: played.tokens.cache_read,
+        cache_write_tokens: played.tokens.cache_write,
+        duration_ms: Some(played.duration_ms),
+        claude_version: None,
+        agent: Some(played.agent.name().to_owned()),
+        agent_version: played.agent_version.clone(),
+        agent_session: Some(played.session.clone()),
+        cost: played.cost,
+    }
 }

@@ -62,6 +62,8 @@ pub(crate) fn new_id(question: &str, now: jiff::Timestamp, attempt: u32) -> Stri
 pub struct Started {
     pub line: LineRef,
     pub state: State,
+    /// What the session that drives the debate is given first: the first phase's prompt, or,
+    /// when a seat plays that phase, the word to end its turn.
     pub prompt: String,
     pub commit: ObjectId,
     /// Things worth telling the person (what was redacted from the setup and the material).
@@ -162,6 +164,19 @@ pub fn start_with(
         None => home.add_pending(&line),
     }
     .map_err(io("cannot bind the session for", home.root()))?;
+    // The first phase is another agent's: the session that drives the debate is asked only
+    // to end its turn, and its Stop hook plays the seat (`anvil run` plays it before claude).
+    let prompt = match state.setup.seats.seat_for(cue.role, cue.voice.as_deref()) {
+        Some(seat) => crate::model::prompt::Prompts::new(Some(home.prompts_dir())).render(
+            "seat-first.md",
+            &serde_json::json!({
+                "tag": crate::model::prompt::tag(&line.debate, &line.line),
+                "label": state.standing(),
+                "seat": seat.to_string(),
+            }),
+        )?,
+        None => prompt,
+    };
     let mut notes = done.notes;
     notes.extend(intake.note());
     Ok(Started {

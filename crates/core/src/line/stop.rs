@@ -24,8 +24,9 @@ pub enum Reply {
     Finish { notice: String },
     /// Let Claude stop at an interactive pause: `anvil run` asks the human at the terminal.
     Pause { notice: String },
-    /// Let Claude stop: the next phase is a seat's, played by another agent (`anvil run`
-    /// plays it).
+    /// The phase that is out is a seat's, played by another agent: `anvil run` plays it, or
+    /// the Stop hook of the session that drives the line, before the host's next turn
+    /// (`claude::seat_turns`). Claude is let stop when neither can.
     Seat { notice: String },
     /// Let Claude stop, saying this: a question waits for the human, or steering came too late.
     Message { notice: String },
@@ -95,6 +96,10 @@ pub struct Stop<'a> {
     /// The prompt the next phase was really given, when it is not the one anvil would
     /// render now (an independent opening, drafted blind): recorded as its prompt.
     pub next_prompt: Option<&'a str>,
+    /// The line's step when the phase this text answers was handed out (a seat's turn, which
+    /// takes minutes without the line's lock): if the line has moved since, the text is not
+    /// recorded.
+    pub at_step: Option<u32>,
 }
 
 /// Handles one stop of `line`'s session: records the turn's text as the phase that is out
@@ -196,6 +201,7 @@ pub fn record_turn(
             provenance: None,
             seat: false,
             next_prompt: None,
+            at_step: None,
         },
     )
 }
@@ -219,8 +225,11 @@ pub(crate) fn record_cleaned(
             ..stop
         },
     )?;
-    transaction::print_notes(&intake.note().into_iter().collect::<Vec<_>>());
-    Ok(reply)
+    let notes: Vec<String> = intake.note().into_iter().collect();
+    transaction::print_notes(&notes);
+    // Said where the text was recorded (`anvil run`'s terminal), and with the reply (the
+    // notice of the Stop hook that played a seat).
+    Ok(reply.with_notes(&notes))
 }
 
 /// The git blob id of `text`: how a response is known again when it is delivered twice.
@@ -274,6 +283,22 @@ fn decide_stop(
         // A session that never saw the debate, or a turn with no text: hand out the prompt.
         return reissue(home, current, state, stop.session);
     };
+    if stop.at_step.is_some_and(|step| step != state.progress.step) {
+        // A seat's text for a phase that was recorded meanwhile (by another player).
+        return reissue(home, current, state, stop.session);
+    }
+    if !stop.seat && state.seat_fallback.is_none() && {
+        let cue = machine::current_cue(&state.setup, &state.progress);
+        state
+            .setup
+            .seats
+            .seat_for(cue.role, cue.voice.as_deref())
+            .is_some()
+    } {
+        // The phase that is out is a seat's: the host's turn (an answer to a notice, to
+        // `continue`) is not that phase. The seat is due.
+        return reissue(home, current, state, stop.session);
+    }
     if state.last_response.as_deref() == Some(response_id) {
         // The same turn again (a second hook, a transcript that lags, a redelivery after a
         // writer died): answered as before, recorded once.
@@ -646,14 +671,7 @@ fn over_budget(
 
 /// What the person is told when the next phase is a seat's.
 fn seat_notice(state: &State, line: &LineRef, seat: &crate::seat::Seat) -> String {
-    if state.headless {
-        format!("anvil {line}: {} · played by {seat}", state.standing())
-    } else {
-        format!(
-            "anvil {line}: {} is {seat}'s seat; play it and go on with `anvil run --line {line}`",
-            state.standing()
-        )
-    }
+    format!("anvil {line}: {} · played by {seat}", state.standing())
 }
 
 fn finish_reply(home: &Home, line: &LineRef, state: &State) -> Reply {
@@ -867,6 +885,7 @@ mod tests {
                 provenance: None,
                 seat: false,
                 next_prompt: None,
+                at_step: None,
             },
         )
         .unwrap()

@@ -50,8 +50,25 @@ pub struct SeatsTable {
 
 impl Eq for SeatsTable {}
 
+impl Config {
+    /// How long a seat's turn may take: `$ANVIL_SEAT_TIMEOUT` (seconds), else `[seats]
+    /// timeout`, else [`crate::seat::DEFAULT_TIMEOUT`].
+    pub fn seat_timeout(&self) -> std::time::Duration {
+        std::env::var("ANVIL_SEAT_TIMEOUT")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .or_else(|| self.seats.as_ref().and_then(|s| s.timeout))
+            .map_or(crate::seat::DEFAULT_TIMEOUT, std::time::Duration::from_secs)
+    }
+
+    /// Does `[seats] fallback = "host"` let the host play a seat that failed?
+    pub fn seat_fallback(&self) -> bool {
+        self.seats.as_ref().and_then(|s| s.fallback) == Some(Fallback::Host)
+    }
+}
+
 /// Who plays a seat whose agent failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fallback {
     /// The session that drives the line (`claude` in `anvil run`).

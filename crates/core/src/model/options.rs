@@ -86,6 +86,8 @@ pub struct Options {
     pub budget_tokens: Option<u64>,
     /// `--budget-usd X`.
     pub budget_usd: Option<String>,
+    /// `--fallback host`: the host plays a seat that failed.
+    pub fallback: Option<crate::model::config::Fallback>,
     /// Where relative `--context` paths are found.
     pub cwd: PathBuf,
     /// Options whose value came from `.anvil/config.toml`, by config key.
@@ -118,6 +120,8 @@ pub struct Flag {
     pub negation: Option<Negation>,
     /// Stores what the command line gave.
     pub given: fn(&mut Options, Given) -> Result<(), String>,
+    /// `anvil run --line` takes it too: it says how a line is played, not what the debate is.
+    pub with_line: bool,
 }
 
 /// `--no-…`: turns a switch off.
@@ -324,6 +328,10 @@ impl Options {
                 self.budget_usd = Some(format!("{usd}"));
                 self.from_config.insert("seats.budget_usd");
             }
+            if self.fallback.is_none() && table.fallback.is_some() {
+                self.fallback = table.fallback;
+                self.from_config.insert("seats.fallback");
+            }
         }
         self
     }
@@ -380,6 +388,7 @@ impl Options {
                 .budget_usd
                 .as_ref()
                 .map(|u| u.trim().trim_start_matches('$').to_owned()),
+            fallback: self.fallback,
             ..Default::default()
         };
         for text in &self.seats {

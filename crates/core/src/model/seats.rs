@@ -32,6 +32,10 @@ pub struct Seats {
     /// Dollars, as exact decimal text, likewise (counted where agents report a price).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_usd: Option<String>,
+    /// Who plays a seat whose agent failed (`--fallback host`); `None`: nobody, the debate
+    /// waits at that phase until the seat is tried again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<crate::model::config::Fallback>,
 }
 
 impl Seats {

@@ -16,6 +16,7 @@
 mod claude;
 mod codex;
 mod copilot;
+mod guard;
 mod qwen;
 mod ready;
 mod run;
@@ -25,6 +26,7 @@ use std::time::Duration;
 
 use crate::record::usage::Usd;
 
+pub use guard::{GUARD_WORD, guard};
 pub use ready::{Readiness, check, check_all};
 pub use run::{Ran, play};
 
@@ -182,6 +184,10 @@ pub struct Turn<'a> {
     pub timeout: Duration,
     /// The role, for the seat's environment (`ANVIL_SEAT`).
     pub role: &'a str,
+    /// The program that guards the agent ([`guard`]): the running anvil binary, whose
+    /// `seat-guard` mode kills the agent's whole process group when this process ends, however
+    /// it ends. `None` runs the agent directly (it then outlives a killed caller).
+    pub guard: Option<&'a Path>,
 }
 
 /// Tokens of a turn, as the agent counted them.

@@ -1,8 +1,10 @@
 //! Running an agent's turn: a process group of its own, stdin closed, stdout and stderr read
 //! to the end, and the whole group killed at the timeout (an agent's tools and helpers go with
-//! it) or once the agent has exited (nothing it started outlives its turn).
+//! it) or once the agent has exited (nothing it started outlives its turn). Through the
+//! [guard](super::guard), the group also dies with the process that runs it, killed or not.
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,7 +34,7 @@ pub fn play(adapter: &dyn Adapter, turn: &Turn<'_>) -> Result<Played, SeatError>
         .env(super::SEAT_VAR, turn.role)
         // A seat is a session of its own, whichever session started anvil.
         .env_remove("CLAUDE_CODE_SESSION_ID");
-    let ran = match run(command, turn.timeout) {
+    let ran = match run(command, turn.timeout, turn.guard) {
         Ok(ran) => ran,
         Err(Spawn(reason)) => {
             return Err(SeatError::Missing {
@@ -121,17 +123,29 @@ enum RunError {
 }
 use RunError::{Spawn, TimedOut};
 
-/// Runs `command` in a process group of its own, to its end or its timeout.
-fn run(mut command: Command, timeout: Duration) -> Result<Ran, RunError> {
+/// Runs `command` in a process group of its own, to its end or its timeout; through the
+/// guard program `guard` (this binary, in its `seat-guard` mode) when given.
+fn run(command: Command, timeout: Duration, guard: Option<&Path>) -> Result<Ran, RunError> {
     use std::os::unix::process::CommandExt;
+    let mut command = match guard {
+        Some(guard) => guarded(&command, guard),
+        None => command,
+    };
     command
-        .stdin(Stdio::null())
+        .stdin(if guard.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let began = Instant::now();
     let mut child = command.spawn().map_err(|e| Spawn(e.to_string()))?;
     let group = rustix::process::Pid::from_child(&child);
+    // The guard's end of the pipe: held until the agent is done, closed when this process
+    // ends in any way.
+    let _lifeline = child.stdin.take();
     let reader = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -163,19 +177,47 @@ fn run(mut command: Command, timeout: Duration) -> Result<Ran, RunError> {
             return Err(TimedOut(out, err));
         }
     };
+    let stderr = stderr.join().unwrap_or_default();
+    if guard.is_some()
+        && status.code() == Some(super::guard::MISSING_EXIT)
+        && let Some(reason) = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix(super::guard::MISSING_MARK))
+    {
+        return Err(Spawn(reason.to_owned()));
+    }
     Ok(Ran {
         status,
         stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+        stderr,
         duration,
     })
+}
+
+/// `command` (program, arguments, directory, environment), run by the guard `guard`.
+fn guarded(command: &Command, guard: &Path) -> Command {
+    let mut through = Command::new(guard);
+    through
+        .arg(super::guard::GUARD_WORD)
+        .arg(command.get_program())
+        .args(command.get_args());
+    if let Some(dir) = command.get_current_dir() {
+        through.current_dir(dir);
+    }
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => through.env(key, value),
+            None => through.env_remove(key),
+        };
+    }
+    through
 }
 
 /// `AGENT --version`, made short: the first word that looks like a version number.
 pub(super) fn version(agent: Agent) -> Result<String, SeatError> {
     let mut command = Command::new(agent.program());
     command.arg("--version").env(super::SEAT_VAR, "version");
-    let ran = match run(command, Duration::from_secs(60)) {
+    let ran = match run(command, Duration::from_secs(60), None) {
         Ok(ran) => ran,
         Err(TimedOut(..)) => {
             return Err(SeatError::TimedOut {
@@ -244,7 +286,7 @@ mod tests {
             marker.display()
         ));
         let began = Instant::now();
-        match run(command, Duration::from_millis(500)) {
+        match run(command, Duration::from_millis(500), None) {
             Err(TimedOut(out, _)) => assert_eq!(out.trim(), "started"),
             _ => panic!("expected a timeout"),
         }
@@ -257,7 +299,7 @@ mod tests {
     fn a_missing_program_is_told_apart() {
         let command = Command::new("/nonexistent/agent-binary");
         assert!(matches!(
-            run(command, Duration::from_secs(5)),
+            run(command, Duration::from_secs(5), None),
             Err(Spawn(_))
         ));
     }

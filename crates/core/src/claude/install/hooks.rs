@@ -17,28 +17,58 @@ pub(crate) const HOOKS: [(&str, &str); 3] = [
 
 pub(super) const STEP: Step = Step { add, remove };
 
-/// One entry of ours per hook, replacing any older one (`anvil hook stop`, another path).
+/// The Stop hook's `timeout`, in seconds: long enough for the seats' turns the hook plays
+/// (`claude::seat_turns`), each ten minutes at most by default, two of them in a row with
+/// room to spare. Claude Code kills a hook past its timeout (600 s when the entry has none).
+pub const STOP_TIMEOUT: u64 = 1800;
+/// Claude Code's timeout for a command hook whose entry names none, in seconds.
+pub const CLAUDE_DEFAULT_TIMEOUT: u64 = 600;
+
+/// The `timeout` of anvil's hook for `event`: the Stop hook may play seats; the others take
+/// milliseconds.
+pub fn hook_timeout(event: &str) -> u64 {
+    if event == "Stop" { STOP_TIMEOUT } else { 60 }
+}
+
+/// The entry of a hook list that runs `command` for `event`.
+pub(crate) fn hook_entry(event: &str, command: &str) -> Value {
+    json!({ "type": "command", "command": command, "timeout": hook_timeout(event) })
+}
+
+/// One entry of ours per hook, replacing any older one (`anvil hook stop`, another path, a
+/// timeout too short for a seat's turn).
 fn add(settings: &mut Settings, changes: &mut Changes) -> Result<(), InstallError> {
     for (event, sub) in HOOKS {
         let command = hook_command(sub);
+        let timeout = hook_timeout(event);
         let list = hook_list(&mut settings.root, event, &settings.path)?;
-        let ours: Vec<String> = list
+        let ours: Vec<(String, Option<u64>)> = list
             .iter()
-            .flat_map(|g| group_commands(g).into_iter().map(str::to_owned))
-            .filter(|c| is_anvil_hook(c, sub))
+            .flat_map(group_hooks)
+            .filter(|(c, _)| is_anvil_hook(c, sub))
+            .map(|(c, t)| (c.to_owned(), t))
             .collect();
-        if ours == [command.clone()] {
+        if ours == [(command.clone(), Some(timeout))] {
             continue;
         }
         remove_anvil_hooks(list, sub);
-        list.push(json!({ "hooks": [{ "type": "command", "command": command, "timeout": 60 }] }));
-        changes.lines.push(if ours.is_empty() {
-            format!("added the {event} hook (`{command}`)")
-        } else {
-            format!(
+        list.push(json!({ "hooks": [hook_entry(event, &command)] }));
+        changes.lines.push(match ours.as_slice() {
+            [] => format!("added the {event} hook (`{command}`)"),
+            [(was, before)] if *was == command => format!(
+                "updated the {event} hook's timeout to {timeout} s (was {})",
+                before.map_or(
+                    format!("Claude Code's {CLAUDE_DEFAULT_TIMEOUT} s"),
+                    |t| format!("{t} s")
+                )
+            ),
+            _ => format!(
                 "updated the {event} hook (`{command}`, was `{}`)",
-                ours.join("`, `")
-            )
+                ours.iter()
+                    .map(|(c, _)| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join("`, `")
+            ),
         });
     }
     Ok(())
@@ -137,13 +167,64 @@ pub fn has_stop_hook(claude: &Path) -> bool {
 }
 
 fn group_commands(group: &Value) -> Vec<&str> {
+    group_hooks(group).into_iter().map(|(c, _)| c).collect()
+}
+
+/// The commands of a group of hooks, each with its `timeout` (seconds) when it has one.
+fn group_hooks(group: &Value) -> Vec<(&str, Option<u64>)> {
     group
         .get("hooks")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|h| h.get("command").and_then(Value::as_str))
+        .filter_map(|h| {
+            let command = h.get("command").and_then(Value::as_str)?;
+            let timeout = h.get("timeout").and_then(|t| {
+                t.as_u64()
+                    .or_else(|| t.as_f64().filter(|f| *f > 0.0).map(|f| f.ceil() as u64))
+            });
+            Some((command, timeout))
+        })
         .collect()
+}
+
+/// How long Claude Code lets anvil's Stop hook run here, and which file says so: the
+/// plugin's `hooks/hooks.json` when the hook runs from a plugin (`$CLAUDE_PLUGIN_ROOT`), else
+/// the project's settings files and the user's (`~/.claude/settings.json`); the shortest
+/// when several run it. An entry without a `timeout` has Claude Code's default; none found
+/// (settings passed with `--settings`), the same.
+pub(crate) fn stop_timeout(project: &Path) -> (u64, Option<PathBuf>) {
+    let mut files: Vec<PathBuf> = Vec::new();
+    if let Some(root) = std::env::var_os("CLAUDE_PLUGIN_ROOT").filter(|r| !r.is_empty()) {
+        files.push(PathBuf::from(root).join("hooks/hooks.json"));
+    } else {
+        let claude = project.join(".claude");
+        files.extend(SETTINGS_FILES.iter().map(|name| claude.join(name)));
+        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            files.push(PathBuf::from(home).join(".claude/settings.json"));
+        }
+    }
+    let mut found: Option<(u64, PathBuf)> = None;
+    for path in files {
+        let Ok(settings) = read_settings(&path) else {
+            continue;
+        };
+        for group in settings["hooks"]["Stop"].as_array().into_iter().flatten() {
+            for (command, timeout) in group_hooks(group) {
+                if !is_anvil_hook(&command.replace('"', ""), "stop") {
+                    continue;
+                }
+                let timeout = timeout.unwrap_or(CLAUDE_DEFAULT_TIMEOUT);
+                if found.as_ref().is_none_or(|(t, _)| timeout < *t) {
+                    found = Some((timeout, path.clone()));
+                }
+            }
+        }
+    }
+    match found {
+        Some((timeout, path)) => (timeout, Some(path)),
+        None => (CLAUDE_DEFAULT_TIMEOUT, None),
+    }
 }
 
 /// Removes anvil's `hook SUB` entries (and groups left empty); says whether anything went.

@@ -13,7 +13,7 @@ use super::{Doc, Flag, Key, Negation, OptionDef, Takes, Ty, Value};
 use crate::model::state::Mode;
 
 /// Every option, in the order of `--help` (and of docs/options.md).
-pub const ALL: [&OptionDef; 23] = [
+pub const ALL: [&OptionDef; 24] = [
     &MODE,
     &ROUNDS,
     &POSITION,
@@ -37,6 +37,7 @@ pub const ALL: [&OptionDef; 23] = [
     &INDEPENDENT,
     &BUDGET_TOKENS,
     &BUDGET_USD,
+    &FALLBACK,
 ];
 
 pub const MODE: OptionDef = OptionDef {
@@ -747,6 +748,42 @@ pub const BUDGET_USD: OptionDef = OptionDef {
     },
 };
 
+pub const FALLBACK: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "fallback",
+        takes: Takes::One(Value {
+            name: "host",
+            ty: Ty::Checked(|s| {
+                (s == "host")
+                    .then_some(())
+                    .ok_or_else(|| format!("`{s}`: the only fallback is `host`"))
+            }),
+        }),
+        help: "Who plays a seat whose agent fails (missing, an error, a timeout, no reply): \
+               `host`, the session that drives the debate, recorded as such.\n\n\
+               Without it a failed seat records nothing: the debate waits at that phase, you \
+               are told which seat failed and why, and the next stop (or `anvil run --line`) \
+               tries the seat again.",
+        example: Some("--seat critic=codex --fallback host"),
+        given: |o, v| match v.text()?.as_str() {
+            "host" => {
+                o.fallback = Some(crate::model::config::Fallback::Host);
+                Ok(())
+            }
+            other => Err(format!("`{other}`: the only fallback is `host`")),
+        },
+        with_line: true,
+        ..Flag::BASE
+    }),
+    key: None,
+    doc: Doc {
+        shows: "host",
+        what: "the host plays a seat whose agent failed, recorded as such; without it the \
+               debate waits at that phase (`[seats] fallback`)",
+        example: "anvil run \"Adopt GraphQL?\" --seat critic=codex --fallback host",
+    },
+};
+
 /// Takes the config's value when the command line gave none; says whether it did.
 fn fill<T: Clone>(given: &mut Option<T>, default: &Option<T>) -> bool {
     if given.is_some() || default.is_none() {
@@ -775,6 +812,7 @@ impl Flag {
         example: None,
         negation: None,
         given: |_, _| Ok(()),
+        with_line: false,
     };
 }
 
@@ -818,7 +856,11 @@ mod tests {
             Ty::Text | Ty::Path => "src/",
             Ty::U8 | Ty::U32 | Ty::U64 => "2",
             Ty::F64 => "0.5",
-            Ty::Checked(_) => "philosopher",
+            // A mode, or the one fallback: whichever the check takes.
+            Ty::Checked(check) => ["philosopher", "host"]
+                .into_iter()
+                .find(|v| check(v).is_ok())
+                .expect("a sample the check accepts"),
         }
     }
 
