@@ -14,6 +14,7 @@ mod e2e_positions;
 mod e2e_run;
 mod e2e_seats;
 mod e2e_serve;
+mod e2e_session_seats;
 mod e2e_slash;
 mod e2e_tui;
 mod history_cli;

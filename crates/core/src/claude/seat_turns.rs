@@ -92,7 +92,27 @@ pub(crate) fn play(
     let mut reply = due;
     while matches!(reply, Reply::Seat { .. }) {
         let Some(out) = crate::line::seat::out(home, line)? else {
-            break;
+            // Played meanwhile by another player (a second hook of the same stop): what is
+            // out now is handed out, as to a repeated stop.
+            reply = crate::line::stop::stop(
+                home,
+                line,
+                crate::line::stop::Stop {
+                    session,
+                    text: None,
+                    kept: None,
+                    claimed: false,
+                    seen: true,
+                    provenance: None,
+                    seat: false,
+                    next_prompt: None,
+                    at_step: None,
+                },
+            )?;
+            if matches!(reply, Reply::Seat { .. }) {
+                break;
+            }
+            continue;
         };
         let left = clock.left();
         if left < SHORTEST_TURN {

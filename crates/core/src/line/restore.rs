@@ -156,6 +156,7 @@ pub fn branch(home: &Home, record: &Record, req: Branch<'_>) -> Result<Restored,
     state.session = req.session.map(str::to_owned);
     state.informed_session = None;
     state.last_response = None;
+    state.aside_response = None;
     state.branched_from = Some(format!("{}@{}", from.history.line.line, entry.commit));
     state.tip = None;
     state.created = now.to_string();

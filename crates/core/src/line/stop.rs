@@ -287,21 +287,29 @@ fn decide_stop(
         // A seat's text for a phase that was recorded meanwhile (by another player).
         return reissue(home, current, state, stop.session);
     }
-    if !stop.seat && state.seat_fallback.is_none() && {
-        let cue = machine::current_cue(&state.setup, &state.progress);
-        state
-            .setup
-            .seats
-            .seat_for(cue.role, cue.voice.as_deref())
-            .is_some()
-    } {
+    let cue = machine::current_cue(&state.setup, &state.progress);
+    if !stop.seat
+        && state.seat_fallback.is_none()
+        && let Some(seat) = state.setup.seats.seat_for(cue.role, cue.voice.as_deref())
+    {
         // The phase that is out is a seat's: the host's turn (an answer to a notice, to
-        // `continue`) is not that phase. The seat is due.
-        return reissue(home, current, state, stop.session);
+        // `continue`) is not that phase, and the seat is due. The turn is remembered, so that
+        // delivered again once the seat has played, it is not taken for the next phase.
+        let reply = Reply::Seat {
+            notice: seat_notice(&state, line, seat),
+        };
+        if state.aside_response.as_deref() == Some(response_id) {
+            return Ok(Plan::Keep(reply));
+        }
+        state.aside_response = Some(response_id.to_owned());
+        return Ok(Plan::Live(Box::new(state), reply));
     }
-    if state.last_response.as_deref() == Some(response_id) {
+    if state.last_response.as_deref() == Some(response_id)
+        || state.aside_response.as_deref() == Some(response_id)
+    {
         // The same turn again (a second hook, a transcript that lags, a redelivery after a
-        // writer died): answered as before, recorded once.
+        // writer died), or the host's turn that came while a seat played: answered as
+        // before, recorded once.
         return reissue(home, current, state, stop.session);
     }
     if stop.claimed {

@@ -278,6 +278,11 @@ pub struct State {
     /// Blob id of the last recorded response: a stop that brings it again is a repeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_response: Option<String>,
+    /// Blob id of the host's last turn that came while a seat's phase was out: no phase (an
+    /// answer to a notice, to `continue`); a stop that brings it again, once the seat has
+    /// played, is a repeat too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aside_response: Option<String>,
     /// The line this one was branched from, as `LINE@COMMIT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branched_from: Option<String>,
@@ -573,6 +578,7 @@ mod tests {
             session: None,
             informed_session: None,
             last_response: None,
+            aside_response: None,
             branched_from: None,
             question: None,
             headless: false,
