@@ -26,6 +26,25 @@ fn debater(turn: &Turn) -> Reply {
 fn screens_of_a_debate(client: Client, form: Option<&str>) -> (String, bool) {
     let project = Project::installed();
     let server = ModelServer::start(debater);
+    let typed = "/anvil \"Should the terminal stay quiet?\" --rounds 1";
+    let env: Vec<String> = form
+        .map(|form| format!("ANVIL_STOP_FORM={form}"))
+        .into_iter()
+        .collect();
+    screens_of(client, &project, &server, typed, &env, &[])
+}
+
+/// Types `typed` into `client`'s terminal UI in `project` under tmux, talking to `server`, with
+/// `env` (`NAME=VALUE`) and `path` (before the anvil binaries) in its environment; returns
+/// every screen seen, joined, once the project's debate is done (or 90 seconds have passed).
+pub(crate) fn screens_of(
+    client: Client,
+    project: &Project,
+    server: &ModelServer,
+    typed: &str,
+    extra_env: &[String],
+    path_first: &[std::path::PathBuf],
+) -> (String, bool) {
     let home = ClaudeHome::new();
     home.trust(project.path());
     // The terminal UI asks once whether to use a key from the environment; the answer is kept
@@ -36,13 +55,10 @@ fn screens_of_a_debate(client: Client, form: Option<&str>) -> (String, bool) {
     config["customApiKeyResponses"] = serde_json::json!({"approved": ["test"], "rejected": []});
     std::fs::write(&config_path, config.to_string()).unwrap();
     let prompt = project.path().join(".prompt.txt");
-    std::fs::write(
-        &prompt,
-        "/anvil \"Should the terminal stay quiet?\" --rounds 1",
-    )
-    .unwrap();
+    std::fs::write(&prompt, typed).unwrap();
     let socket = home.path().join("tmux.sock");
-    let mut path = vec![anvil_dir()];
+    let mut path = path_first.to_vec();
+    path.push(anvil_dir());
     path.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     ));
@@ -70,9 +86,7 @@ fn screens_of_a_debate(client: Client, form: Option<&str>) -> (String, bool) {
         "TERM=xterm-256color".to_owned(),
         "LANG=C.UTF-8".to_owned(),
     ];
-    if let Some(form) = form {
-        env.push(format!("ANVIL_STOP_FORM={form}"));
-    }
+    env.extend(extra_env.iter().cloned());
     let mut args: Vec<String> = vec![
         "new-session".into(),
         "-d".into(),
@@ -107,7 +121,7 @@ fn screens_of_a_debate(client: Client, form: Option<&str>) -> (String, bool) {
         seen.push_str(&String::from_utf8_lossy(&screen.stdout));
         seen.push_str(&String::from_utf8_lossy(&screen.stderr));
         seen.push_str("\n---\n");
-        if debate_done(&project) {
+        if debate_done(project) {
             if done {
                 break;
             }
@@ -162,4 +176,71 @@ fn the_terminal_ui_never_shows_a_phase_as_a_problem(client: Client) {
         Client::Newest => "Stop hook reported a problem",
     };
     assert!(old.contains(label), "{old}");
+}
+
+both_clients!(a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem);
+/// `/anvil "…" --rounds 1 --seat critic=codex:M` typed in the terminal UI: the Stop hook
+/// plays the critic with the real Codex CLI, the debate reaches its synthesis, and the screen
+/// shows the seat's notice, never an error or a problem.
+fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: Client) {
+    use crate::support::agents::{API_KEY, AgentsHome, node_bin_dir};
+    let project = Project::installed();
+    let server = ModelServer::start(|turn: &Turn| {
+        // Codex asks through the Responses API; its prompt is its latest user text.
+        let prompt = match turn.api {
+            crate::support::model_server::Api::Messages => None,
+            _ => Some(turn.latest_user_text.clone()),
+        };
+        match prompt.and_then(|p| crate::support::anvil::find_tag(&p)) {
+            Some(tag) => Reply::text(phase_text(&tag)).delayed(Duration::from_secs(4)),
+            None => debater(turn),
+        }
+    });
+    let agents = AgentsHome::new(&server);
+    let env = vec![
+        format!("CODEX_HOME={}", agents.path().join(".codex").display()),
+        format!("SCRIPTED_API_KEY={API_KEY}"),
+    ];
+    let (seen, done) = screens_of(
+        client,
+        &project,
+        &server,
+        "/anvil \"Should a seat stay quiet?\" --rounds 1 --seat critic=codex:codex-seat-model",
+        &env,
+        &[node_bin_dir()],
+    );
+    std::fs::write(
+        format!("/tmp/tuiseats-seen-{}.txt", client.version()),
+        &seen,
+    )
+    .unwrap();
+    assert!(
+        done,
+        "the debate ran to its end in the terminal UI:\n{seen}"
+    );
+    let lower = seen.to_lowercase();
+    for word in ["hook error", "problem", "error"] {
+        assert!(
+            !lower.contains(word),
+            "the seat's phase was shown as a problem ({word}):\n{seen}"
+        );
+    }
+    assert!(
+        seen.contains("critic played by codex (codex-seat-model)"),
+        "the seat's notice is shown:\n{seen}"
+    );
+    let home = anvil_core::home::Home::find(project.path()).unwrap();
+    let line = &home.live_lines().unwrap()[0];
+    let critic = project
+        .commits(&line.debate)
+        .into_iter()
+        .find(|c| c.phase() == "critic")
+        .expect("the critic is recorded");
+    assert_eq!(critic.trailer("Anvil-Agent"), Some("codex"));
+    assert_eq!(
+        server
+            .turns_of(crate::support::model_server::Agent::Codex)
+            .len(),
+        1
+    );
 }

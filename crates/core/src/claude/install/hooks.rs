@@ -30,9 +30,19 @@ pub fn hook_timeout(event: &str) -> u64 {
     if event == "Stop" { STOP_TIMEOUT } else { 60 }
 }
 
+/// What Claude Code's spinner says while the Stop hook runs: most stops take milliseconds,
+/// but one that plays a seat takes as long as the seat's agent (the spinner counts the
+/// seconds).
+pub const STOP_STATUS: &str = "anvil: recording the phase, or a seat playing its turn";
+
 /// The entry of a hook list that runs `command` for `event`.
 pub(crate) fn hook_entry(event: &str, command: &str) -> Value {
-    json!({ "type": "command", "command": command, "timeout": hook_timeout(event) })
+    let mut entry =
+        json!({ "type": "command", "command": command, "timeout": hook_timeout(event) });
+    if event == "Stop" {
+        entry["statusMessage"] = json!(STOP_STATUS);
+    }
+    entry
 }
 
 /// One entry of ours per hook, replacing any older one (`anvil hook stop`, another path, a
@@ -40,36 +50,40 @@ pub(crate) fn hook_entry(event: &str, command: &str) -> Value {
 fn add(settings: &mut Settings, changes: &mut Changes) -> Result<(), InstallError> {
     for (event, sub) in HOOKS {
         let command = hook_command(sub);
-        let timeout = hook_timeout(event);
+        let entry = hook_entry(event, &command);
         let list = hook_list(&mut settings.root, event, &settings.path)?;
-        let ours: Vec<(String, Option<u64>)> = list
+        let ours: Vec<&Value> = list
             .iter()
-            .flat_map(group_hooks)
-            .filter(|(c, _)| is_anvil_hook(c, sub))
-            .map(|(c, t)| (c.to_owned(), t))
+            .flat_map(group_entries)
+            .filter(|h| h["command"].as_str().is_some_and(|c| is_anvil_hook(c, sub)))
             .collect();
-        if ours == [(command.clone(), Some(timeout))] {
+        if ours == [&entry] {
             continue;
         }
-        remove_anvil_hooks(list, sub);
-        list.push(json!({ "hooks": [hook_entry(event, &command)] }));
-        changes.lines.push(match ours.as_slice() {
+        let line = match ours.as_slice() {
             [] => format!("added the {event} hook (`{command}`)"),
-            [(was, before)] if *was == command => format!(
-                "updated the {event} hook's timeout to {timeout} s (was {})",
-                before.map_or(
-                    format!("Claude Code's {CLAUDE_DEFAULT_TIMEOUT} s"),
-                    |t| format!("{t} s")
+            [was] if was["command"] == entry["command"] => {
+                let before = was["timeout"]
+                    .as_f64()
+                    .map_or(format!("Claude Code's {CLAUDE_DEFAULT_TIMEOUT} s"), |t| {
+                        format!("{t} s")
+                    });
+                format!(
+                    "updated the {event} hook (`{command}`; timeout {} s, was {before})",
+                    hook_timeout(event)
                 )
-            ),
+            }
             _ => format!(
                 "updated the {event} hook (`{command}`, was `{}`)",
                 ours.iter()
-                    .map(|(c, _)| c.as_str())
+                    .filter_map(|h| h["command"].as_str())
                     .collect::<Vec<_>>()
                     .join("`, `")
             ),
-        });
+        };
+        remove_anvil_hooks(list, sub);
+        list.push(json!({ "hooks": [entry] }));
+        changes.lines.push(line);
     }
     Ok(())
 }
@@ -170,6 +184,16 @@ fn group_commands(group: &Value) -> Vec<&str> {
     group_hooks(group).into_iter().map(|(c, _)| c).collect()
 }
 
+/// The hook entries of a group.
+fn group_entries(group: &Value) -> Vec<&Value> {
+    group
+        .get("hooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
 /// The commands of a group of hooks, each with its `timeout` (seconds) when it has one.
 fn group_hooks(group: &Value) -> Vec<(&str, Option<u64>)> {
     group
@@ -204,9 +228,15 @@ pub(crate) fn stop_timeout(project: &Path) -> (u64, Option<PathBuf>) {
             files.push(PathBuf::from(home).join(".claude/settings.json"));
         }
     }
+    shortest_stop_timeout(&files)
+}
+
+/// The shortest `timeout` of anvil's Stop hook in `files` (settings files or a plugin's
+/// `hooks.json`), with the file; Claude Code's default when none holds the hook.
+fn shortest_stop_timeout(files: &[PathBuf]) -> (u64, Option<PathBuf>) {
     let mut found: Option<(u64, PathBuf)> = None;
     for path in files {
-        let Ok(settings) = read_settings(&path) else {
+        let Ok(settings) = read_settings(path) else {
             continue;
         };
         for group in settings["hooks"]["Stop"].as_array().into_iter().flatten() {
@@ -216,7 +246,7 @@ pub(crate) fn stop_timeout(project: &Path) -> (u64, Option<PathBuf>) {
                 }
                 let timeout = timeout.unwrap_or(CLAUDE_DEFAULT_TIMEOUT);
                 if found.as_ref().is_none_or(|(t, _)| timeout < *t) {
-                    found = Some((timeout, path.clone()));
+                    found = Some((timeout, path.to_owned()));
                 }
             }
         }
@@ -314,6 +344,73 @@ mod tests {
         assert_eq!(installed_commands(&settings.root), 3);
         (STEP.remove)(&mut settings, &mut changes);
         assert_eq!(Value::Object(settings.root), json!({}));
+    }
+
+    #[test]
+    fn a_stop_hook_with_a_short_timeout_is_given_one_for_the_seats() {
+        let older = json!({ "hooks": { "Stop": [
+            { "hooks": [{ "type": "command", "command": "anvil-hook stop", "timeout": 60 }] }
+        ] } });
+        let mut settings = Settings::for_test(older);
+        let mut changes = Changes::default();
+        (STEP.add)(&mut settings, &mut changes).unwrap();
+        assert_eq!(
+            changes.lines[0],
+            format!(
+                "updated the Stop hook (`anvil-hook stop`; timeout {STOP_TIMEOUT} s, was 60 s)"
+            )
+        );
+        let stop = &settings.root["hooks"]["Stop"];
+        assert_eq!(stop.as_array().unwrap().len(), 1, "{stop}");
+        assert_eq!(stop[0]["hooks"][0]["timeout"], STOP_TIMEOUT);
+        assert_eq!(stop[0]["hooks"][0]["statusMessage"], STOP_STATUS);
+        // The other hooks take milliseconds: a minute is plenty.
+        assert_eq!(
+            settings.root["hooks"]["SessionStart"][0]["hooks"][0]["timeout"],
+            60
+        );
+    }
+
+    #[test]
+    fn the_stop_hooks_own_timeout_is_read_from_its_entries_the_shortest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, value: Value| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, value.to_string()).unwrap();
+            path
+        };
+        let entry = |command: &str, timeout: Option<u64>| {
+            let mut hook = json!({ "type": "command", "command": command });
+            if let Some(t) = timeout {
+                hook["timeout"] = json!(t);
+            }
+            json!({ "hooks": { "Stop": [{ "hooks": [hook] }] } })
+        };
+        let project = write("settings.json", entry("anvil-hook stop", Some(1800)));
+        let local = write("settings.local.json", entry("notify-done", Some(5)));
+        let user = write("user.json", entry("/opt/anvil hook stop", None));
+        let plugin = write(
+            "hooks.json",
+            entry("\"${CLAUDE_PLUGIN_ROOT}/bin/anvil-hook\" stop", Some(900)),
+        );
+        let missing = dir.path().join("missing.json");
+        assert_eq!(
+            shortest_stop_timeout(&[project.clone(), local.clone()]),
+            (1800, Some(project.clone()))
+        );
+        // Another hook's timeout is not anvil's; an entry without one has Claude Code's.
+        assert_eq!(
+            shortest_stop_timeout(&[project.clone(), local, user.clone()]),
+            (CLAUDE_DEFAULT_TIMEOUT, Some(user))
+        );
+        assert_eq!(
+            shortest_stop_timeout(&[plugin.clone()]),
+            (900, Some(plugin))
+        );
+        assert_eq!(
+            shortest_stop_timeout(&[missing]),
+            (CLAUDE_DEFAULT_TIMEOUT, None)
+        );
     }
 
     fn installed_commands(root: &Map<String, Value>) -> usize {
