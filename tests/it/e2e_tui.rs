@@ -31,12 +31,13 @@ fn screens_of_a_debate(client: Client, form: Option<&str>) -> (String, bool) {
         .map(|form| format!("ANVIL_STOP_FORM={form}"))
         .into_iter()
         .collect();
-    screens_of(client, &project, &server, typed, &env, &[])
+    screens_of(client, &project, &server, typed, &env, &[], &|_| false)
 }
 
 /// Types `typed` into `client`'s terminal UI in `project` under tmux, talking to `server`, with
 /// `env` (`NAME=VALUE`) and `path` (before the anvil binaries) in its environment; returns
-/// every screen seen, joined, once the project's debate is done (or 90 seconds have passed).
+/// every screen seen, joined, once the project's debate is done or a screen satisfies
+/// `enough` (or 90 seconds have passed), and whether either came.
 pub(crate) fn screens_of(
     client: Client,
     project: &Project,
@@ -44,6 +45,7 @@ pub(crate) fn screens_of(
     typed: &str,
     extra_env: &[String],
     path_first: &[std::path::PathBuf],
+    enough: &dyn Fn(&str) -> bool,
 ) -> (String, bool) {
     let home = ClaudeHome::new();
     home.trust(project.path());
@@ -118,10 +120,11 @@ pub(crate) fn screens_of(
     while Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(250));
         let screen = tmux(&["capture-pane", "-p", "-J", "-S", "-2000"]);
-        seen.push_str(&String::from_utf8_lossy(&screen.stdout));
+        let shown = String::from_utf8_lossy(&screen.stdout).into_owned();
+        seen.push_str(&shown);
         seen.push_str(&String::from_utf8_lossy(&screen.stderr));
         seen.push_str("\n---\n");
-        if debate_done(project) {
+        if debate_done(project) || enough(&shown) {
             if done {
                 break;
             }
@@ -181,7 +184,8 @@ fn the_terminal_ui_never_shows_a_phase_as_a_problem(client: Client) {
 both_clients!(a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem);
 /// `/anvil "…" --rounds 1 --seat critic=codex:M` typed in the terminal UI: the Stop hook
 /// plays the critic with the real Codex CLI, the debate reaches its synthesis, and the screen
-/// shows the seat's notice, never an error or a problem.
+/// shows the hook's status while the seat plays and the seat's notice after, never an error
+/// or a problem.
 fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: Client) {
     use crate::support::agents::{API_KEY, AgentsHome, node_bin_dir};
     let project = Project::installed();
@@ -192,7 +196,8 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
             _ => Some(turn.latest_user_text.clone()),
         };
         match prompt.and_then(|p| crate::support::anvil::find_tag(&p)) {
-            Some(tag) => Reply::text(phase_text(&tag)).delayed(Duration::from_secs(4)),
+            // A seat that takes a few seconds, long enough to be seen at work.
+            Some(tag) => Reply::text(phase_text(&tag)).delayed(Duration::from_secs(3)),
             None => debater(turn),
         }
     });
@@ -208,6 +213,7 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
         "/anvil \"Should a seat stay quiet?\" --rounds 1 --seat critic=codex:codex-seat-model",
         &env,
         &[node_bin_dir()],
+        &|_| false,
     );
     std::fs::write(
         format!("/tmp/tuiseats-seen-{}.txt", client.version()),
@@ -226,6 +232,10 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
         );
     }
     assert!(
+        seen.contains(anvil_core::claude::install::STOP_STATUS),
+        "while the seat plays, the spinner says what the hook does:\n{seen}"
+    );
+    assert!(
         seen.contains("critic played by codex (codex-seat-model)"),
         "the seat's notice is shown:\n{seen}"
     );
@@ -243,4 +253,56 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
             .len(),
         1
     );
+}
+
+both_clients!(a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_error);
+/// A seat whose provider fails, in the terminal UI: the session stops with anvil's notice
+/// naming the seat and its agent's last words, which Claude Code shows as what the hook says,
+/// not as a hook error or a problem; nothing of the seat's phase is recorded.
+fn a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_error(client: Client) {
+    use crate::support::agents::{API_KEY, AgentsHome, node_bin_dir};
+    use crate::support::model_server::{Agent, Api};
+    let project = Project::installed();
+    let server = ModelServer::start(|turn: &Turn| {
+        if turn.agent == Agent::Codex {
+            return Reply::error(400, "scripted outage of the critic's provider");
+        }
+        match turn.api {
+            Api::Messages => debater(turn),
+            _ => Reply::text("ok"),
+        }
+    });
+    let agents = AgentsHome::new(&server);
+    let env = vec![
+        format!("CODEX_HOME={}", agents.path().join(".codex").display()),
+        format!("SCRIPTED_API_KEY={API_KEY}"),
+    ];
+    let notice = "the seat of round 1/1 · critic (codex:codex-seat-model) failed";
+    let (seen, shown) = screens_of(
+        client,
+        &project,
+        &server,
+        "/anvil \"Should a seat stay quiet?\" --rounds 1 --seat critic=codex:codex-seat-model",
+        &env,
+        &[node_bin_dir()],
+        &|screen| screen.contains("scripted outage"),
+    );
+    assert!(shown, "the failure was shown:\n{seen}");
+    assert!(seen.contains(notice), "{seen}");
+    let lower = seen.to_lowercase();
+    for label in ["hook error", "reported a problem", "stop hook problem"] {
+        assert!(
+            !lower.contains(label),
+            "the failure was shown as a hook's problem ({label}):\n{seen}"
+        );
+    }
+    let home = anvil_core::home::Home::find(project.path()).unwrap();
+    let line = &home.live_lines().unwrap()[0];
+    let phases: Vec<String> = project
+        .commits(&line.debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect();
+    assert_eq!(phases, ["start", "advocate"], "nothing of the seat's phase");
+    assert!(project.state_md(&line.debate).contains("status: active"));
 }

@@ -31,7 +31,9 @@ mod permissions;
 
 pub use commands::commands;
 pub use env::{BLOCK_CAP, BLOCK_CAP_VAR};
-pub use hooks::{CLAUDE_DEFAULT_TIMEOUT, STOP_TIMEOUT, has_stop_hook, hook_command, hook_timeout};
+pub use hooks::{
+    CLAUDE_DEFAULT_TIMEOUT, STOP_STATUS, STOP_TIMEOUT, has_stop_hook, hook_command, hook_timeout,
+};
 pub(crate) use hooks::{HOOKS, SETTINGS_FILES, hook_entry, installed_hooks, stop_timeout};
 pub use mcp::{install_mcp, mcp_server, uninstall_mcp};
 

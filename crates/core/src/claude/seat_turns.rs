@@ -198,9 +198,16 @@ fn failed(
     let mut why = e.to_string();
     if cut_short && matches!(e, crate::seat::SeatError::TimedOut { .. }) {
         why.push_str(&format!(
-            " (cut short by the Stop hook's own timeout, {})",
+            " (cut short by the Stop hook's own timeout, {}",
             clock.describe(home)
         ));
+        if clock.timeout < Duration::from_secs(crate::claude::install::STOP_TIMEOUT) {
+            why.push_str(&format!(
+                "; `anvil install` sets it to {} s",
+                crate::claude::install::STOP_TIMEOUT
+            ));
+        }
+        why.push(')');
     }
     let state = crate::line::transaction::view(home, line)?;
     if state.setup.seats.fallback.is_some() || config.seat_fallback() {
