@@ -404,7 +404,7 @@ mod tests {
             (CLAUDE_DEFAULT_TIMEOUT, Some(user))
         );
         assert_eq!(
-            shortest_stop_timeout(&[plugin.clone()]),
+            shortest_stop_timeout(std::slice::from_ref(&plugin)),
             (900, Some(plugin))
         );
         assert_eq!(
