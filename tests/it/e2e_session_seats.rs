@@ -356,6 +356,46 @@ fn a_failing_seat_is_a_notice_the_line_waits_and_the_next_stop_retries_it() {
 }
 
 #[test]
+fn a_seat_whose_agent_is_missing_is_named_with_how_to_install_it() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let session = new_session_id();
+    let started = project.start(&[
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "1",
+        "--seat",
+        "critic=codex",
+        "--session",
+        &session,
+    ]);
+    let mut hook = hook_command(&project, &home);
+    hook.env("ANVIL_CODEX_BIN", "/nonexistent/codex");
+    let mut child = hook
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = stop_input(&project, &session, "The advocate's case.").to_string();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    let answer = run.json().unwrap_or_else(|| panic!("{}", run.describe()));
+    let notice = answer["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("codex is not installed: cannot run `/nonexistent/codex`")
+            && notice.contains("$ANVIL_CODEX_BIN"),
+        "{answer}"
+    );
+    assert!(answer.get("decision").is_none(), "{answer}");
+    assert_eq!(
+        phases(&project.commits(&started.debate)),
+        want(&[("advocate", "1", "host")])
+    );
+}
+
+#[test]
 fn a_hanging_seat_is_killed_at_its_timeout_with_its_whole_process_group() {
     let server = ModelServer::start(|turn: &Turn| {
         let reply = debater(turn);
