@@ -46,6 +46,7 @@ pub(crate) struct HookClock {
 
 impl HookClock {
     /// The clock of a Stop hook that began at `began` in `home`'s project.
+    #[cold]
     pub(crate) fn of_stop_hook(home: &Home, began: Instant) -> HookClock {
         let (seconds, set_in) = crate::claude::install::stop_timeout(home.project());
         HookClock {
@@ -78,6 +79,10 @@ impl HookClock {
 /// Plays the seats' phases that are due on `line` (`due` is the reply that said a seat's
 /// phase is out), one after the other, until the host's turn, the end, a failure or the
 /// hook's time; returns what the hook answers, with a line for the person per seat played.
+/// Cold: most stops play no seat, and the hook starts at every turn of every session (its
+/// hot path stays together, apart from the seats' code).
+#[cold]
+#[inline(never)]
 pub(crate) fn play(
     home: &Home,
     line: &LineRef,

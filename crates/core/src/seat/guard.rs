@@ -27,6 +27,8 @@ pub(crate) const MISSING_EXIT: i32 = 127;
 
 /// Runs the guard: `args` are the agent's program and its arguments. Returns the exit code
 /// to leave with, when the agent did not die of a signal (the guard then dies of the same).
+#[cold]
+#[inline(never)]
 pub fn guard(mut args: impl Iterator<Item = OsString>) -> i32 {
     let Some(program) = args.next() else {
         eprintln!("usage: {GUARD_WORD} PROGRAM [ARGS…] (anvil runs it; not for typing)");
