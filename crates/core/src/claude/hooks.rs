@@ -338,14 +338,11 @@ fn drive(
     if let Some(path) = &saved {
         let _ = crate::fsutil::remove_if_present(path);
     }
-    // A seat's phase is due: played here, before the host's next turn, unless `anvil run`
-    // drives the line (it plays the seats itself).
+    // A seat's phase is due: played here, before the host's next turn, unless an `anvil run`
+    // drives the line now (it plays the seats itself).
     let reply = match reply {
         Reply::Seat { notice } => {
-            let headless = crate::line::transaction::view(home, &line)
-                .map_err(|e| fail(Some(&line), None)(&e))?
-                .headless;
-            if headless {
+            if crate::line::headless::running(home, &line) {
                 Reply::Seat { notice }
             } else {
                 let clock = crate::claude::seat_turns::HookClock::of_stop_hook(home, began);
