@@ -353,7 +353,7 @@ fn drive(
                     &clock,
                     Reply::Seat { notice },
                 )
-                .map_err(|e| fail(Some(&line), None)(&e))?
+                .map_err(|e| fail(Some(&line), None)(&crate::error::chain(&e)))?
             }
         }
         other => other,
