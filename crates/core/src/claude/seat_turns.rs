@@ -250,25 +250,5 @@ fn with_first(reply: Reply, lines: &[String]) -> Reply {
         }
         all
     };
-    match reply {
-        Reply::Block { prompt, notice } => Reply::Block {
-            prompt,
-            notice: before(notice),
-        },
-        Reply::Finish { notice } => Reply::Finish {
-            notice: before(notice),
-        },
-        Reply::Pause { notice } => Reply::Pause {
-            notice: before(notice),
-        },
-        Reply::Seat { notice } => Reply::Seat {
-            notice: before(notice),
-        },
-        Reply::Message { notice } => Reply::Message {
-            notice: before(notice),
-        },
-        Reply::Silent => Reply::Message {
-            notice: before(String::new()),
-        },
-    }
+    reply.map_notice(before)
 }

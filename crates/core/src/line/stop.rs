@@ -50,25 +50,23 @@ impl Reply {
             }
             n
         };
+        self.map_notice(add)
+    }
+
+    /// The same reply with `f` applied to what the user is shown; a silent one becomes a
+    /// message of what `f` makes of nothing.
+    pub(crate) fn map_notice(self, f: impl FnOnce(String) -> String) -> Reply {
         match self {
             Reply::Block { prompt, notice } => Reply::Block {
                 prompt,
-                notice: add(notice),
+                notice: f(notice),
             },
-            Reply::Finish { notice } => Reply::Finish {
-                notice: add(notice),
-            },
-            Reply::Pause { notice } => Reply::Pause {
-                notice: add(notice),
-            },
-            Reply::Seat { notice } => Reply::Seat {
-                notice: add(notice),
-            },
-            Reply::Message { notice } => Reply::Message {
-                notice: add(notice),
-            },
+            Reply::Finish { notice } => Reply::Finish { notice: f(notice) },
+            Reply::Pause { notice } => Reply::Pause { notice: f(notice) },
+            Reply::Seat { notice } => Reply::Seat { notice: f(notice) },
+            Reply::Message { notice } => Reply::Message { notice: f(notice) },
             Reply::Silent => Reply::Message {
-                notice: add(String::new()),
+                notice: f(String::new()),
             },
         }
     }
