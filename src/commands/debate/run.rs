@@ -333,7 +333,7 @@ impl Driver<'_> {
             state
                 .setup
                 .seats
-                .seat_for(role, None)
+                .seat_for(role.name(), None)
                 .cloned()
                 .unwrap_or(Seat {
                     agent: Agent::Claude,

@@ -47,7 +47,7 @@ pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
     let Some(seat) = state
         .setup
         .seats
-        .seat_for(cue.role, cue.voice.as_deref())
+        .seat_for(cue.role.name(), cue.voice.as_deref())
         .cloned()
     else {
         return Ok(None);

@@ -167,7 +167,11 @@ pub fn start_with(
     .map_err(io("cannot bind the session for", home.root()))?;
     // The first phase is another agent's: the session that drives the debate is asked only
     // to end its turn, and its Stop hook plays the seat (`anvil run` plays it before claude).
-    let prompt = match state.setup.seats.seat_for(cue.role, cue.voice.as_deref()) {
+    let prompt = match state
+        .setup
+        .seats
+        .seat_for(cue.role.name(), cue.voice.as_deref())
+    {
         Some(seat) => crate::model::prompt::Prompts::new(Some(home.prompts_dir())).render(
             "seat-first.md",
             &serde_json::json!({

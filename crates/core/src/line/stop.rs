@@ -288,7 +288,10 @@ fn decide_stop(
     let cue = machine::current_cue(&state.setup, &state.progress);
     if !stop.seat
         && state.seat_fallback.is_none()
-        && let Some(seat) = state.setup.seats.seat_for(cue.role, cue.voice.as_deref())
+        && let Some(seat) = state
+            .setup
+            .seats
+            .seat_for(cue.role.name(), cue.voice.as_deref())
     {
         // The phase that is out is a seat's: the host's turn (an answer to a notice, to
         // `continue`) is not that phase, and the seat is due. The turn is remembered, so that
@@ -396,7 +399,7 @@ fn decide_stop(
         Next::Prompt(cue) => state
             .setup
             .seats
-            .seat_for(cue.role, cue.voice.as_deref())
+            .seat_for(cue.role.name(), cue.voice.as_deref())
             .cloned(),
         Next::Finish => None,
     };
@@ -746,7 +749,10 @@ fn reissue(
     let informed = state.informed_session.as_deref() == Some(session);
     let cue = machine::current_cue(&state.setup, &state.progress);
     if state.seat_fallback.is_none()
-        && let Some(seat) = state.setup.seats.seat_for(cue.role, cue.voice.as_deref())
+        && let Some(seat) = state
+            .setup
+            .seats
+            .seat_for(cue.role.name(), cue.voice.as_deref())
     {
         // The phase that is out is a seat's: the session waits for it, never plays it.
         return Ok(Plan::Keep(Reply::Seat {
@@ -800,7 +806,7 @@ pub(crate) fn render_prompt(
     let seat = state
         .setup
         .seats
-        .seat_for(cue.role, cue.voice.as_deref())
+        .seat_for(cue.role.name(), cue.voice.as_deref())
         .filter(|_| state.seat_fallback.is_none());
     let full = full || seat.is_some();
     let read;

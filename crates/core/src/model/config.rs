@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use crate::home::Home;
 use crate::model::options::{Options, defs};
+pub use crate::model::seats::Fallback;
 use crate::record::maintenance::Limits;
 
 /// Everything the file holds; all optional.
@@ -67,12 +68,51 @@ impl Config {
     }
 }
 
-/// Who plays a seat whose agent failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fallback {
-    /// The session that drives the line (`claude` in `anvil run`).
-    Host,
+impl Options {
+    /// Fills every option the flags left unset from the config; flags win.
+    pub fn with_config(mut self, config: &Config) -> Options {
+        for def in defs::ALL {
+            if let Some(key) = &def.key
+                && (key.fill)(&mut self, &config.defaults)
+            {
+                self.from_config.insert(key.name);
+            }
+        }
+        // Seats: the `[seats]` table's for every role the command line left without one,
+        // and how seats run (its keys live in that table, beside the roles).
+        if let Some(table) = &config.seats {
+            let given: Vec<String> = self
+                .seats
+                .iter()
+                .filter_map(|s| s.split_once('=').map(|(r, _)| r.trim().to_lowercase()))
+                .collect();
+            for (role, seat) in &table.roles {
+                if !given.contains(&role.trim().to_lowercase()) {
+                    self.seats.push(format!("{role}={seat}"));
+                    self.from_config.insert("seats");
+                }
+            }
+            if self.independent.is_none() && table.independent.is_some() {
+                self.independent = table.independent;
+                self.from_config.insert("seats.independent");
+            }
+            if self.budget_tokens.is_none() && table.budget_tokens.is_some() {
+                self.budget_tokens = table.budget_tokens;
+                self.from_config.insert("seats.budget_tokens");
+            }
+            if self.budget_usd.is_none()
+                && let Some(usd) = table.budget_usd
+            {
+                self.budget_usd = Some(format!("{usd}"));
+                self.from_config.insert("seats.budget_usd");
+            }
+            if self.fallback.is_none() && table.fallback.is_some() {
+                self.fallback = table.fallback;
+                self.from_config.insert("seats.fallback");
+            }
+        }
+        self
+    }
 }
 
 /// The tables of the file: anvil's own settings, beside the debate options' keys.

@@ -16,7 +16,6 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::model::config::Config;
 use crate::model::state::{Inputs, Mode, Rotation, Setup};
 
 pub mod defs;
@@ -46,7 +45,8 @@ pub(crate) const PERSONA_PRESETS: [&str; 4] = [
 ];
 
 /// The options of `anvil start` and `anvil run`, as given, before validation. The config's
-/// defaults are an `Options` too ([`Config::defaults`]).
+/// defaults are an `Options` too (`Config::defaults`), filled in by `Options::with_config`
+/// (model/config.rs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     pub question: String,
@@ -87,7 +87,7 @@ pub struct Options {
     /// `--budget-usd X`.
     pub budget_usd: Option<String>,
     /// `--fallback host`: the host plays a seat that failed.
-    pub fallback: Option<crate::model::config::Fallback>,
+    pub fallback: Option<crate::model::seats::Fallback>,
     /// Where relative `--context` paths are found.
     pub cwd: PathBuf,
     /// Options whose value came from `.anvil/config.toml`, by config key.
@@ -291,51 +291,6 @@ fn preset<'a>(text: &str, presets: &[&'a str]) -> Option<&'a str> {
 }
 
 impl Options {
-    /// Fills every option the flags left unset from the config; flags win.
-    pub fn with_config(mut self, config: &Config) -> Options {
-        for def in defs::ALL {
-            if let Some(key) = &def.key
-                && (key.fill)(&mut self, &config.defaults)
-            {
-                self.from_config.insert(key.name);
-            }
-        }
-        // Seats: the `[seats]` table's for every role the command line left without one,
-        // and how seats run (its keys live in that table, beside the roles).
-        if let Some(table) = &config.seats {
-            let given: Vec<String> = self
-                .seats
-                .iter()
-                .filter_map(|s| s.split_once('=').map(|(r, _)| r.trim().to_lowercase()))
-                .collect();
-            for (role, seat) in &table.roles {
-                if !given.contains(&role.trim().to_lowercase()) {
-                    self.seats.push(format!("{role}={seat}"));
-                    self.from_config.insert("seats");
-                }
-            }
-            if self.independent.is_none() && table.independent.is_some() {
-                self.independent = table.independent;
-                self.from_config.insert("seats.independent");
-            }
-            if self.budget_tokens.is_none() && table.budget_tokens.is_some() {
-                self.budget_tokens = table.budget_tokens;
-                self.from_config.insert("seats.budget_tokens");
-            }
-            if self.budget_usd.is_none()
-                && let Some(usd) = table.budget_usd
-            {
-                self.budget_usd = Some(format!("{usd}"));
-                self.from_config.insert("seats.budget_usd");
-            }
-            if self.fallback.is_none() && table.fallback.is_some() {
-                self.fallback = table.fallback;
-                self.from_config.insert("seats.fallback");
-            }
-        }
-        self
-    }
-
     pub fn into_setup(self) -> Result<Setup, OptionsError> {
         self.check_versus()?;
         self.check_follow_up()?;
@@ -733,8 +688,9 @@ mod tests {
         }
     }
 
-    fn config(text: &str) -> Config {
-        Config::parse(text, std::path::Path::new(".anvil/config.toml")).unwrap()
+    fn config(text: &str) -> crate::model::config::Config {
+        crate::model::config::Config::parse(text, std::path::Path::new(".anvil/config.toml"))
+            .unwrap()
     }
 
     #[test]

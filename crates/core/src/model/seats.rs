@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::state::Role;
 use crate::record::usage::Usd;
 use crate::seat::Seat;
 
@@ -35,7 +34,7 @@ pub struct Seats {
     /// Who plays a seat whose agent failed (`--fallback host`); `None`: nobody, the debate
     /// waits at that phase until the seat is tried again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<crate::model::config::Fallback>,
+    pub fallback: Option<Fallback>,
 }
 
 impl Seats {
@@ -43,15 +42,16 @@ impl Seats {
         *self == Seats::default()
     }
 
-    /// The seat of `role` (spoken by `voice` in a rotation), if it has one.
-    pub fn seat_for(&self, role: Role, voice: Option<&str>) -> Option<&Seat> {
+    /// The seat of the role named `role` (`critic`; spoken by `voice` in a rotation), if it
+    /// has one.
+    pub fn seat_for(&self, role: &str, voice: Option<&str>) -> Option<&Seat> {
         let by_voice = voice.and_then(|v| {
             self.roles
                 .iter()
                 .find(|(key, _)| key.trim().eq_ignore_ascii_case(v.trim()))
                 .map(|(_, seat)| seat)
         });
-        by_voice.or_else(|| self.roles.get(role.name()))
+        by_voice.or_else(|| self.roles.get(role))
     }
 
     pub fn budget_usd(&self) -> Option<Usd> {
@@ -128,9 +128,18 @@ impl RoleKey for str {
     }
 }
 
+/// Who plays a seat whose agent failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fallback {
+    /// The session that drives the line (`claude` in `anvil run`).
+    Host,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::state::Role;
     use crate::seat::Agent;
 
     #[test]
@@ -145,19 +154,21 @@ mod tests {
             seats.roles.insert(role, seat);
         }
         assert_eq!(
-            seats.seat_for(Role::Critic, None).map(|s| s.to_string()),
+            seats
+                .seat_for(Role::Critic.name(), None)
+                .map(|s| s.to_string()),
             Some("codex:gpt-x".into())
         );
-        assert_eq!(seats.seat_for(Role::Advocate, None), None);
+        assert_eq!(seats.seat_for(Role::Advocate.name(), None), None);
         assert_eq!(
             seats
-                .seat_for(Role::Stakeholder, Some("product/ux"))
+                .seat_for(Role::Stakeholder.name(), Some("product/ux"))
                 .map(|s| s.agent),
             Some(Agent::Qwen)
         );
         assert_eq!(
             seats
-                .seat_for(Role::Stakeholder, Some("Ops"))
+                .seat_for(Role::Stakeholder.name(), Some("Ops"))
                 .map(|s| s.agent),
             Some(Agent::Copilot)
         );

@@ -767,7 +767,7 @@ pub const FALLBACK: OptionDef = OptionDef {
         example: Some("--seat critic=codex --fallback host"),
         given: |o, v| match v.text()?.as_str() {
             "host" => {
-                o.fallback = Some(crate::model::config::Fallback::Host);
+                o.fallback = Some(crate::model::seats::Fallback::Host);
                 Ok(())
             }
             other => Err(format!("`{other}`: the only fallback is `host`")),
