@@ -99,21 +99,7 @@ pub(crate) fn play(
         let Some(out) = crate::line::seat::out(home, line)? else {
             // Played meanwhile by another player (a second hook of the same stop): what is
             // out now is handed out, as to a repeated stop.
-            reply = crate::line::stop::stop(
-                home,
-                line,
-                crate::line::stop::Stop {
-                    session,
-                    text: None,
-                    kept: None,
-                    claimed: false,
-                    seen: true,
-                    provenance: None,
-                    seat: false,
-                    next_prompt: None,
-                    at_step: None,
-                },
-            )?;
+            reply = crate::line::stop::stop(home, line, crate::line::stop::Stop::of(session))?;
             if matches!(reply, Reply::Seat { .. }) {
                 break;
             }

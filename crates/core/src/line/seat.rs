@@ -154,15 +154,11 @@ fn record_at(
         "the seat's text",
         text,
         Stop {
-            session,
-            text: None,
-            kept: None,
-            claimed: false,
-            seen: true,
             provenance: Some(provenance),
             seat: true,
             next_prompt,
             at_step: step,
+            ..Stop::of(session)
         },
     )
 }

@@ -100,6 +100,24 @@ pub struct Stop<'a> {
     pub at_step: Option<u32>,
 }
 
+impl<'a> Stop<'a> {
+    /// A stop of `session`, which has seen the line's prompt, with nothing else to say: what
+    /// the other fields add is written beside it (`Stop { text, ..Stop::of(session) }`).
+    pub fn of(session: &'a str) -> Stop<'a> {
+        Stop {
+            session,
+            text: None,
+            kept: None,
+            claimed: false,
+            seen: true,
+            provenance: None,
+            seat: false,
+            next_prompt: None,
+            at_step: None,
+        }
+    }
+}
+
 /// Handles one stop of `line`'s session: records the turn's text as the phase that is out
 /// and hands out the next one, or hands the prompt that is out again (a repeat, a turn with
 /// no text, a session new to the line). This is where a phase is recorded.
@@ -185,23 +203,7 @@ pub fn record_turn(
     session: &str,
     text: &str,
 ) -> Result<Reply, DebateError> {
-    record_cleaned(
-        home,
-        line,
-        "the pause's answer",
-        text,
-        Stop {
-            session,
-            text: None,
-            kept: None,
-            claimed: false,
-            seen: true,
-            provenance: None,
-            seat: false,
-            next_prompt: None,
-            at_step: None,
-        },
-    )
+    record_cleaned(home, line, "the pause's answer", text, Stop::of(session))
 }
 
 /// Records `text`, which entered anvil from `place` and is cleaned of credentials first, as
@@ -889,15 +891,8 @@ mod tests {
             home,
             line,
             Stop {
-                session: "s-1",
                 text: Some(text),
-                kept: None,
-                claimed: false,
-                seen: true,
-                provenance: None,
-                seat: false,
-                next_prompt: None,
-                at_step: None,
+                ..Stop::of("s-1")
             },
         )
         .unwrap()
