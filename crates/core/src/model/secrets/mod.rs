@@ -19,6 +19,7 @@
 //! to a credential's name nor given as a `Bearer`, and every secret a shape cannot tell from
 //! ordinary text (a passphrase in prose).
 
+mod assignments;
 mod rules;
 #[cfg(test)]
 mod tests;

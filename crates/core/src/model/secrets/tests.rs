@@ -461,7 +461,7 @@ fn credential_names_are_told_by_their_last_word() {
         "passphrase",
         "--password",
     ] {
-        assert!(rules::secret_name(name), "{name}");
+        assert!(assignments::secret_name(name), "{name}");
     }
     for name in [
         "PRIMARY_KEY",
@@ -480,7 +480,7 @@ fn credential_names_are_told_by_their_last_word() {
         "PWD",
         "SharedAccessKeyName",
     ] {
-        assert!(!rules::secret_name(name), "{name}");
+        assert!(!assignments::secret_name(name), "{name}");
     }
 }
 
