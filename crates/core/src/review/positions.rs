@@ -345,22 +345,75 @@ fn marker(shape: usize, x: f64, y: f64, colour: &str, filled: bool) -> String {
 /// `aria-labelledby`, `<title>` on the chart, each series and each point) and readable in
 /// black and white. `label` names the chart (a line's name).
 pub fn svg(chart: &Chart, label: &str) -> String {
-    let rounds = chart.rounds.max(1);
-    let (w, h) = (640.0_f64, 300.0_f64);
-    let (left, right, top, bottom) = (112.0, 150.0, 28.0, 40.0);
-    let plot_w = w - left - right;
-    let plot_h = h - top - bottom;
-    let x = |round: u32| {
-        if rounds == 1 {
-            left + plot_w / 2.0
-        } else {
-            left + plot_w * f64::from(round - 1) / f64::from(rounds - 1)
+    let frame = Frame::new(chart.rounds);
+    let mut s = String::with_capacity(4096);
+    open_svg(&mut s, chart, label, &frame);
+    axes(&mut s, &frame);
+    convergence(&mut s, chart, &frame);
+    for (i, series) in chart.series.iter().enumerate() {
+        seat_series(&mut s, i, series, &frame);
+        legend(&mut s, i, series, &frame);
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// Where things go on the chart: its size, the plot's margins (the levels' names on the left,
+/// the legend on the right), and a round's and a position's place.
+struct Frame {
+    rounds: u32,
+    w: f64,
+    h: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+}
+
+impl Frame {
+    fn new(rounds: u32) -> Frame {
+        Frame {
+            rounds: rounds.max(1),
+            w: 640.0,
+            h: 300.0,
+            left: 112.0,
+            right: 150.0,
+            top: 28.0,
+            bottom: 40.0,
         }
-    };
-    let y = |p: &Position| {
-        let v = f64::from(p.stance.sign()) * p.confidence.as_f64();
-        top + plot_h * (1.0 - v) / 2.0
-    };
+    }
+
+    fn plot_w(&self) -> f64 {
+        self.w - self.left - self.right
+    }
+
+    fn plot_h(&self) -> f64 {
+        self.h - self.top - self.bottom
+    }
+
+    /// Across: the round (a single round in the middle).
+    fn x(&self, round: u32) -> f64 {
+        if self.rounds == 1 {
+            self.left + self.plot_w() / 2.0
+        } else {
+            self.left + self.plot_w() * f64::from(round - 1) / f64::from(self.rounds - 1)
+        }
+    }
+
+    /// Up: `v` from -1 (against, at the bottom) to 1 (for, at the top).
+    fn level(&self, v: f64) -> f64 {
+        self.top + self.plot_h() * (1.0 - v) / 2.0
+    }
+
+    /// Up: the stance times the confidence.
+    fn y(&self, p: &Position) -> f64 {
+        self.level(f64::from(p.stance.sign()) * p.confidence.as_f64())
+    }
+}
+
+/// The `<svg>` element's opening, with the chart's title and its description in words.
+fn open_svg(s: &mut String, chart: &Chart, label: &str, frame: &Frame) {
+    let (w, h) = (frame.w, frame.h);
     let id = format!(
         "anvil-chart-{:x}",
         label
@@ -368,7 +421,6 @@ pub fn svg(chart: &Chart, label: &str) -> String {
             .fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(b))
                 .wrapping_mul(0x100000001b3))
     );
-    let mut s = String::with_capacity(4096);
     let desc = describe(chart);
     let _ = write!(
         s,
@@ -377,13 +429,17 @@ pub fn svg(chart: &Chart, label: &str) -> String {
         xml(label),
         xml(&desc)
     );
-    // Axes and the three stance levels.
+}
+
+/// The three stance levels (for, mixed or undecided, against) and the rounds below them.
+fn axes(s: &mut String, frame: &Frame) {
+    let (left, plot_w) = (frame.left, frame.plot_w());
     for (v, name) in [
         (1.0, "for 1.0"),
         (0.0, "mixed / undecided"),
         (-1.0, "against 1.0"),
     ] {
-        let yy = top + plot_h * (1.0 - v) / 2.0;
+        let yy = frame.level(v);
         let _ = write!(
             s,
             r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#bbb" stroke-width="1"{}/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#333">{name}</text>"##,
@@ -397,111 +453,124 @@ pub fn svg(chart: &Chart, label: &str) -> String {
             yy + 4.0
         );
     }
-    for r in 1..=rounds {
+    for r in 1..=frame.rounds {
         let _ = write!(
             s,
             r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#333">round {r}</text>"##,
-            x(r),
-            h - bottom + 18.0
+            frame.x(r),
+            frame.h - frame.bottom + 18.0
         );
     }
-    if let Some((round, acted)) = chart.converged {
-        let xx = x(round);
-        let what = if acted {
-            format!("stopped: positions steady after round {round}")
+}
+
+/// The dashed rule after the round where the positions held steady, if they did.
+fn convergence(s: &mut String, chart: &Chart, frame: &Frame) {
+    let Some((round, acted)) = chart.converged else {
+        return;
+    };
+    let (xx, top) = (frame.x(round), frame.top);
+    let what = if acted {
+        format!("stopped: positions steady after round {round}")
+    } else {
+        format!("would have stopped after round {round}")
+    };
+    let _ = write!(
+        s,
+        r##"<g class="convergence"><title>{}</title><line x1="{xx:.1}" y1="{top}" x2="{xx:.1}" y2="{:.1}" stroke="#000" stroke-width="1.5" stroke-dasharray="6 3"/><text x="{xx:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#000">{}</text></g>"##,
+        xml(&what),
+        top + frame.plot_h(),
+        top - 10.0,
+        if acted {
+            "converged · stopped"
         } else {
-            format!("would have stopped after round {round}")
-        };
-        let _ = write!(
-            s,
-            r##"<g class="convergence"><title>{}</title><line x1="{xx:.1}" y1="{top}" x2="{xx:.1}" y2="{:.1}" stroke="#000" stroke-width="1.5" stroke-dasharray="6 3"/><text x="{xx:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#000">{}</text></g>"##,
-            xml(&what),
-            top + plot_h,
-            top - 10.0,
-            if acted {
-                "converged · stopped"
-            } else {
-                "converged"
-            }
-        );
+            "converged"
+        }
+    );
+}
+
+/// ` stroke-dasharray="…"` for a dash pattern, nothing for a solid line.
+fn dash_attribute(dash: &str) -> String {
+    if dash.is_empty() {
+        String::new()
+    } else {
+        format!(r#" stroke-dasharray="{dash}""#)
     }
-    for (i, series) in chart.series.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let dash = DASHES[i % DASHES.len()];
-        let stated: Vec<(u32, &Position)> = series
-            .points
-            .iter()
-            .filter_map(|p| p.position.as_ref().map(|q| (p.round, q)))
-            .collect();
-        let trail: Vec<String> = stated
-            .iter()
-            .map(|(r, p)| format!("round {r}: {}", p.short()))
-            .collect();
+}
+
+/// The `i`-th seat's line and its points, a ring where it changed stance. Its group is left
+/// open for the legend.
+fn seat_series(s: &mut String, i: usize, series: &Series, frame: &Frame) {
+    let colour = COLOURS[i % COLOURS.len()];
+    let dash = DASHES[i % DASHES.len()];
+    let stated: Vec<(u32, &Position)> = series
+        .points
+        .iter()
+        .filter_map(|p| p.position.as_ref().map(|q| (p.round, q)))
+        .collect();
+    let trail: Vec<String> = stated
+        .iter()
+        .map(|(r, p)| format!("round {r}: {}", p.short()))
+        .collect();
+    let _ = write!(
+        s,
+        r#"<g class="series" data-seat="{}" aria-label="{}"><title>{}: {}</title>"#,
+        xml(&series.seat),
+        xml(&format!("{}: {}", series.seat, trail.join(", "))),
+        xml(&series.seat),
+        xml(&trail.join(", "))
+    );
+    let points: Vec<String> = stated
+        .iter()
+        .map(|(r, p)| format!("{:.1},{:.1}", frame.x(*r), frame.y(p)))
+        .collect();
+    let _ = write!(
+        s,
+        r#"<polyline fill="none" stroke="{colour}" stroke-width="2.5" points="{}"{}/>"#,
+        points.join(" "),
+        dash_attribute(dash)
+    );
+    let mut prev: Option<Stance> = None;
+    for (r, p) in &stated {
+        let (xx, yy) = (frame.x(*r), frame.y(p));
+        let changed = prev.is_some_and(|s| s != p.stance);
+        prev = Some(p.stance);
         let _ = write!(
             s,
-            r#"<g class="series" data-seat="{}" aria-label="{}"><title>{}: {}</title>"#,
+            r#"<g class="point{}"><title>{} · round {r}: {}{} — {}</title>{}"#,
+            if changed { " changed" } else { "" },
             xml(&series.seat),
-            xml(&format!("{}: {}", series.seat, trail.join(", "))),
-            xml(&series.seat),
-            xml(&trail.join(", "))
+            p.short(),
+            if changed { " (changed stance)" } else { "" },
+            xml(&p.claim),
+            marker(i, xx, yy, colour, true)
         );
-        let points: Vec<String> = stated
-            .iter()
-            .map(|(r, p)| format!("{:.1},{:.1}", x(*r), y(p)))
-            .collect();
-        let _ = write!(
-            s,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="2.5" points="{}"{}/>"#,
-            points.join(" "),
-            if dash.is_empty() {
-                String::new()
-            } else {
-                format!(r#" stroke-dasharray="{dash}""#)
-            }
-        );
-        let mut prev: Option<Stance> = None;
-        for (r, p) in &stated {
-            let (xx, yy) = (x(*r), y(p));
-            let changed = prev.is_some_and(|s| s != p.stance);
-            prev = Some(p.stance);
+        if changed {
             let _ = write!(
                 s,
-                r#"<g class="point{}"><title>{} · round {r}: {}{} — {}</title>{}"#,
-                if changed { " changed" } else { "" },
-                xml(&series.seat),
-                p.short(),
-                if changed { " (changed stance)" } else { "" },
-                xml(&p.claim),
-                marker(i, xx, yy, colour, true)
+                r#"<circle cx="{xx:.1}" cy="{yy:.1}" r="10" fill="none" stroke="{colour}" stroke-width="1.5"/>"#
             );
-            if changed {
-                let _ = write!(
-                    s,
-                    r#"<circle cx="{xx:.1}" cy="{yy:.1}" r="10" fill="none" stroke="{colour}" stroke-width="1.5"/>"#
-                );
-            }
-            s.push_str("</g>");
         }
-        // The legend: a sample of the line with its marker, and the seat's name.
-        let ly = top + 8.0 + 22.0 * i as f64;
-        let lx = w - right + 14.0;
-        let _ = write!(
-            s,
-            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="2.5"{}/>{}<text x="{:.1}" y="{:.1}" font-size="11" fill="#000">{}</text></g>"##,
-            lx + 30.0,
-            if dash.is_empty() {
-                String::new()
-            } else {
-                format!(r#" stroke-dasharray="{dash}""#)
-            },
-            marker(i, lx + 15.0, ly, colour, true),
-            lx + 36.0,
-            ly + 4.0,
-            xml(&short(&series.seat, 16))
-        );
+        s.push_str("</g>");
     }
-    s.push_str("</svg>");
-    s
+}
+
+/// The `i`-th seat's legend: a sample of its line with its marker, and its name; closes the
+/// seat's group.
+fn legend(s: &mut String, i: usize, series: &Series, frame: &Frame) {
+    let colour = COLOURS[i % COLOURS.len()];
+    let dash = DASHES[i % DASHES.len()];
+    let ly = frame.top + 8.0 + 22.0 * i as f64;
+    let lx = frame.w - frame.right + 14.0;
+    let _ = write!(
+        s,
+        r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="2.5"{}/>{}<text x="{:.1}" y="{:.1}" font-size="11" fill="#000">{}</text></g>"##,
+        lx + 30.0,
+        dash_attribute(dash),
+        marker(i, lx + 15.0, ly, colour, true),
+        lx + 36.0,
+        ly + 4.0,
+        xml(&short(&series.seat, 16))
+    );
 }
 
 fn short(text: &str, max: usize) -> String {
