@@ -498,36 +498,89 @@ pub(crate) fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, C
             project.display()
         ))
     })?;
+    let tried = remotes_to_try(&run, n)?;
+    let listed = list_pull_request(&run, &tried, n)?;
+    run(&[
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        &listed.remote,
+        &listed.head,
+        &listed.base,
+    ])?;
+
+    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).map_err(ContextError::pr);
+    let (head, base) = (id(&listed.head)?, id(&listed.base)?);
+    let merge_base = merge_base(&repo, head, base)?.ok_or_else(|| {
+        ContextError::pr(format!(
+            "pull request {n} shares no history with {}",
+            listed.base_branch
+        ))
+    })?;
+    let patch = patch_between(&repo, merge_base, head)?;
+    Ok(PullRequest {
+        remote: listed.remote,
+        reference: listed.reference,
+        head,
+        base_branch: listed.base_branch,
+        merge_base,
+        patch,
+    })
+}
+
+/// The remotes a pull request is looked for on, in order: `origin`, then `upstream`; else the
+/// project's only remote.
+fn remotes_to_try(
+    run: &dyn Fn(&[&str]) -> Result<String, ContextError>,
+    n: u32,
+) -> Result<Vec<String>, ContextError> {
     let remotes = run(&["remote"])?;
     let remotes: Vec<&str> = remotes.lines().map(str::trim).collect();
-    let mut tried: Vec<&str> = ["origin", "upstream"]
+    let tried: Vec<String> = ["origin", "upstream"]
         .into_iter()
         .filter(|r| remotes.contains(r))
+        .map(str::to_owned)
         .collect();
-    if tried.is_empty() {
-        match remotes.as_slice() {
-            [only] => tried.push(only),
-            [] => {
-                return Err(ContextError::pr(format!(
-                    "the project has no git remote to fetch pull request {n} from \
-                     (add one: git remote add origin URL)"
-                )));
-            }
-            _ => {
-                return Err(ContextError::pr(format!(
-                    "the project has no remote 'origin' or 'upstream' to fetch pull request \
-                     {n} from, and several others ({}); name one of them origin",
-                    remotes.join(", ")
-                )));
-            }
-        }
+    if !tried.is_empty() {
+        return Ok(tried);
     }
+    match remotes.as_slice() {
+        [only] => Ok(vec![(*only).to_owned()]),
+        [] => Err(ContextError::pr(format!(
+            "the project has no git remote to fetch pull request {n} from \
+             (add one: git remote add origin URL)"
+        ))),
+        _ => Err(ContextError::pr(format!(
+            "the project has no remote 'origin' or 'upstream' to fetch pull request \
+             {n} from, and several others ({}); name one of them origin",
+            remotes.join(", ")
+        ))),
+    }
+}
+
+/// Where pull request `n` was found: on which remote, under which ref, its head commit, and
+/// the remote's default branch and its commit.
+struct Listed {
+    remote: String,
+    reference: String,
+    head: String,
+    base_branch: String,
+    base: String,
+}
+
+/// Asks each remote of `tried` in turn (`git ls-remote`) for pull request `n` and its default
+/// branch; the first that has it answers.
+fn list_pull_request(
+    run: &dyn Fn(&[&str]) -> Result<String, ContextError>,
+    tried: &[String],
+    n: u32,
+) -> Result<Listed, ContextError> {
     let candidates = [
         format!("refs/pull/{n}/head"),
         format!("refs/merge-requests/{n}/head"),
     ];
-    let mut found = None;
-    for remote in &tried {
+    for remote in tried {
         let listed = run(&[
             "ls-remote",
             "--symref",
@@ -537,48 +590,44 @@ pub(crate) fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, C
             &candidates[1],
         ])?;
         let listing = Listing::parse(&listed, &candidates);
-        if let Some(head) = listing.head {
-            found = Some((*remote, head, listing.base_ref, listing.base));
-            break;
-        }
+        let Some((reference, head)) = listing.head else {
+            continue;
+        };
+        let base = listing.base.ok_or_else(|| {
+            ContextError::pr(format!("the remote '{remote}' has no default branch"))
+        })?;
+        let base_branch = listing
+            .base_ref
+            .as_deref()
+            .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_owned())
+            .unwrap_or_else(|| "HEAD".to_owned());
+        return Ok(Listed {
+            remote: remote.clone(),
+            reference,
+            head,
+            base_branch,
+            base,
+        });
     }
-    let (remote, (reference, head), base_ref, base) = found.ok_or_else(|| {
-        ContextError::pr(format!(
-            "no pull request {n} on {} (looked for {} and {})",
-            tried.join(" or "),
-            candidates[0],
-            candidates[1]
-        ))
-    })?;
-    let base = base
-        .ok_or_else(|| ContextError::pr(format!("the remote '{remote}' has no default branch")))?;
-    let base_branch = base_ref
-        .as_deref()
-        .map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_owned())
-        .unwrap_or_else(|| "HEAD".to_owned());
-    run(&[
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        remote,
-        &head,
-        &base,
-    ])?;
+    Err(ContextError::pr(format!(
+        "no pull request {n} on {} (looked for {} and {})",
+        tried.join(" or "),
+        candidates[0],
+        candidates[1]
+    )))
+}
 
-    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).map_err(ContextError::pr);
-    let (head, base) = (id(&head)?, id(&base)?);
-    let merge_base = merge_base(&repo, head, base)?.ok_or_else(|| {
-        ContextError::pr(format!(
-            "pull request {n} shares no history with {base_branch}"
-        ))
-    })?;
-    let old = blobs(&repo, merge_base)?;
-    let new = blobs(&repo, head)?;
+/// The unified diff of every file that differs between the trees of `from` and `to`.
+fn patch_between(
+    repo: &gix::Repository,
+    from: gix::ObjectId,
+    to: gix::ObjectId,
+) -> Result<String, ContextError> {
+    let old = blobs(repo, from)?;
+    let new = blobs(repo, to)?;
     let mut paths: Vec<&String> = old.keys().chain(new.keys()).collect();
     paths.sort();
     paths.dedup();
-    let mut patch = String::new();
     let read = |id: Option<&gix::ObjectId>| -> Result<Vec<u8>, ContextError> {
         match id {
             Some(id) => Ok(repo
@@ -589,6 +638,7 @@ pub(crate) fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, C
             None => Ok(Vec::new()),
         }
     };
+    let mut patch = String::new();
     for path in paths {
         let (a, b) = (old.get(path), new.get(path));
         if a == b {
@@ -596,14 +646,7 @@ pub(crate) fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, C
         }
         patch.push_str(&file_diff(path, read(a)?, read(b)?).map_err(ContextError::pr)?);
     }
-    Ok(PullRequest {
-        remote: remote.to_owned(),
-        reference,
-        head,
-        base_branch,
-        merge_base,
-        patch,
-    })
+    Ok(patch)
 }
 
 /// What `git ls-remote --symref REMOTE HEAD CANDIDATES…` says about a pull request.
