@@ -187,6 +187,7 @@ mod tests {
             path: Some(OsString::new()),
             claude_session,
             npm_launcher: None,
+            managed_settings: None,
             now: SystemTime::now(),
         }
     }

@@ -23,6 +23,8 @@ pub struct Environment {
     /// `$ANVIL_NPM_LAUNCHER`: the npm package's node launcher that started this anvil, when
     /// one did (the native program was not put in its place).
     pub npm_launcher: Option<PathBuf>,
+    /// Where Claude Code reads the managed settings of this system, whose hooks run too.
+    pub managed_settings: Option<PathBuf>,
     pub now: SystemTime,
 }
 
@@ -39,6 +41,7 @@ impl Environment {
                 .filter(|s| crate::home::valid_session(s))
                 .map(|s| (s, std::env::var("AI_AGENT").ok())),
             npm_launcher: std::env::var_os("ANVIL_NPM_LAUNCHER").map(PathBuf::from),
+            managed_settings: crate::claude::install::managed_settings(),
             now: SystemTime::now(),
         }
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::distribution::Plugin;
 use super::environment::{Environment, find_in, is_executable};
 use super::finding::{Finding, Fix, Level};
 use crate::claude::install;
@@ -17,97 +18,21 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
     let places: Vec<&Path> = std::iter::once(project_claude.as_path())
         .chain(user_claude.as_deref())
         .collect();
-    let mut out = Vec::new();
-    let mut programs: Vec<String> = Vec::new();
     // The plugin brings its hooks, commands and MCP server, and its own programs.
     let plugin = super::distribution::enabled_plugin(env);
-
+    let mut out = Vec::new();
+    let mut programs: Vec<String> = Vec::new();
     for (event, sub) in install::HOOKS {
-        let wired: Vec<(PathBuf, String)> = places
-            .iter()
-            .flat_map(|claude| install::installed_hooks(claude, event, sub))
-            .collect();
-        let check = match sub {
-            "stop" => "stop-hook",
-            "session-start" => "session-start-hook",
-            _ => "prompt-expansion-hook",
-        };
-        if let Some(plugin) = plugin.as_ref().filter(|p| p.has_hook(event, sub))
-            && wired.is_empty()
-        {
-            out.push(Finding::new(
-                "installation",
-                check,
-                Level::Ok,
-                format!("{event} hook from the plugin {}", plugin.key),
-            ));
-            continue;
-        }
-        if wired.is_empty() {
-            let (level, why) = match sub {
-                "stop" => (
-                    Level::Fail,
-                    "debates do not advance past their first prompt",
-                ),
-                "session-start" => (
-                    Level::Warn,
-                    "after a compaction the next prompt does not bring the session up to date",
-                ),
-                _ => (
-                    Level::Warn,
-                    "/anvil, /anvil-steer and /anvil-cancel cannot receive their arguments",
-                ),
-            };
-            out.push(
-                Finding::new(
-                    "installation",
-                    check,
-                    level,
-                    format!("no {event} hook in Claude Code's settings: {why}"),
-                )
-                .hint("run `anvil install` (or load the plugin that `anvil plugin` writes)"),
-            );
-            continue;
-        }
-        for (file, command) in &wired {
-            let program = command.split_whitespace().next().unwrap_or_default();
-            programs.push(program.to_owned());
-            let shared = file == &project_claude.join("settings.json");
-            let finding = if Path::new(program).is_absolute() && shared {
-                Finding::new(
-                    "installation",
-                    check,
-                    Level::Warn,
-                    format!(
-                        "{event} hook `{command}` in {} names this machine's path, in a file teams share",
-                        file.display()
-                    ),
-                )
-                .hint("`anvil install` rewrites it to call `anvil-hook` by name")
-            } else if !command.starts_with(install::HOOK_PROGRAM)
-                && !Path::new(program).ends_with(install::HOOK_PROGRAM)
-            {
-                Finding::new(
-                    "installation",
-                    check,
-                    Level::Note,
-                    format!(
-                        "{event} hook `{command}` ({}) is the older wiring; it works",
-                        file.display()
-                    ),
-                )
-                .hint("`anvil install` switches it to the smaller `anvil-hook` binary")
-            } else {
-                Finding::new(
-                    "installation",
-                    check,
-                    Level::Ok,
-                    format!("{event} hook `{command}` ({})", file.display()),
-                )
-            };
-            out.push(finding);
-        }
+        out.extend(hook(
+            event,
+            sub,
+            &places,
+            plugin.as_ref(),
+            &project_claude,
+            &mut programs,
+        ));
     }
+    out.extend(super::hook_timeout::check(env, &places, plugin.as_ref()));
 
     // The programs the hooks and command files call must be found where Claude Code looks (the
     // plugin's commands find `anvil` in its own bin/).
@@ -128,6 +53,108 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
     out.extend(super::client::check(env, &path));
     out.extend(command_files(&places));
     out
+}
+
+/// anvil's hook `sub` for `event`: from the plugin, missing, or each entry of it in the
+/// settings files of `places` (whose programs are added to `programs`).
+fn hook(
+    event: &str,
+    sub: &str,
+    places: &[&Path],
+    plugin: Option<&Plugin>,
+    project_claude: &Path,
+    programs: &mut Vec<String>,
+) -> Vec<Finding> {
+    let wired: Vec<(PathBuf, String)> = places
+        .iter()
+        .flat_map(|claude| install::installed_hooks(claude, event, sub))
+        .collect();
+    let check = match sub {
+        "stop" => "stop-hook",
+        "session-start" => "session-start-hook",
+        _ => "prompt-expansion-hook",
+    };
+    if let Some(plugin) = plugin.filter(|p| p.has_hook(event, sub))
+        && wired.is_empty()
+    {
+        return vec![Finding::new(
+            "installation",
+            check,
+            Level::Ok,
+            format!("{event} hook from the plugin {}", plugin.key),
+        )];
+    }
+    if wired.is_empty() {
+        let (level, why) = match sub {
+            "stop" => (
+                Level::Fail,
+                "debates do not advance past their first prompt",
+            ),
+            "session-start" => (
+                Level::Warn,
+                "after a compaction the next prompt does not bring the session up to date",
+            ),
+            _ => (
+                Level::Warn,
+                "/anvil, /anvil-steer and /anvil-cancel cannot receive their arguments",
+            ),
+        };
+        return vec![
+            Finding::new(
+                "installation",
+                check,
+                level,
+                format!("no {event} hook in Claude Code's settings: {why}"),
+            )
+            .hint("run `anvil install` (or load the plugin that `anvil plugin` writes)"),
+        ];
+    }
+    let mut out = Vec::new();
+    for (file, command) in &wired {
+        let program = command.split_whitespace().next().unwrap_or_default();
+        programs.push(program.to_owned());
+        let shared = file == &project_claude.join("settings.json");
+        out.push(wired_hook(event, check, file, command, shared));
+    }
+    out
+}
+
+/// One entry of anvil's hook in `file`: a machine's path in a shared file, the older wiring
+/// (`anvil hook …`), or as `anvil install` writes it.
+fn wired_hook(event: &str, check: &'static str, file: &Path, command: &str, shared: bool) -> Finding {
+    let program = command.split_whitespace().next().unwrap_or_default();
+    if Path::new(program).is_absolute() && shared {
+        Finding::new(
+            "installation",
+            check,
+            Level::Warn,
+            format!(
+                "{event} hook `{command}` in {} names this machine's path, in a file teams share",
+                file.display()
+            ),
+        )
+        .hint("`anvil install` rewrites it to call `anvil-hook` by name")
+    } else if !command.starts_with(install::HOOK_PROGRAM)
+        && !Path::new(program).ends_with(install::HOOK_PROGRAM)
+    {
+        Finding::new(
+            "installation",
+            check,
+            Level::Note,
+            format!(
+                "{event} hook `{command}` ({}) is the older wiring; it works",
+                file.display()
+            ),
+        )
+        .hint("`anvil install` switches it to the smaller `anvil-hook` binary")
+    } else {
+        Finding::new(
+            "installation",
+            check,
+            Level::Ok,
+            format!("{event} hook `{command}` ({})", file.display()),
+        )
+    }
 }
 
 /// The PATH that Claude Code gives hooks and commands: a `PATH` in the settings' `env` (the
@@ -502,6 +529,7 @@ mod tests {
                 path,
                 claude_session: None,
                 npm_launcher: None,
+                managed_settings: None,
                 now: SystemTime::now(),
             }
         }

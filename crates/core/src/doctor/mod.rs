@@ -14,6 +14,7 @@ mod distribution;
 mod environment;
 mod examine;
 mod finding;
+mod hook_timeout;
 mod installation;
 mod record;
 mod repair;

@@ -215,6 +215,7 @@ mod tests {
             path: None,
             claude_session: None,
             npm_launcher: None,
+            managed_settings: None,
             now: SystemTime::now(),
         }
     }

@@ -214,9 +214,10 @@ fn group_hooks(group: &Value) -> Vec<(&str, Option<u64>)> {
 
 /// How long Claude Code lets anvil's Stop hook run here, and which file says so: the
 /// plugin's `hooks/hooks.json` when the hook runs from a plugin (`$CLAUDE_PLUGIN_ROOT`), else
-/// the project's settings files and the user's (`~/.claude/settings.json`); the shortest
-/// when several run it. An entry without a `timeout` has Claude Code's default; none found
-/// (settings passed with `--settings`), the same.
+/// the project's settings files and the user's (`~/.claude/settings.json`), and in both cases
+/// the managed settings of this system ([`managed_settings`]); the shortest when several run
+/// it. An entry without a `timeout` has Claude Code's default; none found, the same (a file
+/// passed with `claude --settings` is not known to the hook).
 pub(crate) fn stop_timeout(project: &Path) -> (u64, Option<PathBuf>) {
     let mut files: Vec<PathBuf> = Vec::new();
     if let Some(root) = std::env::var_os("CLAUDE_PLUGIN_ROOT").filter(|r| !r.is_empty()) {
@@ -228,31 +229,72 @@ pub(crate) fn stop_timeout(project: &Path) -> (u64, Option<PathBuf>) {
             files.push(PathBuf::from(home).join(".claude/settings.json"));
         }
     }
+    files.extend(managed_settings());
     shortest_stop_timeout(&files)
 }
 
-/// The shortest `timeout` of anvil's Stop hook in `files` (settings files or a plugin's
-/// `hooks.json`), with the file; Claude Code's default when none holds the hook.
-fn shortest_stop_timeout(files: &[PathBuf]) -> (u64, Option<PathBuf>) {
-    let mut found: Option<(u64, PathBuf)> = None;
+/// Where Claude Code reads the settings an administrator manages on this system (they take
+/// precedence over every other file, and their hooks run beside the others).
+pub(crate) fn managed_settings() -> Option<PathBuf> {
+    if cfg!(target_os = "macos") {
+        Some(PathBuf::from(
+            "/Library/Application Support/ClaudeCode/managed-settings.json",
+        ))
+    } else if cfg!(windows) {
+        Some(PathBuf::from(
+            r"C:\ProgramData\ClaudeCode\managed-settings.json",
+        ))
+    } else if cfg!(unix) {
+        Some(PathBuf::from("/etc/claude-code/managed-settings.json"))
+    } else {
+        None
+    }
+}
+
+/// One entry of anvil's Stop hook in a settings file (or a plugin's `hooks.json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StopHookEntry {
+    pub file: PathBuf,
+    /// Its `timeout` in seconds; `None` when it names none (Claude Code's default applies).
+    pub timeout: Option<u64>,
+}
+
+impl StopHookEntry {
+    /// How long Claude Code lets it run, in seconds.
+    pub fn seconds(&self) -> u64 {
+        self.timeout.unwrap_or(CLAUDE_DEFAULT_TIMEOUT)
+    }
+}
+
+/// Every entry of anvil's Stop hook in `files`, in their order.
+pub(crate) fn stop_hook_entries(files: &[PathBuf]) -> Vec<StopHookEntry> {
+    let mut out = Vec::new();
     for path in files {
         let Ok(settings) = read_settings(path) else {
             continue;
         };
         for group in settings["hooks"]["Stop"].as_array().into_iter().flatten() {
             for (command, timeout) in group_hooks(group) {
-                if !is_anvil_hook(&command.replace('"', ""), "stop") {
-                    continue;
-                }
-                let timeout = timeout.unwrap_or(CLAUDE_DEFAULT_TIMEOUT);
-                if found.as_ref().is_none_or(|(t, _)| timeout < *t) {
-                    found = Some((timeout, path.to_owned()));
+                if is_anvil_hook(&command.replace('"', ""), "stop") {
+                    out.push(StopHookEntry {
+                        file: path.to_owned(),
+                        timeout,
+                    });
                 }
             }
         }
     }
-    match found {
-        Some((timeout, path)) => (timeout, Some(path)),
+    out
+}
+
+/// The shortest `timeout` of anvil's Stop hook in `files` (settings files or a plugin's
+/// `hooks.json`), with the file; Claude Code's default when none holds the hook.
+fn shortest_stop_timeout(files: &[PathBuf]) -> (u64, Option<PathBuf>) {
+    match stop_hook_entries(files)
+        .into_iter()
+        .min_by_key(StopHookEntry::seconds)
+    {
+        Some(entry) => (entry.seconds(), Some(entry.file)),
         None => (CLAUDE_DEFAULT_TIMEOUT, None),
     }
 }
