@@ -449,82 +449,20 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
         state_of(home, record, line, h.tip).ok_or_else(|| ApiError::internal("no state"))?;
     let own = h.own_start().unwrap_or(h.entries.len());
     let names = h.names();
-    let rev_at = |index: usize| {
-        names
-            .iter()
-            .rev()
-            .find(|(_, i)| *i == index)
-            .map(|(n, _)| format!("{line}:{n}"))
-    };
     let mut phases = Vec::new();
     let mut steering = Vec::new();
     for (i, entry) in h.entries.iter().enumerate() {
-        let text = match entry.role {
-            Some(_) => history::response(record, entry)
-                .map_err(ApiError::internal)?
-                .unwrap_or_default(),
-            None => entry.describe(),
-        };
         if i >= own && entry.role.is_some() {
-            let round = h.entries[i + 1..]
-                .iter()
-                .find(|e| e.role.is_some())
-                .map_or(state.progress.round, |e| e.meta.round);
-            for s in &entry.meta.steering {
-                steering.push(Steering {
-                    text: s.clone(),
-                    state: "delivered".into(),
-                    round: Some(round),
-                    time: entry.time,
-                });
-            }
+            steering.extend(delivered_steering(h, i, &state));
         }
-        let provenance = anvil_core::model::provenance::Provenance::read_from(&entry.meta);
-        phases.push(PhaseView {
-            step: entry.step,
-            commit: entry.commit.to_string(),
-            phase: entry.meta.phase.clone(),
-            role: entry.role.map(|r| r.name().to_owned()),
-            title: entry.heading(),
-            round: entry.meta.round,
-            voice: entry.meta.voice.clone(),
-            time: entry.time,
-            steering: entry.meta.steering.clone(),
-            text,
-            inherited: i < own,
-            rev: rev_at(i),
-            has_prompt: entry.role.is_some(),
-            played_by: provenance.as_ref().and_then(|p| p.played_by()),
-            usage: provenance.as_ref().map(|p| p.summary()),
-        });
+        let rev = names
+            .iter()
+            .rev()
+            .find(|(_, at)| *at == i)
+            .map(|(n, _)| format!("{line}:{n}"));
+        phases.push(phase_view(record, entry, i < own, rev)?);
     }
-    if let Ok(queued) = home.queued_steering(line) {
-        for queued in queued {
-            steering.push(Steering {
-                time: queued_time(&queued.path),
-                text: queued.text,
-                state: "queued".into(),
-                round: None,
-            });
-        }
-    }
-    let branched_from = h
-        .entries
-        .get(own)
-        .filter(|e| e.meta.phase == "branch")
-        .map(|e| BranchPoint {
-            line: e
-                .meta
-                .branched_from
-                .as_deref()
-                .and_then(|f| f.split(':').next())
-                .unwrap_or("main")
-                .to_owned(),
-            from: e.meta.branched_from.clone().unwrap_or_default(),
-            round: e.meta.round,
-            steering: e.meta.steering.first().cloned().unwrap_or_default(),
-            time: e.time,
-        });
+    steering.extend(queued_steering(home, line));
     let running = anvil_core::line::headless::running(home, line);
     let headless = anvil_core::line::headless::load(home, line).map(|run| headless(run, running));
     let runnable = !state.progress.status.is_over() && home.state_path(line).is_file() && !running;
@@ -539,7 +477,7 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
         round: state.progress.round,
         rounds: state.setup.rounds,
         session: state.session.clone(),
-        branched_from,
+        branched_from: branch_point(h, own),
         question: state.question.as_ref().map(|q| QuestionView {
             text: q.text.clone(),
             answer: q.answer.clone(),
@@ -557,6 +495,95 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
         updated: h.entries.last().map_or(0, |e| e.time),
         positions: positions_view(&h.entries, &line.line),
     })
+}
+
+/// One recorded phase (or event) of a line, with its text; `inherited` when it was recorded
+/// before the line branched off, `rev` the revision named at it.
+fn phase_view(
+    record: &Record,
+    entry: &history::Entry,
+    inherited: bool,
+    rev: Option<String>,
+) -> Result<PhaseView, ApiError> {
+    let text = match entry.role {
+        Some(_) => history::response(record, entry)
+            .map_err(ApiError::internal)?
+            .unwrap_or_default(),
+        None => entry.describe(),
+    };
+    let provenance = anvil_core::model::provenance::Provenance::read_from(&entry.meta);
+    Ok(PhaseView {
+        step: entry.step,
+        commit: entry.commit.to_string(),
+        phase: entry.meta.phase.clone(),
+        role: entry.role.map(|r| r.name().to_owned()),
+        title: entry.heading(),
+        round: entry.meta.round,
+        voice: entry.meta.voice.clone(),
+        time: entry.time,
+        steering: entry.meta.steering.clone(),
+        text,
+        inherited,
+        rev,
+        has_prompt: entry.role.is_some(),
+        played_by: provenance.as_ref().and_then(|p| p.played_by()),
+        usage: provenance.as_ref().map(|p| p.summary()),
+    })
+}
+
+/// The steering delivered with the phase at `i`, in the round of the next phase (the one it
+/// steered), or the round the line stands in.
+fn delivered_steering(h: &LineHistory, i: usize, state: &State) -> Vec<Steering> {
+    let entry = &h.entries[i];
+    let round = h.entries[i + 1..]
+        .iter()
+        .find(|e| e.role.is_some())
+        .map_or(state.progress.round, |e| e.meta.round);
+    entry
+        .meta
+        .steering
+        .iter()
+        .map(|s| Steering {
+            text: s.clone(),
+            state: "delivered".into(),
+            round: Some(round),
+            time: entry.time,
+        })
+        .collect()
+}
+
+/// The steering queued for the line's next phase.
+fn queued_steering(home: &Home, line: &LineRef) -> Vec<Steering> {
+    home.queued_steering(line)
+        .into_iter()
+        .flatten()
+        .map(|queued| Steering {
+            time: queued_time(&queued.path),
+            text: queued.text,
+            state: "queued".into(),
+            round: None,
+        })
+        .collect()
+}
+
+/// Where the line branched off, when its own history begins with a branch.
+fn branch_point(h: &LineHistory, own: usize) -> Option<BranchPoint> {
+    h.entries
+        .get(own)
+        .filter(|e| e.meta.phase == "branch")
+        .map(|e| BranchPoint {
+            line: e
+                .meta
+                .branched_from
+                .as_deref()
+                .and_then(|f| f.split(':').next())
+                .unwrap_or("main")
+                .to_owned(),
+            from: e.meta.branched_from.clone().unwrap_or_default(),
+            round: e.meta.round,
+            steering: e.meta.steering.first().cloned().unwrap_or_default(),
+            time: e.time,
+        })
 }
 
 /// When a steering file was queued: its modification time.

@@ -228,7 +228,10 @@ mod tests {
         assert!(found.iter().all(|f| f.level == Level::Warn), "{found:#?}");
         assert!(found[0].message.contains("300 s"), "{}", found[0].message);
         let user_hint = found[0].hint.as_deref().unwrap();
-        assert!(user_hint.starts_with("`anvil install --user`"), "{user_hint}");
+        assert!(
+            user_hint.starts_with("`anvil install --user`"),
+            "{user_hint}"
+        );
         assert!(found[1].message.contains("60 s"), "{}", found[1].message);
         let managed_hint = found[1].hint.as_deref().unwrap();
         assert!(

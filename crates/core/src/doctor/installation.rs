@@ -121,7 +121,13 @@ fn hook(
 
 /// One entry of anvil's hook in `file`: a machine's path in a shared file, the older wiring
 /// (`anvil hook …`), or as `anvil install` writes it.
-fn wired_hook(event: &str, check: &'static str, file: &Path, command: &str, shared: bool) -> Finding {
+fn wired_hook(
+    event: &str,
+    check: &'static str,
+    file: &Path,
+    command: &str,
+    shared: bool,
+) -> Finding {
     let program = command.split_whitespace().next().unwrap_or_default();
     if Path::new(program).is_absolute() && shared {
         Finding::new(
