@@ -19,7 +19,7 @@ const CRITIC_RULES: &str = "Make the strongest honest case AGAINST the proposal"
 
 /// Plays the phase whose tag the request carries (any API, any agent); anything else (an
 /// agent's own side work) gets a plain answer.
-fn debater(turn: &Turn) -> Reply {
+pub(crate) fn debater(turn: &Turn) -> Reply {
     match find_tag(&turn.latest_user_text_raw_any()) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("ok"),
@@ -44,7 +44,7 @@ impl AnyText for Turn {
     }
 }
 
-fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
+pub(crate) fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
     Run::from_output(
         project
             .command(args)
@@ -56,7 +56,7 @@ fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
 }
 
 /// The one debate of the project.
-fn debate_of(project: &Project) -> String {
+pub(crate) fn debate_of(project: &Project) -> String {
     let dir = project.anvil_home().join("debates");
     let mut ids: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -69,7 +69,7 @@ fn debate_of(project: &Project) -> String {
 }
 
 /// The phases of the line, (phase, round, agent).
-fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
+pub(crate) fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
     commits
         .iter()
         .filter(|c| {

@@ -36,7 +36,7 @@ fn prompt_of(turn: &Turn) -> String {
 }
 
 /// Plays the phase whose tag the request carries, through any API; anything else gets a line.
-fn debater(turn: &Turn) -> Reply {
+pub(crate) fn debater(turn: &Turn) -> Reply {
     match find_tag(&prompt_of(turn)) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("Noted."),
@@ -55,7 +55,7 @@ fn debater_with_failing_codex(failing: &Arc<AtomicBool>) -> impl Fn(&Turn) -> Re
 }
 
 /// (phase, round, who played it: the agent, or `host`) of each phase of the line.
-fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
+pub(crate) fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
     commits
         .iter()
         .filter(|c| ["advocate", "critic", "synthesizer"].contains(&c.phase()))
@@ -69,14 +69,14 @@ fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn want(rows: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+pub(crate) fn want(rows: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
     rows.iter()
         .map(|(p, r, a)| ((*p).to_owned(), (*r).to_owned(), (*a).to_owned()))
         .collect()
 }
 
 /// The Stop hook's input for `session`'s turn that ended with `text`.
-fn stop_input(project: &Project, session: &str, text: &str) -> serde_json::Value {
+pub(crate) fn stop_input(project: &Project, session: &str, text: &str) -> serde_json::Value {
     serde_json::json!({
         "session_id": session, "cwd": project.path(), "hook_event_name": "Stop",
         "stop_hook_active": true, "last_assistant_message": text,
@@ -84,7 +84,7 @@ fn stop_input(project: &Project, session: &str, text: &str) -> serde_json::Value
 }
 
 /// `anvil-hook stop` as Claude Code runs it in a session whose agents `home` configures.
-fn hook_command(project: &Project, home: &AgentsHome) -> Command {
+pub(crate) fn hook_command(project: &Project, home: &AgentsHome) -> Command {
     let mut hook = Command::new(anvil_hook_bin());
     hook.arg("stop")
         .current_dir(project.path())

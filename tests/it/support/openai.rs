@@ -238,8 +238,11 @@ fn parse(seq: usize, api: Api, agent: Agent, session_id: Option<String>, body: V
 }
 
 /// Made-up but distinct token figures, so that a test sees each carried through:
-/// (input, cached, output).
+/// (input, cached, output); or those the reply names.
 fn usage(turn: &Turn, reply: &Reply) -> (u64, u64, u64) {
+    if let Some((input, output)) = reply.usage {
+        return (input, 0, output);
+    }
     let input = (turn.body.to_string().len() / 4 + 1) as u64;
     let output: u64 = reply
         .blocks
