@@ -261,6 +261,40 @@ mod tests {
     }
 
     #[test]
+    fn the_plugins_stop_hook_is_held_to_the_same_need() {
+        let setup = Setup::new();
+        let root = setup.user().join(".claude/plugins/cache/anvil/anvil/0.1.0");
+        install::write_plugin(&root, install::PluginBinaries::Inside).unwrap();
+        let listed = json!({"version": 2, "plugins": {"anvil@anvil": [
+            {"scope": "user", "installPath": root, "version": "0.1.0"}
+        ]}});
+        std::fs::write(
+            setup.user().join(".claude/plugins/installed_plugins.json"),
+            listed.to_string(),
+        )
+        .unwrap();
+        std::fs::write(
+            setup.user().join(".claude/settings.json"),
+            json!({"enabledPlugins": {"anvil@anvil": true}}).to_string(),
+        )
+        .unwrap();
+        let env = setup.env();
+        let plugin = super::super::distribution::enabled_plugin(&env).expect("enabled");
+        let (project, user) = (setup.project().join(".claude"), setup.user().join(".claude"));
+        let found = check(&env, &[&project, &user], Some(&plugin));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].level, Level::Ok, "{found:#?}");
+
+        // An older plugin's hook, with a minute.
+        write_stop_hook(&root.join("hooks/hooks.json"), Some(60));
+        let found = check(&env, &[&project, &user], Some(&plugin));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].level, Level::Warn);
+        let hint = found[0].hint.as_deref().unwrap();
+        assert!(hint.starts_with("update the anvil plugin"), "{hint}");
+    }
+
+    #[test]
     fn without_anvils_stop_hook_nothing_is_said_of_its_timeout() {
         let setup = Setup::new();
         assert!(setup.findings().is_empty());
