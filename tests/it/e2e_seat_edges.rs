@@ -73,7 +73,7 @@ fn two_stop_hooks_at_once_play_a_seat_once_and_the_other_says_so() {
         &session,
     ]);
     let input = stop_input(&project, &session, "The advocate's case.");
-    let mut hooks = vec![
+    let mut hooks = [
         Some(spawn_stop(&project, &home, &input)),
         Some(spawn_stop(&project, &home, &input)),
     ];

@@ -280,7 +280,10 @@ mod tests {
         .unwrap();
         let env = setup.env();
         let plugin = super::super::distribution::enabled_plugin(&env).expect("enabled");
-        let (project, user) = (setup.project().join(".claude"), setup.user().join(".claude"));
+        let (project, user) = (
+            setup.project().join(".claude"),
+            setup.user().join(".claude"),
+        );
         let found = check(&env, &[&project, &user], Some(&plugin));
         assert_eq!(found.len(), 1, "{found:#?}");
         assert_eq!(found[0].level, Level::Ok, "{found:#?}");

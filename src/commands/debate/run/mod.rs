@@ -322,7 +322,6 @@ impl Driver<'_> {
     /// one) gets the question and the material, never the other's opening. Both are recorded
     /// in speaking order, the second with the blind prompt it really had.
     fn play_openings(&mut self, began: Instant) -> Result<Option<String>, CliError> {
-        use anvil_core::seat::{Agent, Seat};
         let (home, line) = (self.home, self.line);
         let state = State::load(&home.state_path(line))?;
         let first = state.progress.phase;
@@ -331,17 +330,7 @@ impl Driver<'_> {
         } else {
             Role::Advocate
         };
-        let seat_of = |role: Role| {
-            state
-                .setup
-                .seats
-                .seat_for(role.name(), None)
-                .cloned()
-                .unwrap_or(Seat {
-                    agent: Agent::Claude,
-                    model: None,
-                })
-        };
+        let seat_of = |role: Role| seat_or_claude(&state, role);
         let jobs = [
             (
                 first,
@@ -362,33 +351,8 @@ impl Driver<'_> {
             jobs[1].0.name(),
             jobs[1].1
         ));
-        let cwd = home.project();
-        let timeout = self.seat_timeout;
         let guard = std::env::current_exe().ok();
-        let guard = guard.as_deref();
-        let results: Vec<_> = std::thread::scope(|scope| {
-            let handles: Vec<_> = jobs
-                .iter()
-                .map(|(role, seat, prompt)| {
-                    scope.spawn(move || {
-                        let turn = anvil_core::seat::Turn {
-                            cwd,
-                            prompt,
-                            resume: None,
-                            model: seat.model.as_deref(),
-                            timeout,
-                            role: role.name(),
-                            guard,
-                        };
-                        anvil_core::seat::play(seat.agent.adapter(), &turn)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a seat's thread does not panic"))
-                .collect()
-        });
+        let results = draft_at_once(&jobs, home.project(), self.seat_timeout, guard.as_deref());
         let mut results = results.into_iter();
         let (opening, answer) = (results.next().expect("two"), results.next().expect("two"));
         let label = |role: Role| anvil_core::model::state::phase_label(role, 1, state.setup.rounds);
@@ -466,6 +430,52 @@ impl Driver<'_> {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// The seat of `role`, or claude for a role without one.
+fn seat_or_claude(state: &State, role: Role) -> anvil_core::seat::Seat {
+    state
+        .setup
+        .seats
+        .seat_for(role.name(), None)
+        .cloned()
+        .unwrap_or(anvil_core::seat::Seat {
+            agent: anvil_core::seat::Agent::Claude,
+            model: None,
+        })
+}
+
+/// Plays each (role, seat, prompt) of `jobs` in a thread of its own, all at once; what each
+/// said, in the order of `jobs`.
+fn draft_at_once(
+    jobs: &[(Role, anvil_core::seat::Seat, String)],
+    cwd: &Path,
+    timeout: Duration,
+    guard: Option<&Path>,
+) -> Vec<Result<anvil_core::seat::Played, anvil_core::seat::SeatError>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(role, seat, prompt)| {
+                scope.spawn(move || {
+                    let turn = anvil_core::seat::Turn {
+                        cwd,
+                        prompt,
+                        resume: None,
+                        model: seat.model.as_deref(),
+                        timeout,
+                        role: role.name(),
+                        guard,
+                    };
+                    anvil_core::seat::play(seat.agent.adapter(), &turn)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a seat's thread does not panic"))
+            .collect()
+    })
 }
 
 /// The next prompt for claude in what recording a phase answered, when the host plays next.
