@@ -800,6 +800,16 @@ impl Record {
     /// The debates whose id starts with `prefix`, sorted: one listing of `refs/anvil/` (names
     /// only, no file opened) and a binary search in `packed-refs`.
     pub fn debates_with_prefix(&self, prefix: &str) -> Result<Vec<String>, RecordError> {
+        self.debates_named(prefix, true)
+    }
+
+    /// Every debate folder of `refs/anvil/` and every debate in `packed-refs`, sorted,
+    /// without opening the folders (one may hold no line any more).
+    pub fn debate_names(&self) -> Result<Vec<String>, RecordError> {
+        self.debates_named("", false)
+    }
+
+    fn debates_named(&self, prefix: &str, holding_refs: bool) -> Result<Vec<String>, RecordError> {
         let mut out = std::collections::BTreeSet::new();
         if prefix.contains('/') {
             return Ok(Vec::new());
@@ -817,7 +827,7 @@ impl Record {
                             .any(|e| !e.file_name().to_string_lossy().ends_with(".lock"))
                     };
                     if name.starts_with(prefix)
-                        && std::fs::read_dir(entry.path()).is_ok_and(holds_ref)
+                        && (!holding_refs || std::fs::read_dir(entry.path()).is_ok_and(holds_ref))
                     {
                         out.insert(name);
                     }
