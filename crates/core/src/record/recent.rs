@@ -308,8 +308,9 @@ impl Journal {
         });
         if known && stamp.refs_settled {
             // A cache: another reader notes it if this one cannot.
-            let _ = open_locked(&path(record.path()), Lock::Shared)
-                .and_then(|file| append(&mut file.expect("waited for"), &format!("! {}", stamp.refs)));
+            let _ = open_locked(&path(record.path()), Lock::Shared).and_then(|file| {
+                append(&mut file.expect("waited for"), &format!("! {}", stamp.refs))
+            });
         }
         known
     }
@@ -412,7 +413,9 @@ impl<'r> Newest<'r> {
             if let Some(top) = self.pending.peek() {
                 let beats_the_rest = match claims.last() {
                     None => true,
-                    Some(bound) => self.checked >= self.screen && (top.0, &top.1) >= (bound.0, &bound.1),
+                    Some(bound) => {
+                        self.checked >= self.screen && (top.0, &top.1) >= (bound.0, &bound.1)
+                    }
                 };
                 if beats_the_rest {
                     let (time, debate) = self.pending.pop().expect("peeked");
