@@ -446,20 +446,22 @@ impl Candidates {
     /// The claim the next candidate makes: a bound on every debate not taken yet.
     fn bound(&mut self) -> Result<Option<(i64, String)>, String> {
         loop {
-            self.fill()?;
-            match (&self.next_base, self.appended.last()) {
-                (Some(b), Some(a)) if a >= b => {}
-                (Some(b), _) => return Ok(Some(b.clone())),
-                (None, last) => return Ok(last.cloned()),
-            }
-            // The appended claim is higher, unless its debate was taken already.
             if self
-                .seen
-                .contains(&self.appended.last().expect("matched").1)
+                .next_base
+                .as_ref()
+                .is_some_and(|b| self.seen.contains(&b.1))
             {
-                self.appended.pop();
-            } else {
-                return Ok(self.appended.last().cloned());
+                self.next_base = None;
+            }
+            self.fill()?;
+            match self.appended.last() {
+                Some(a) if self.seen.contains(&a.1) => drop(self.appended.pop()),
+                a => {
+                    return Ok(match (&self.next_base, a) {
+                        (Some(b), Some(a)) => Some(b.max(a).clone()),
+                        (b, a) => b.as_ref().or(a).cloned(),
+                    });
+                }
             }
         }
     }
@@ -575,12 +577,18 @@ impl<'r> Newest<'r> {
                     return Ok(Some((debate, time)));
                 }
             }
-            let Ok(Some((claimed, debate))) = candidates.next() else {
-                if bound.is_some() {
+            let next = match candidates.next() {
+                Ok(next) => next,
+                Err(_) => {
                     self.fall_back()?;
                     continue;
                 }
-                return Ok(None);
+            };
+            let Some((claimed, debate)) = next else {
+                if self.pending.is_empty() {
+                    return Ok(None);
+                }
+                continue;
             };
             self.checked += 1;
             match activity(self.record, &mut self.times, &debate)? {
@@ -647,6 +655,17 @@ fn correct(record: &Record, debate: &str) {
     let Ok(Some(mut file)) = open_locked(&path(record.path()), Lock::TryExclusive) else {
         return;
     };
+    // No writer is between its note and its ref now: a last line without its newline is a
+    // dead writer's, cut off rather than left among whole lines, where it would be damage.
+    let mut bytes = Vec::new();
+    if file.read_to_end(&mut bytes).is_err()
+        || !bytes.ends_with(b"\n")
+            && file
+                .set_len(bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) as u64)
+                .is_err()
+    {
+        return;
+    }
     if let Ok(time) = activity(record, &mut record.commit_times(), debate) {
         let time = time.map_or("-".to_owned(), |t| t.to_string());
         let _ = append(&mut file, &format!("= {time} {debate}"));
