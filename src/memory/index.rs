@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use anvil_core::home::Home;
+use anvil_core::record::stamp::{self, Stamp};
 use anvil_core::record::store::Record;
 use anvil_core::review::history;
 use gix::ObjectId;
@@ -426,11 +427,14 @@ impl Index {
     /// by renaming its lock file in its debate's folder (anvil and git alike), which changes
     /// the folder's modification time, and a new debate is a new folder. Only debates whose
     /// folder changed since the last catch-up are read; a changed `packed-refs` (a `git
-    /// pack-refs`, `anvil gc`) makes the index read every line once. Before any of that, a
-    /// handful of stamps ([`Quick`]) tell whether anything can have moved at all.
+    /// pack-refs`, `anvil gc`) makes the index read every line once. Before any of that, the
+    /// record's stamp of its refs ([`Stamp::all`]) tells whether anything can have moved at
+    /// all. What it cannot see (a ref `git` moves in an existing debate's folder, without a
+    /// fetch: `git update-ref`, a push into this record) is found at the next change that it
+    /// does see (any phase anvil records, a fetch, `anvil gc`).
     fn catch_up(&mut self, record: &Record, record_dir: &Path) -> Result<(), SearchError> {
         // Stamped before the refs are read: a ref that moves in between is read again next time.
-        let quick_now = Quick::of(record_dir);
+        let quick_now = Stamp::of(record_dir);
         // The usual case, nothing moved: one comparison, no folder listed, no table read.
         let quick_then: Option<String> = self
             .db
@@ -439,11 +443,11 @@ impl Index {
             })
             .optional()
             .map_err(self.err())?;
-        if quick_then.as_deref() == Some(quick_now.stamp.as_str()) {
+        if quick_then.as_deref() == Some(quick_now.all.as_str()) {
             return Ok(());
         }
         let packed_now = &quick_now.packed;
-        let dirs_now = debate_dirs(&record_dir.join("refs/anvil"));
+        let dirs_now = stamp::debate_folders(record_dir);
         let path = self.path.clone();
         let err = move |source| SearchError::Index {
             path: path.clone(),
@@ -606,9 +610,9 @@ impl Index {
             stamps.push(("packed", packed_now.as_str()));
         }
         // What a search with nothing moved compares, unless it was taken too close to a
-        // change (see [`Quick`]); then the next search looks at the folders again.
+        // change (see [`Stamp::settled`]); then the next search looks at the folders again.
         if quick_now.settled && dirs_now.is_some() {
-            stamps.push(("quick", &quick_now.stamp));
+            stamps.push(("quick", &quick_now.all));
         } else {
             tx.execute("DELETE FROM stamps WHERE name = 'quick'", [])
                 .map_err(&err)?;
@@ -781,78 +785,6 @@ fn file_uri(path: &Path) -> String {
         }
     }
     uri
-}
-
-/// A file's or folder's identity and modification time, as text.
-fn stamp_of(m: &std::fs::Metadata) -> String {
-    use std::os::unix::fs::MetadataExt;
-    format!("{}:{}:{}.{}", m.ino(), m.len(), m.mtime(), m.mtime_nsec())
-}
-
-/// Each debate folder of `refs/anvil/` with its stamp; `None` when the folder cannot be read
-/// (the catch-up then reads every line).
-fn debate_dirs(refs: &Path) -> Option<Vec<(String, String)>> {
-    let entries = match std::fs::read_dir(refs) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Vec::new()),
-        Err(_) => return None,
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.ok()?;
-        let name = entry.file_name().into_string().ok()?;
-        // Relative to the open folder: no path to walk for each of thousands of debates.
-        out.push((name, stamp_of(&entry.metadata().ok()?)));
-    }
-    out.sort_unstable();
-    Some(out)
-}
-
-/// What tells a search that nothing moved without listing every debate's folder: the stamps
-/// of `refs/anvil/` (a debate added or removed), `packed-refs` (packing, pruning), the
-/// recent-debates index every ref anvil writes is noted in before it moves (see
-/// `anvil_core::record::recent`), and `FETCH_HEAD` (a `git fetch` into the record).
-///
-/// A ref that `git` moves in the folder of an existing debate with none of these (`git
-/// update-ref`, a push into this record) changes none of them: it is found at the next change
-/// that does (any phase anvil records, a fetch, `anvil gc`).
-struct Quick {
-    stamp: String,
-    /// `packed-refs`' own stamp (`-` when there is none): when it changed, every line is read.
-    packed: String,
-    /// Every stamped file is older than [`RACY`]: a change within the same tick of a
-    /// filesystem's clock (or a ref about to move after its note) cannot hide behind it.
-    settled: bool,
-}
-
-/// How old the stamped files must be for a search to trust their stamps next time (as git
-/// treats an index entry as racily clean).
-const RACY: std::time::Duration = std::time::Duration::from_secs(2);
-
-impl Quick {
-    fn of(record_dir: &Path) -> Quick {
-        let files = [
-            record_dir.join("packed-refs"),
-            record_dir.join("refs/anvil"),
-            anvil_core::record::recent::path(record_dir),
-            record_dir.join("FETCH_HEAD"),
-        ];
-        let now = std::time::SystemTime::now();
-        let mut settled = true;
-        let mut parts = Vec::with_capacity(files.len());
-        for file in &files {
-            let meta = std::fs::metadata(file).ok();
-            if let Some(modified) = meta.as_ref().and_then(|m| m.modified().ok()) {
-                settled &= now.duration_since(modified).is_ok_and(|age| age >= RACY);
-            }
-            parts.push(meta.map_or_else(|| "-".to_owned(), |m| stamp_of(&m)));
-        }
-        Quick {
-            stamp: parts.join(" "),
-            packed: parts.swap_remove(0),
-            settled,
-        }
-    }
 }
 
 /// An earlier conclusion related to a question: the newest synthesis of a debate whose

@@ -243,7 +243,7 @@ fn age(paths: &[std::path::PathBuf]) {
     }
 }
 
-/// The stamps a warm search compares before anything else (see `search_index::Quick`).
+/// The stamps a warm search compares before anything else (see `anvil_core::record::stamp`).
 fn settle_stamps(project: &Project) {
     let record = project.record_dir();
     age(&[

@@ -5,6 +5,7 @@ pub mod maintenance;
 pub mod recent;
 pub(crate) mod ref_lock;
 pub mod schema;
+pub mod stamp;
 pub mod stance;
 pub mod store;
 pub mod usage;

@@ -176,11 +176,7 @@ fn recent_index(dir: &Path) -> Finding {
         )
         .hint(rebuild)
         .fix(Fix::RebuildIndex),
-        Ok(Health::Outdated {
-            behind,
-            ahead,
-            unaccounted,
-        }) => {
+        Ok(Health::Outdated { behind, ahead }) => {
             let mut parts = Vec::new();
             if !behind.is_empty() {
                 parts.push(format!(
@@ -196,13 +192,6 @@ fn recent_index(dir: &Path) -> Finding {
                     names(&ahead),
                     if ahead.len() == 1 { "it" } else { "they" }
                 ));
-            }
-            if unaccounted {
-                parts.push(
-                    "the refs were changed by something other than anvil since it was written \
-                     (the next `anvil log` rebuilds it)"
-                        .to_owned(),
-                );
             }
             let level = if behind.is_empty() {
                 Level::Note
