@@ -75,6 +75,9 @@ use crate::record::store::{CommitTimes, Record, RecordError};
 /// The journal's file name inside the record.
 pub const FILE: &str = "anvil-recent";
 const HEADER: &str = "anvil-recent 2: each debate's last activity, noted before its refs move\n";
+/// The header of the index earlier builds wrote before the journal (a sorted file with
+/// fingerprint chains).
+const OLDER_HEADER: &str = "anvil-recent 1 ";
 /// Notes past which a reader compacts the journal (a few hundred kilobytes).
 const COMPACT_AT: usize = 2048;
 /// Times a reader reads the journal again because a writer moved a debate under it, before
@@ -765,6 +768,8 @@ pub enum Health {
     Fine { debates: usize },
     /// There is none (a record from before it existed, or it was deleted).
     Missing,
+    /// An older anvil wrote it (a sorted file of another form): the next reader rewrites it.
+    Older,
     /// It cannot be read as a journal.
     Damaged(String),
     /// It disagrees with the refs: `behind` are debates it misses or claims older than they
@@ -783,6 +788,9 @@ pub fn check(record: &Record) -> Result<Health, RecordError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Health::Missing),
         Err(e) => return Ok(Health::Damaged(e.to_string())),
     };
+    if bytes.starts_with(OLDER_HEADER.as_bytes()) {
+        return Ok(Health::Older);
+    }
     let journal = match Journal::parse(&bytes) {
         Ok(journal) => journal,
         Err(e) => return Ok(Health::Damaged(e)),
@@ -968,6 +976,25 @@ mod tests {
         assert!(matches!(check(&record).unwrap(), Health::Damaged(_)));
         assert_eq!(newest(&record), expected);
         assert_eq!(check(&record).unwrap(), Health::Fine { debates: 3 });
+    }
+
+    /// An index an earlier build wrote (before the journal) is said to be older, not damaged,
+    /// and the first reader rewrites it as a journal; a note taken meanwhile loses nothing.
+    #[test]
+    fn an_index_of_the_earlier_form_is_rewritten_by_the_first_reader() {
+        let (_dir, record) = record();
+        for (i, debate) in ["d1", "d2"].into_iter().enumerate() {
+            commit(&record, debate, "main", 10 * i as i64);
+        }
+        let older = "anvil-recent 1 0000000000000040 a1b2\n= 0 d1\n= 10 d2\n";
+        std::fs::write(path(record.path()), older).unwrap();
+        assert_eq!(check(&record).unwrap(), Health::Older);
+        commit(&record, "d1", "main", 20);
+        assert_eq!(
+            newest(&record),
+            vec![("d1".to_owned(), 20), ("d2".to_owned(), 10)]
+        );
+        assert_eq!(check(&record).unwrap(), Health::Fine { debates: 2 });
     }
 
     /// A writer that died halfway through its note (or is writing it now) leaves a last line

@@ -166,6 +166,16 @@ fn recent_index(dir: &Path) -> Finding {
         )
         .hint(rebuild)
         .fix(Fix::RebuildIndex),
+        Ok(Health::Older) => finding(
+            Level::Note,
+            format!(
+                "the index of recent debates {} was written by an older anvil: the next \
+                 `anvil log` rewrites it as a journal",
+                path.display()
+            ),
+        )
+        .hint(rebuild)
+        .fix(Fix::RebuildIndex),
         Ok(Health::Damaged(why)) => finding(
             Level::Warn,
             format!(
