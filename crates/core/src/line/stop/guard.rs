@@ -17,7 +17,7 @@ pub(super) enum Guarded<'a> {
     /// Answered without recording a phase.
     Answered(Plan<Reply>),
     /// The turn is the phase that is out: the next step records it.
-    Phase(Phase<'a>),
+    Phase(Box<Phase<'a>>),
 }
 
 /// A turn that is the phase that is out, with the line as it stood when it arrived.
@@ -76,12 +76,12 @@ pub(super) fn guard<'a>(
         // before, recorded once.
         return reissue(home, current, state, stop.session).map(Guarded::Answered);
     }
-    Ok(Guarded::Phase(Phase {
+    Ok(Guarded::Phase(Box::new(Phase {
         state,
         text,
         response_id,
         stop,
-    }))
+    })))
 }
 
 /// The answer of a line that does not take phases now: it waits for the human's answer, or it

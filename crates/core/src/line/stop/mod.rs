@@ -78,13 +78,6 @@ impl<'a> Stop<'a> {
 pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, DebateError> {
     let kept_id = stop.kept.filter(|k| Some(*k) != stop.text).map(blob_id);
     let response_id = stop.text.map(blob_id);
-    // What the kept text is to this stop: not there, not recorded yet, or recorded already.
-    #[derive(Clone, Copy, PartialEq)]
-    enum Kept {
-        No,
-        Unrecorded,
-        Recorded,
-    }
     let mut kept = Kept::No;
     let done = transaction::run(
         home,
@@ -94,20 +87,7 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
             ..Options::default()
         },
         |current| {
-            // The kept text goes first when the record does not have it yet: it answered the
-            // prompt that is out, while this turn answered the failure's message. One the
-            // record has already was recorded by a stop that then failed to hand out the next
-            // prompt: Claude never saw that prompt, so it is handed out again, and this turn
-            // (an answer to the failure) is not recorded.
-            let last = current
-                .state
-                .as_ref()
-                .and_then(|s| s.last_response.as_deref());
-            kept = match (stop.kept, kept_id.as_deref()) {
-                (Some(_), Some(id)) if last == Some(id) => Kept::Recorded,
-                (Some(_), Some(_)) => Kept::Unrecorded,
-                _ => Kept::No,
-            };
+            kept = Kept::of(stop, kept_id.as_deref(), current);
             match kept {
                 Kept::No => decide_stop(home, current, stop, response_id.as_deref()),
                 Kept::Unrecorded => {
@@ -123,19 +103,7 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
     )?;
     let mut notes = done.notes;
     if matches!(done.value.kind, Kind::Block { .. } | Kind::Finish) {
-        match kept {
-            Kept::Unrecorded => notes.push(format!(
-                "recorded the reply saved by a stop that could not record it ({}); this turn's \
-                 reply was an answer to that failure and is not a phase",
-                home.incoming_path(line).display()
-            )),
-            Kept::Recorded => notes.push(
-                "the last stop recorded its reply but could not hand out the next prompt; it \
-                 is handed out now (this turn's reply answered the failure and is not a phase)"
-                    .to_owned(),
-            ),
-            Kept::No => {}
-        }
+        notes.extend(kept.note(home, line));
     }
     if !matches!(done.value.kind, Kind::Block { .. } | Kind::Pause)
         && transaction::view(home, line).is_ok_and(|s| s.progress.status.is_over())
@@ -146,6 +114,51 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
             .map_err(io("cannot unbind the session in", home.root()))?;
     }
     Ok(done.value.with_notes(&notes))
+}
+
+/// What the kept text ([`Stop::kept`]) is to a stop: not there, not recorded yet, or recorded
+/// already.
+#[derive(Clone, Copy, PartialEq)]
+enum Kept {
+    No,
+    Unrecorded,
+    Recorded,
+}
+
+impl Kept {
+    /// The kept text of `stop` (known by `kept_id`) to the line `current` shows. It goes first
+    /// when the record does not have it yet: it answered the prompt that is out, while this
+    /// turn answered the failure's message. One the record has already was recorded by a stop
+    /// that then failed to hand out the next prompt: Claude never saw that prompt, so it is
+    /// handed out again, and this turn (an answer to the failure) is not recorded.
+    fn of(stop: Stop<'_>, kept_id: Option<&str>, current: &Current<'_>) -> Kept {
+        let last = current
+            .state
+            .as_ref()
+            .and_then(|s| s.last_response.as_deref());
+        match (stop.kept, kept_id) {
+            (Some(_), Some(id)) if last == Some(id) => Kept::Recorded,
+            (Some(_), Some(_)) => Kept::Unrecorded,
+            _ => Kept::No,
+        }
+    }
+
+    /// What the person is told of it, once the stop has handed out a prompt or the end.
+    fn note(self, home: &Home, line: &LineRef) -> Option<String> {
+        match self {
+            Kept::Unrecorded => Some(format!(
+                "recorded the reply saved by a stop that could not record it ({}); this turn's \
+                 reply was an answer to that failure and is not a phase",
+                home.incoming_path(line).display()
+            )),
+            Kept::Recorded => Some(
+                "the last stop recorded its reply but could not hand out the next prompt; it \
+                 is handed out now (this turn's reply answered the failure and is not a phase)"
+                    .to_owned(),
+            ),
+            Kept::No => None,
+        }
+    }
 }
 
 /// Records `text` as the phase that is out on `line` (for `anvil run`, which answers the

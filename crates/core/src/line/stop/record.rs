@@ -33,14 +33,14 @@ pub(super) struct Recorded {
 pub(super) fn record(
     home: &Home,
     line: &LineRef,
-    phase: Phase<'_>,
+    phase: Box<Phase<'_>>,
 ) -> Result<Recorded, DebateError> {
     let Phase {
         mut state,
         text,
         response_id,
         stop,
-    } = phase;
+    } = *phase;
     if stop.claimed {
         // The session answered the first prompt it was given: it holds the debate.
         state.informed_session = Some(stop.session.to_owned());
