@@ -242,3 +242,38 @@ pub(super) fn progress_notice(state: &State) -> String {
         state.standing()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Notes go under what the person is shown and leave what Claude is told alone; a silent
+    /// reply with notes becomes a message of the notes alone; no notes change nothing.
+    #[test]
+    fn notes_keep_the_kind_and_make_a_silent_reply_a_message() {
+        let notes = ["a leftover lock was removed".to_owned()];
+        let block = Reply::block("PROMPT".into(), "anvil d@main: round 2".into());
+        assert_eq!(
+            block.clone().with_notes(&notes),
+            Reply::block(
+                "PROMPT".into(),
+                "anvil d@main: round 2\nanvil: note: a leftover lock was removed".into()
+            )
+        );
+        assert_eq!(
+            Reply::silent().with_notes(&notes),
+            Reply::message("anvil: note: a leftover lock was removed".into())
+        );
+        assert_eq!(Reply::silent().with_notes(&[]), Reply::silent());
+        assert_eq!(block.clone().with_notes(&[]), block);
+        let seat = Reply::seat("critic · played by codex".into())
+            .map_notice(|n| format!("anvil: advocate played by qwen\n{n}"));
+        assert!(seat.is_seat());
+        assert_eq!(
+            seat.notice,
+            "anvil: advocate played by qwen\ncritic · played by codex"
+        );
+        assert_eq!(block.prompt(), Some("PROMPT"));
+        assert_eq!(Reply::finish("done".into()).into_prompt(), None);
+    }
+}
