@@ -308,6 +308,24 @@ mod tests {
     use super::*;
     use crate::model::state::Mode;
 
+    /// The hook's config: nothing read until a step asks, then read once for the whole run
+    /// and shared by every step (a clone sees the same read); a bad file reads as none.
+    #[test]
+    fn a_lazy_config_is_read_when_first_asked_then_once_for_all_its_clones() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        let config = Lazy::new(&home);
+        let step = config.clone();
+        assert!(!config.is_read());
+        std::fs::write(home.config_path(), "[notify]\nterminal = false\n").unwrap();
+        let terminal = |c: &Lazy| c.get().and_then(|c| c.notify).and_then(|n| n.terminal);
+        assert_eq!(terminal(&step), Some(false));
+        assert!(config.is_read());
+        std::fs::write(home.config_path(), "[notify\n").unwrap();
+        assert_eq!(terminal(&config), Some(false), "read once per run");
+        assert_eq!(Lazy::new(&home).get(), None, "a bad file reads as none");
+    }
+
     fn parse(text: &str) -> Result<Config, String> {
         Config::parse(text, Path::new(".anvil/config.toml")).map_err(|e| e.to_string())
     }
