@@ -6,8 +6,9 @@
 //! 2. reads where the record says the line stands, bringing the live files forward first if
 //!    they are behind (a writer died between its commit and its live files),
 //! 3. lets the caller decide, from that state alone, what happens ([`Plan`]),
-//! 4. commits what was decided, with one compare-and-swap of the line's ref,
-//! 5. brings the live files in line with the new commit, `state.md` last.
+//! 4. commits what was decided, with one compare-and-swap of the line's ref (`commit_of`,
+//!    `publish`; a race lost to a writer outside anvil is tried again, `before_retry`),
+//! 5. brings the live files in line with the new commit, `state.md` last (`follow`).
 //!
 //! The record is the source of truth and the live files are a cache of its tip: `state.md`
 //! names the commit it shows (`tip:`), so a state file that does not name the line's tip is
