@@ -2,11 +2,17 @@
 //!
 //! It runs at the end of every turn of every Claude session where anvil is installed, so the
 //! path for "nothing to do here" is a JSON parse and a few `stat` calls. When this session
-//! drives a line, the phase text goes to disk first, then the machine decides, then the record
-//! and the live files follow. Whatever goes wrong, the hook answers with valid JSON that lets
-//! Claude stop and says how to resume: a broken hook must never wedge a session.
+//! drives a line, the stop goes through named steps ([`drive`]): locate the line, take the
+//! turn's text, clean it of credentials, save it to disk, read its provenance, record it (one
+//! transaction of [`crate::line::stop`]), play the seats that are due, look after the record
+//! at a debate's end. Whatever goes wrong, the hook answers with valid JSON that lets Claude
+//! stop and says how to resume: a broken hook must never wedge a session.
+//!
+//! The project's config is read at most once per run ([`config::Lazy`]), by the first step
+//! that needs it, and not at all by a stop without a debate.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use crate::claude::protocol::{HookInput, HookOutput};
 use crate::claude::session_log::{
@@ -14,31 +20,33 @@ use crate::claude::session_log::{
     turn_provenance,
 };
 use crate::home::{Home, LineRef};
-use crate::line::stop::{self, Reply};
+use crate::line::stop::{self, Kind, Reply};
+use crate::model::config;
+use crate::model::provenance::Provenance;
+use crate::model::secrets::Intake;
 
 /// Handles one Stop event. `stdin` is the raw hook input; `cwd` is the process's directory,
 /// used when the input names none.
 pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
-    let began = std::time::Instant::now();
+    let began = Instant::now();
     let input: HookInput = match serde_json::from_slice(stdin) {
         Ok(input) => input,
-        Err(e) => {
-            // Without a session id nothing can be recorded; speak only where anvil lives.
-            return match Home::find(cwd) {
-                Some(_) => HookOutput::Message(format!(
-                    "anvil: the Stop hook could not read its input ({e}); no phase was recorded. \
-                     Run `anvil status` to see where the debate stands."
-                )),
-                None => HookOutput::Silent,
-            };
-        }
+        Err(e) => return unreadable(&e, cwd),
     };
     let Some((home, session)) = input.locate(cwd) else {
         return HookOutput::Silent;
     };
+    let config = config::Lazy::new(&home);
+    let hook = Hook {
+        home: &home,
+        session,
+        input: &input,
+        began,
+        config: &config,
+    };
     // The line this stop concerns, once `drive` knows it (bound, or claimed at this stop).
     let mut line = None;
-    let answer = match drive(&home, session, &input, began, &mut line) {
+    let answer = match drive(&hook, &mut line) {
         Ok(answer) => answer,
         Err(failure) => HookOutput::Message(failure.message()),
     };
@@ -63,9 +71,21 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
     };
     match line {
         Some(line) if version >= Some(crate::claude::protocol::CONTEXT_SINCE) => {
-            crate::claude::signals::add(&home, &line, answer)
+            crate::claude::signals::add(&home, &line, answer, &config)
         }
         _ => answer,
+    }
+}
+
+/// The answer to hook input that is not JSON Claude Code would send: without a session id
+/// nothing can be recorded, so the hook speaks only where anvil lives.
+fn unreadable(e: &serde_json::Error, cwd: &Path) -> HookOutput {
+    match Home::find(cwd) {
+        Some(_) => HookOutput::Message(format!(
+            "anvil: the Stop hook could not read its input ({e}); no phase was recorded. \
+             Run `anvil status` to see where the debate stands."
+        )),
+        None => HookOutput::Silent,
     }
 }
 
@@ -147,6 +167,18 @@ pub fn session_start(stdin: &[u8], cwd: &Path) -> HookOutput {
     }
 }
 
+/// One run of the Stop hook, as its steps see it.
+struct Hook<'a> {
+    home: &'a Home,
+    session: &'a str,
+    input: &'a HookInput,
+    /// When the hook started: a seat's turn gets what is left of the hook's time.
+    began: Instant,
+    /// The project's config, read by the first step that needs it.
+    config: &'a config::Lazy,
+}
+
+/// Why a stop could not be handled, and what the person is told.
 struct Failure {
     line: Option<LineRef>,
     saved: Option<PathBuf>,
@@ -156,6 +188,20 @@ struct Failure {
 }
 
 impl Failure {
+    /// A failure on `line` (once known), with the phase text saved at `saved`.
+    fn new(
+        line: Option<&LineRef>,
+        saved: Option<PathBuf>,
+        error: impl std::fmt::Display,
+    ) -> Failure {
+        Failure {
+            line: line.cloned(),
+            saved,
+            error: error.to_string(),
+            note: None,
+        }
+    }
+
     fn message(&self) -> String {
         let mut m = format!("anvil: {}", self.error);
         if let Some(path) = &self.saved {
@@ -184,88 +230,166 @@ impl Failure {
     }
 }
 
-/// Handles the stop for the session's line; `concerned` is set to that line as soon as it is
-/// known (the caller adds what depends on it: the client's form, the terminal's signals).
-fn drive(
-    home: &Home,
-    session: &str,
-    input: &HookInput,
-    began: std::time::Instant,
-    concerned: &mut Option<LineRef>,
-) -> Result<HookOutput, Failure> {
-    let fail = |line: Option<&LineRef>, saved: Option<PathBuf>| {
-        let line = line.cloned();
-        move |e: &dyn std::fmt::Display| Failure {
-            line,
-            saved,
-            error: e.to_string(),
-            note: None,
-        }
+/// Handles the stop for the session's line, step by step; `concerned` is set to that line as
+/// soon as it is known (the caller adds what depends on it: the client's form, the terminal's
+/// signals).
+fn drive(hook: &Hook<'_>, concerned: &mut Option<LineRef>) -> Result<HookOutput, Failure> {
+    let (line, claimed) = match locate_line(hook)? {
+        Located::Line { line, claimed } => (line, claimed),
+        Located::Answered(answer) => return Ok(answer),
     };
+    *concerned = Some(line.clone());
+    let taken = take_text(hook.input);
+    // The turn's text enters anvil here, and is cleaned of credentials here: what is saved
+    // below, recorded and shown afterwards never holds one.
+    let mut intake = Intake::with_config(hook.config);
+    let turn = clean(taken, &mut intake);
+    let kept = kept_text(hook.home, &line, turn.text.as_deref(), &mut intake);
+    let saved = save(hook.home, &line, turn.text.as_deref(), kept.is_some())?;
+    let seen = !claimed || saw_its_prompt(hook.input, &line, &turn);
+    let provenance = provenance(hook.input, &turn);
+    let this_stop = stop::Stop {
+        text: turn.text.as_deref(),
+        kept: kept.as_deref(),
+        claimed,
+        seen,
+        provenance: provenance.as_ref(),
+        ..stop::Stop::of(hook.session)
+    };
+    let reply = record(hook, &line, this_stop, saved, &mut intake)?;
+    let reply = play_seats(hook, &line, reply)?;
+    look_after_record(hook, &reply);
+    Ok(answer(reply))
+}
+
+/// Where [`locate_line`] found this session.
+enum Located {
+    /// Driving `line`, which it claimed at this stop when `claimed`.
+    Line { line: LineRef, claimed: bool },
+    /// Driving no line: this is the hook's answer.
+    Answered(HookOutput),
+}
+
+/// The line this session drives: the one it is bound to, or one waiting for a session that it
+/// may claim ([`may_claim`]).
+fn locate_line(hook: &Hook<'_>) -> Result<Located, Failure> {
+    let Hook { home, session, .. } = *hook;
     let bound = home.bound_line(session).map_err(|e| {
-        fail(None, None)(&format!(
-            "cannot read this session's binding ({e}); `anvil doctor --fix` removes the file"
-        ))
+        Failure::new(
+            None,
+            None,
+            format!(
+                "cannot read this session's binding ({e}); `anvil doctor --fix` removes the file"
+            ),
+        )
     })?;
-    let (line, claimed) = match bound {
+    Ok(match bound {
         // A binding to a line with no live files here (its debate removed by hand, a session
         // file copied from elsewhere) is dropped, never acted on: nothing is created for it.
         Some(line) if !home.line_dir(&line).is_dir() => {
-            home.unbind(session).map_err(|e| fail(None, None)(&e))?;
-            return Ok(HookOutput::Message(format!(
+            home.unbind(session)
+                .map_err(|e| Failure::new(None, None, e))?;
+            Located::Answered(HookOutput::Message(format!(
                 "anvil: this session was bound to {line}, which has no live files here; the \
                  binding is dropped (`anvil status` lists the debates)"
-            )));
+            )))
         }
-        Some(line) => (line, false),
+        Some(line) => Located::Line {
+            line,
+            claimed: false,
+        },
         None => match home
             .claim_pending(session, |line, since| {
-                may_claim(home, session, input, line, since)
+                may_claim(home, session, hook.input, line, since)
             })
-            .map_err(|e| fail(None, None)(&e))?
+            .map_err(|e| Failure::new(None, None, e))?
         {
-            Some(line) => (line, true),
-            None => return Ok(HookOutput::Silent),
+            Some(line) => Located::Line {
+                line,
+                claimed: true,
+            },
+            None => Located::Answered(HookOutput::Silent),
         },
-    };
-    *concerned = Some(line.clone());
+    })
+}
 
-    // The text, and the turn's provenance, from one read of the transcript's end: when the
-    // hook input hands the text over, the transcript is read only for the provenance (it may
-    // lag behind); when the text comes from the transcript, its tail already holds the turn.
+/// The turn's text as the hook input or the transcript has it, before it is cleaned.
+struct Taken {
+    text: Option<String>,
+    /// The end of the transcript, when the text came from it.
+    tail: Option<Vec<u8>>,
+}
+
+/// The turn's text: the hook input's `last_assistant_message`, else the last assistant text
+/// at the transcript's end. The text and the turn's provenance come from one read of that
+/// end: when the input hands the text over, the transcript is read later only for the
+/// provenance (it may lag behind); when the text comes from the transcript, its tail already
+/// holds the turn.
+fn take_text(input: &HookInput) -> Taken {
     let handed = input
         .last_assistant_message
         .clone()
         .filter(|t| !t.trim().is_empty());
-    let transcript = input.transcript_path.as_deref();
-    let (text, from_tail) = match (handed, transcript) {
-        (Some(text), _) => (Some(text), None),
+    let none = Taken {
+        text: None,
+        tail: None,
+    };
+    match (handed, input.transcript_path.as_deref()) {
+        (Some(text), _) => Taken {
+            text: Some(text),
+            tail: None,
+        },
         (None, Some(path)) => match read_tail(path, TAIL_BYTES) {
             Some(tail) => match assistant_text_in(&tail) {
-                Some(text) => (Some(text), Some(tail)),
-                None => (None, None),
+                Some(text) => Taken {
+                    text: Some(text),
+                    tail: Some(tail),
+                },
+                None => none,
             },
-            None => (None, None),
+            None => none,
         },
-        (None, None) => (None, None),
-    };
-    // The turn's text enters anvil here, and is cleaned of credentials here: what is saved
-    // below, recorded and shown afterwards never holds one. (Only the turn's provenance is
-    // read against the text as Claude Code's transcript has it.)
-    let mut intake = crate::model::secrets::Intake::new(home.root());
-    let (text, raw) = match text {
+        (None, None) => none,
+    }
+}
+
+/// The turn that just ended, as the hook takes it in.
+struct Turn {
+    /// Its text, cleaned of credentials (`None`: a turn without text).
+    text: Option<String>,
+    /// The text as Claude Code has it, when cleaning changed it: the turn's provenance is read
+    /// against it.
+    raw: Option<String>,
+    /// The end of the transcript, when the text came from it (it holds the provenance too).
+    tail: Option<Vec<u8>>,
+}
+
+/// The redaction step: the turn's text cleaned of credentials by `intake`, which says what it
+/// replaced (the note goes with the reply, or with the failure).
+fn clean(taken: Taken, intake: &mut Intake) -> Turn {
+    let (text, raw) = match taken.text {
         Some(raw) => match intake.clean("this phase", &raw) {
             std::borrow::Cow::Owned(clean) => (Some(clean), Some(raw)),
             std::borrow::Cow::Borrowed(_) => (Some(raw), None),
         },
         None => (None, None),
     };
+    Turn {
+        text,
+        raw,
+        tail: taken.tail,
+    }
+}
 
-    // The phase text is on disk before anything else happens to it, unless the file holds the
-    // text of an earlier stop that could not record it: that one answered the prompt that is
-    // out, so it stays there and goes first.
-    let incoming = home.incoming_path(&line);
-    let kept = std::fs::read(&incoming)
+/// The text an earlier stop saved and could not record, cleaned as this turn's is, unless it
+/// is this turn's own: it answered the prompt that is out, so it goes first.
+fn kept_text(
+    home: &Home,
+    line: &LineRef,
+    text: Option<&str>,
+    intake: &mut Intake,
+) -> Option<String> {
+    std::fs::read(home.incoming_path(line))
         .ok()
         .map(|bytes| {
             let kept = String::from_utf8_lossy(&bytes);
@@ -273,115 +397,130 @@ fn drive(
                 .clean("the phase text saved earlier", &kept)
                 .into_owned()
         })
-        .filter(|k| !k.trim().is_empty() && Some(k) != text.as_ref());
-    let saved = match (&text, &kept) {
-        (_, Some(_)) => Some(incoming),
-        (Some(text), None) => {
+        .filter(|k| !k.trim().is_empty() && Some(k.as_str()) != text)
+}
+
+/// The phase text on disk before anything else happens to it, unless the file holds a `kept`
+/// text of an earlier stop, which stays there; where the text is safe, if anywhere.
+fn save(
+    home: &Home,
+    line: &LineRef,
+    text: Option<&str>,
+    kept: bool,
+) -> Result<Option<PathBuf>, Failure> {
+    let incoming = home.incoming_path(line);
+    match (text, kept) {
+        (_, true) => Ok(Some(incoming)),
+        (Some(text), false) => {
             // Whole or not at all: the next stop records a kept text in place of its own, so
             // a copy cut short by a full disk or a kill must never be left here.
             crate::fsutil::write_atomic(&incoming, text.as_bytes()).map_err(|e| {
-                fail(Some(&line), None)(&format!(
-                    "cannot save this phase's text to {}: {e}; {}. Nothing was recorded; the \
-                     text is still in Claude Code's transcript",
-                    incoming.display(),
-                    crate::fsutil::advice(e.kind())
-                ))
+                Failure::new(
+                    Some(line),
+                    None,
+                    format!(
+                        "cannot save this phase's text to {}: {e}; {}. Nothing was recorded; the \
+                         text is still in Claude Code's transcript",
+                        incoming.display(),
+                        crate::fsutil::advice(e.kind())
+                    ),
+                )
             })?;
-            Some(incoming)
+            Ok(Some(incoming))
         }
-        (None, None) => None,
-    };
-    let seen = !claimed
-        || transcript.is_some_and(|p| {
-            saw_prompt(
-                p,
-                &crate::model::prompt::tag(&line.debate, &line.line),
-                from_tail.is_some(),
-            )
-        });
-    // What the turn cost, from the end of the transcript, only when there is a text to record.
-    let spoken = raw.as_ref().or(text.as_ref());
-    let provenance = match (transcript, spoken, &from_tail) {
-        (_, Some(text), Some(tail)) => crate::model::provenance::from_transcript_tail(
+        (None, false) => Ok(None),
+    }
+}
+
+/// Has the session that claims `line` at this stop seen the line's prompt? Its transcript says.
+fn saw_its_prompt(input: &HookInput, line: &LineRef, turn: &Turn) -> bool {
+    input.transcript_path.as_deref().is_some_and(|p| {
+        saw_prompt(
+            p,
+            &crate::model::prompt::tag(&line.debate, &line.line),
+            turn.tail.is_some(),
+        )
+    })
+}
+
+/// What the turn cost (model, tokens, duration), from the end of the transcript, read against
+/// the text as Claude Code has it; only when there is a text to record.
+fn provenance(input: &HookInput, turn: &Turn) -> Option<Provenance> {
+    let spoken = turn.raw.as_ref().or(turn.text.as_ref())?;
+    match (&turn.tail, input.transcript_path.as_deref()) {
+        (Some(tail), _) => crate::model::provenance::from_transcript_tail(
             tail_from_line(tail, PROVENANCE_BYTES as usize),
-            Some(text),
+            Some(spoken),
         ),
-        (Some(path), Some(text), None) => turn_provenance(path, text),
-        _ => None,
-    };
-    // The one transaction of this stop: under the line's lock, from where the record says the
-    // line stands; a second hook for the same stop waits, then sees a repeat.
-    let reply = stop::stop(
-        home,
-        &line,
-        stop::Stop {
-            session,
-            text: text.as_deref(),
-            kept: kept.as_deref(),
-            claimed,
-            seen,
-            provenance: provenance.as_ref(),
-            seat: false,
-            next_prompt: None,
-            at_step: None,
-        },
-    )
-    .map_err(|e| Failure {
+        (None, Some(path)) => turn_provenance(path, spoken),
+        (None, None) => None,
+    }
+}
+
+/// The one transaction of this stop: under the line's lock, from where the record says the
+/// line stands; a second hook for the same stop waits, then sees a repeat. The reply carries
+/// what `intake` redacted; once the stop is answered, the safety copy at `saved` has done its
+/// job (it stays after a failure).
+fn record(
+    hook: &Hook<'_>,
+    line: &LineRef,
+    this_stop: stop::Stop<'_>,
+    saved: Option<PathBuf>,
+    intake: &mut Intake,
+) -> Result<Reply, Failure> {
+    let reply = stop::stop(hook.home, line, this_stop).map_err(|e| Failure {
         note: intake.note(),
-        ..fail(Some(&line), saved.clone())(&crate::error::chain(&e))
+        ..Failure::new(Some(line), saved.clone(), crate::error::chain(&e))
     })?;
     let reply = match intake.note() {
         Some(note) => reply.with_notes(&[note]),
         None => reply,
     };
-    // Once the stop is answered, the safety copy has done its job (it stays after a failure).
     if let Some(path) = &saved {
         let _ = crate::fsutil::remove_if_present(path);
     }
-    // A seat's phase is due: played here, before the host's next turn, unless an `anvil run`
-    // drives the line now (it plays the seats itself).
-    let reply = match reply {
-        Reply::Seat { notice } => {
-            if crate::line::headless::running(home, &line) {
-                Reply::Seat { notice }
-            } else {
-                let clock = crate::claude::seat_turns::HookClock::of_stop_hook(home, began);
-                crate::claude::seat_turns::play(
-                    home,
-                    &line,
-                    session,
-                    &clock,
-                    Reply::Seat { notice },
-                )
-                .map_err(|e| fail(Some(&line), None)(&crate::error::chain(&e)))?
-            }
-        }
-        other => other,
-    };
-    // A debate has just ended: the one stop where the record's maintenance is looked at (a
-    // few directory listings; when it is due, or a search index is there to catch up, a
-    // detached `anvil gc --auto` that nobody waits for). Ordinary phases and sessions without
-    // a debate never pay for it.
-    if matches!(reply, Reply::Finish { .. })
-        && let Ok(config) = crate::model::config::Config::load(home)
+    Ok(reply)
+}
+
+/// A seat's phase is due: played here, before the host's next turn, unless an `anvil run`
+/// drives the line now (it plays the seats itself).
+fn play_seats(hook: &Hook<'_>, line: &LineRef, reply: Reply) -> Result<Reply, Failure> {
+    if !reply.is_seat() || crate::line::headless::running(hook.home, line) {
+        return Ok(reply);
+    }
+    let clock = crate::claude::seat_turns::HookClock::of_stop_hook(hook.home, hook.began);
+    crate::claude::seat_turns::play(hook.home, line, hook.session, &clock, reply, hook.config)
+        .map_err(|e| Failure::new(Some(line), None, crate::error::chain(&e)))
+}
+
+/// A debate has just ended: the one stop where the record's maintenance is looked at (a few
+/// directory listings; when it is due, or a search index is there to catch up, a detached
+/// `anvil gc --auto` that nobody waits for). Ordinary phases and sessions without a debate
+/// never pay for it; nor does a project whose config cannot be read.
+fn look_after_record(hook: &Hook<'_>, reply: &Reply) {
+    if reply.kind == Kind::Finish
+        && let Some(config) = hook.config.get()
     {
         crate::record::maintenance::start_after_debate(
-            &home.record_dir(),
-            &home.search_index(),
+            &hook.home.record_dir(),
+            &hook.home.search_index(),
             &config.gc_limits(),
         );
     }
-    Ok(match reply {
-        Reply::Block { prompt, notice } => HookOutput::Block {
+}
+
+/// The reply as the hook protocol says it.
+fn answer(reply: Reply) -> HookOutput {
+    match reply.kind {
+        Kind::Block { prompt } => HookOutput::Block {
             reason: prompt,
-            notice,
+            notice: reply.notice,
         },
-        Reply::Finish { notice }
-        | Reply::Pause { notice }
-        | Reply::Seat { notice }
-        | Reply::Message { notice } => HookOutput::Message(notice),
-        Reply::Silent => HookOutput::Silent,
-    })
+        Kind::Finish | Kind::Pause | Kind::Seat | Kind::Message => {
+            HookOutput::Message(reply.notice)
+        }
+        Kind::Silent => HookOutput::Silent,
+    }
 }
 
 #[cfg(test)]

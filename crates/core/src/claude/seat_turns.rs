@@ -79,6 +79,8 @@ impl HookClock {
 /// Plays the seats' phases that are due on `line` (`due` is the reply that said a seat's
 /// phase is out), one after the other, until the host's turn, the end, a failure or the
 /// hook's time; returns what the hook answers, with a line for the person per seat played.
+/// `config` is the hook run's (the seats' timeout and fallback, and whether credentials are
+/// kept).
 /// Cold: most stops play no seat, and the hook starts at every turn of every session (its
 /// hot path stays together, apart from the seats' code).
 #[cold]
@@ -89,18 +91,20 @@ pub(crate) fn play(
     session: &str,
     clock: &HookClock,
     due: Reply,
+    lazy: &crate::model::config::Lazy,
 ) -> Result<Reply, DebateError> {
-    let config = crate::model::config::Config::load(home).unwrap_or_default();
+    let unread = crate::model::config::Config::default();
+    let config = lazy.get().unwrap_or(&unread);
     let seat_timeout = config.seat_timeout();
     let guard = std::env::current_exe().ok();
     let mut played_lines: Vec<String> = Vec::new();
     let mut reply = due;
-    while matches!(reply, Reply::Seat { .. }) {
+    while reply.is_seat() {
         let Some(out) = crate::line::seat::out(home, line)? else {
             // Played meanwhile by another player (a second hook of the same stop): what is
             // out now is handed out, as to a repeated stop.
             reply = crate::line::stop::stop(home, line, crate::line::stop::Stop::of(session))?;
-            if matches!(reply, Reply::Seat { .. }) {
+            if reply.is_seat() {
                 break;
             }
             continue;
@@ -111,7 +115,8 @@ pub(crate) fn play(
             break;
         }
         let timeout = seat_timeout.min(left);
-        let turned = crate::line::seat::play(home, line, session, &out, guard.as_deref(), timeout)?;
+        let turned =
+            crate::line::seat::play(home, line, session, &out, guard.as_deref(), timeout, lazy)?;
         reply = match turned {
             Turned::Played { played, reply } => {
                 played_lines.push(played_line(&out, &played));
@@ -119,16 +124,13 @@ pub(crate) fn play(
             }
             Turned::Failed(e) => {
                 let cut_short = timeout < seat_timeout;
-                failed(home, line, &out, &e, clock, cut_short, &config)?
+                failed(home, line, &out, &e, clock, cut_short, config)?
             }
-            Turned::Busy => Reply::Message {
-                notice: format!(
-                    "anvil {line}: {} is being played by {} for another process (a second \
-                     Stop hook, or `anvil run`); its text reaches this session with the next \
-                     prompt",
-                    out.label, out.seat
-                ),
-            },
+            Turned::Busy => Reply::message(format!(
+                "anvil {line}: {} is being played by {} for another process (a second Stop \
+                 hook, or `anvil run`); its text reaches this session with the next prompt",
+                out.label, out.seat
+            )),
         };
     }
     Ok(with_first(reply, &played_lines))
@@ -172,7 +174,7 @@ fn no_time(home: &Home, line: &LineRef, out: &Out, clock: &HookClock, played: bo
             crate::claude::install::STOP_TIMEOUT
         )
     };
-    Reply::Message { notice }
+    Reply::message(notice)
 }
 
 /// The answer when a seat's agent failed: the host takes the seat over when the debate or the
@@ -204,23 +206,21 @@ fn failed(
     if state.setup.seats.fallback.is_some() || config.seat_fallback() {
         let prompt =
             crate::line::seat::fall_back(home, line, &format!("{} failed: {why}", out.seat))?;
-        return Ok(Reply::Block {
+        return Ok(Reply::block(
             prompt,
-            notice: format!(
+            format!(
                 "anvil {line}: the seat of {} ({}) failed: {why}; this session plays it \
                  (--fallback host)",
                 out.label, out.seat
             ),
-        });
+        ));
     }
-    Ok(Reply::Message {
-        notice: format!(
-            "anvil {line}: the seat of {} ({}) failed: {why}. Nothing of that phase was \
-             recorded and the debate waits there: say `continue` to try the seat again, or \
-             run `anvil run --line {line}` (with `--fallback host`, the host plays it)",
-            out.label, out.seat
-        ),
-    })
+    Ok(Reply::message(format!(
+        "anvil {line}: the seat of {} ({}) failed: {why}. Nothing of that phase was recorded \
+         and the debate waits there: say `continue` to try the seat again, or run `anvil run \
+         --line {line}` (with `--fallback host`, the host plays it)",
+        out.label, out.seat
+    )))
 }
 
 /// `reply`, with `lines` shown before its own notice.

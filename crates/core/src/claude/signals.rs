@@ -12,9 +12,14 @@ use crate::claude::protocol::HookOutput;
 use crate::home::{Home, LineRef};
 use crate::model::state::{Role, State, Status};
 
-/// `answer`, with the signals for where `line` stands now.
-pub(crate) fn add(home: &Home, line: &LineRef, answer: HookOutput) -> HookOutput {
-    if answer == HookOutput::Silent || !enabled(home) {
+/// `answer`, with the signals for where `line` stands now; `config` is the hook run's.
+pub(crate) fn add(
+    home: &Home,
+    line: &LineRef,
+    answer: HookOutput,
+    config: &crate::model::config::Lazy,
+) -> HookOutput {
+    if answer == HookOutput::Silent || !enabled(config) {
         return answer;
     }
     let Ok(state) = State::load(&home.state_path(line)) else {
@@ -26,15 +31,11 @@ pub(crate) fn add(home: &Home, line: &LineRef, answer: HookOutput) -> HookOutput
     }
 }
 
-fn enabled(home: &Home) -> bool {
+fn enabled(config: &crate::model::config::Lazy) -> bool {
     if std::env::var("ANVIL_TERMINAL_SIGNALS").is_ok_and(|v| v == "0") {
         return false;
     }
-    crate::model::config::Config::load(home)
-        .ok()
-        .and_then(|c| c.notify)
-        .and_then(|n| n.terminal)
-        != Some(false)
+    config.get().and_then(|c| c.notify).and_then(|n| n.terminal) != Some(false)
 }
 
 /// The sequences for a line that stands at `state`.

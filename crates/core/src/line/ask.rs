@@ -358,13 +358,13 @@ mod tests {
         );
         // The next recorded phase hands it on, once.
         let reply = crate::line::stop::record_turn(&home, &line, "s-1", "ADVOCATE r1").unwrap();
-        let crate::line::stop::Reply::Block { prompt, .. } = reply else {
+        let crate::line::stop::Kind::Block { prompt } = &reply.kind else {
             panic!("{reply:?}")
         };
         assert!(prompt.contains("Budget?\": 40k"), "{prompt}");
         assert!(load(&home, &line).unwrap().pending_steering.is_empty());
         let reply = crate::line::stop::record_turn(&home, &line, "s-1", "CRITIC r1").unwrap();
-        let crate::line::stop::Reply::Block { prompt, .. } = reply else {
+        let crate::line::stop::Kind::Block { prompt } = &reply.kind else {
             panic!("{reply:?}")
         };
         assert!(!prompt.contains("40k"), "{prompt}");

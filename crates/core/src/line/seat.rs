@@ -134,32 +134,37 @@ pub fn record(
     provenance: &Provenance,
     next_prompt: Option<&str>,
 ) -> Result<Reply, DebateError> {
-    record_at(home, line, session, text, provenance, next_prompt, None)
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    record_at(
+        home,
+        line,
+        Stop {
+            provenance: Some(provenance),
+            next_prompt,
+            ..Stop::of(session)
+        },
+        text,
+        &mut intake,
+    )
 }
 
-/// [`record`], only onto the phase handed out at `step` (when given): a line that moved
-/// meanwhile records nothing and answers where it stands.
+/// [`record`], with what `stop` says of the seat's text (what it cost, the next phase's prompt
+/// when it was drafted already, the step it answers: a line that moved meanwhile records
+/// nothing and answers where it stands), cleaned through `intake`.
 fn record_at(
     home: &Home,
     line: &LineRef,
-    session: &str,
+    stop: Stop<'_>,
     text: &str,
-    provenance: &Provenance,
-    next_prompt: Option<&str>,
-    step: Option<u32>,
+    intake: &mut crate::model::secrets::Intake,
 ) -> Result<Reply, DebateError> {
     stop::record_cleaned(
         home,
         line,
         "the seat's text",
         text,
-        Stop {
-            provenance: Some(provenance),
-            seat: true,
-            next_prompt,
-            at_step: step,
-            ..Stop::of(session)
-        },
+        Stop { seat: true, ..stop },
+        intake,
     )
 }
 
@@ -197,7 +202,8 @@ pub enum Turned {
 }
 
 /// Plays the phase that is out (`out`) with its seat's agent, under `timeout`, and records
-/// what it said; `guard` is the program that guards the agent ([`crate::seat::Turn::guard`]).
+/// what it said; `guard` is the program that guards the agent ([`crate::seat::Turn::guard`]);
+/// `config` is the run's (whether credentials in the text are kept).
 pub fn play(
     home: &Home,
     line: &LineRef,
@@ -205,6 +211,7 @@ pub fn play(
     out: &Out,
     guard: Option<&std::path::Path>,
     timeout: std::time::Duration,
+    config: &crate::model::config::Lazy,
 ) -> Result<Turned, DebateError> {
     let lock = home.seat_lock_path(line);
     let Some(_held) = crate::fsutil::hold(&lock, std::time::Duration::from_millis(20))
@@ -225,14 +232,17 @@ pub fn play(
         Ok(played) => played,
         Err(e) => return Ok(Turned::Failed(e)),
     };
+    let mut intake = crate::model::secrets::Intake::with_config(config);
     let reply = record_at(
         home,
         line,
-        session,
+        Stop {
+            provenance: Some(&provenance(&played)),
+            at_step: Some(out.step),
+            ..Stop::of(session)
+        },
         &played.text,
-        &provenance(&played),
-        None,
-        Some(out.step),
+        &mut intake,
     )?;
     Ok(Turned::Played { played, reply })
 }

@@ -6,8 +6,9 @@
 //! 2. reads where the record says the line stands, bringing the live files forward first if
 //!    they are behind (a writer died between its commit and its live files),
 //! 3. lets the caller decide, from that state alone, what happens ([`Plan`]),
-//! 4. commits what was decided, with one compare-and-swap of the line's ref,
-//! 5. brings the live files in line with the new commit, `state.md` last.
+//! 4. commits what was decided, with one compare-and-swap of the line's ref (`commit_of`,
+//!    `publish`; a race lost to a writer outside anvil is tried again, `before_retry`),
+//! 5. brings the live files in line with the new commit, `state.md` last (`follow`).
 //!
 //! The record is the source of truth and the live files are a cache of its tip: `state.md`
 //! names the commit it shows (`tip:`), so a state file that does not name the line's tip is
@@ -190,69 +191,105 @@ pub fn run<T>(
             }
             Plan::Record(change, value) => (change, value),
         };
-        let mut state = change.state;
-        state.tip = None;
-        let mut files = Vec::with_capacity(change.files.len() + 1);
-        files.push(("state.md".to_owned(), state.to_markdown().into_bytes()));
-        files.extend(change.files);
-        let new = NewCommit {
-            author: change.author,
-            subject: change.subject,
-            meta: change.meta,
-            files,
-            remove: change.remove,
-            time: crate::clock::now().as_second(),
-            base: match change.fork {
-                Some(from) => Base::Fork(from),
-                None => Base::Tip(tip),
-            },
-        };
-        // The line moves in two steps, noted in the index of recent debates between them: the
-        // note is held until the ref has moved (see `record::recent`).
-        let published = record.stage(&new).and_then(|staged| {
-            let _note = crate::record::recent::note(
-                record.path(),
-                &line.debate,
-                &line.line,
-                staged.id(),
-                new.time,
-            )?;
-            record.publish(&staged)
-        });
-        let id = match published {
-            Ok(id) => id,
-            Err(e) => {
-                // A ref lock another program takes again and again (`git pack-refs` in a loop,
-                // a long `git gc`) is waited for as long as one held lock would be.
-                let locked = matches!(e, RecordError::Locked { .. });
-                let patient = locked && began.elapsed() < FOREIGN_LOCK_PATIENCE;
-                if !e.is_retryable() || (attempt >= ATTEMPTS && !patient) {
-                    if let (true, RecordError::Locked { lock }) = (attempt >= ATTEMPTS, &e) {
-                        return Err(RecordError::ForeignLock {
-                            lock: lock.clone(),
-                            holder: holder_of(&record, line),
-                        }
-                        .into());
-                    }
-                    return Err(e.into());
-                }
-                std::thread::sleep(Duration::from_millis(5 * u64::from(attempt.min(10))));
-                if e.needs_reopen() {
-                    record = Record::open(&home.record_dir())?;
-                }
-                if matches!(e, RecordError::Locked { .. }) {
-                    clear_ref_lock(home, &record, line, &mut notes)?;
-                }
-                continue;
+        let (new, after) = commit_of(*change, tip);
+        match publish(&record, line, &new) {
+            Ok(id) => {
+                follow(home, line, after.state, id, after.transcript, after.report)?;
+                return Ok(Done {
+                    value,
+                    tip: Some(id),
+                    notes,
+                });
             }
-        };
-        follow(home, line, state, id, change.transcript, change.report)?;
-        return Ok(Done {
-            value,
-            tip: Some(id),
-            notes,
-        });
+            Err(e) => before_retry(home, &mut record, line, e, (attempt, began), &mut notes)?,
+        }
     }
+}
+
+/// What the live files do once a [`Change`]'s commit has landed.
+struct After {
+    state: State,
+    transcript: Transcript,
+    report: bool,
+}
+
+/// The commit of `change` onto `tip` (or the commit it forks from), with its `state.md`, and
+/// what the live files do once it has landed.
+fn commit_of(change: Change, tip: Option<ObjectId>) -> (NewCommit, After) {
+    let mut state = change.state;
+    state.tip = None;
+    let mut files = Vec::with_capacity(change.files.len() + 1);
+    files.push(("state.md".to_owned(), state.to_markdown().into_bytes()));
+    files.extend(change.files);
+    let new = NewCommit {
+        author: change.author,
+        subject: change.subject,
+        meta: change.meta,
+        files,
+        remove: change.remove,
+        time: crate::clock::now().as_second(),
+        base: match change.fork {
+            Some(from) => Base::Fork(from),
+            None => Base::Tip(tip),
+        },
+    };
+    let after = After {
+        state,
+        transcript: change.transcript,
+        report: change.report,
+    };
+    (new, after)
+}
+
+/// Writes `new`'s objects and moves the line's ref to it. The line moves in two steps, noted
+/// in the index of recent debates between them: the note is held until the ref has moved (see
+/// `record::recent`).
+fn publish(record: &Record, line: &LineRef, new: &NewCommit) -> Result<ObjectId, RecordError> {
+    record.stage(new).and_then(|staged| {
+        let _note = crate::record::recent::note(
+            record.path(),
+            &line.debate,
+            &line.line,
+            staged.id(),
+            new.time,
+        )?;
+        record.publish(&staged)
+    })
+}
+
+/// After a commit that did not land with `e` (at the `attempt`th try, the first `began` then):
+/// the error, when it is final; else a short wait, the record opened again if it must be, and
+/// anvil's own leftover ref lock cleared.
+fn before_retry(
+    home: &Home,
+    record: &mut Record,
+    line: &LineRef,
+    e: RecordError,
+    (attempt, began): (u32, std::time::Instant),
+    notes: &mut Vec<String>,
+) -> Result<(), DebateError> {
+    // A ref lock another program takes again and again (`git pack-refs` in a loop, a long
+    // `git gc`) is waited for as long as one held lock would be.
+    let locked = matches!(e, RecordError::Locked { .. });
+    let patient = locked && began.elapsed() < FOREIGN_LOCK_PATIENCE;
+    if !e.is_retryable() || (attempt >= ATTEMPTS && !patient) {
+        if let (true, RecordError::Locked { lock }) = (attempt >= ATTEMPTS, &e) {
+            return Err(RecordError::ForeignLock {
+                lock: lock.clone(),
+                holder: holder_of(record, line),
+            }
+            .into());
+        }
+        return Err(e.into());
+    }
+    std::thread::sleep(Duration::from_millis(5 * u64::from(attempt.min(10))));
+    if e.needs_reopen() {
+        *record = Record::open(&home.record_dir())?;
+    }
+    if locked {
+        clear_ref_lock(home, record, line, notes)?;
+    }
+    Ok(())
 }
 
 /// The project's record, created (with its index of recent debates) when there is none yet.

@@ -115,6 +115,48 @@ impl Options {
     }
 }
 
+/// The project's config, read the first time something asks for it and kept for the rest of
+/// one command or one run of the hook: every step of the run sees the same file, read once,
+/// and a run that needs none of it (a stop in a session without a debate) reads nothing.
+/// Clones share what was read.
+#[derive(Debug, Clone)]
+pub struct Lazy {
+    home: Home,
+    read: std::sync::Arc<std::sync::OnceLock<Option<Config>>>,
+}
+
+impl Lazy {
+    /// The config of the project whose home is `home`, not read yet.
+    pub fn new(home: &Home) -> Lazy {
+        Lazy {
+            home: home.clone(),
+            read: std::sync::Arc::default(),
+        }
+    }
+
+    /// The config of `home`'s project, read already (by a command that reports a bad file
+    /// itself).
+    pub fn read(home: &Home, config: Config) -> Lazy {
+        Lazy {
+            home: home.clone(),
+            read: std::sync::Arc::new(std::sync::OnceLock::from(Some(config))),
+        }
+    }
+
+    /// Has the file been read?
+    pub fn is_read(&self) -> bool {
+        self.read.get().is_some()
+    }
+
+    /// The config; `None` when the file cannot be read or is not valid, and each reader then
+    /// goes by its own default (the hook never fails over a config file).
+    pub fn get(&self) -> Option<&Config> {
+        self.read
+            .get_or_init(|| Config::load(&self.home).ok())
+            .as_ref()
+    }
+}
+
 /// The tables of the file: anvil's own settings, beside the debate options' keys.
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -265,6 +307,24 @@ fn describe(message: &str, span: Option<Range<usize>>, text: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::state::Mode;
+
+    /// The hook's config: nothing read until a step asks, then read once for the whole run
+    /// and shared by every step (a clone sees the same read); a bad file reads as none.
+    #[test]
+    fn a_lazy_config_is_read_when_first_asked_then_once_for_all_its_clones() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::init(dir.path()).unwrap();
+        let config = Lazy::new(&home);
+        let step = config.clone();
+        assert!(!config.is_read());
+        std::fs::write(home.config_path(), "[notify]\nterminal = false\n").unwrap();
+        let terminal = |c: &Lazy| c.get().and_then(|c| c.notify).and_then(|n| n.terminal);
+        assert_eq!(terminal(&step), Some(false));
+        assert!(config.is_read());
+        std::fs::write(home.config_path(), "[notify\n").unwrap();
+        assert_eq!(terminal(&config), Some(false), "read once per run");
+        assert_eq!(Lazy::new(&home).get(), None, "a bad file reads as none");
+    }
 
     fn parse(text: &str) -> Result<Config, String> {
         Config::parse(text, Path::new(".anvil/config.toml")).map_err(|e| e.to_string())

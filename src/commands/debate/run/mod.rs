@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use anvil_core::home::{Home, LineRef};
 use anvil_core::line::seat::Turned;
-use anvil_core::line::stop::Reply;
 use anvil_core::model::provenance::RunCost;
 use anvil_core::model::state::{Role, State, Status};
 
@@ -109,6 +108,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         session: &session,
         fallback,
         seat_timeout: config.seat_timeout(),
+        config: anvil_core::model::config::Lazy::read(&home, config),
         input: Input::new(!args.no_stdin),
     }
     .drive(prompt, &mut cost);
@@ -147,6 +147,8 @@ struct Driver<'a> {
     /// The host plays a seat that fails.
     fallback: bool,
     seat_timeout: Duration,
+    /// The project's config, read once for the whole run.
+    config: anvil_core::model::config::Lazy,
     input: Input,
 }
 
@@ -214,9 +216,11 @@ impl Driver<'_> {
                     let Some(text) = self.pause(&state)? else {
                         continue;
                     };
-                    match anvil_core::line::stop::record_turn(home, line, self.session, &text)? {
-                        Reply::Block { prompt: next, .. } => prompt = Some(next),
-                        _ => continue,
+                    match anvil_core::line::stop::record_turn(home, line, self.session, &text)?
+                        .into_prompt()
+                    {
+                        Some(next) => prompt = Some(next),
+                        None => continue,
                     }
                 }
                 // Claude stopped for a seat's phase: played at the top of the loop.
@@ -265,9 +269,10 @@ impl Driver<'_> {
             &out,
             guard.as_deref(),
             self.seat_timeout,
+            &self.config,
         )?;
         match turned {
-            Turned::Played { reply, .. } => Ok(next_prompt(reply)),
+            Turned::Played { reply, .. } => Ok(reply.into_prompt()),
             Turned::Failed(e) => self.seat_failed(&out.label, &out.seat, &e),
             Turned::Busy => Err(CliError::new(format!(
                 "the seat of {} ({}) is being played by another process",
@@ -379,7 +384,7 @@ impl Driver<'_> {
                     &anvil_core::line::seat::provenance(&played),
                     None,
                 )?;
-                Ok(next_prompt(reply))
+                Ok(reply.into_prompt())
             }
             // The second seat failed: its blind prompt is recorded as the one out, so a retry
             // (or the host) still drafts it blind.
@@ -476,12 +481,4 @@ fn draft_at_once(
             .map(|h| h.join().expect("a seat's thread does not panic"))
             .collect()
     })
-}
-
-/// The next prompt for claude in what recording a phase answered, when the host plays next.
-fn next_prompt(reply: Reply) -> Option<String> {
-    match reply {
-        Reply::Block { prompt, .. } => Some(prompt),
-        _ => None,
-    }
 }

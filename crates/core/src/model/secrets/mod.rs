@@ -26,10 +26,12 @@ mod tests;
 
 use std::borrow::Cow;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use rules::{RULES, Shape};
+
+use crate::model::config::Lazy;
 
 /// One credential found in a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,26 +153,14 @@ pub fn redact(text: &str) -> (Cow<'_, str>, Vec<&'static str>) {
     (Cow::Owned(out), found.iter().map(|f| f.kind).collect())
 }
 
-/// Does the project whose home is `anvil_root` keep credentials as they are
-/// (`[secrets] redact = false`)? A config file that cannot be read keeps nothing.
-fn keeps_credentials(anvil_root: &Path) -> bool {
-    crate::model::config::Config::load(&crate::home::Home::at(anvil_root))
-        .ok()
-        .and_then(|c| c.secrets)
-        .and_then(|s| s.redact)
-        == Some(false)
-}
-
 /// The door through which texts enter one project in one command (or one stop of the hook):
 /// it cleans each text (or keeps it, with `[secrets] redact = false`), remembers what it found
 /// where, and says so once ([`Intake::note`]). The project's config is read only when
-/// something is found.
+/// something is found, and once for a door that shares the run's ([`Intake::with_config`]).
 #[derive(Debug, Clone, Default)]
 pub struct Intake {
-    /// The project's home; `None`: no config to read (credentials are redacted).
-    root: Option<PathBuf>,
-    /// Whether credentials are kept as they are, once the config has been read.
-    keep: Option<bool>,
+    /// The project's config; `None`: no config to read (credentials are redacted).
+    config: Option<Lazy>,
     /// What was found, by where it was: (place, kinds).
     found: Vec<(String, Vec<&'static str>)>,
 }
@@ -178,18 +168,27 @@ pub struct Intake {
 impl Intake {
     /// The door of the project whose home (`.anvil`) is `anvil_root`.
     pub fn new(anvil_root: &Path) -> Intake {
+        Intake::with_config(&Lazy::new(&crate::home::Home::at(anvil_root)))
+    }
+
+    /// The door of the project whose config is `config`, read by whichever of the run's steps
+    /// needs it first.
+    pub fn with_config(config: &Lazy) -> Intake {
         Intake {
-            root: Some(anvil_root.to_owned()),
+            config: Some(config.clone()),
             ..Intake::default()
         }
     }
 
-    /// Whether this project keeps credentials as they are.
-    fn keeps(&mut self) -> bool {
-        let root = self.root.as_deref();
-        *self
-            .keep
-            .get_or_insert_with(|| root.is_some_and(keeps_credentials))
+    /// Whether this project keeps credentials as they are (`[secrets] redact = false`). A
+    /// config file that cannot be read keeps nothing.
+    fn keeps(&self) -> bool {
+        self.config
+            .as_ref()
+            .and_then(Lazy::get)
+            .and_then(|c| c.secrets)
+            .and_then(|s| s.redact)
+            == Some(false)
     }
 
     /// `text` cleaned; `place` says where it came from, in the note ("the question", "steering",
@@ -269,8 +268,14 @@ impl Intake {
                 None => self.found.push((place, kinds)),
             }
         }
-        if self.keep.is_none() {
-            self.keep = other.keep;
+        // The other door's config when this one has none, or has not read it and the other
+        // has: one read serves both.
+        match (&self.config, other.config) {
+            (None, theirs) => self.config = theirs,
+            (Some(ours), Some(theirs)) if !ours.is_read() && theirs.is_read() => {
+                self.config = Some(theirs);
+            }
+            _ => {}
         }
     }
 }
@@ -283,6 +288,16 @@ pub fn read_back(record_dir: &Path, text: String) -> String {
         return text;
     }
     redact(&text).0.into_owned()
+}
+
+/// Does the project whose home is `anvil_root` keep credentials as they are
+/// (`[secrets] redact = false`)? A config file that cannot be read keeps nothing.
+fn keeps_credentials(anvil_root: &Path) -> bool {
+    crate::model::config::Config::load(&crate::home::Home::at(anvil_root))
+        .ok()
+        .and_then(|c| c.secrets)
+        .and_then(|s| s.redact)
+        == Some(false)
 }
 
 /// Would [`read_back`] change `text`?

@@ -1,0 +1,161 @@
+//! When a debate goes to its synthesis before its last round: its positions stopped moving
+//! (`--converge`; noted always, as a shadow), or its next phase would pass its budget.
+
+use crate::model::machine::{self, Cue, Next};
+use crate::model::positions::{self, Converged};
+use crate::model::state::{Role, State};
+
+/// What the convergence check decided at one stop.
+#[derive(Default)]
+pub(super) struct Convergence {
+    /// Positions stopped moving with this round (the first time on the line).
+    pub round: Option<u32>,
+    /// `--converge` sent the debate to its synthesis.
+    pub stop: bool,
+    /// `--converge` did not, and why.
+    pub held: Option<String>,
+}
+
+/// After a phase that closed a round: did positions stop moving? The first time they do, the
+/// line notes it (shadow mode, always on) with what it had spent by then; with `--converge`
+/// the debate goes to its synthesis, unless steering is on its way, an interactive pause
+/// comes next or a debater's question is open: a human's word is never overridden.
+pub(super) fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> Convergence {
+    let finished = &outcome.finished;
+    let closes_round = finished.role.is_debating()
+        && match &outcome.next {
+            Next::Prompt(cue) => {
+                cue.round != finished.round
+                    || matches!(cue.role, Role::InteractivePause | Role::Synthesizer)
+            }
+            Next::Finish => true,
+        };
+    if !closes_round
+        || state.converged.is_some()
+        || !positions::converged(&state.positions, finished.round)
+    {
+        return Convergence::default();
+    }
+    let mut found = Converged {
+        round: finished.round,
+        step: outcome.progress.step,
+        tokens: state.spent.tokens,
+        priced: state.spent.phases,
+        acted: false,
+    };
+    let mut out = Convergence {
+        round: Some(finished.round),
+        ..Convergence::default()
+    };
+    if let (true, Next::Prompt(cue)) = (state.setup.converge, &outcome.next)
+        && cue.role != Role::Synthesizer
+    {
+        let question_open = state.question.as_ref().is_some_and(|q| q.answer.is_none());
+        let held = if !cue.steering.is_empty() {
+            Some("steering is on its way to the next phase")
+        } else if cue.role == Role::InteractivePause {
+            Some("an interactive pause comes next: the human decides")
+        } else if question_open {
+            Some("a debater's question is open")
+        } else {
+            None
+        };
+        match held {
+            Some(why) => out.held = Some(why.to_owned()),
+            None => {
+                // The synthesis belongs to the round that converged, not to the next one.
+                outcome.next = Next::Prompt(Cue {
+                    role: Role::Synthesizer,
+                    round: finished.round,
+                    voice: None,
+                    steering: Vec::new(),
+                });
+                outcome.progress.phase = Role::Synthesizer;
+                outcome.progress.round = finished.round;
+                outcome.progress.ended_early = true;
+                found.acted = true;
+                out.stop = true;
+            }
+        }
+    }
+    state.converged = Some(found);
+    out
+}
+
+/// What stopping at `converged` would have saved, seen from the synthesis: the phases
+/// recorded after it (`before` phases were recorded before the synthesis), and their tokens
+/// when every one of them had a known cost. `None` when nothing came after it.
+pub(super) fn saving(
+    converged: &Converged,
+    before: u32,
+    spent: &crate::model::state::Spent,
+) -> Option<positions::Saving> {
+    let phases = before.checked_sub(converged.step).filter(|p| *p > 0)?;
+    let priced = spent.phases.saturating_sub(converged.priced);
+    Some(positions::Saving {
+        round: converged.round,
+        phases,
+        tokens: (priced == phases).then(|| spent.tokens.saturating_sub(converged.tokens)),
+    })
+}
+
+/// Whether the next phase would take the line past its budget, judged by what its phases
+/// took on average: why, when it would.
+pub(super) fn over_budget(
+    seats: &crate::model::seats::Seats,
+    spent: &crate::model::state::Spent,
+) -> Option<String> {
+    if spent.phases == 0 {
+        return None;
+    }
+    let phases = u64::from(spent.phases);
+    if let Some(limit) = seats.budget_tokens {
+        let next = spent.tokens / phases;
+        if spent.tokens + next > limit {
+            return Some(format!(
+                "{} of {limit} tokens spent; the next phase would take about {next} more",
+                spent.tokens
+            ));
+        }
+    }
+    if let Some(limit) = seats.budget_usd() {
+        let next = spent.usd_nanos / phases;
+        if spent.usd_nanos + next > limit.nanos {
+            let usd = |nanos| crate::record::usage::Usd { nanos }.human();
+            return Some(format!(
+                "{} of {} spent; the next phase would take about {} more",
+                usd(spent.usd_nanos),
+                limit.human(),
+                usd(next)
+            ));
+        }
+    }
+    None
+}
+
+/// Sends the debate to its synthesis when its next phase would take it past its budget, as
+/// when a debate ends on its own; says why it did.
+pub(super) fn stop_at_budget(state: &State, outcome: &mut machine::Outcome) -> Option<String> {
+    let budget = match &outcome.next {
+        Next::Prompt(cue) if cue.role != Role::Synthesizer => {
+            over_budget(&state.setup.seats, &state.spent)
+        }
+        _ => None,
+    };
+    if budget.is_some()
+        && let Next::Prompt(cue) = &outcome.next
+    {
+        // The synthesis belongs to the last round debated, as when a debate ends on its own.
+        let cue = Cue {
+            role: Role::Synthesizer,
+            round: outcome.finished.round,
+            voice: None,
+            steering: cue.steering.clone(),
+        };
+        outcome.progress.phase = Role::Synthesizer;
+        outcome.progress.round = outcome.finished.round;
+        outcome.progress.ended_early = true;
+        outcome.next = Next::Prompt(cue);
+    }
+    budget
+}
