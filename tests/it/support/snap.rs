@@ -14,7 +14,8 @@
 //! | a timestamp | `2026-11-22T10:04:00Z` | `[timestamp]` |
 //! | a debate id | `20261122-rust-billing-3f2a` | `[debate:rust-billing]` |
 //! | a commit id of the record, full or abbreviated | `3f2a9c1` | `[commit]` |
-//! | any other 40-digit hex id | `e69de29b…` | `[commit]` |
+//! | any other 40-digit hex id (a blob, a tree) | `e69de29b…` | `[object]` |
+//! | a loose object's file | `objects/75/a52bcd…` | `objects/[object]` |
 //! | a date, a time of day | `2026-11-22`, `10:04` | `[date]`, `[time]` |
 //! | a duration | `1.25s`, `340ms`, `2m 3s` | `[duration]` |
 //! | a local port | `127.0.0.1:43521` | `127.0.0.1:[port]` |
@@ -62,7 +63,11 @@ fn rules() -> &'static [Rule] {
                 "[timestamp]",
                 true,
             ),
-            rule(r"\b[0-9a-f]{40}\b", "[commit]", false),
+            rule(
+                r"objects/[0-9a-f]{2}/[0-9a-f]{38}\b",
+                "objects/[object]",
+                false,
+            ),
             rule(r"\b\d{4}-\d{2}-\d{2}\b", "[date]", true),
             rule(r"\b\d{2}:\d{2}(?::\d{2})?\b", "[time]", true),
             rule(
@@ -150,16 +155,16 @@ impl Filters {
                 .into_owned();
         }
         out = out.replace(env!("CARGO_PKG_VERSION"), "[version]");
-        if commits.is_empty() {
-            return out;
-        }
         // Abbreviated ids are recognised against the record's own commits, not by their look:
-        // an abbreviation may have no digit, or no letter, at all.
+        // an abbreviation may have no digit, or no letter, at all. Any other full id is an
+        // object's.
         hex_word()
             .replace_all(&out, |c: &regex::Captures| {
                 let word = &c[0];
                 if commits.iter().any(|id| id.starts_with(word)) {
                     "[commit]".to_owned()
+                } else if word.len() == 40 {
+                    "[object]".to_owned()
                 } else {
                     word.to_owned()
                 }
@@ -191,7 +196,7 @@ fn debate_ids(text: &str) -> String {
 
 fn hex_word() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\b[0-9a-f]{7,39}\b").unwrap())
+    RE.get_or_init(|| Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap())
 }
 
 /// Every commit reachable from a ref of the record at `dir`, read in-process (no `git` run).
@@ -227,7 +232,7 @@ fn the_filters_leave_words_and_replace_what_moves() {
     assert_eq!(
         f.redact(text),
         "[debate:rust-billing]@main · [date] [time] · took [duration], [duration], [duration] \
-         · 127.0.0.1:[port] · [commit] · round 2 of 3 · 11111111-2222-4333-8444-555555555555"
+         · 127.0.0.1:[port] · [object] · round 2 of 3 · 11111111-2222-4333-8444-555555555555"
     );
     assert_eq!(
         f.clone().keep_clock().redact("2026-11-22 10:04"),
