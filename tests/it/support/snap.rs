@@ -30,7 +30,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::anvil::Project;
+use super::anvil::{Project, Run};
 
 /// The filters of one snapshot test.
 #[derive(Clone, Default)]
@@ -129,6 +129,25 @@ impl Filters {
     pub fn keep_clock(mut self) -> Filters {
         self.keep_clock = true;
         self
+    }
+
+    /// A run as a terminal shows it: the command, what it printed (stdout, then stderr under
+    /// a rule) and its exit code when it failed, redacted.
+    pub fn run(&self, command: &str, run: &Run) -> String {
+        let mut out = format!("$ {command}\n{}", run.stdout);
+        if !run.stderr.is_empty() {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!("--- stderr\n{}", run.stderr));
+        }
+        if run.code != Some(0) {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!("--- exit {:?}\n", run.code));
+        }
+        self.redact(&out)
     }
 
     /// `text` with everything that moves replaced by its placeholder.
