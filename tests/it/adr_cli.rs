@@ -382,12 +382,7 @@ fn adr_dir_is_confined_to_the_project_and_an_outside_dir_is_said() {
     let written = Path::new(run.stdout.trim());
     assert!(written.starts_with(outside.path()), "{}", run.describe());
     assert!(written.is_file());
-    let help = project.anvil(&["adr", "--help"]).ok();
-    assert!(
-        help.stdout.contains("outside the project"),
-        "{}",
-        help.describe()
-    );
+    // `anvil adr --help` says so too: see the help surface's snapshot (src/snapshots/).
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
