@@ -18,6 +18,7 @@
 //! | a loose object's file | `objects/75/a52bcd…` | `objects/[object]` |
 //! | a date, a time of day | `2026-11-22`, `10:04` | `[date]`, `[time]` |
 //! | a duration | `1.25s`, `340ms`, `2m 3s` | `[duration]` |
+//! | a size on disk | `132.0 KiB`, `1.1 MiB` | `[size]` |
 //! | a local port | `127.0.0.1:43521` | `127.0.0.1:[port]` |
 //! | anvil's own version | `0.1.0` | `[version]` |
 //!
@@ -76,6 +77,7 @@ fn rules() -> &'static [Rule] {
                 false,
             ),
             rule(r"\b127\.0\.0\.1:\d+", "127.0.0.1:[port]", false),
+            rule(r"\b\d+(?:\.\d+)? (?:B|KiB|MiB|GiB)\b", "[size]", false),
         ]
     })
 }
