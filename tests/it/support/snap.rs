@@ -17,10 +17,15 @@
 //! | any other 40-digit hex id (a blob, a tree) | `e69de29b…` | `[object]` |
 //! | a loose object's file | `objects/75/a52bcd…` | `objects/[object]` |
 //! | a date, a time of day | `2026-11-22`, `10:04` | `[date]`, `[time]` |
-//! | a duration | `1.25s`, `340ms`, `2m 3s` | `[duration]` |
+//! | a duration | `1.25s`, `0.3 s`, `340ms`, `2m 3s` | `[duration]` |
+//! | an id cut short in a column | `20261126-should-we-adopt-gr…` | `[debate…]` |
+//! | this workspace (where `node_modules/` and `target/` are) | `/home/me/anvil` | `[workspace]` |
 //! | a size on disk | `132.0 KiB`, `1.1 MiB` | `[size]` |
 //! | a local port | `127.0.0.1:43521` | `127.0.0.1:[port]` |
 //! | anvil's own version | `0.1.0` | `[version]` |
+//!
+//! Token counts and costs, which depend on what an agent CLI sends on this machine, are left
+//! to each test: [`Filters::without_usage`].
 //!
 //! A test with a pinned clock (`ANVIL_NOW`) keeps its dates and times with
 //! [`Filters::keep_clock`]: there they are part of what is checked.
@@ -41,6 +46,8 @@ pub struct Filters {
     /// A record whose commit ids, full or abbreviated, become `[commit]`.
     record: Option<PathBuf>,
     keep_clock: bool,
+    /// A test's own patterns, applied before the shared rules.
+    patterns: Vec<(Regex, String)>,
 }
 
 struct Rule {
@@ -72,10 +79,12 @@ fn rules() -> &'static [Rule] {
             rule(r"\b\d{4}-\d{2}-\d{2}\b", "[date]", true),
             rule(r"\b\d{2}:\d{2}(?::\d{2})?\b", "[time]", true),
             rule(
-                r"\b(?:\d+h ?)?(?:\d+m ?)?\d+(?:\.\d+)?(?:ms|µs|s)\b",
+                r"\b(?:\d+h ?)?(?:\d+m ?)?\d+(?:\.\d+)? ?(?:ms|µs|s)\b",
                 "[duration]",
                 false,
             ),
+            // A duration right-aligned in its column (`[  1.2s]`): as wide as it is long.
+            rule(r"\[ +\[duration\]", "[[duration]", false),
             rule(r"\b127\.0\.0\.1:\d+", "127.0.0.1:[port]", false),
             rule(r"\b\d+(?:\.\d+)? (?:B|KiB|MiB|GiB)\b", "[size]", false),
         ]
@@ -88,7 +97,7 @@ impl Filters {
         let mut filters = Filters::default();
         let tmp = std::env::temp_dir();
         filters = filters.path(&tmp, "[tmp]");
-        filters
+        filters.path(Path::new(env!("CARGO_MANIFEST_DIR")), "[workspace]")
     }
 
     /// The shared filters, with `project`'s path as `[project]` and its record's commit ids as
@@ -125,6 +134,21 @@ impl Filters {
     pub fn record(mut self, dir: &Path) -> Filters {
         self.record = Some(dir.to_path_buf());
         self
+    }
+
+    /// Whatever matches `pattern` (a regex) shown as `replacement` (which may name its groups:
+    /// `$1`), for what moves in one test only.
+    pub fn pattern(mut self, pattern: &str, replacement: &str) -> Filters {
+        let pattern = Regex::new(pattern).expect("a valid filter");
+        self.patterns.push((pattern, replacement.to_owned()));
+        self
+    }
+
+    /// Token counts and costs replaced: what an agent CLI sends (and so what a scripted model
+    /// counts) depends on the machine it runs on, its paths and its date.
+    pub fn without_usage(self) -> Filters {
+        self.pattern(r"\b\d+ (in|out|cache read|cache write)\b", "[n] $1")
+            .pattern(r"\$\d+(?:\.\d+)?", "$[cost]")
     }
 
     /// Keeps dates and times: for a test whose clock is pinned, where they are checked.
@@ -164,6 +188,9 @@ impl Filters {
         }
         // Whatever is left of a temporary name after its folder was replaced.
         out = tmp_leftover().replace_all(&out, "[tmp]").into_owned();
+        for (pattern, replacement) in &self.patterns {
+            out = pattern.replace_all(&out, replacement.as_str()).into_owned();
+        }
         let commits = self.record.as_deref().map(commit_ids).unwrap_or_default();
         out = debate_ids(&out);
         for rule in rules() {
@@ -208,11 +235,14 @@ fn debate_ids(text: &str) -> String {
     static ID: OnceLock<Regex> = OnceLock::new();
     let run = RUN.get_or_init(|| Regex::new(r"\b\d{8}-[a-z0-9-]*[a-z0-9]").unwrap());
     let id = ID.get_or_init(|| Regex::new(r"^\d{8}-([a-z0-9-]+)-[0-9a-f]{4}$").unwrap());
-    run.replace_all(text, |c: &regex::Captures| match id.captures(&c[0]) {
+    static CUT: OnceLock<Regex> = OnceLock::new();
+    let cut = CUT.get_or_init(|| Regex::new(r"\b\d{8}-[a-z0-9-]*…").unwrap());
+    let text = run.replace_all(text, |c: &regex::Captures| match id.captures(&c[0]) {
         Some(id) => format!("[debate:{}]", &id[1]),
         None => c[0].to_owned(),
-    })
-    .into_owned()
+    });
+    // An id cut short by a column's width: its random end may be what was cut.
+    cut.replace_all(&text, "[debate…]").into_owned()
 }
 
 fn hex_word() -> &'static Regex {
