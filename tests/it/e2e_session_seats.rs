@@ -450,13 +450,10 @@ fn a_hanging_seat_is_killed_at_its_timeout_with_its_whole_process_group() {
     );
     let answer = out.json().unwrap_or_else(|| panic!("{}", out.describe()));
     let notice = answer["systemMessage"].as_str().unwrap_or_default();
+    // (What the agent last printed before it was stopped depends on timing: no snapshot.)
     assert!(
-        notice.contains("within 8 s"),
-        "the seat's own timeout: {answer}"
-    );
-    insta::assert_snapshot!(
-        "notice_seat_timed_out",
-        Filters::of(&project).without_usage().redact(notice)
+        notice.contains("codex did not answer within 8 s and was stopped"),
+        "{answer}"
     );
     assert!(
         wait_for(Duration::from_secs(2), || seat_processes(project.path())
