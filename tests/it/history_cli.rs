@@ -201,6 +201,10 @@ fn log_draws_both_lines_as_git_does() {
 fn log_json_names_lines_forks_and_steering() {
     let f = Fixture::new();
     let json = f.json(&["log", "--json"]);
+    insta::assert_snapshot!(
+        "log_json",
+        f.redact(&serde_json::to_string_pretty(&json).unwrap())
+    );
     let debate = &json["debates"][0];
     assert_eq!(debate["debate"], f.debate.as_str());
     let lines = debate["lines"].as_array().unwrap();
@@ -223,6 +227,10 @@ fn show_renders_a_phase_its_prompt_and_json() {
     let prompt = f.run(&["show", "main:round-2/advocate", "--prompt"]).stdout;
     insta::assert_snapshot!("show_round_2_prompt", f.redact(&prompt));
     let json = f.json(&["show", "cost:synthesis", "--json"]);
+    insta::assert_snapshot!(
+        "show_json",
+        f.redact(&serde_json::to_string_pretty(&json).unwrap())
+    );
     assert_eq!(json["phase"], "synthesizer");
     assert_eq!(json["line"], "cost");
     assert_eq!(
