@@ -753,9 +753,11 @@ fn search_in_a_read_only_anvil_answers_from_the_index_or_a_scan() {
         );
     }
     assert_eq!(hits.len(), 6, "{hits:#?}");
-    insta::assert_snapshot!(
-        "search_with_a_read_only_index",
-        Filters::of(&project).redact(&run.stderr)
+    // (No snapshot: SQLite's own words for the refusal vary from run to run.)
+    assert!(
+        run.stderr.contains("the search index cannot be written"),
+        "{}",
+        run.describe()
     );
 
     // No index at all: the record is scanned.
