@@ -165,3 +165,39 @@ fn finish(result: Result<(), CliError>) -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The whole `--help` surface, every command and subcommand, in one snapshot
+    /// (`src/snapshots/`): a change to any command's words, options or order shows in review.
+    /// Rendered in-process at a fixed width, so it costs no process and no terminal.
+    #[test]
+    fn the_help_of_every_command_reads_as_its_snapshot() {
+        fn walk(command: &mut clap::Command, path: &str, out: &mut String) {
+            let name = match path {
+                "" => command.get_name().to_owned(),
+                _ => format!("{path} {}", command.get_name()),
+            };
+            // Hidden commands are no one's to read; `help` only repeats the others.
+            if command.is_hide_set() || command.get_name() == "help" {
+                return;
+            }
+            let help = command.render_long_help().to_string();
+            let help: Vec<&str> = help.lines().map(str::trim_end).collect();
+            out.push_str(&format!(
+                "## {name} --help\n\n```text\n{}\n```\n\n",
+                help.join("\n")
+            ));
+            for sub in command.get_subcommands_mut() {
+                walk(sub, &name, out);
+            }
+        }
+        let mut cli = super::Cli::command().term_width(100);
+        cli.build();
+        let mut out = String::new();
+        walk(&mut cli, "", &mut out);
+        insta::assert_snapshot!("help_surface", out);
+    }
+}

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use crate::support::anvil::{Commit, Project, Started, phase_text, turn_tag};
 use crate::support::claude::{Claude, new_session_id};
 use crate::support::model_server::{ModelServer, Reply, Turn};
+use crate::support::snap::Filters;
 
 /// The model: answers each anvil phase with its scripted text, anything else with a greeting.
 fn debater(turn: &Turn) -> Reply {
@@ -102,7 +103,7 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
 
     // The main line, to its synthesis.
     let s1 = new_session_id();
-    let main_synthesis = run_to_synthesis(&server, &project, &started.prompt, &s1, &started.line);
+    run_to_synthesis(&server, &project, &started.prompt, &s1, &started.line);
     assert!(state_of(&project, &debate, "main").contains("status: done"));
     let main_tip = tip(&project, &debate, "main");
     let main_log = project.git(&["log", "--format=%H %s", &main_tip]);
@@ -258,16 +259,9 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
             &format!("{debate}@cost:synthesis"),
         ])
         .ok();
-    assert!(!diff.stdout.trim().is_empty(), "{}", diff.describe());
-    assert!(
-        diff.stdout.contains(&format!("-{main_synthesis}")),
-        "{}",
-        diff.stdout
-    );
-    assert!(
-        diff.stdout.contains(&format!("+{cost_synthesis}")),
-        "{}",
-        diff.stdout
+    insta::assert_snapshot!(
+        "diff_of_the_two_syntheses",
+        Filters::of(&project).redact(&diff.stdout)
     );
 
     project.assert_fsck_clean();
@@ -335,18 +329,12 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
 
     // Resume in a fresh session: the full prompt, with the debate so far.
     let resume = project.anvil(&["resume", &debate, "--session", &s2]).ok();
-    let prompt = &resume.stdout;
-    assert!(
-        prompt.contains(&format!("[anvil {} · round 2 of 3 · Critic", started.line)),
-        "{}",
-        resume.describe()
+    // The critic's phase of round 2, with the question and the debate so far: every phase
+    // recorded before the kill.
+    insta::assert_snapshot!(
+        "resume_prompt_after_a_kill",
+        Filters::of(&project).redact(&resume.stdout)
     );
-    assert!(prompt.contains("<debate-so-far>"), "{prompt}");
-    for (role, round) in [("Advocate", 1), ("Critic", 1), ("Advocate", 2)] {
-        let text = text_of(&started.line, role, Some(round));
-        assert!(prompt.contains(&text), "{text} not in {prompt}");
-    }
-    assert!(prompt.contains("Should we split the monolith?"), "{prompt}");
     // The line is the fresh session's now; the killed one holds nothing.
     let sessions = project.anvil_home().join("sessions");
     assert!(
@@ -355,7 +343,7 @@ fn b_a_debate_killed_mid_phase_is_finished_by_resume_in_a_fresh_session() {
     );
     assert_eq!(project.read(sessions.join(&s2)).trim(), started.line);
 
-    run_to_synthesis(&server, &project, prompt, &s2, &started.line);
+    run_to_synthesis(&server, &project, &resume.stdout, &s2, &started.line);
     assert_eq!(
         keys_of(&server, &s2),
         ["CRITIC r2", "ADVOCATE r3", "CRITIC r3", "SYNTHESIS"]

@@ -11,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 
 use crate::support::anvil::first_commit;
+use crate::support::snap::Filters;
 
 const SESSION: &str = "0b6c7d8e-1f2a-4b3c-8d4e-5f6a7b8c9d0e";
 
@@ -169,10 +170,10 @@ fn every_framework_shapes_only_the_synthesis() {
     ] {
         let p = Project::new();
         let prompts = p.run(&["Adopt GraphQL?", "--rounds", "1", "--framework", name]);
-        assert!(synthesis(&prompts).contains(mark), "{name}: {prompts:#?}");
-        assert!(
-            !synthesis(&prompts).contains("**Verdict**: a recommendation"),
-            "{name}: the default format is replaced"
+        // The framework's shape replaces the default one.
+        insta::assert_snapshot!(
+            format!("synthesis_prompt_{name}"),
+            Filters::new().redact(synthesis(&prompts))
         );
         for prompt in debating(&prompts) {
             assert!(!prompt.contains(mark), "{name} leaks into {prompt}");
@@ -299,20 +300,9 @@ fn context_is_recorded_given_once_and_pointed_to_after() {
         "NOTES.md",
     ]);
     let first = &prompts[0];
-    assert!(first.contains("<anvil-context>"), "{first}");
-    assert!(first.contains("pub fn answer() -> u32 { 42 }"), "{first}");
-    assert!(first.contains("UTIL_MARKER") && first.contains("NOTES_MARKER"));
-    assert_eq!(
-        first.matches("## NOTES.md").count(),
-        1,
-        "named twice, given once"
-    );
-    assert!(!first.contains("IGNORED_LOG") && !first.contains("IGNORED_BUILD"));
-    assert!(
-        !first.contains("## .anvil") && !first.contains("context/files/.anvil"),
-        "anvil's own files are not context: {first}"
-    );
-    assert!(first.contains("src/logo.png (binary)"), "{first}");
+    // Every file once (NOTES.md was named twice), none that .gitignore ignores, none of
+    // anvil's own, a binary named and not given.
+    insta::assert_snapshot!("first_prompt_with_context", Filters::new().redact(first));
     for later in &prompts[1..] {
         assert!(!later.contains("<anvil-context>"), "{later}");
         assert!(later.contains("context.md"), "{later}");
@@ -374,29 +364,19 @@ fn diff_carries_the_uncommitted_changes() {
     p.write("added.txt", b"fresh\n");
     let prompts = p.run(&["Ship it?", "--rounds", "1", "--diff"]);
     let first = &prompts[0];
-    for mark in [
-        "-print('old')",
-        "+print('new')",
-        "+++ b/added.txt",
-        "--- a/gone.txt",
-    ] {
-        assert!(first.contains(mark), "{mark}: {first}");
-    }
+    insta::assert_snapshot!("first_prompt_with_the_diff", Filters::new().redact(first));
+    // The patch recorded: the change, nothing of .anvil.
     let patch = p
         .first_commit_file(&p.debate(), "context/diff.patch")
         .unwrap();
-    assert!(patch.contains("+print('new')"), "{patch}");
-    assert!(!patch.contains(".anvil"), "{patch}");
+    insta::assert_snapshot!("recorded_diff_patch", patch);
 }
 
 #[test]
 fn diff_outside_a_git_repository_says_so() {
     let p = Project::new();
     let err = p.start_err(&["Ship it?", "--diff"]);
-    assert!(
-        err.contains("--diff") && err.contains("not in a git repository"),
-        "{err}"
-    );
+    insta::assert_snapshot!("diff_outside_git", Filters::new().redact(&err));
 }
 
 #[test]
@@ -404,11 +384,10 @@ fn follow_up_builds_on_a_report_file_or_a_recorded_debate() {
     let p = Project::new();
     p.write("report.md", b"# Old report\n\nVERDICT_MARKER: adopt it.\n");
     let first = p.start(&["What next?", "--follow-up", "report.md"]);
-    assert!(
-        first.contains("follows up on an earlier result (report.md)"),
-        "{first}"
+    insta::assert_snapshot!(
+        "first_prompt_following_up_a_report",
+        Filters::new().redact(&first)
     );
-    assert!(first.contains("VERDICT_MARKER"), "{first}");
     let recorded = p
         .first_commit_file(&p.debate(), "context/follow-up.md")
         .unwrap();
@@ -429,10 +408,12 @@ fn follow_up_builds_on_a_report_file_or_a_recorded_debate() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let first = text(&out.stdout);
-    assert!(first.contains("SYNTHESIS_MARKER"), "{first}");
-    assert!(
-        !first.contains("Reply"),
-        "only the synthesis, not the debate: {first}"
+    // Only the synthesis, not the debate.
+    insta::assert_snapshot!(
+        "first_prompt_following_up_a_debate",
+        Filters::new()
+            .record(&p.path().join(".anvil/record"))
+            .redact(&first)
     );
 
     // Without live files, the synthesis is read from the record.
@@ -448,14 +429,11 @@ fn versus_without_a_question_asks_which_is_stronger() {
     p.write("a.md", b"PLAN_A: monolith\n");
     p.write("b.md", b"PLAN_B: microservices\n");
     let prompts = p.run(&["--versus", "a.md", "b.md", "--rounds", "1"]);
-    assert!(
-        prompts[0].contains("Question: Which is stronger, A (a.md) or B (b.md), and why?"),
-        "{}",
-        prompts[0]
+    insta::assert_snapshot!("first_prompt_versus", Filters::new().redact(&prompts[0]));
+    insta::assert_snapshot!(
+        "synthesis_prompt_versus",
+        Filters::new().redact(synthesis(&prompts))
     );
-    assert!(prompts[0].contains("PLAN_A") && prompts[0].contains("PLAN_B"));
-    assert!(prompts[0].contains("Two earlier results are pitted against each other"));
-    assert!(synthesis(&prompts).contains("which of A and B is stronger"));
     let debate = p.debate();
     assert!(
         p.first_commit_file(&debate, "context/versus-a.md")
@@ -536,6 +514,7 @@ fn no_flags_turn_off_what_the_config_turned_on() {
 
 #[test]
 fn config_errors_name_the_key() {
+    let mut shown = String::new();
     for (config, expected) in [
         ("rounds = 2\nfocsu = \"security\"\n", "focsu"),
         ("rounds = \"two\"\n", "rounds"),
@@ -557,13 +536,18 @@ fn config_errors_name_the_key() {
         p.write(".anvil/config.toml", config.as_bytes());
         let err = p.start_err(&["Q?"]);
         assert!(err.contains(expected), "{config}: {err}");
+        shown.push_str(&format!(
+            "$ cat .anvil/config.toml\n{config}$ anvil start Q?\n{err}\n"
+        ));
     }
+    insta::assert_snapshot!("config_errors", Filters::new().redact(&shown));
 }
 
 #[test]
 fn invalid_combinations_say_what_to_do() {
     let p = Project::new();
     p.write("a.md", b"a\n");
+    let mut shown = String::new();
     for (args, expected) in [
         (vec!["Q?", "--mode", "devils-advocate"], "add --position"),
         (
@@ -619,24 +603,21 @@ fn invalid_combinations_say_what_to_do() {
     ] {
         let err = p.start_err(&args);
         assert!(err.contains(expected), "{args:?}: {err}");
+        shown.push_str(&format!("$ anvil start {}\n{err}\n", args.join(" ")));
     }
+    insta::assert_snapshot!(
+        "invalid_combinations",
+        Filters::new().path(p.path(), "[project]").redact(&shown)
+    );
 }
 
 #[test]
 fn prompts_list_show_and_eject() {
     let p = Project::new();
+    let filters = Filters::new().path(p.path(), "[project]");
     let list = text(&p.anvil(&["prompts", "list"]).stdout);
-    for name in [
-        "phase.md",
-        "frameworks/adr.md",
-        "focus/security.md",
-        "personas/startup-cfo.md",
-        "autonomy.md",
-        "research.md",
-    ] {
-        assert!(list.contains(name), "{name}: {list}");
-    }
-    assert!(list.lines().all(|l| l.contains("built-in")), "{list}");
+    // Every template, each built in.
+    insta::assert_snapshot!("prompts_list_built_in", filters.redact(&list));
 
     let shown = p.anvil(&["prompts", "show", "frameworks/adr.md"]);
     assert!(text(&shown.stdout).contains("Architecture Decision Record"));
@@ -646,7 +627,7 @@ fn prompts_list_show_and_eject() {
     let ejected = p.path().join(".anvil/prompts/frameworks/adr.md");
     assert!(ejected.is_file());
     let again = p.anvil(&["prompts", "eject", "frameworks/adr.md"]);
-    assert!(text(&again.stderr).contains("--force"));
+    insta::assert_snapshot!("prompts_eject_again", filters.redact(&text(&again.stderr)));
 
     std::fs::write(&ejected, "OUR_ADR_TEMPLATE for {{ question }}\n").unwrap();
     let list = text(&p.anvil(&["prompts", "list"]).stdout);
@@ -677,13 +658,14 @@ fn prompts_list_show_and_eject() {
         "{first}"
     );
     let list = text(&p.anvil(&["prompts", "list"]).stdout);
-    assert!(
-        list.contains("focus/gdpr.md") && list.contains("added:"),
-        "{list}"
-    );
+    // One overridden, two added.
+    insta::assert_snapshot!("prompts_list_overridden_and_added", filters.redact(&list));
 
     let unknown = p.anvil(&["prompts", "show", "roles/nobody.md"]);
-    assert!(text(&unknown.stderr).contains("anvil prompts list"));
+    insta::assert_snapshot!(
+        "prompts_show_unknown",
+        filters.redact(&text(&unknown.stderr))
+    );
 }
 
 #[test]
@@ -694,8 +676,10 @@ fn a_broken_template_is_named_with_its_line() {
         b"Argue for it.\n\n{% if round > 1 %}unclosed\n",
     );
     let err = p.start_err(&["Q?"]);
-    assert!(err.contains("roles/advocate.md"), "{err}");
-    assert!(err.contains("line"), "{err}");
+    insta::assert_snapshot!(
+        "broken_template",
+        Filters::new().path(p.path(), "[project]").redact(&err)
+    );
     let list = text(&p.anvil(&["prompts", "list"]).stdout);
     let line = list
         .lines()
@@ -740,7 +724,6 @@ fn start_help_documents_every_option_with_an_example() {
             "{option} has no example: {section}"
         );
     }
-    assert!(help.contains("config.toml"));
 }
 
 /// The whole `--help` of both commands that take the debate options, built from their
@@ -755,15 +738,8 @@ fn start_and_run_help_read_as_the_definitions_say() {
             insta::assert_snapshot!(format!("{command}_{name}_help"), text(&out.stdout));
         }
     }
-    // The config's keys are named in `--help` from the same definitions.
-    let help = text(&p.anvil(&["start", "--help"]).stdout);
-    assert!(
-        help.replace('\n', " ").contains(
-            "(keys: mode, rounds, position, stakeholders, personas, interactive, framework, \
-             focus, context, diff, research, converge, autonomy, output, output_dir, recall)"
-        ),
-        "{help}"
-    );
+    // The config's keys are named in `--help` from the same definitions: the snapshot of
+    // `start --help` shows them.
 }
 
 #[test]

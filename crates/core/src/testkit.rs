@@ -51,7 +51,14 @@ impl Debate {
     /// when the returned guard is dropped.
     pub(crate) fn start(self) -> (tempfile::TempDir, Home, LineRef) {
         let dir = tempfile::tempdir().unwrap();
-        let home = Home::init(dir.path()).unwrap();
+        let (home, line) = self.start_at(dir.path());
+        (dir, home, line)
+    }
+
+    /// The debate started in a project at `root` (made if missing), for a test that lays out
+    /// more than the project around it.
+    pub(crate) fn start_at(self, root: &std::path::Path) -> (Home, LineRef) {
+        let home = Home::init(root).unwrap();
         let setup = self.options.into_setup().unwrap();
         let line = crate::line::start::start(&home, setup, Some(&self.session))
             .unwrap()
@@ -59,7 +66,7 @@ impl Debate {
         for text in &self.phases {
             crate::line::stop::record_turn(&home, &line, &self.session, text).unwrap();
         }
-        (dir, home, line)
+        (home, line)
     }
 }
 

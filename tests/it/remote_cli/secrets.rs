@@ -5,6 +5,7 @@ use std::process::{Command, Stdio};
 use serde_json::json;
 
 use crate::support::anvil::{Run, find_tag};
+use crate::support::snap::Filters;
 
 use super::{ALICE, anvil_refs, clone, remote, tip};
 
@@ -55,10 +56,10 @@ fn secrets_are_redacted_before_recording_and_a_push_refuses_one_that_got_in() {
          eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U, \
          glpat-Ab12Cd34Ef56Gh78Ij90, xoxb-1234567890-abcdefABCDEF and DB_PASSWORD=s3cr3t-pass."
     ));
-    assert!(
-        run.stdout.contains("redacted"),
-        "the person is told: {}",
-        run.describe()
+    // The person is told, in the hook's reply.
+    insta::assert_snapshot!(
+        "hook_reply_with_redactions",
+        Filters::of(&alice).redact(&pretty(&run))
     );
     stop("CRITIC r1: no.").ok();
     stop("Synthesis: rotate.").ok();
@@ -144,10 +145,11 @@ fn secrets_are_redacted_before_recording_and_a_push_refuses_one_that_got_in() {
     ]);
     let refused = alice.anvil(&["push"]);
     assert_eq!(refused.code, Some(1), "{}", refused.describe());
-    assert!(
-        refused.stderr.contains("GitHub token") && refused.stderr.contains("leak.md"),
-        "{}",
-        refused.describe()
+    insta::assert_snapshot!(
+        "push_refuses_a_leaked_token",
+        Filters::of(&alice)
+            .path(&bare, "[remote]")
+            .run("anvil push", &refused)
     );
     assert!(anvil_refs(&bare).is_empty(), "nothing was pushed");
     alice.anvil(&["push", "--allow-secrets"]).ok();
@@ -172,20 +174,31 @@ fn with_redaction_off_a_secret_is_recorded_and_the_push_refuses_it() {
         "session_id": ALICE, "cwd": alice.path(), "hook_event_name": "Stop",
         "stop_hook_active": true, "last_assistant_message": format!("the token {TOKEN}"),
     }));
-    assert!(
-        run.stdout.contains("recorded as it is"),
-        "{}",
-        run.describe()
+    insta::assert_snapshot!(
+        "hook_reply_with_redaction_off",
+        Filters::of(&alice).redact(&pretty(&run))
     );
     assert!(alice.git(&["log", "-p", "--all"]).contains(TOKEN));
     let refused = alice.anvil(&["push"]);
     assert_eq!(refused.code, Some(1), "{}", refused.describe());
     assert!(
-        refused.stderr.contains(&format!("{}@main", started.debate))
-            && refused.stderr.contains("GitHub token")
-            && refused.stderr.contains("commit "),
+        refused.stderr.contains(&started.debate),
         "{}",
         refused.describe()
     );
+    insta::assert_snapshot!(
+        "push_refuses_a_recorded_token",
+        Filters::of(&alice)
+            .path(&bare, "[remote]")
+            .run("anvil push", &refused)
+    );
     assert!(anvil_refs(&bare).is_empty(), "nothing was pushed");
+}
+
+/// The hook's reply as JSON spread over lines, for a snapshot.
+fn pretty(run: &Run) -> String {
+    let reply = run
+        .json()
+        .unwrap_or_else(|| panic!("a reply: {}", run.describe()));
+    serde_json::to_string_pretty(&reply).unwrap()
 }

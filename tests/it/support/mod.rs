@@ -8,3 +8,4 @@ pub mod model_server;
 pub mod npm_registry;
 pub mod openai;
 pub mod serve;
+pub mod snap;

@@ -536,19 +536,8 @@ mod tests {
         cell: &'static std::sync::OnceLock<std::sync::Mutex<(tempfile::TempDir, Home, LineRef)>>,
     ) -> std::sync::MutexGuard<'static, (tempfile::TempDir, Home, LineRef)> {
         cell.get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let home = Home::init(dir.path()).unwrap();
-            let setup = crate::model::options::Options {
-                question: "Q?".into(),
-                rounds: Some(10),
-                ..Default::default()
-            }
-            .into_setup()
-            .unwrap();
-            let line = crate::line::start::start(&home, setup, Some(SESSION))
-                .unwrap()
-                .line;
-            std::sync::Mutex::new((dir, home, line))
+            let debate = crate::testkit::Debate::new().rounds(10).session(SESSION);
+            std::sync::Mutex::new(debate.start())
         })
         .lock()
         .unwrap_or_else(|e| e.into_inner())

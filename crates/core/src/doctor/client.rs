@@ -195,14 +195,9 @@ mod tests {
     /// A project whose debate is driven by [`SESSION`], whose transcript ends as a 2.1.332
     /// session's does at its first stop.
     fn project_with_a_session(dir: &Path) {
-        let home = Home::init(&dir.join("project")).unwrap();
-        let setup = crate::model::options::Options {
-            question: "Q?".into(),
-            ..Default::default()
-        }
-        .into_setup()
-        .unwrap();
-        crate::line::start::start(&home, setup, Some(SESSION)).unwrap();
+        crate::testkit::Debate::new()
+            .session(SESSION)
+            .start_at(&dir.join("project"));
         let folder = dir.join("user/.claude/projects/-project");
         std::fs::create_dir_all(&folder).unwrap();
         std::fs::write(
