@@ -18,6 +18,10 @@ use std::time::{Duration, SystemTime};
 /// entry as racily clean).
 pub const RACY: Duration = Duration::from_secs(2);
 
+/// The file name of the journal of recent debates (`crate::record::recent`), which anvil's
+/// writers append to before every ref they move: a stamp of it sees those moves.
+pub const JOURNAL: &str = "anvil-recent";
+
 /// The stamps of the record's ref storage, taken at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
@@ -42,7 +46,7 @@ impl Stamp {
         for file in [
             record.join("packed-refs"),
             record.join("refs/anvil"),
-            record.join(crate::record::recent::FILE),
+            record.join(JOURNAL),
             record.join("FETCH_HEAD"),
         ] {
             let meta = std::fs::symlink_metadata(&file).ok();
@@ -138,7 +142,7 @@ mod tests {
         assert_ne!(second.refs, third.refs);
 
         // A note in the index of recent debates: not the refs, but everything.
-        std::fs::write(record.join(crate::record::recent::FILE), "x\n").unwrap();
+        std::fs::write(record.join(JOURNAL), "x\n").unwrap();
         let fourth = Stamp::of(record);
         assert_eq!(third.refs, fourth.refs);
         assert_ne!(third.all, fourth.all);

@@ -2,14 +2,15 @@
 //! the human, a turn with no text, a session that never saw the debate, a repeat, a host's turn
 //! while a seat's phase is out: each is answered here, and nothing is recorded.
 
-use crate::error::{DebateError, io};
-use crate::home::{Home, LineRef, Queued};
+use crate::error::DebateError;
+use crate::home::{Home, LineRef};
 use crate::line::transaction::{Current, Plan};
 use crate::model::machine;
-use crate::model::state::{Role, State, Status};
+use crate::model::state::{State, Status};
 use crate::record::schema::{PhaseFile, phase_file};
 
 use super::reply::{Reply, finish_reply, late_steering_notice, progress_notice, seat_notice};
+use super::steering::undelivered;
 use super::{Stop, prompt};
 
 /// What the guard made of a stop.
@@ -170,31 +171,4 @@ fn reissue(
     state.session = Some(session.to_owned());
     state.informed_session = Some(session.to_owned());
     Ok(Plan::Live(Box::new(state), reply))
-}
-
-/// Steering in the queue that the line has not taken yet, oldest first.
-pub(super) fn waiting_steering(
-    home: &Home,
-    line: &LineRef,
-    state: &State,
-) -> Result<Vec<Queued>, DebateError> {
-    Ok(home
-        .queued_steering(line)
-        .map_err(io("cannot read queued steering of", home.line_dir(line)))?
-        .into_iter()
-        .filter(|q| q.number > state.steering_taken)
-        .collect())
-}
-
-/// Steering that can no longer be delivered: the line finished or was cancelled with it in
-/// the queue (written by something that did not take the line's lock). It stays on disk.
-pub(super) fn undelivered(
-    home: &Home,
-    line: &LineRef,
-    state: &State,
-) -> Result<Vec<Queued>, DebateError> {
-    if state.progress.status == Status::Active && state.progress.phase != Role::Synthesizer {
-        return Ok(Vec::new());
-    }
-    waiting_steering(home, line, state)
 }

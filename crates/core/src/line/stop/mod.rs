@@ -18,6 +18,7 @@ mod guard;
 mod prompt;
 mod record;
 mod reply;
+mod steering;
 
 use crate::error::{DebateError, io};
 use crate::home::{Home, LineRef};

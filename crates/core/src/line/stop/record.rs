@@ -15,7 +15,8 @@ use crate::model::transcript;
 use crate::record::schema::{Meta, PhaseFile, phase_file};
 
 use super::converge::{self, Convergence};
-use super::guard::{Phase, waiting_steering};
+use super::guard::Phase;
+use super::steering::waiting_steering;
 use super::{Stop, prompt};
 
 /// A phase recorded: the commit, and what the reply says of it.

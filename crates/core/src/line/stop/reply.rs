@@ -184,7 +184,7 @@ fn finished(
             ));
         }
     }
-    let late = super::guard::undelivered(home, line, state)?;
+    let late = super::steering::undelivered(home, line, state)?;
     if !late.is_empty() {
         reply.notice.push('\n');
         reply

@@ -4,7 +4,6 @@
 //! (`password: Optional[str]`, a placeholder, an identifier).
 
 use super::Found;
-use super::rules::placeholder;
 
 /// Words of which a credential's name holds one (the keywords of [`assignments`]).
 pub(super) const NAME_WORDS: &[&str] = &[
@@ -312,4 +311,45 @@ pub(super) fn credential_value(value: &str, quoted: bool) -> bool {
 fn identifier_like_words(value: &str) -> bool {
     let words = name_words(value);
     words.len() >= 2 && words.iter().all(|w| w.len() >= 3)
+}
+
+/// Text that stands for a credential without being one: a template (`${API_KEY}`, `{{ token }}`,
+/// `<your-token>`, `%s`), a mask (`********`, `xxxxxxxx`), or words that say so.
+pub(super) fn placeholder(value: &str) -> bool {
+    if value.starts_with(['$', '<', '{', '%', '[', '@', '&', '*', '('])
+        || value.contains("${")
+        || value.contains("{{")
+        || value.contains('<')
+    {
+        return true;
+    }
+    if value
+        .bytes()
+        .all(|b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'#' | b'-' | b'_' | b'0'))
+    {
+        return true;
+    }
+    let lower = value.to_ascii_lowercase();
+    [
+        "example",
+        "placeholder",
+        "your_",
+        "your-",
+        "yourpass",
+        "yoursecret",
+        "yourtoken",
+        "changeme",
+        "change_me",
+        "redacted",
+        "dummy",
+        "xxxx",
+        "****",
+        "replace_me",
+        "replaceme",
+        "insert_",
+        "_here",
+        "-here",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
 }

@@ -14,7 +14,7 @@
 //! not `postgres://user:password@localhost` from a tutorial). The first is in `assignments.rs`.
 
 use super::Found;
-use super::assignments::{NAME_WORDS, assignments};
+use super::assignments::{NAME_WORDS, assignments, placeholder};
 
 /// How a family is recognised once one of its keywords is in the text.
 pub(super) enum Shape {
@@ -394,47 +394,6 @@ fn basic(text: &str, lower: &str, out: &mut Vec<Found>) {
             });
         }
     }
-}
-
-/// Text that stands for a credential without being one: a template (`${API_KEY}`, `{{ token }}`,
-/// `<your-token>`, `%s`), a mask (`********`, `xxxxxxxx`), or words that say so.
-pub(super) fn placeholder(value: &str) -> bool {
-    if value.starts_with(['$', '<', '{', '%', '[', '@', '&', '*', '('])
-        || value.contains("${")
-        || value.contains("{{")
-        || value.contains('<')
-    {
-        return true;
-    }
-    if value
-        .bytes()
-        .all(|b| matches!(b, b'*' | b'x' | b'X' | b'.' | b'#' | b'-' | b'_' | b'0'))
-    {
-        return true;
-    }
-    let lower = value.to_ascii_lowercase();
-    [
-        "example",
-        "placeholder",
-        "your_",
-        "your-",
-        "yourpass",
-        "yoursecret",
-        "yourtoken",
-        "changeme",
-        "change_me",
-        "redacted",
-        "dummy",
-        "xxxx",
-        "****",
-        "replace_me",
-        "replaceme",
-        "insert_",
-        "_here",
-        "-here",
-    ]
-    .iter()
-    .any(|word| lower.contains(word))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ use crate::record::stamp::Stamp;
 use crate::record::store::{CommitTimes, Record, RecordError};
 
 /// The journal's file name inside the record.
-pub const FILE: &str = "anvil-recent";
+pub use crate::record::stamp::JOURNAL as FILE;
 const HEADER: &str = "anvil-recent 2: each debate's last activity, noted before its refs move\n";
 /// The header of the index earlier builds wrote before the journal (a sorted file with
 /// fingerprint chains).
