@@ -80,6 +80,8 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
     let kept_id = stop.kept.filter(|k| Some(*k) != stop.text).map(blob_id);
     let response_id = stop.text.map(blob_id);
     let mut kept = Kept::No;
+    // Whether the line is over once the stop is decided, as the transaction leaves it.
+    let mut over = false;
     let done = transaction::run(
         home,
         line,
@@ -89,7 +91,7 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
         },
         |current| {
             kept = Kept::of(stop, kept_id.as_deref(), current);
-            match kept {
+            let plan = match kept {
                 Kept::No => decide_stop(home, current, stop, response_id.as_deref()),
                 Kept::Unrecorded => {
                     let kept = Stop {
@@ -99,18 +101,24 @@ pub fn stop(home: &Home, line: &LineRef, stop: Stop<'_>) -> Result<Reply, Debate
                     decide_stop(home, current, kept, kept_id.as_deref())
                 }
                 Kept::Recorded => decide_stop(home, current, Stop { text: None, ..stop }, None),
-            }
+            }?;
+            let after = match &plan {
+                Plan::Keep(_) => current.state.as_ref(),
+                Plan::Live(state, _) => Some(&**state),
+                Plan::Record(change, _) => Some(&change.state),
+            };
+            over = after.is_some_and(|s| s.progress.status.is_over());
+            Ok(plan)
         },
     )?;
     let mut notes = done.notes;
     if matches!(done.value.kind, Kind::Block { .. } | Kind::Finish) {
         notes.extend(kept.note(home, line));
     }
-    if !matches!(done.value.kind, Kind::Block { .. } | Kind::Pause)
-        && transaction::view(home, line).is_ok_and(|s| s.progress.status.is_over())
-    {
+    if over && !matches!(done.value.kind, Kind::Block { .. } | Kind::Pause) {
         // The line is over: this session drives nothing now (a binding a cancel raced with
-        // is dropped here too).
+        // is dropped here too; a cancel that comes after this stop unbinds the line's
+        // sessions itself).
         home.unbind(stop.session)
             .map_err(io("cannot unbind the session in", home.root()))?;
     }
