@@ -113,10 +113,7 @@ pub fn blind_prompt(home: &Home, line: &LineRef, role: Role) -> Result<String, D
             agent: crate::seat::Agent::Claude,
             model: None,
         });
-    let path = home.transcript_path(line);
-    let header = crate::fsutil::read_optional(&path)
-        .map_err(io("cannot read", &path))?
-        .unwrap_or_default();
+    let header = stop::read_transcript(home, line)?;
     // The transcript's title block only: its first phase section starts with "\n## ".
     let header = header.split("\n## ").next().unwrap_or_default().to_owned();
     stop::render_prompt(home, &blind, &cue, true, &header)
@@ -177,12 +174,7 @@ pub fn fall_back(home: &Home, line: &LineRef, why: &str) -> Result<String, Debat
         state.seat_fallback = Some(why.to_owned());
         state.informed_session = None;
         let cue = machine::current_cue(&state.setup, &state.progress);
-        let transcript = {
-            let path = home.transcript_path(line);
-            crate::fsutil::read_optional(&path)
-                .map_err(io("cannot read", &path))?
-                .unwrap_or_default()
-        };
+        let transcript = stop::read_transcript(home, line)?;
         let prompt = stop::render_prompt(home, &state, &cue, true, &transcript)?;
         Ok(Plan::Live(Box::new(state), prompt))
     })?;

@@ -24,7 +24,7 @@ use crate::error::{DebateError, io};
 use crate::home::{Home, LineRef};
 use crate::line::transaction::{self, Current, Options, Plan};
 
-pub(crate) use prompt::render_prompt;
+pub(crate) use prompt::{read_transcript, render_prompt};
 pub use reply::{Kind, Reply};
 
 /// One stop of a Claude session that drives a line, as the Stop hook sees it.

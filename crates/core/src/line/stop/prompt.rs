@@ -57,7 +57,7 @@ pub(crate) fn render_prompt(
 }
 
 /// The line's `transcript.md`: the debate so far (empty before its first phase).
-pub(super) fn read_transcript(home: &Home, line: &LineRef) -> Result<String, DebateError> {
+pub(crate) fn read_transcript(home: &Home, line: &LineRef) -> Result<String, DebateError> {
     let path = home.transcript_path(line);
     Ok(fsutil::read_optional(&path)
         .map_err(io("cannot read", &path))?
