@@ -228,19 +228,9 @@ fn read_json(path: &Path) -> Option<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::time::SystemTime;
 
     fn env(dir: &Path) -> Environment {
-        Environment {
-            cwd: dir.join("project"),
-            home: Some(dir.join("user")),
-            claude_config_dir: None,
-            path: None,
-            claude_session: None,
-            npm_launcher: None,
-            managed_settings: None,
-            now: SystemTime::now(),
-        }
+        Environment::for_test(dir.join("project"), Some(dir.join("user")))
     }
 
     /// A plugin unpacked where Claude Code puts one, listed in installed_plugins.json.

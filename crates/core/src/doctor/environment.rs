@@ -56,6 +56,22 @@ impl Environment {
     pub(super) fn user_claude(&self) -> Option<PathBuf> {
         self.home.as_ref().map(|h| h.join(".claude"))
     }
+
+    /// Working in `cwd`, with the user's home at `home` and nothing else set: no PATH, no
+    /// Claude Code session, no managed settings.
+    #[cfg(test)]
+    pub(super) fn for_test(cwd: PathBuf, home: Option<PathBuf>) -> Environment {
+        Environment {
+            cwd,
+            home,
+            claude_config_dir: None,
+            path: None,
+            claude_session: None,
+            npm_launcher: None,
+            managed_settings: None,
+            now: SystemTime::now(),
+        }
+    }
 }
 
 /// Finds `name` as an executable file in the directories of `path`.

@@ -490,9 +490,7 @@ fn read_json(path: &Path) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use std::time::SystemTime;
 
     struct Project {
         dir: tempfile::TempDir,
@@ -529,14 +527,8 @@ mod tests {
 
         fn env(&self, path: Option<OsString>) -> Environment {
             Environment {
-                cwd: self.project(),
-                home: Some(self.dir.path().join("user")),
-                claude_config_dir: None,
                 path,
-                claude_session: None,
-                npm_launcher: None,
-                managed_settings: None,
-                now: SystemTime::now(),
+                ..Environment::for_test(self.project(), Some(self.dir.path().join("user")))
             }
         }
 

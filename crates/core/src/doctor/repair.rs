@@ -205,19 +205,9 @@ fn roll_forward(home: &Home, line: &LineRef) -> Result<String, DebateError> {
 mod tests {
     use super::*;
     use crate::testkit::line_with_debate;
-    use std::time::SystemTime;
 
     fn env(home: &Home) -> Environment {
-        Environment {
-            cwd: home.project().to_owned(),
-            home: None,
-            claude_config_dir: None,
-            path: None,
-            claude_session: None,
-            npm_launcher: None,
-            managed_settings: None,
-            now: SystemTime::now(),
-        }
+        Environment::for_test(home.project().to_owned(), None)
     }
 
     fn finding(fix: Fix) -> Finding {
