@@ -196,11 +196,8 @@ fn group_entries(group: &Value) -> Vec<&Value> {
 
 /// The commands of a group of hooks, each with its `timeout` (seconds) when it has one.
 fn group_hooks(group: &Value) -> Vec<(&str, Option<u64>)> {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
+    group_entries(group)
         .into_iter()
-        .flatten()
         .filter_map(|h| {
             let command = h.get("command").and_then(Value::as_str)?;
             let timeout = h.get("timeout").and_then(|t| {
