@@ -9,9 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::environment::Environment;
+use super::environment::{Environment, read_json};
 use super::finding::{Finding, Level};
 use crate::claude::install;
 
@@ -218,10 +216,6 @@ pub(super) fn check(env: &Environment, plugin: Option<&Plugin>) -> Vec<Finding> 
         );
     }
     out
-}
-
-fn read_json(path: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 #[cfg(test)]
