@@ -17,7 +17,7 @@ use crate::record::store::Record;
 /// A temporary file older than this belongs to no running anvil (a hook finishes within its
 /// 60-second timeout); a lock another program made this long ago is more likely a leftover
 /// than in use, and reported so (but never removed).
-pub(crate) const STALE: Duration = Duration::from_secs(60);
+const STALE: Duration = Duration::from_secs(60);
 
 /// The record's findings.
 pub(super) fn check(home: &Home, now: SystemTime) -> Vec<Finding> {
