@@ -14,6 +14,8 @@ use super::finding::{Finding, Fix, Level};
 use crate::home::{Home, LineRef};
 use crate::record::store::Record;
 
+pub(super) use locks::line_of;
+
 /// A temporary file older than this belongs to no running anvil (a hook finishes within its
 /// 60-second timeout); a lock another program made this long ago is more likely a leftover
 /// than in use, and reported so (but never removed).
