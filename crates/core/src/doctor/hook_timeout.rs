@@ -16,7 +16,7 @@ use crate::model::config::Config;
 
 /// What a seat's turn needs of the Stop hook: the seat's timeout (`[seats] timeout`, ten
 /// minutes by default) and the time to record its text.
-pub(super) fn needed(config: &Config) -> Duration {
+fn needed(config: &Config) -> Duration {
     config.seat_timeout() + MARGIN
 }
 
