@@ -262,8 +262,16 @@ mod tests {
     use super::*;
     use crate::testkit::line_with_debate;
 
-    pub(super) fn of<'a>(findings: &'a [Finding], name: &str) -> Vec<&'a Finding> {
+    fn of<'a>(findings: &'a [Finding], name: &str) -> Vec<&'a Finding> {
         findings.iter().filter(|f| f.check == name).collect()
+    }
+
+    /// The record's findings of the check `name`, now.
+    pub(super) fn checked(home: &Home, name: &str) -> Vec<Finding> {
+        check(home, SystemTime::now())
+            .into_iter()
+            .filter(|f| f.check == name)
+            .collect()
     }
 
     pub(super) fn age(path: &Path, by: Duration) {
