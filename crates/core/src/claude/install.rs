@@ -31,13 +31,11 @@ mod permissions;
 
 pub use commands::commands;
 pub use env::{BLOCK_CAP, BLOCK_CAP_VAR};
-pub use hooks::{
-    CLAUDE_DEFAULT_TIMEOUT, STOP_STATUS, STOP_TIMEOUT, has_stop_hook, hook_command, hook_timeout,
-};
 pub(crate) use hooks::{
-    HOOKS, SETTINGS_FILES, StopHookEntry, hook_entry, installed_hooks, managed_settings,
-    stop_hook_entries, stop_timeout,
+    HOOKS, SETTINGS_FILES, STOP_TIMEOUT, StopHookEntry, hook_entry, installed_hooks,
+    managed_settings, stop_hook_entries, stop_timeout,
 };
+pub use hooks::{STOP_STATUS, has_stop_hook, hook_command};
 pub use mcp::{install_mcp, mcp_server, uninstall_mcp};
 
 /// The hook binary, called by name.

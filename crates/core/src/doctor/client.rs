@@ -163,7 +163,6 @@ fn transcript(env: &Environment, session: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
 
     const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
 
@@ -181,14 +180,9 @@ mod tests {
 
     fn env(dir: &Path, claude_session: Option<(String, Option<String>)>) -> Environment {
         Environment {
-            cwd: dir.join("project"),
-            home: Some(dir.join("user")),
-            claude_config_dir: None,
             path: Some(OsString::new()),
             claude_session,
-            npm_launcher: None,
-            managed_settings: None,
-            now: SystemTime::now(),
+            ..Environment::for_test(dir.join("project"), Some(dir.join("user")))
         }
     }
 

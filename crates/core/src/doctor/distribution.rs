@@ -9,9 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
-use super::environment::Environment;
+use super::environment::{Environment, read_json};
 use super::finding::{Finding, Level};
 use crate::claude::install;
 
@@ -220,27 +218,13 @@ pub(super) fn check(env: &Environment, plugin: Option<&Plugin>) -> Vec<Finding> 
     out
 }
 
-fn read_json(path: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::time::SystemTime;
 
     fn env(dir: &Path) -> Environment {
-        Environment {
-            cwd: dir.join("project"),
-            home: Some(dir.join("user")),
-            claude_config_dir: None,
-            path: None,
-            claude_session: None,
-            npm_launcher: None,
-            managed_settings: None,
-            now: SystemTime::now(),
-        }
+        Environment::for_test(dir.join("project"), Some(dir.join("user")))
     }
 
     /// A plugin unpacked where Claude Code puts one, listed in installed_plugins.json.

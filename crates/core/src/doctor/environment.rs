@@ -56,6 +56,37 @@ impl Environment {
     pub(super) fn user_claude(&self) -> Option<PathBuf> {
         self.home.as_ref().map(|h| h.join(".claude"))
     }
+
+    /// The user's `.claude.json` (trusted workspaces, the user's MCP servers): in
+    /// `$CLAUDE_CONFIG_DIR` when set, else in the home.
+    pub(super) fn claude_json(&self) -> Option<PathBuf> {
+        self.claude_config_dir
+            .as_ref()
+            .or(self.home.as_ref())
+            .map(|dir| dir.join(".claude.json"))
+    }
+
+    /// Working in `cwd`, with the user's home at `home` and nothing else set: no PATH, no
+    /// Claude Code session, no managed settings.
+    #[cfg(test)]
+    pub(super) fn for_test(cwd: PathBuf, home: Option<PathBuf>) -> Environment {
+        Environment {
+            cwd,
+            home,
+            claude_config_dir: None,
+            path: None,
+            claude_session: None,
+            npm_launcher: None,
+            managed_settings: None,
+            now: SystemTime::now(),
+        }
+    }
+}
+
+/// A JSON file (Claude Code's settings, `.claude.json`, a plugin's files); `None` when it is
+/// missing or cannot be read as JSON, which the checks report as the setting being absent.
+pub(super) fn read_json(path: &Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 /// Finds `name` as an executable file in the directories of `path`.

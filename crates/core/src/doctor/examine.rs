@@ -28,21 +28,11 @@ pub fn examine(env: &Environment) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
 
     #[test]
     fn a_directory_without_anvil_is_a_note_not_a_failure() {
         let dir = tempfile::tempdir().unwrap();
-        let env = Environment {
-            cwd: dir.path().to_owned(),
-            home: Some(dir.path().join("user")),
-            claude_config_dir: None,
-            path: None,
-            claude_session: None,
-            npm_launcher: None,
-            managed_settings: None,
-            now: SystemTime::now(),
-        };
+        let env = Environment::for_test(dir.path().to_owned(), Some(dir.path().join("user")));
         let findings = examine(&env);
         let home = findings
             .iter()

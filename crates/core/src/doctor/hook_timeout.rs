@@ -16,7 +16,7 @@ use crate::model::config::Config;
 
 /// What a seat's turn needs of the Stop hook: the seat's timeout (`[seats] timeout`, ten
 /// minutes by default) and the time to record its text.
-pub(super) fn needed(config: &Config) -> Duration {
+fn needed(config: &Config) -> Duration {
     config.seat_timeout() + MARGIN
 }
 
@@ -126,8 +126,6 @@ fn too_short(
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
-
     use serde_json::json;
 
     use super::*;
@@ -159,14 +157,8 @@ mod tests {
 
         fn env(&self) -> Environment {
             Environment {
-                cwd: self.project(),
-                home: Some(self.user()),
-                claude_config_dir: None,
-                path: None,
-                claude_session: None,
-                npm_launcher: None,
                 managed_settings: Some(self.managed()),
-                now: SystemTime::now(),
+                ..Environment::for_test(self.project(), Some(self.user()))
             }
         }
 

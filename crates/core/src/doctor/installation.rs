@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::distribution::Plugin;
-use super::environment::{Environment, find_in, is_executable};
+use super::environment::{Environment, find_in, is_executable, read_json};
 use super::finding::{Finding, Fix, Level};
 use crate::claude::install;
 
@@ -166,17 +166,29 @@ fn wired_hook(
 /// The PATH that Claude Code gives hooks and commands: a `PATH` in the settings' `env` (the
 /// most local file that sets one), else the one it was started with, taken to be this one.
 fn claude_path(env: &Environment, places: &[&Path]) -> (Option<OsString>, String) {
-    for claude in places {
-        for name in install::SETTINGS_FILES.iter().rev() {
-            let file = claude.join(name);
-            if let Some(path) =
-                read_json(&file).and_then(|s| s["env"]["PATH"].as_str().map(OsString::from))
-            {
-                return (Some(path), format!("the PATH set in {}", file.display()));
-            }
-        }
-    }
-    (env.path.clone(), "PATH".to_owned())
+    most_local_first(places)
+        .into_iter()
+        .find_map(|file| {
+            let path = read_json(&file)?["env"]["PATH"]
+                .as_str()
+                .map(OsString::from)?;
+            Some((Some(path), format!("the PATH set in {}", file.display())))
+        })
+        .unwrap_or_else(|| (env.path.clone(), "PATH".to_owned()))
+}
+
+/// The settings files of `places` in Claude Code's precedence, highest first: project local,
+/// project shared, user local, user.
+fn most_local_first(places: &[&Path]) -> Vec<PathBuf> {
+    places
+        .iter()
+        .flat_map(|claude| {
+            install::SETTINGS_FILES
+                .iter()
+                .rev()
+                .map(|name| claude.join(name))
+        })
+        .collect()
 }
 
 fn program_finding((search, which): &(Option<OsString>, String), program: &str) -> Finding {
@@ -242,11 +254,7 @@ fn trust(env: &Environment, project_claude: &Path) -> Option<Finding> {
     if allow.is_empty() {
         return None;
     }
-    let config = env
-        .claude_config_dir
-        .as_ref()
-        .map(|d| d.join(".claude.json"))
-        .or_else(|| env.home.as_ref().map(|h| h.join(".claude.json")));
+    let config = env.claude_json();
     let project = env.project();
     let project = project.canonicalize().unwrap_or(project);
     let trusted = config.as_deref().and_then(read_json).is_some_and(|config| {
@@ -293,12 +301,8 @@ fn mcp(
     let project_file = env.project().join(install::MCP_FILE);
     let in_project = read_json(&project_file)
         .is_some_and(|f| f["mcpServers"].get(install::MCP_SERVER).is_some());
-    let user_config = env
-        .claude_config_dir
-        .as_ref()
-        .map(|d| d.join(".claude.json"))
-        .or_else(|| env.home.as_ref().map(|h| h.join(".claude.json")));
-    let in_user = user_config
+    let in_user = env
+        .claude_json()
         .as_deref()
         .and_then(read_json)
         .is_some_and(|c| c["mcpServers"].get(install::MCP_SERVER).is_some());
@@ -383,17 +387,11 @@ fn mcp(
 
 /// The block cap Claude Code will use: the most local settings file that sets it wins.
 fn block_cap(places: &[&Path]) -> Finding {
-    let mut files: Vec<PathBuf> = Vec::new();
-    // Precedence, highest first: project local, project shared, user local, user.
-    for claude in places {
-        for name in install::SETTINGS_FILES.iter().rev() {
-            files.push(claude.join(name));
-        }
-    }
-    let found = files.iter().find_map(|file| {
-        let settings = read_json(file)?;
-        let value = settings["env"].get(install::BLOCK_CAP_VAR)?.clone();
-        Some((file.clone(), value))
+    let found = most_local_first(places).into_iter().find_map(|file| {
+        let value = read_json(&file)?["env"]
+            .get(install::BLOCK_CAP_VAR)?
+            .clone();
+        Some((file, value))
     });
     let needed: u64 = install::BLOCK_CAP.parse().expect("a number");
     match found {
@@ -484,15 +482,9 @@ fn command_files(places: &[&Path]) -> Vec<Finding> {
     out
 }
 
-fn read_json(path: &Path) -> Option<Value> {
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
-}
-
 #[cfg(test)]
 mod tests {
-
     use super::*;
-    use std::time::SystemTime;
 
     struct Project {
         dir: tempfile::TempDir,
@@ -529,14 +521,8 @@ mod tests {
 
         fn env(&self, path: Option<OsString>) -> Environment {
             Environment {
-                cwd: self.project(),
-                home: Some(self.dir.path().join("user")),
-                claude_config_dir: None,
                 path,
-                claude_session: None,
-                npm_launcher: None,
-                managed_settings: None,
-                now: SystemTime::now(),
+                ..Environment::for_test(self.project(), Some(self.dir.path().join("user")))
             }
         }
 

@@ -137,13 +137,7 @@ fn clear_ref_lock(home: &Home, reference: &str) -> Result<String, RepairError> {
         return Err(RecordError::BadName(reference.to_owned()).into());
     }
     let record = Record::open(&home.record_dir())?;
-    let valid = crate::record::store::valid_name;
-    let line = reference
-        .strip_prefix("refs/anvil/")
-        .and_then(|r| r.split_once('/'))
-        .filter(|(debate, line)| valid(debate) && valid(line))
-        .map(|(debate, line)| LineRef::new(debate, line))
-        .filter(|line| home.line_dir(line).is_dir());
+    let line = super::record::line_of(reference).filter(|line| home.line_dir(line).is_dir());
     let removed = match line {
         Some(line) => {
             let _lock = home
@@ -205,19 +199,9 @@ fn roll_forward(home: &Home, line: &LineRef) -> Result<String, DebateError> {
 mod tests {
     use super::*;
     use crate::testkit::line_with_debate;
-    use std::time::SystemTime;
 
     fn env(home: &Home) -> Environment {
-        Environment {
-            cwd: home.project().to_owned(),
-            home: None,
-            claude_config_dir: None,
-            path: None,
-            claude_session: None,
-            npm_launcher: None,
-            managed_settings: None,
-            now: SystemTime::now(),
-        }
+        Environment::for_test(home.project().to_owned(), None)
     }
 
     fn finding(fix: Fix) -> Finding {

@@ -366,7 +366,7 @@ impl Driver<'_> {
             Err(e) => return self.seat_failed(&label(first), &jobs[0].1, &e),
         };
         // The first opening is recorded with the blind prompt the second one really had.
-        let reply = anvil_core::line::seat::record(
+        anvil_core::line::seat::record(
             home,
             line,
             self.session,
@@ -388,10 +388,7 @@ impl Driver<'_> {
             }
             // The second seat failed: its blind prompt is recorded as the one out, so a retry
             // (or the host) still drafts it blind.
-            Err(e) => {
-                let _ = reply;
-                self.seat_failed(&label(second), &jobs[1].1, &e)
-            }
+            Err(e) => self.seat_failed(&label(second), &jobs[1].1, &e),
         }
     }
 

@@ -20,13 +20,13 @@ pub(super) const STEP: Step = Step { add, remove };
 /// The Stop hook's `timeout`, in seconds: long enough for the seats' turns the hook plays
 /// (`claude::seat_turns`), each ten minutes at most by default, two of them in a row with
 /// room to spare. Claude Code kills a hook past its timeout (600 s when the entry has none).
-pub const STOP_TIMEOUT: u64 = 1800;
+pub(crate) const STOP_TIMEOUT: u64 = 1800;
 /// Claude Code's timeout for a command hook whose entry names none, in seconds.
-pub const CLAUDE_DEFAULT_TIMEOUT: u64 = 600;
+const CLAUDE_DEFAULT_TIMEOUT: u64 = 600;
 
 /// The `timeout` of anvil's hook for `event`: the Stop hook may play seats; the others take
 /// milliseconds.
-pub fn hook_timeout(event: &str) -> u64 {
+fn hook_timeout(event: &str) -> u64 {
     if event == "Stop" { STOP_TIMEOUT } else { 60 }
 }
 
@@ -196,11 +196,8 @@ fn group_entries(group: &Value) -> Vec<&Value> {
 
 /// The commands of a group of hooks, each with its `timeout` (seconds) when it has one.
 fn group_hooks(group: &Value) -> Vec<(&str, Option<u64>)> {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
+    group_entries(group)
         .into_iter()
-        .flatten()
         .filter_map(|h| {
             let command = h.get("command").and_then(Value::as_str)?;
             let timeout = h.get("timeout").and_then(|t| {

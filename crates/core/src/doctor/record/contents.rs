@@ -288,10 +288,7 @@ fn incoming(home: &Home, record: &Record, line: &LineRef, tip: gix::ObjectId) ->
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
-
-    use super::super::check;
-    use super::super::tests::of;
+    use super::super::tests::checked;
     use super::*;
     use crate::testkit::line_with_debate;
 
@@ -307,8 +304,7 @@ mod tests {
             .join(&hex[..2])
             .join(&hex[2..]);
         std::fs::remove_file(loose).unwrap();
-        let found = check(&home, SystemTime::now());
-        let objects = of(&found, "objects");
+        let objects = checked(&home, "objects");
         assert_eq!(objects[0].level, Level::Fail);
         assert!(objects[0].message.contains(&hex), "{}", objects[0].message);
     }
@@ -320,8 +316,7 @@ mod tests {
         let before = std::fs::read(&path).unwrap();
         crate::line::stop::record_turn(&home, &line, "s-1", "The advocate's case.").unwrap();
         std::fs::write(&path, &before).unwrap();
-        let found = check(&home, SystemTime::now());
-        let live = of(&found, "live-files");
+        let live = checked(&home, "live-files");
         assert_eq!(live[0].level, Level::Warn, "{live:#?}");
         assert!(
             live[0].message.contains("1 commit behind"),
@@ -339,8 +334,7 @@ mod tests {
         stranger.tip = Some("0".repeat(40));
         stranger.progress.round += 7;
         std::fs::write(&path, stranger.to_markdown()).unwrap();
-        let found = check(&home, SystemTime::now());
-        let live = of(&found, "live-files");
+        let live = checked(&home, "live-files");
         assert_eq!(live[0].level, Level::Fail, "{live:#?}");
         assert_eq!(
             live[0].fix,
@@ -355,15 +349,13 @@ mod tests {
         let (_dir, home, line) = line_with_debate();
         let incoming = home.incoming_path(&line);
         std::fs::write(&incoming, "A text the hook never recorded.").unwrap();
-        let found = check(&home, SystemTime::now());
-        let kept = of(&found, "incoming");
+        let kept = checked(&home, "incoming");
         assert_eq!(kept[0].level, Level::Warn);
         assert_eq!(kept[0].fix, None);
 
         crate::line::stop::record_turn(&home, &line, "s-1", "Recorded already.").unwrap();
         std::fs::write(&incoming, "Recorded already.\n").unwrap();
-        let found = check(&home, SystemTime::now());
-        let left = of(&found, "incoming");
+        let left = checked(&home, "incoming");
         assert_eq!(left[0].fix, Some(Fix::Remove { path: incoming }));
     }
 }

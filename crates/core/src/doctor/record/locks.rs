@@ -99,7 +99,7 @@ fn ref_of(dir: &Path, path: &Path, suffix: &str) -> Option<String> {
 }
 
 /// The line whose ref is `reference`, for a ref of `refs/anvil/`.
-fn line_of(reference: &str) -> Option<LineRef> {
+pub(in crate::doctor) fn line_of(reference: &str) -> Option<LineRef> {
     let (debate, line) = reference.strip_prefix("refs/anvil/")?.split_once('/')?;
     (crate::record::store::valid_name(debate) && crate::record::store::valid_name(line))
         .then(|| LineRef::new(debate, line))
@@ -212,10 +212,7 @@ fn foreign_lock(lock: &Path, intent: Option<&Path>, maintaining: bool, age: Dura
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
-
-    use super::super::check;
-    use super::super::tests::{age, of};
+    use super::super::tests::{age, checked};
     use super::*;
     use crate::testkit::line_with_debate;
 
@@ -225,8 +222,7 @@ mod tests {
         let record = Record::open(&home.record_dir()).unwrap();
         let lock = record.ref_lock_path(&line.debate, &line.line);
         std::fs::write(&lock, "").unwrap();
-        let fresh = check(&home, SystemTime::now());
-        let fresh = of(&fresh, "leftovers");
+        let fresh = checked(&home, "leftovers");
         assert_eq!(fresh.len(), 1, "{fresh:#?}");
         assert_eq!(fresh[0].level, Level::Note);
         assert!(
@@ -236,8 +232,7 @@ mod tests {
         );
         assert_eq!(fresh[0].fix, None);
         age(&lock, STALE + Duration::from_secs(5));
-        let stale = check(&home, SystemTime::now());
-        let stale = of(&stale, "leftovers");
+        let stale = checked(&home, "leftovers");
         assert_eq!(stale[0].level, Level::Warn);
         assert_eq!(
             stale[0].fix, None,
@@ -249,8 +244,7 @@ mod tests {
         // Empty, beside the intent an older anvil wrote: most likely that anvil's, not provably.
         let intent = legacy_intent_path(&home, &line);
         std::fs::write(&intent, "0123456789abcdef0123456789abcdef01234567").unwrap();
-        let found = check(&home, SystemTime::now());
-        let found = of(&found, "leftovers");
+        let found = checked(&home, "leftovers");
         assert!(
             found[0].message.contains("older anvil"),
             "{}",
@@ -260,8 +254,7 @@ mod tests {
 
         // Holding exactly that commit, it is that anvil's leftover.
         std::fs::write(&lock, "0123456789abcdef0123456789abcdef01234567\n").unwrap();
-        let found = check(&home, SystemTime::now());
-        let found = of(&found, "leftovers");
+        let found = checked(&home, "leftovers");
         assert_eq!(found[0].level, Level::Warn);
         assert!(
             found[0].message.contains("older anvil"),
@@ -280,8 +273,7 @@ mod tests {
         let files = crate::record::ref_lock::RefFiles::new(record.path(), &reference);
         std::fs::write(&files.temp, "0123456789abcdef0123456789abcdef01234567\n").unwrap();
         std::fs::hard_link(&files.temp, &files.lock).unwrap();
-        let found = check(&home, SystemTime::now());
-        let found = of(&found, "leftovers");
+        let found = checked(&home, "leftovers");
         assert_eq!(
             found.len(),
             1,
@@ -298,8 +290,7 @@ mod tests {
 
         let alive = std::fs::File::open(&files.temp).unwrap();
         alive.lock().unwrap();
-        let found = check(&home, SystemTime::now());
-        let found = of(&found, "leftovers");
+        let found = checked(&home, "leftovers");
         assert_eq!(found[0].level, Level::Note);
         assert!(
             found[0].message.contains("right now"),
@@ -311,8 +302,7 @@ mod tests {
 
         // The temporary file alone (killed before it took the lock, or after the ref moved).
         std::fs::remove_file(&files.lock).unwrap();
-        let found = check(&home, SystemTime::now());
-        let found = of(&found, "leftovers");
+        let found = checked(&home, "leftovers");
         assert_eq!(found[0].level, Level::Warn);
         assert!(
             found[0].message.contains("temporary file"),

@@ -14,10 +14,12 @@ use super::finding::{Finding, Fix, Level};
 use crate::home::{Home, LineRef};
 use crate::record::store::Record;
 
+pub(super) use locks::line_of;
+
 /// A temporary file older than this belongs to no running anvil (a hook finishes within its
 /// 60-second timeout); a lock another program made this long ago is more likely a leftover
 /// than in use, and reported so (but never removed).
-pub(crate) const STALE: Duration = Duration::from_secs(60);
+const STALE: Duration = Duration::from_secs(60);
 
 /// The record's findings.
 pub(super) fn check(home: &Home, now: SystemTime) -> Vec<Finding> {
@@ -260,8 +262,16 @@ mod tests {
     use super::*;
     use crate::testkit::line_with_debate;
 
-    pub(super) fn of<'a>(findings: &'a [Finding], name: &str) -> Vec<&'a Finding> {
+    fn of<'a>(findings: &'a [Finding], name: &str) -> Vec<&'a Finding> {
         findings.iter().filter(|f| f.check == name).collect()
+    }
+
+    /// The record's findings of the check `name`, now.
+    pub(super) fn checked(home: &Home, name: &str) -> Vec<Finding> {
+        check(home, SystemTime::now())
+            .into_iter()
+            .filter(|f| f.check == name)
+            .collect()
     }
 
     pub(super) fn age(path: &Path, by: Duration) {

@@ -37,6 +37,17 @@ impl std::fmt::Debug for Remote {
 }
 
 impl Remote {
+    /// The remote at `given`, a URL or a path as the person wrote it.
+    fn given(given: &str) -> Remote {
+        let parsed = parse_location(given);
+        Remote {
+            url: given.to_owned(),
+            shown: parsed.shown,
+            name: parsed.name.unwrap_or_else(|| "remote".to_owned()),
+            configured: false,
+        }
+    }
+
     /// `text` (what git said) with the URL as given replaced by the one shown, and any other
     /// credentials in a URL taken out.
     pub(super) fn clean(&self, text: &str) -> String {
@@ -127,13 +138,7 @@ pub fn find(home: &Home, remote: Option<&str>) -> Result<Remote, RemoteError> {
         || given.contains('\\')
         || Path::new(given).exists();
     if looks_like_location {
-        let parsed = parse_location(given);
-        return Ok(Remote {
-            url: given.to_owned(),
-            shown: parsed.shown,
-            name: parsed.name.unwrap_or_else(|| "remote".to_owned()),
-            configured: false,
-        });
+        return Ok(Remote::given(given));
     }
     let url = match Git::require()?
         .project(home.project())
@@ -183,15 +188,6 @@ mod tests {
     /// lines kept beside and the tracking folder hold neither user nor password.
     #[test]
     fn credentials_in_a_url_are_never_shown_nor_named() {
-        let located = |given: &str| {
-            let parsed = parse_location(given);
-            Remote {
-                url: given.to_owned(),
-                shown: parsed.shown,
-                name: parsed.name.unwrap_or_else(|| "remote".to_owned()),
-                configured: false,
-            }
-        };
         for (given, shown, name) in [
             ("http://alice:TOKEN@host/x.git", "http://host/x.git", "x"),
             ("http://alice:TOKEN@host", "http://host/", "host"),
@@ -229,7 +225,7 @@ mod tests {
                 "billing",
             ),
         ] {
-            let remote = located(given);
+            let remote = Remote::given(given);
             assert_eq!(remote.shown, shown, "{given}");
             assert_eq!(remote.name, name, "{given}");
             let debug = format!("{remote:?}");
@@ -244,9 +240,9 @@ mod tests {
             assert!(!beside_name("main", &remote.name, 1).contains("token"));
         }
         // A URL without credentials keeps the tracking folder an older anvil gave it.
-        let plain = located("/srv/git/shared.git");
+        let plain = Remote::given("/srv/git/shared.git");
         assert_eq!(tracking_prefix(&plain), legacy_tracking_prefix(&plain));
-        let with_token = located("http://alice:TOKEN@host");
+        let with_token = Remote::given("http://alice:TOKEN@host");
         assert!(legacy_tracking_prefix(&with_token).contains("token-host-"));
         assert_ne!(
             tracking_prefix(&with_token),
@@ -254,7 +250,7 @@ mod tests {
         );
         assert_eq!(
             tracking_prefix(&with_token),
-            tracking_prefix(&located("http://bob:OTHER@host")),
+            tracking_prefix(&Remote::given("http://bob:OTHER@host")),
             "the folder does not change with the password"
         );
     }

@@ -753,11 +753,7 @@ pub const FALLBACK: OptionDef = OptionDef {
         long: "fallback",
         takes: Takes::One(Value {
             name: "host",
-            ty: Ty::Checked(|s| {
-                (s == "host")
-                    .then_some(())
-                    .ok_or_else(|| format!("`{s}`: the only fallback is `host`"))
-            }),
+            ty: Ty::Checked(|s| fallback(s).map(drop)),
         }),
         help: "Who plays a seat whose agent fails (missing, an error, a timeout, no reply): \
                `host`, the session that drives the debate, recorded as such.\n\n\
@@ -765,12 +761,9 @@ pub const FALLBACK: OptionDef = OptionDef {
                are told which seat failed and why, and the next stop (or `anvil run --line`) \
                tries the seat again.",
         example: Some("--seat critic=codex --fallback host"),
-        given: |o, v| match v.text()?.as_str() {
-            "host" => {
-                o.fallback = Some(crate::model::seats::Fallback::Host);
-                Ok(())
-            }
-            other => Err(format!("`{other}`: the only fallback is `host`")),
+        given: |o, v| {
+            o.fallback = Some(fallback(&v.text()?)?);
+            Ok(())
         },
         with_line: true,
         ..Flag::BASE
@@ -783,6 +776,14 @@ pub const FALLBACK: OptionDef = OptionDef {
         example: "anvil run \"Adopt GraphQL?\" --seat critic=codex --fallback host",
     },
 };
+
+/// The fallback `--fallback` names: `host` is the only one.
+fn fallback(text: &str) -> Result<crate::model::seats::Fallback, String> {
+    match text {
+        "host" => Ok(crate::model::seats::Fallback::Host),
+        other => Err(format!("`{other}`: the only fallback is `host`")),
+    }
+}
 
 /// Takes the config's value when the command line gave none; says whether it did.
 fn fill<T: Clone>(given: &mut Option<T>, default: &Option<T>) -> bool {

@@ -268,7 +268,7 @@ fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<
 /// call, a type, a variable or a field: `generate_csrf_token()`, `Optional[str]`,
 /// `customer_id_column`, `os.environ`), not a sentence; at least 8 characters that mix letters
 /// and digits, or hold symbols.
-pub(super) fn credential_value(value: &str, quoted: bool) -> bool {
+fn credential_value(value: &str, quoted: bool) -> bool {
     if value.chars().count() < 8 || placeholder(value) {
         return false;
     }

@@ -8,7 +8,7 @@ use super::{ContextError, text_of};
 
 /// The project's uncommitted changes (staged, unstaged and untracked) against `HEAD`, as a
 /// unified diff; binary files are named, not shown. Read with gix, no `git` binary needed.
-pub(crate) fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
+pub(super) fn uncommitted_diff(project: &Path) -> Result<String, ContextError> {
     use gix::bstr::ByteSlice;
 
     let repo = gix::discover(project).map_err(|e| {
@@ -104,7 +104,7 @@ fn file_diff(path: &str, old: Vec<u8>, new: Vec<u8>) -> Result<String, std::io::
 
 /// A pull request's changes, as [`pull_request_diff`] finds them.
 #[derive(Debug, Clone)]
-pub(crate) struct PullRequest {
+pub(super) struct PullRequest {
     /// The remote it came from (`origin`, or `upstream` in a fork's clone).
     pub remote: String,
     /// The remote ref it was found under (`refs/pull/N/head`, …).
@@ -127,7 +127,7 @@ pub(crate) struct PullRequest {
 ///
 /// The `git` binary does the transport (`ls-remote`, then `fetch` of the two commits, no ref
 /// written in the project); gix finds the merge base and makes the diff.
-pub(crate) fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextError> {
+pub(super) fn pull_request_diff(project: &Path, n: u32) -> Result<PullRequest, ContextError> {
     let git = crate::record::git::Git::find().ok_or_else(|| {
         ContextError::pr("fetching a pull request needs the `git` binary on the PATH")
     })?;
