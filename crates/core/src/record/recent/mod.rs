@@ -410,9 +410,19 @@ impl Journal {
             (false, false) => format!("? {listed}"),
             (false, true) => return true,
         };
-        // A cache: another reader notes it if this one cannot.
-        let _ = open_locked(&path(record.path()), Lock::Shared)
-            .and_then(|file| append(&mut file.expect("waited for"), &line));
+        // A cache: another reader notes it if this one cannot, or when a torn last line (a
+        // dead writer's) would become damage under it.
+        let _ = open_locked(&path(record.path()), Lock::Shared).and_then(|file| {
+            let mut file = file.expect("waited for");
+            let mut last = [b'\n'];
+            if file.seek(SeekFrom::End(-1)).is_ok() {
+                file.read_exact(&mut last)?;
+            }
+            match last {
+                [b'\n'] => append(&mut file, &line),
+                _ => Ok(()),
+            }
+        });
         true
     }
 }
