@@ -20,6 +20,9 @@
 //! = 1795000200 20261123-queues-9c1e        appended: a correction (`= -`: the debate is gone)
 //!
 //! ! <stamp of the refs>                    appended: the debates above cover the refs there
+//!
+//! ? 5001 <sha-1 of the names>              appended: they cover the refs whose debates have
+//!                                          these names (the stamp was too young to trust)
 //! ```
 //!
 //! A debate's claim is its last `=` line, raised by every `+` line after it. Each append is
@@ -48,7 +51,12 @@
 //! record's one stamp of its refs ([`crate::record::stamp`]): when it differs from the last
 //! `!` line, the reader lists the debates under the refs (one folder, and `packed-refs` if it
 //! changed) and, when it knows them all, appends the new stamp; a debate it does not know sends
-//! it to the full pass. What no stamp sees is `git` moving a line of a debate the journal
+//! it to the full pass. A stamp younger than [`crate::record::stamp::RACY`] is not noted (a
+//! debate removed and another made within one tick of the clock would leave it as it was):
+//! the reader notes the names it checked instead (`?`: their count and a hash), so that the
+//! readers after it, while the stamp is young, compare the listing's names with that line
+//! rather than every name with the whole journal. A `= -` line clears it (a name it counted
+//! as known may have gone and come back). What no stamp sees is `git` moving a line of a debate the journal
 //! knows and does not show: `anvil doctor` reports it, `anvil doctor --fix` and `anvil gc`
 //! rewrite the journal from the refs.
 //!
@@ -221,6 +229,8 @@ enum Entry<'a> {
     Set(Option<i64>, &'a str),
     /// `! STAMP`: every debate under the refs at that stamp is noted above.
     Covers(&'a str),
+    /// `? COUNT HASH`: every debate under the refs whose names list so is noted above.
+    Listed(&'a str),
 }
 
 /// One line, checked in one pass of each word (a reader parses thousands of them).
@@ -242,6 +252,13 @@ fn parse(line: &str) -> Option<Entry<'_>> {
         ("=", "-", Some(debate)) if name(debate) => Entry::Set(None, debate),
         ("=", time, Some(debate)) if name(debate) => Entry::Set(Some(time.parse().ok()?), debate),
         ("!", stamp, None) if !stamp.is_empty() => Entry::Covers(stamp),
+        ("?", count, Some(hash))
+            if count.parse::<usize>().is_ok()
+                && hash.len() == 40
+                && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Entry::Listed(line.get(2..)?)
+        }
         _ => return None,
     };
     words.next().is_none().then_some(entry)
@@ -266,6 +283,8 @@ struct Journal {
     over: HashMap<String, Option<i64>>,
     reset: HashSet<String>,
     covers: Option<String>,
+    /// The last `?` line's names, unless a `= -` line came after it.
+    listed: Option<String>,
     notes: usize,
 }
 
@@ -302,10 +321,14 @@ impl Journal {
                     *claim = Some(claim.map_or(time, |c| c.max(time)));
                 }
                 Entry::Set(time, debate) => {
+                    if time.is_none() {
+                        journal.listed = None;
+                    }
                     journal.over.insert(debate.to_owned(), time);
                     journal.reset.insert(debate.to_owned());
                 }
                 Entry::Covers(stamp) => journal.covers = Some(stamp.to_owned()),
+                Entry::Listed(names) => journal.listed = Some(names.to_owned()),
             }
         }
         journal.text = text.to_owned();
@@ -357,28 +380,65 @@ impl Journal {
     }
 
     /// Does the journal know every debate under the refs as `stamp` finds them? Lists them
-    /// when the stamp is not the one it covers (and notes that it covers it, once the refs
-    /// have settled).
+    /// when the stamp is not the one it covers, and checks the names against the claims
+    /// unless they are the ones a `?` line counted; then notes that it covers the stamp, once
+    /// the refs have settled, or else the names it checked.
     fn covers_refs(&self, record: &Record, stamp: &Stamp) -> bool {
         if self.covers.as_ref() == Some(&stamp.refs) {
             return true;
         }
-        let (Ok(names), Ok(claims)) = (record.debate_names(), self.claims()) else {
+        let Ok(names) = record.debate_names() else {
             return false;
         };
-        let known = names.iter().all(|debate| {
-            claims.contains_key(debate)
-                // A folder git left empty, or one holding only locks, holds no debate.
-                || record.lines_of_debate(debate).is_ok_and(|l| l.is_empty())
-        });
-        if known && stamp.refs_settled {
-            // A cache: another reader notes it if this one cannot.
-            let _ = open_locked(&path(record.path()), Lock::Shared).and_then(|file| {
-                append(&mut file.expect("waited for"), &format!("! {}", stamp.refs))
+        let listed = listing(&names);
+        let counted = self.listed.as_deref() == Some(listed.as_str());
+        if !counted {
+            let Ok(claims) = self.claims() else {
+                return false;
+            };
+            let known = names.iter().all(|debate| {
+                claims.contains_key(debate)
+                    // A folder git left empty, or one holding only locks, holds no debate.
+                    || record.lines_of_debate(debate).is_ok_and(|l| l.is_empty())
             });
+            if !known {
+                return false;
+            }
         }
-        known
+        let line = match (stamp.refs_settled, counted) {
+            (true, _) => format!("! {}", stamp.refs),
+            (false, false) => format!("? {listed}"),
+            (false, true) => return true,
+        };
+        // A cache: another reader notes it if this one cannot, or when a torn last line (a
+        // dead writer's) would become damage under it.
+        let _ = open_locked(&path(record.path()), Lock::Shared).and_then(|file| {
+            let mut file = file.expect("waited for");
+            let mut last = [b'\n'];
+            if file.seek(SeekFrom::End(-1)).is_ok() {
+                file.read_exact(&mut last)?;
+            }
+            match last {
+                [b'\n'] => append(&mut file, &line),
+                _ => Ok(()),
+            }
+        });
+        true
     }
+}
+
+/// The names of the debates under the refs as a `?` line counts them: how many, and the SHA-1
+/// of them one a line, sorted.
+fn listing(names: &[String]) -> String {
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    for name in names {
+        hasher.update(name.as_bytes());
+        hasher.update(b"\n");
+    }
+    let hash = hasher
+        .try_finalize()
+        .map_or_else(|_| "0".repeat(40), |id| id.to_string());
+    format!("{} {hash}", names.len())
 }
 
 /// Debates in the order of their claims, newest first: the appended claims merged with the
@@ -765,9 +825,10 @@ fn replace(
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(&later[..0], |i| &later[..=i]);
+    // A `?` line counted names as known against the claims the pass replaces: left out.
     for line in complete.split(|&b| b == b'\n') {
         if let Ok(text) = std::str::from_utf8(line)
-            && parse(text).is_some()
+            && parse(text).is_some_and(|e| !matches!(e, Entry::Listed(_)))
         {
             bytes.extend_from_slice(line);
             bytes.push(b'\n');

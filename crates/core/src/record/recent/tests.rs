@@ -296,9 +296,93 @@ fn a_stamp_of_the_refs_spares_the_next_reader_the_listing() {
     forgetful.text.clear();
     forgetful.base_end = 0;
     forgetful.over.clear();
+    forgetful.listed = None;
     assert!(forgetful.covers_refs(&record, &stamp));
     forgetful.covers = None;
     assert!(!forgetful.covers_refs(&record, &stamp));
+}
+
+/// While the stamp of the refs is too young to note, a reader notes the names it checked:
+/// the next one compares the listing with them rather than every name with the whole
+/// journal. A debate git made meanwhile, or a `= -` line, sends it back to the claims; once
+/// the refs have settled, the stamp is noted.
+#[test]
+fn a_young_stamp_notes_the_names_a_reader_checked() {
+    let (_dir, record) = record();
+    commit(&record, "a", "main", 10);
+    let young = |record: &Record| Stamp {
+        refs_settled: false,
+        ..Stamp::of(record.path())
+    };
+    let stamp = young(&record);
+    assert!(
+        Journal::read(record.path())
+            .unwrap()
+            .covers_refs(&record, &stamp)
+    );
+    let journal = Journal::read(record.path()).unwrap();
+    assert_ne!(
+        journal.covers.as_ref(),
+        Some(&stamp.refs),
+        "too young to note"
+    );
+    assert!(journal.listed.is_some());
+
+    // The names are the ones counted: no claim is looked at, nothing appended.
+    let forget = |mut journal: Journal| {
+        journal.text.clear();
+        journal.base_end = 0;
+        journal.over.clear();
+        journal
+    };
+    let before = journal_text(&record);
+    assert!(forget(Journal::read(record.path()).unwrap()).covers_refs(&record, &stamp));
+    assert_eq!(journal_text(&record), before);
+
+    // A debate git made: its name was not counted, and the journal does not know it.
+    commit(&record, "fetched", "main", 20);
+    std::fs::write(path(record.path()), &before).unwrap();
+    let stamp = young(&record);
+    assert!(
+        !Journal::read(record.path())
+            .unwrap()
+            .covers_refs(&record, &stamp)
+    );
+    assert!(!Newest::new(&record, 1).unwrap().answers_from_journal());
+    assert_eq!(
+        newest(&record),
+        vec![("fetched".to_owned(), 20), ("a".to_owned(), 10)]
+    );
+
+    // A debate the journal learnt is gone: the names are checked against the claims again.
+    let stamp = young(&record);
+    let mut rebuilt = Journal::read(record.path()).unwrap();
+    assert_eq!(
+        rebuilt.covers.as_ref(),
+        Some(&stamp.refs),
+        "the full pass noted it"
+    );
+    rebuilt.covers = None;
+    assert!(rebuilt.covers_refs(&record, &stamp));
+    assert!(Journal::read(record.path()).unwrap().listed.is_some());
+    append_raw(&record, b"\n= - a\n");
+    assert!(Journal::read(record.path()).unwrap().listed.is_none());
+    assert!(
+        Journal::read(record.path())
+            .unwrap()
+            .covers_refs(&record, &stamp)
+    );
+
+    // Settled: the stamp is noted, the names checked as counted.
+    let settled = Stamp {
+        refs_settled: true,
+        ..stamp.clone()
+    };
+    assert!(forget(Journal::read(record.path()).unwrap()).covers_refs(&record, &settled));
+    assert_eq!(
+        Journal::read(record.path()).unwrap().covers,
+        Some(stamp.refs)
+    );
 }
 
 #[cfg(unix)]
