@@ -71,6 +71,8 @@ pub(crate) fn screens_of(
             .args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            // The server too ends with the HOME (see `ClaudeHome`), if `kill-server` has not.
+            .env("HOME", home.path())
             .stdin(std::process::Stdio::null())
             .output()
             .expect("run tmux")
@@ -215,11 +217,6 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
         &[node_bin_dir()],
         &|_| false,
     );
-    std::fs::write(
-        format!("/tmp/tuiseats-seen-{}.txt", client.version()),
-        &seen,
-    )
-    .unwrap();
     assert!(
         done,
         "the debate ran to its end in the terminal UI:\n{seen}"
