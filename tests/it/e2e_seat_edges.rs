@@ -3,41 +3,21 @@
 //! stop, and anvil's may be wired twice), and a token budget reached by a round's last phase
 //! rather than in the middle of a round.
 
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::e2e_seats::{debate_of, run_anvil};
-use crate::e2e_session_seats::{debater, hook_command, phases, stop_input, want};
+use crate::e2e_seats::{debate_of, debater, phases, run_anvil, want};
+use crate::e2e_session_seats::{answer_of, hook_command, spawn_hook, start_seated, stop_input};
 use crate::support::agents::AgentsHome;
-use crate::support::anvil::{Project, Run, find_tag};
+use crate::support::anvil::{Project, find_tag};
 use crate::support::claude::new_session_id;
 use crate::support::model_server::{Agent, ModelServer, Turn};
 
 /// Starts `anvil-hook stop` on `input`, as Claude Code does for each hook wired to the event.
 fn spawn_stop(project: &Project, home: &AgentsHome, input: &serde_json::Value) -> Child {
-    let mut child = hook_command(project, home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run anvil-hook");
-    std::io::Write::write_all(
-        &mut child.stdin.take().unwrap(),
-        input.to_string().as_bytes(),
-    )
-    .unwrap();
-    child
-}
-
-/// A hook's run and its JSON answer.
-fn answer_of(child: Child) -> (Run, serde_json::Value) {
-    let run = Run::from_output(child.wait_with_output().expect("wait for anvil-hook"));
-    let answer = run
-        .json()
-        .unwrap_or_else(|| panic!("the hook answers JSON: {}", run.describe()));
-    (run, answer)
+    spawn_hook(hook_command(project, home), input)
 }
 
 /// Two Stop hooks of the same session and line start together on the advocate's turn, whose
@@ -63,15 +43,7 @@ fn two_stop_hooks_at_once_play_a_seat_once_and_the_other_says_so() {
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let session = new_session_id();
-    let started = project.start(&[
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "1",
-        "--seat",
-        "critic=codex:codex-seat-model",
-        "--session",
-        &session,
-    ]);
+    let started = start_seated(&project, &session, "critic=codex:codex-seat-model");
     let input = stop_input(&project, &session, "The advocate's case.");
     let mut hooks = [
         Some(spawn_stop(&project, &home, &input)),
@@ -172,7 +144,7 @@ fn two_stop_hooks_at_once_play_a_seat_once_and_the_other_says_so() {
 #[test]
 fn a_token_budget_reached_at_the_end_of_a_round_goes_to_that_rounds_synthesis() {
     let server = ModelServer::start(|turn: &Turn| {
-        let reply = crate::e2e_seats::debater(turn);
+        let reply = debater(turn);
         if turn.agent != Agent::Codex {
             return reply;
         }
@@ -203,12 +175,12 @@ fn a_token_budget_reached_at_the_end_of_a_round_goes_to_that_rounds_synthesis() 
     let debate = debate_of(&project);
     let commits = project.commits(&debate);
     assert_eq!(
-        crate::e2e_seats::phases(&commits),
-        [
-            ("advocate".into(), "1".into(), "codex".into()),
-            ("critic".into(), "1".into(), "codex".into()),
-            ("synthesizer".into(), "1".into(), "host".into()),
-        ],
+        phases(&commits),
+        want(&[
+            ("advocate", "1", "codex"),
+            ("critic", "1", "codex"),
+            ("synthesizer", "1", "host")
+        ]),
         "{}",
         run.describe()
     );

@@ -21,27 +21,9 @@ const CRITIC_RULES: &str = "Make the strongest honest case AGAINST the proposal"
 /// Plays the phase whose tag the request carries (any API, any agent); anything else (an
 /// agent's own side work) gets a plain answer.
 pub(crate) fn debater(turn: &Turn) -> Reply {
-    match find_tag(&turn.latest_user_text_raw_any()) {
+    match find_tag(&turn.prompt()) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("ok"),
-    }
-}
-
-trait AnyText {
-    fn latest_user_text_raw_any(&self) -> String;
-}
-
-impl AnyText for Turn {
-    /// The latest user content with whatever wraps it (Claude's reminders, Copilot's plan
-    /// notice): the tag is in there.
-    fn latest_user_text_raw_any(&self) -> String {
-        match self.api {
-            Api::Messages => match self.stop_hook_feedback() {
-                Some(feedback) => feedback.to_owned(),
-                None => self.latest_user_text_raw(),
-            },
-            _ => self.latest_user_text.clone(),
-        }
     }
 }
 
@@ -69,7 +51,7 @@ pub(crate) fn debate_of(project: &Project) -> String {
     ids.remove(0)
 }
 
-/// The phases of the line, (phase, round, agent).
+/// (phase, round, who played it: the agent, or `host`) of each phase of the line.
 pub(crate) fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
     commits
         .iter()
@@ -90,6 +72,13 @@ pub(crate) fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
                 c.trailer("Anvil-Agent").unwrap_or("host").to_owned(),
             )
         })
+        .collect()
+}
+
+/// What [`phases`] returns, written as `(phase, round, agent)` rows.
+pub(crate) fn want(rows: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    rows.iter()
+        .map(|(p, r, a)| ((*p).to_owned(), (*r).to_owned(), (*a).to_owned()))
         .collect()
 }
 
@@ -126,17 +115,15 @@ fn claude_codex_and_copilot_seats_reach_a_synthesis_each_at_its_own_api() {
     );
     let debate = debate_of(&project);
     let commits = project.commits(&debate);
-    let seen = phases(&commits);
-    let want = [
-        ("advocate", "1", "claude"),
-        ("critic", "1", "codex"),
-        ("advocate", "2", "claude"),
-        ("critic", "2", "codex"),
-        ("synthesizer", "2", "copilot"),
-    ];
     assert_eq!(
-        seen,
-        want.map(|(p, r, a)| (p.to_owned(), r.to_owned(), a.to_owned())),
+        phases(&commits),
+        want(&[
+            ("advocate", "1", "claude"),
+            ("critic", "1", "codex"),
+            ("advocate", "2", "claude"),
+            ("critic", "2", "codex"),
+            ("synthesizer", "2", "copilot"),
+        ]),
         "{}",
         run.describe()
     );
@@ -244,16 +231,13 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
     // The critic quotes a credential: another agent's text is cleaned where it enters anvil.
     let token = format!("ghp_{}", "q7W2e9R4t1Y6u3I8o5P0a2S7d4F9g6H1j8K3");
     let leaked = token.clone();
-    let server =
-        ModelServer::start(
-            move |turn: &Turn| match find_tag(&turn.latest_user_text_raw_any()) {
-                Some(tag) if tag.role.eq_ignore_ascii_case("critic") => Reply::text(format!(
-                    "{} The deploy key {leaked} is in the wiki.",
-                    phase_text(&tag)
-                )),
-                _ => debater(turn),
-            },
-        );
+    let server = ModelServer::start(move |turn: &Turn| match find_tag(&turn.prompt()) {
+        Some(tag) if tag.role.eq_ignore_ascii_case("critic") => Reply::text(format!(
+            "{} The deploy key {leaked} is in the wiki.",
+            phase_text(&tag)
+        )),
+        _ => debater(turn),
+    });
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let run = run_anvil(
@@ -273,11 +257,11 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
-        [
-            ("advocate".into(), "1".into(), "host".into()),
-            ("critic".into(), "1".into(), "qwen".into()),
-            ("synthesizer".into(), "1".into(), "host".into()),
-        ],
+        want(&[
+            ("advocate", "1", "host"),
+            ("critic", "1", "qwen"),
+            ("synthesizer", "1", "host")
+        ]),
         "{}",
         run.describe()
     );
@@ -337,11 +321,11 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
     let host = server.turns_of(Agent::Claude);
     let synthesis = host
         .iter()
-        .find(|t| t.latest_user_text_raw_any().contains("· Synthesizer]"))
+        .find(|t| t.prompt().contains("· Synthesizer]"))
         .expect("the host wrote the synthesis");
     assert!(
         synthesis
-            .latest_user_text_raw_any()
+            .prompt()
             .contains(&format!("CRITIC r1 of {debate}"))
     );
 }
@@ -377,14 +361,14 @@ fn a_failing_seat_stops_the_run_by_name_and_the_line_goes_on_with_the_host() {
     );
     let debate = debate_of(&project);
     let recorded = || phases(&project.commits(&debate));
-    assert_eq!(recorded(), [("advocate".into(), "1".into(), "host".into())]);
+    assert_eq!(recorded(), want(&[("advocate", "1", "host")]));
     let state = project.state_md(&debate);
     assert!(state.contains("status: active"), "{state}");
 
     // Retried while the seat still fails: stopped again, nothing recorded twice.
     let again = run_anvil(&project, &home, &["run", "--line", &debate]);
     assert_eq!(again.code, Some(1), "{}", again.describe());
-    assert_eq!(recorded(), [("advocate".into(), "1".into(), "host".into())]);
+    assert_eq!(recorded(), want(&[("advocate", "1", "host")]));
 
     // The host takes the seat over, and the record says so.
     let done = run_anvil(
@@ -400,11 +384,11 @@ fn a_failing_seat_stops_the_run_by_name_and_the_line_goes_on_with_the_host() {
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
-        [
-            ("advocate".into(), "1".into(), "host".into()),
-            ("critic".into(), "1".into(), "host".into()),
-            ("synthesizer".into(), "1".into(), "host".into()),
-        ]
+        want(&[
+            ("advocate", "1", "host"),
+            ("critic", "1", "host"),
+            ("synthesizer", "1", "host")
+        ])
     );
     let critic = commits.iter().find(|c| c.phase() == "critic").unwrap();
     let why = critic
@@ -418,7 +402,7 @@ fn a_failing_seat_stops_the_run_by_name_and_the_line_goes_on_with_the_host() {
 fn independent_openings_are_drafted_blind_and_at_once() {
     let server = ModelServer::start(|turn| {
         let reply = debater(turn);
-        match find_tag(&turn.latest_user_text_raw_any()) {
+        match find_tag(&turn.prompt()) {
             // Round 1's openings take a while (longer than an agent's cold start in a fresh
             // HOME), so that two drafted at once overlap.
             Some(tag) if tag.round == Some(1) && turn.tool_results().is_empty() => {
@@ -448,11 +432,11 @@ fn independent_openings_are_drafted_blind_and_at_once() {
     let debate = debate_of(&project);
     assert_eq!(
         phases(&project.commits(&debate)),
-        [
-            ("advocate".into(), "1".into(), "codex".into()),
-            ("critic".into(), "1".into(), "copilot".into()),
-            ("synthesizer".into(), "1".into(), "host".into()),
-        ],
+        want(&[
+            ("advocate", "1", "codex"),
+            ("critic", "1", "copilot"),
+            ("synthesizer", "1", "host")
+        ]),
         "{}",
         run.describe()
     );
@@ -507,10 +491,7 @@ fn a_token_budget_ends_the_debate_in_its_synthesis_and_says_why() {
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
-        [
-            ("advocate".into(), "1".into(), "codex".into()),
-            ("synthesizer".into(), "1".into(), "host".into()),
-        ],
+        want(&[("advocate", "1", "codex"), ("synthesizer", "1", "host")]),
         "{}",
         run.describe()
     );
@@ -534,26 +515,23 @@ fn seat_position(role: &str, round: u32) -> (&'static str, &'static str) {
 
 #[test]
 fn positions_are_recorded_per_seat_whatever_agent_plays_it() {
-    let server =
-        ModelServer::start(
-            |turn: &Turn| match find_tag(&turn.latest_user_text_raw_any()) {
-                Some(tag) if !tag.is_synthesis() && !tag.is_pause() => {
-                    let round = tag.round.unwrap_or_default();
-                    let (stance, confidence) = seat_position(&tag.role, round);
-                    let open: &[&str] = if tag.role.eq_ignore_ascii_case("critic") {
-                        &["The schema registry has no owner"]
-                    } else {
-                        &[]
-                    };
-                    Reply::text(format!(
-                        "{}\n\n{}",
-                        phase_text(&tag),
-                        position_tags(stance, confidence, &format!("{} stands", tag.key()), open)
-                    ))
-                }
-                _ => debater(turn),
-            },
-        );
+    let server = ModelServer::start(|turn: &Turn| match find_tag(&turn.prompt()) {
+        Some(tag) if !tag.is_synthesis() && !tag.is_pause() => {
+            let round = tag.round.unwrap_or_default();
+            let (stance, confidence) = seat_position(&tag.role, round);
+            let open: &[&str] = if tag.role.eq_ignore_ascii_case("critic") {
+                &["The schema registry has no owner"]
+            } else {
+                &[]
+            };
+            Reply::text(format!(
+                "{}\n\n{}",
+                phase_text(&tag),
+                position_tags(stance, confidence, &format!("{} stands", tag.key()), open)
+            ))
+        }
+        _ => debater(turn),
+    });
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let run = run_anvil(
@@ -573,13 +551,13 @@ fn positions_are_recorded_per_seat_whatever_agent_plays_it() {
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
-        [
-            ("advocate".into(), "1".into(), "host".into()),
-            ("critic".into(), "1".into(), "codex".into()),
-            ("advocate".into(), "2".into(), "host".into()),
-            ("critic".into(), "2".into(), "codex".into()),
-            ("synthesizer".into(), "2".into(), "host".into()),
-        ],
+        want(&[
+            ("advocate", "1", "host"),
+            ("critic", "1", "codex"),
+            ("advocate", "2", "host"),
+            ("critic", "2", "codex"),
+            ("synthesizer", "2", "host")
+        ]),
         "{}",
         run.describe()
     );
@@ -612,7 +590,7 @@ fn positions_are_recorded_per_seat_whatever_agent_plays_it() {
     let host = server.turns_of(Agent::Claude);
     let synthesis = host
         .iter()
-        .map(|t| t.latest_user_text_raw_any())
+        .map(|t| t.prompt())
         .find(|t| t.contains("· Synthesizer]"))
         .expect("the host wrote the synthesis");
     for said in [

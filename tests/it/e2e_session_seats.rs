@@ -10,39 +10,21 @@
 //! e2e_tui).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::both_clients;
+use crate::e2e_seats::{debater, phases, want};
 use crate::support::agents::{AgentsHome, node_bin_dir};
-use crate::support::anvil::{Commit, Project, Run, anvil_hook_bin, find_tag, phase_text};
+use crate::support::anvil::{Project, Run, Started, anvil_hook_bin, find_tag};
 use crate::support::claude::{Claude, ClaudeHome, ClaudeOutput, Client, new_session_id};
-use crate::support::model_server::{Agent, Api, ModelServer, Reply, Turn};
+use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
 use crate::support::snap::Filters;
 
 /// The advocate's own instructions (roles/advocate.md).
 const ADVOCATE_RULES: &str = "Make the strongest honest case FOR the proposal";
-
-/// The prompt a request answers: the Stop hook's feedback (Claude), else the latest user text.
-fn prompt_of(turn: &Turn) -> String {
-    match turn.api {
-        Api::Messages => match turn.stop_hook_feedback() {
-            Some(feedback) => feedback.to_owned(),
-            None => turn.latest_user_text_raw(),
-        },
-        _ => turn.latest_user_text.clone(),
-    }
-}
-
-/// Plays the phase whose tag the request carries, through any API; anything else gets a line.
-pub(crate) fn debater(turn: &Turn) -> Reply {
-    match find_tag(&prompt_of(turn)) {
-        Some(tag) => Reply::text(phase_text(&tag)),
-        None => Reply::text("Noted."),
-    }
-}
 
 /// A debater whose Codex requests fail while `failing` is set.
 fn debater_with_failing_codex(failing: &Arc<AtomicBool>) -> impl Fn(&Turn) -> Reply + use<> {
@@ -53,27 +35,6 @@ fn debater_with_failing_codex(failing: &Arc<AtomicBool>) -> impl Fn(&Turn) -> Re
         }
         debater(turn)
     }
-}
-
-/// (phase, round, who played it: the agent, or `host`) of each phase of the line.
-pub(crate) fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
-    commits
-        .iter()
-        .filter(|c| ["advocate", "critic", "synthesizer"].contains(&c.phase()))
-        .map(|c| {
-            (
-                c.phase().to_owned(),
-                c.round().to_owned(),
-                c.trailer("Anvil-Agent").unwrap_or("host").to_owned(),
-            )
-        })
-        .collect()
-}
-
-pub(crate) fn want(rows: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
-    rows.iter()
-        .map(|(p, r, a)| ((*p).to_owned(), (*r).to_owned(), (*a).to_owned()))
-        .collect()
 }
 
 /// The Stop hook's input for `session`'s turn that ended with `text`.
@@ -94,13 +55,10 @@ pub(crate) fn hook_command(project: &Project, home: &AgentsHome) -> Command {
     hook
 }
 
-/// Runs the Stop hook on `input`; its answer.
-fn stop(
-    project: &Project,
-    home: &AgentsHome,
-    input: &serde_json::Value,
-) -> (Run, serde_json::Value) {
-    let mut child = hook_command(project, home)
+/// Starts `hook` (a [`hook_command`]) on `input`, as Claude Code does for each hook wired to
+/// the event.
+pub(crate) fn spawn_hook(mut hook: Command, input: &serde_json::Value) -> Child {
+    let mut child = hook
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -111,11 +69,39 @@ fn stop(
         input.to_string().as_bytes(),
     )
     .unwrap();
+    child
+}
+
+/// A hook's run and its JSON answer.
+pub(crate) fn answer_of(child: Child) -> (Run, serde_json::Value) {
     let run = Run::from_output(child.wait_with_output().expect("wait for anvil-hook"));
     let answer = run
         .json()
         .unwrap_or_else(|| panic!("the hook answers JSON: {}", run.describe()));
     (run, answer)
+}
+
+/// Runs the Stop hook on `input`; its answer.
+fn stop(
+    project: &Project,
+    home: &AgentsHome,
+    input: &serde_json::Value,
+) -> (Run, serde_json::Value) {
+    answer_of(spawn_hook(hook_command(project, home), input))
+}
+
+/// `anvil start` of a one-round debate in `project` for `session`, with `seat`
+/// (`ROLE=AGENT[:MODEL]`).
+pub(crate) fn start_seated(project: &Project, session: &str, seat: &str) -> Started {
+    project.start(&[
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "1",
+        "--seat",
+        seat,
+        "--session",
+        session,
+    ])
 }
 
 /// The processes of a seat's turn in `project` (the guard, the agent and what it started):
@@ -180,15 +166,7 @@ fn the_stop_hook_plays_the_critics_seat_and_hands_the_host_its_text() {
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let session = new_session_id();
-    let started = project.start(&[
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "1",
-        "--seat",
-        "critic=codex:codex-seat-model",
-        "--session",
-        &session,
-    ]);
+    let started = start_seated(&project, &session, "critic=codex:codex-seat-model");
     // The host plays the advocate; at its stop the hook plays the critic with Codex, then
     // hands the host the synthesis.
     let (run, answer) = stop(
@@ -303,15 +281,7 @@ fn a_failing_seat_is_a_notice_the_line_waits_and_the_next_stop_retries_it() {
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let session = new_session_id();
-    let started = project.start(&[
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "1",
-        "--seat",
-        "critic=codex:codex-seat-model",
-        "--session",
-        &session,
-    ]);
+    let started = start_seated(&project, &session, "critic=codex:codex-seat-model");
     let (_, answer) = stop(
         &project,
         &home,
@@ -363,27 +333,13 @@ fn a_seat_whose_agent_is_missing_is_named_with_how_to_install_it() {
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let session = new_session_id();
-    let started = project.start(&[
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "1",
-        "--seat",
-        "critic=codex",
-        "--session",
-        &session,
-    ]);
+    let started = start_seated(&project, &session, "critic=codex");
     let mut hook = hook_command(&project, &home);
     hook.env("ANVIL_CODEX_BIN", "/nonexistent/codex");
-    let mut child = hook
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = stop_input(&project, &session, "The advocate's case.").to_string();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
-    let run = Run::from_output(child.wait_with_output().unwrap());
-    let answer = run.json().unwrap_or_else(|| panic!("{}", run.describe()));
+    let (_, answer) = answer_of(spawn_hook(
+        hook,
+        &stop_input(&project, &session, "The advocate's case."),
+    ));
     let notice = answer["systemMessage"].as_str().unwrap_or_default();
     insta::assert_snapshot!(
         "notice_seat_agent_missing",
@@ -414,23 +370,11 @@ fn a_hanging_seat_is_killed_at_its_timeout_with_its_whole_process_group() {
     )
     .unwrap();
     let session = new_session_id();
-    let started = project.start(&[
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "1",
-        "--seat",
-        "critic=codex:codex-seat-model",
-        "--session",
-        &session,
-    ]);
-    let mut hook = hook_command(&project, &home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let input = stop_input(&project, &session, "The advocate's case.").to_string();
-    std::io::Write::write_all(&mut hook.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let started = start_seated(&project, &session, "critic=codex:codex-seat-model");
+    let hook = spawn_hook(
+        hook_command(&project, &home),
+        &stop_input(&project, &session, "The advocate's case."),
+    );
     // While Codex waits for its answer, its processes are seen (in one group of their own).
     assert!(
         wait_for(Duration::from_secs(60), || !server
@@ -443,12 +387,11 @@ fn a_hanging_seat_is_killed_at_its_timeout_with_its_whole_process_group() {
     let groups: std::collections::BTreeSet<u32> = during.iter().map(|(_, g)| *g).collect();
     assert_eq!(groups.len(), 1, "one process group: {during:?}");
     let began = Instant::now();
-    let out = Run::from_output(hook.wait_with_output().unwrap());
+    let (_, answer) = answer_of(hook);
     assert!(
         began.elapsed() < Duration::from_secs(60),
         "the hook ended at the seat's timeout, not the server's delay"
     );
-    let answer = out.json().unwrap_or_else(|| panic!("{}", out.describe()));
     let notice = answer["systemMessage"].as_str().unwrap_or_default();
     // (What the agent last printed before it was stopped depends on timing: no snapshot.)
     assert!(
@@ -485,23 +428,11 @@ fn a_hook_killed_while_its_seat_plays_leaves_no_agent_and_the_next_stop_records_
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let session = new_session_id();
-    let started = project.start(&[
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "1",
-        "--seat",
-        "critic=codex:codex-seat-model",
-        "--session",
-        &session,
-    ]);
-    let mut hook = hook_command(&project, &home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let input = stop_input(&project, &session, "The advocate's case.").to_string();
-    std::io::Write::write_all(&mut hook.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let started = start_seated(&project, &session, "critic=codex:codex-seat-model");
+    let mut hook = spawn_hook(
+        hook_command(&project, &home),
+        &stop_input(&project, &session, "The advocate's case."),
+    );
     assert!(
         wait_for(Duration::from_secs(60), || !server
             .turns_of(Agent::Codex)
@@ -575,15 +506,7 @@ fn a_stop_hook_whose_timeout_leaves_no_time_for_a_seat_says_so_and_plays_nothing
     )
     .unwrap();
     let session = new_session_id();
-    let started = project.start(&[
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "1",
-        "--seat",
-        "critic=codex",
-        "--session",
-        &session,
-    ]);
+    let started = start_seated(&project, &session, "critic=codex");
     let (_, answer) = stop(
         &project,
         &home,
@@ -638,7 +561,7 @@ fn host_phases(server: &ModelServer) -> Vec<String> {
         .turns_of(Agent::Claude)
         .iter()
         .filter(|t| t.is_main())
-        .filter_map(|t| find_tag(&prompt_of(t)).map(|tag| tag.key()))
+        .filter_map(|t| find_tag(&t.prompt()).map(|tag| tag.key()))
         .collect::<Vec<_>>()
         .into_iter()
         .fold(Vec::new(), |mut keys, key| {
@@ -692,9 +615,13 @@ fn a_claude_session_reaches_its_synthesis_with_codex_in_the_critics_seat(client:
     let synthesis = server
         .turns_of(Agent::Claude)
         .into_iter()
-        .find(|t| find_tag(&prompt_of(t)).is_some_and(|tag| tag.is_synthesis()))
+        .find(|t| find_tag(&t.prompt()).is_some_and(|tag| tag.is_synthesis()))
         .unwrap();
-    assert!(prompt_of(&synthesis).contains(&format!("CRITIC r1 of {debate}@main")));
+    assert!(
+        synthesis
+            .prompt()
+            .contains(&format!("CRITIC r1 of {debate}@main"))
+    );
     // The seat's phase cost no continuation: one for the synthesis, the only host phase after
     // the first.
     let codex = server.turns_of(Agent::Codex);

@@ -38,7 +38,7 @@ fn screens_of_a_debate(client: Client, form: Option<&str>) -> (String, bool) {
 /// `env` (`NAME=VALUE`) and `path` (before the anvil binaries) in its environment; returns
 /// every screen seen, joined, once the project's debate is done or a screen satisfies
 /// `enough` (or 90 seconds have passed), and whether either came.
-pub(crate) fn screens_of(
+fn screens_of(
     client: Client,
     project: &Project,
     server: &ModelServer,
@@ -71,6 +71,8 @@ pub(crate) fn screens_of(
             .args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            // The server too ends with the HOME (see `ClaudeHome`), if `kill-server` has not.
+            .env("HOME", home.path())
             .stdin(std::process::Stdio::null())
             .output()
             .expect("run tmux")
@@ -136,6 +138,31 @@ pub(crate) fn screens_of(
     (seen, done)
 }
 
+/// [`screens_of`] a 1-round debate whose critic's seat is played by the real Codex CLI (on the
+/// PATH, configured for `server`), started with `/anvil` in the terminal UI.
+fn screens_with_a_codex_seat(
+    client: Client,
+    project: &Project,
+    server: &ModelServer,
+    enough: &dyn Fn(&str) -> bool,
+) -> (String, bool) {
+    use crate::support::agents::{API_KEY, AgentsHome, node_bin_dir};
+    let agents = AgentsHome::new(server);
+    let env = vec![
+        format!("CODEX_HOME={}", agents.path().join(".codex").display()),
+        format!("SCRIPTED_API_KEY={API_KEY}"),
+    ];
+    screens_of(
+        client,
+        project,
+        server,
+        "/anvil \"Should a seat stay quiet?\" --rounds 1 --seat critic=codex:codex-seat-model",
+        &env,
+        &[node_bin_dir()],
+        enough,
+    )
+}
+
 /// Has the project's debate (the one `/anvil` started) ended?
 fn debate_done(project: &Project) -> bool {
     let Some(home) = anvil_core::home::Home::find(project.path()) else {
@@ -187,7 +214,6 @@ both_clients!(a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_proble
 /// shows the hook's status while the seat plays and the seat's notice after, never an error
 /// or a problem.
 fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: Client) {
-    use crate::support::agents::{API_KEY, AgentsHome, node_bin_dir};
     let project = Project::installed();
     let server = ModelServer::start(|turn: &Turn| {
         // Codex asks through the Responses API; its prompt is its latest user text.
@@ -201,25 +227,7 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
             None => debater(turn),
         }
     });
-    let agents = AgentsHome::new(&server);
-    let env = vec![
-        format!("CODEX_HOME={}", agents.path().join(".codex").display()),
-        format!("SCRIPTED_API_KEY={API_KEY}"),
-    ];
-    let (seen, done) = screens_of(
-        client,
-        &project,
-        &server,
-        "/anvil \"Should a seat stay quiet?\" --rounds 1 --seat critic=codex:codex-seat-model",
-        &env,
-        &[node_bin_dir()],
-        &|_| false,
-    );
-    std::fs::write(
-        format!("/tmp/tuiseats-seen-{}.txt", client.version()),
-        &seen,
-    )
-    .unwrap();
+    let (seen, done) = screens_with_a_codex_seat(client, &project, &server, &|_| false);
     assert!(
         done,
         "the debate ran to its end in the terminal UI:\n{seen}"
@@ -260,7 +268,6 @@ both_clients!(a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_
 /// naming the seat and its agent's last words, which Claude Code shows as what the hook says,
 /// not as a hook error or a problem; nothing of the seat's phase is recorded.
 fn a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_error(client: Client) {
-    use crate::support::agents::{API_KEY, AgentsHome, node_bin_dir};
     use crate::support::model_server::{Agent, Api};
     let project = Project::installed();
     let server = ModelServer::start(|turn: &Turn| {
@@ -272,21 +279,10 @@ fn a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_error(clien
             _ => Reply::text("ok"),
         }
     });
-    let agents = AgentsHome::new(&server);
-    let env = vec![
-        format!("CODEX_HOME={}", agents.path().join(".codex").display()),
-        format!("SCRIPTED_API_KEY={API_KEY}"),
-    ];
     let notice = "the seat of round 1/1 · critic (codex:codex-seat-model) failed";
-    let (seen, shown) = screens_of(
-        client,
-        &project,
-        &server,
-        "/anvil \"Should a seat stay quiet?\" --rounds 1 --seat critic=codex:codex-seat-model",
-        &env,
-        &[node_bin_dir()],
-        &|screen| screen.contains("scripted outage"),
-    );
+    let (seen, shown) = screens_with_a_codex_seat(client, &project, &server, &|screen| {
+        screen.contains("scripted outage")
+    });
     assert!(shown, "the failure was shown:\n{seen}");
     assert!(seen.contains(notice), "{seen}");
     let lower = seen.to_lowercase();

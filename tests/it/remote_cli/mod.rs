@@ -134,82 +134,47 @@ fn exchange(
         };
         screen.push_str(&format!("{name}{}\n", filters.run(&command, run)));
     };
-    let with_remote = |verb: &str| -> Vec<String> {
-        let mut args = vec![verb.to_owned()];
-        args.extend(remote_arg.map(str::to_owned));
-        args
+    // `anvil push` or `anvil pull` (with the remote named, if it is) in `p`.
+    let sync = |p: &Project, verb: &str| -> (String, Run) {
+        let mut args = vec![verb];
+        args.extend(remote_arg);
+        (format!("anvil {}", args.join(" ")), p.anvil(&args).ok())
     };
-    let run = |p: &Project, args: &[String]| {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        p.anvil(&args).ok()
+    // … shown on the screen.
+    let sync_shown = |screen: &mut String, p: &Project, verb: &str| {
+        let (command, run) = sync(p, verb);
+        show(screen, p, command, &run);
     };
 
     let id = debate(&alice);
-    run(&alice, &with_remote("push"));
+    sync(&alice, "push");
     assert_eq!(anvil_refs(bare), [format!("refs/anvil/{id}/main")]);
 
-    run(&bob, &with_remote("pull"));
+    sync(&bob, "pull");
     assert_eq!(tip(&bob, &id, "main"), tip(&alice, &id, "main"));
     // Both branch the same debate to the same line name, with different steering.
-    alice
-        .anvil(&[
-            "branch",
-            "--from",
-            &format!("{id}@main:round-1"),
-            "--steer",
-            "Think of cost.",
-            "--name",
-            "cost",
+    let from = format!("{id}@main:round-1");
+    for (p, steer) in [
+        (&alice, "Think of cost."),
+        (&bob, "Think of the cost of people."),
+    ] {
+        p.anvil(&[
+            "branch", "--from", &from, "--steer", steer, "--name", "cost",
         ])
         .ok();
-    bob.anvil(&[
-        "branch",
-        "--from",
-        &format!("{id}@main:round-1"),
-        "--steer",
-        "Think of the cost of people.",
-        "--name",
-        "cost",
-    ])
-    .ok();
+    }
     let (alice_cost, bob_cost) = (tip(&alice, &id, "cost"), tip(&bob, &id, "cost"));
     assert_ne!(alice_cost, bob_cost);
 
-    let pushed = run(&alice, &with_remote("push"));
-    show(
-        &mut screen,
-        &alice,
-        with_remote("anvil push").join(" "),
-        &pushed,
-    );
+    sync_shown(&mut screen, &alice, "push");
     // Bob's diverged line goes beside alice's.
-    let pushed = run(&bob, &with_remote("push"));
-    show(
-        &mut screen,
-        &bob,
-        with_remote("anvil push").join(" "),
-        &pushed,
-    );
-    let pulled = run(&bob, &with_remote("pull"));
-    show(
-        &mut screen,
-        &bob,
-        with_remote("anvil pull").join(" "),
-        &pulled,
-    );
-    let pulled = run(&alice, &with_remote("pull"));
-    show(
-        &mut screen,
-        &alice,
-        with_remote("anvil pull").join(" "),
-        &pulled,
-    );
+    sync_shown(&mut screen, &bob, "push");
+    sync_shown(&mut screen, &bob, "pull");
+    sync_shown(&mut screen, &alice, "pull");
     // A second round changes nothing.
     for p in [&alice, &bob] {
-        let again = run(p, &with_remote("pull"));
-        show(&mut screen, p, with_remote("anvil pull").join(" "), &again);
-        let again = run(p, &with_remote("push"));
-        show(&mut screen, p, with_remote("anvil push").join(" "), &again);
+        sync_shown(&mut screen, p, "pull");
+        sync_shown(&mut screen, p, "push");
     }
 
     // Nothing lost, both lines everywhere, under names that say where they came from.

@@ -142,10 +142,82 @@ pub fn new_session_id() -> String {
     )
 }
 
-/// A temporary `HOME` for Claude Code; cheap to clone (shared), deleted with the last clone.
+/// A temporary `HOME` for Claude Code; cheap to clone (shared), deleted with the last clone,
+/// once nothing runs in it (see [`HomeDir`]).
 #[derive(Clone)]
 pub struct ClaudeHome {
-    dir: Arc<tempfile::TempDir>,
+    dir: Arc<HomeDir>,
+}
+
+/// The directory of a [`ClaudeHome`]. Before it is removed, every process still running with
+/// it as its `HOME` (a Claude Code a test did not wait for, one that `anvil run` or `anvil
+/// serve` started, a tmux pane) is killed and waited for: a Claude Code that outlives its
+/// HOME writes its transcript into a directory nobody removes.
+struct HomeDir(tempfile::TempDir);
+
+impl Drop for HomeDir {
+    fn drop(&mut self) {
+        end_processes_with_home(self.0.path());
+    }
+}
+
+/// Kills every process whose `HOME` is `home` until none is left (zombies are gone already:
+/// only their parent has not reaped them); gives up after 10 seconds. The pids it killed.
+fn end_processes_with_home(home: &Path) -> Vec<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let var = [b"HOME=", home.as_os_str().as_bytes()].concat();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut killed = Vec::new();
+    loop {
+        let living = processes_with_env(&var);
+        if living.is_empty() || Instant::now() > deadline {
+            return killed;
+        }
+        let _ = Command::new("kill")
+            .args(["-KILL", "--"])
+            .args(living.iter().map(u32::to_string))
+            .stderr(Stdio::null())
+            .status();
+        for pid in living {
+            if !killed.contains(&pid) {
+                killed.push(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The processes (not zombies) whose environment holds `var` (`NAME=VALUE`).
+fn processes_with_env(var: &[u8]) -> Vec<u32> {
+    let own = std::process::id();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !environ.split(|b| *b == 0).any(|v| v == var) {
+            continue;
+        }
+        // /proc/PID/stat: "pid (comm) state …"; comm may hold spaces.
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let state = stat[stat.rfind(')').map_or(0, |i| i + 1)..]
+            .split_whitespace()
+            .next();
+        if !matches!(state, Some("Z" | "X") | None) {
+            found.push(pid);
+        }
+    }
+    found
 }
 
 impl ClaudeHome {
@@ -155,7 +227,9 @@ impl ClaudeHome {
             .tempdir()
             .expect("create temporary HOME");
         std::fs::create_dir_all(dir.path().join(".claude")).expect("create HOME/.claude");
-        let home = ClaudeHome { dir: Arc::new(dir) };
+        let home = ClaudeHome {
+            dir: Arc::new(HomeDir(dir)),
+        };
         home.write_config(&json!({
             "hasCompletedOnboarding": true,
             "bypassPermissionsModeAccepted": true,
@@ -165,7 +239,7 @@ impl ClaudeHome {
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        self.dir.0.path()
     }
 
     fn config_path(&self) -> PathBuf {
@@ -229,6 +303,24 @@ impl ClaudeHome {
             .into_iter()
             .find(|p| p.file_stem().is_some_and(|s| s == session_id))
     }
+}
+
+/// What a test leaves running in its HOME (here a shell that would write into it half a
+/// minute later, as a Claude Code nobody waited for writes its transcript) is killed before
+/// the HOME is removed.
+#[test]
+fn a_claude_home_ends_what_still_runs_in_it_before_it_goes() {
+    let home = ClaudeHome::new();
+    let dir = home.path().to_owned();
+    let mut late = Command::new("sh")
+        .args(["-c", "sleep 30; touch \"$HOME/late\""])
+        .env("HOME", &dir)
+        .spawn()
+        .expect("run sh");
+    drop(home);
+    assert!(!dir.exists(), "{} is left", dir.display());
+    let status = late.wait().unwrap();
+    assert_eq!(status.signal(), Some(9), "{status:?}");
 }
 
 impl Default for ClaudeHome {

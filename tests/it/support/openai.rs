@@ -51,7 +51,7 @@ const QWEN_MEMORY_AGENT: &str = "managed memory extraction subagent";
 pub(super) fn handle(
     request: tiny_http::Request,
     path: &str,
-    raw: &str,
+    body: Value,
     shared: &Mutex<Shared>,
     script: &Script,
     ids: &AtomicUsize,
@@ -60,17 +60,6 @@ pub(super) fn handle(
         Api::Responses
     } else {
         Api::ChatCompletions
-    };
-    let body: Value = match serde_json::from_str(raw) {
-        Ok(body) => body,
-        Err(e) => {
-            return respond(
-                request,
-                400,
-                "application/json",
-                error_body("invalid_request_error", &format!("bad JSON: {e}")),
-            );
-        }
     };
     let agent = Agent::from_user_agent(&header(&request, "User-Agent").unwrap_or_default());
     let session_id = header(&request, "session-id");

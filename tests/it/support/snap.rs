@@ -94,10 +94,9 @@ fn rules() -> &'static [Rule] {
 impl Filters {
     /// The shared filters alone (no project: temporary paths are still filtered).
     pub fn new() -> Filters {
-        let mut filters = Filters::default();
-        let tmp = std::env::temp_dir();
-        filters = filters.path(&tmp, "[tmp]");
-        filters.path(Path::new(env!("CARGO_MANIFEST_DIR")), "[workspace]")
+        Filters::default()
+            .path(&std::env::temp_dir(), "[tmp]")
+            .path(Path::new(env!("CARGO_MANIFEST_DIR")), "[workspace]")
     }
 
     /// The shared filters, with `project`'s path as `[project]` and its record's commit ids as

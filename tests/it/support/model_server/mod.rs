@@ -338,10 +338,9 @@ fn handle(
     let mut raw = String::new();
     let _ = request.as_reader().read_to_string(&mut raw);
 
-    if method == "POST" && (path == "/v1/responses" || path == "/v1/chat/completions") {
-        return super::openai::handle(request, &path, &raw, shared, script, ids);
-    }
-    if method != "POST" || (path != "/v1/messages" && path != "/v1/messages/count_tokens") {
+    let openai = path == "/v1/responses" || path == "/v1/chat/completions";
+    let messages = path == "/v1/messages" || path == "/v1/messages/count_tokens";
+    if method != "POST" || !(openai || messages) {
         shared.lock().unwrap().other.push((method, url));
         return respond(
             request,
@@ -361,6 +360,9 @@ fn handle(
             );
         }
     };
+    if openai {
+        return super::openai::handle(request, &path, body, shared, script, ids);
+    }
     if path == "/v1/messages/count_tokens" {
         shared.lock().unwrap().other.push((method, url));
         let tokens = (raw.len() / 4).max(1);

@@ -258,6 +258,19 @@ impl Turn {
             .unwrap_or_default()
     }
 
+    /// The prompt the request answers, through any API: a Stop hook's feedback (Claude), else
+    /// the latest user content with whatever wraps it (Claude's reminders, Copilot's plan
+    /// notice).
+    pub fn prompt(&self) -> String {
+        match self.api {
+            Api::Messages => match self.stop_hook_feedback() {
+                Some(feedback) => feedback.to_owned(),
+                None => self.latest_user_text_raw(),
+            },
+            _ => self.latest_user_text.clone(),
+        }
+    }
+
     /// `tool_result` blocks of the latest user message: `(tool_use_id, content text, is_error)`.
     pub fn tool_results(&self) -> Vec<(String, String, bool)> {
         if self.api != Api::Messages {
