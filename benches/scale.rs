@@ -1,7 +1,9 @@
 //! Records at team scale: the commands that look back, the Stop hook and the record's size on
 //! disk, with one debate and then with 1,000, 10,000 and 50,000 recorded phase commits.
 //!
-//! `cargo bench --bench scale` (set `ANVIL_SCALE_MAX=10000` for a shorter run).
+//! `cargo bench --bench scale` (set `ANVIL_SCALE_MAX=10000` for a shorter run; set
+//! `ANVIL_SCALE_KEEP=DIR` to keep a copy of the project at each size, loose, in `DIR`, for a
+//! profiler).
 //!
 //! How the record is filled: every debate is a 4-round analyst debate (a start commit and
 //! nine recorded turns: ten commits), written in-process through `anvil_core::line::start::start` and
@@ -110,6 +112,10 @@ fn main() {
             "filled to {commits} commits ({debates} debates) in {:.1?}",
             built.elapsed()
         );
+        if let Some(keep) = std::env::var_os("ANVIL_SCALE_KEEP") {
+            std::fs::create_dir_all(&keep).expect("ANVIL_SCALE_KEEP");
+            copy_of(&project, Path::new(&keep), &format!("{commits}-loose"));
+        }
         let hook = hook_median(&home, &project);
         let label = format!("{commits} commits, loose");
         report(&project, &one_debate, &commands, &label);

@@ -15,7 +15,8 @@ use std::time::{Duration, SystemTime};
 
 /// How old a stamped file must be for its stamp to be trusted next time: a change within the
 /// same tick of a file system's clock would hide behind a younger one (as git treats an index
-/// entry as racily clean).
+/// entry as racily clean). A younger stamp of the refs is trusted too once the journal was
+/// written after them by the file system's own clock (see [`Stamp::refs_settled`]).
 pub const RACY: Duration = Duration::from_secs(2);
 
 /// The file name of the journal of recent debates (`crate::record::recent`), which anvil's
@@ -32,7 +33,11 @@ pub struct Stamp {
     /// [`Stamp::refs`] and the files a move inside an existing debate's folder touches: the
     /// index of recent debates (noted before every ref anvil moves) and `FETCH_HEAD`.
     pub all: String,
-    /// `refs/anvil/` and `packed-refs` are older than [`RACY`].
+    /// No later change to `refs/anvil/` or `packed-refs` can leave their stamp as it is: they
+    /// are older than [`RACY`], or older than the journal's last write. That write's time
+    /// comes from the same file system's clock, read after theirs: a tick of that clock has
+    /// passed since they changed, so a change from now on gets a later time (git's test of a
+    /// racily clean index entry, which needs no agreement between the clocks).
     pub refs_settled: bool,
     /// Every stamped file is older than [`RACY`].
     pub settled: bool,
@@ -43,6 +48,8 @@ impl Stamp {
         let now = SystemTime::now();
         let mut parts = Vec::with_capacity(4);
         let mut young = Vec::with_capacity(4);
+        let mut times = Vec::with_capacity(4);
+        // In this order: the journal's time is read after the refs' times.
         for file in [
             record.join("packed-refs"),
             record.join("refs/anvil"),
@@ -50,18 +57,18 @@ impl Stamp {
             record.join("FETCH_HEAD"),
         ] {
             let meta = std::fs::symlink_metadata(&file).ok();
-            young.push(
-                meta.as_ref()
-                    .and_then(|m| m.modified().ok())
-                    .is_some_and(|t| now.duration_since(t).map_or(true, |age| age < RACY)),
-            );
+            let time = meta.as_ref().and_then(|m| m.modified().ok());
+            young.push(time.is_some_and(|t| now.duration_since(t).map_or(true, |age| age < RACY)));
+            times.push(time);
             parts.push(meta.map_or_else(|| "-".to_owned(), |m| of_file(&m)));
         }
+        // A missing `packed-refs` cannot change unseen: its appearing changes the stamp.
+        let written_after = |journal: SystemTime| times[..2].iter().flatten().all(|&t| t < journal);
         Stamp {
             refs: format!("{}/{}", parts[1], parts[0]),
             packed: parts[0].clone(),
             all: parts.join(" "),
-            refs_settled: !young[0] && !young[1],
+            refs_settled: (!young[0] && !young[1]) || times[2].is_some_and(written_after),
             settled: !young.contains(&true),
         }
     }
@@ -146,5 +153,49 @@ mod tests {
         let fourth = Stamp::of(record);
         assert_eq!(third.refs, fourth.refs);
         assert_ne!(third.all, fourth.all);
+    }
+
+    /// Young refs are settled once the journal was written after them, by the file system's
+    /// clock, and only then: a journal written before them, or as long ago as they were, is
+    /// no later tick.
+    #[test]
+    fn young_refs_are_settled_by_a_later_write_of_the_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path();
+        std::fs::create_dir_all(record.join("refs/anvil/a")).unwrap();
+        std::fs::write(record.join("packed-refs"), "# pack-refs\n").unwrap();
+        std::fs::write(record.join(JOURNAL), "x\n").unwrap();
+        let now = SystemTime::now();
+        let set = |file: &str, ago: u64| {
+            std::fs::File::open(record.join(file))
+                .and_then(|f| f.set_modified(now - Duration::from_millis(ago)))
+                .unwrap();
+        };
+        let settled = |refs: u64, packed: u64, journal: u64| {
+            set("refs/anvil", refs);
+            set("packed-refs", packed);
+            set(JOURNAL, journal);
+            Stamp::of(record).refs_settled
+        };
+        assert!(settled(500, 900, 100), "the journal written after both");
+        assert!(
+            !settled(500, 900, 700),
+            "the journal written before the refs' folder"
+        );
+        assert!(
+            !settled(500, 50, 100),
+            "packed-refs written after the journal"
+        );
+        assert!(!settled(500, 900, 500), "the same tick is no later one");
+        assert!(settled(3_000, 2_500, 2_900), "both older than RACY");
+        std::fs::remove_file(record.join("packed-refs")).unwrap();
+        set("refs/anvil", 500);
+        set(JOURNAL, 100);
+        assert!(
+            Stamp::of(record).refs_settled,
+            "no packed-refs: the refs' folder alone"
+        );
+        std::fs::remove_file(record.join(JOURNAL)).unwrap();
+        assert!(!Stamp::of(record).refs_settled, "no journal, young refs");
     }
 }

@@ -51,14 +51,16 @@
 //! record's one stamp of its refs ([`crate::record::stamp`]): when it differs from the last
 //! `!` line, the reader lists the debates under the refs (one folder, and `packed-refs` if it
 //! changed) and, when it knows them all, appends the new stamp; a debate it does not know sends
-//! it to the full pass. A stamp younger than [`crate::record::stamp::RACY`] is not noted (a
-//! debate removed and another made within one tick of the clock would leave it as it was):
-//! the reader notes the names it checked instead (`?`: their count and a hash), so that the
-//! readers after it, while the stamp is young, compare the listing's names with that line
-//! rather than every name with the whole journal. A `= -` line clears it (a name it counted
-//! as known may have gone and come back). What no stamp sees is `git` moving a line of a debate the journal
-//! knows and does not show: `anvil doctor` reports it, `anvil doctor --fix` and `anvil gc`
-//! rewrite the journal from the refs.
+//! it to the full pass. A stamp is noted only once the refs have settled (a debate removed and
+//! another made within one tick of the file system's clock would leave it as it was): once
+//! they are older than [`crate::record::stamp::RACY`], or older than the journal's last
+//! write, which the file system timed after them. Until then the reader notes the names it
+//! checked (`?`: their count and a hash), so that the next reader compares the listing's names
+//! with that line rather than every name with the whole journal, and that write is usually the
+//! later one that settles the refs for it. A `= -` line clears it (a name it counted as known
+//! may have gone and come back). What no stamp sees is `git` moving a line of a debate the
+//! journal knows and does not show: `anvil doctor` reports it, `anvil doctor --fix` and
+//! `anvil gc` rewrite the journal from the refs.
 //!
 //! # Why a journal, read from its end
 //!
@@ -382,7 +384,8 @@ impl Journal {
     /// Does the journal know every debate under the refs as `stamp` finds them? Lists them
     /// when the stamp is not the one it covers, and checks the names against the claims
     /// unless they are the ones a `?` line counted; then notes that it covers the stamp, once
-    /// the refs have settled, or else the names it checked.
+    /// the refs have settled, or else the names it checked (again, when a `?` line counted
+    /// them: the write settles the refs for the next reader).
     fn covers_refs(&self, record: &Record, stamp: &Stamp) -> bool {
         if self.covers.as_ref() == Some(&stamp.refs) {
             return true;
@@ -405,10 +408,11 @@ impl Journal {
                 return false;
             }
         }
-        let line = match (stamp.refs_settled, counted) {
-            (true, _) => format!("! {}", stamp.refs),
-            (false, false) => format!("? {listed}"),
-            (false, true) => return true,
+        // Noted again when counted: the write is what lets the next reader trust the stamp
+        // (its time comes after the refs', see `Stamp::refs_settled`).
+        let line = match stamp.refs_settled {
+            true => format!("! {}", stamp.refs),
+            false => format!("? {listed}"),
         };
         // A cache: another reader notes it if this one cannot, or when a torn last line (a
         // dead writer's) would become damage under it.

@@ -304,7 +304,7 @@ fn a_stamp_of_the_refs_spares_the_next_reader_the_listing() {
 
 /// While the stamp of the refs is too young to note, a reader notes the names it checked:
 /// the next one compares the listing with them rather than every name with the whole
-/// journal. A debate git made meanwhile, or a `= -` line, sends it back to the claims; once
+/// journal, and notes them again. A debate git made meanwhile, or a `= -` line, sends it back to the claims; once
 /// the refs have settled, the stamp is noted.
 #[test]
 fn a_young_stamp_notes_the_names_a_reader_checked() {
@@ -328,7 +328,8 @@ fn a_young_stamp_notes_the_names_a_reader_checked() {
     );
     assert!(journal.listed.is_some());
 
-    // The names are the ones counted: no claim is looked at, nothing appended.
+    // The names are the ones counted: no claim is looked at; the line is noted again, a
+    // write the file system times after the refs, which settles them for the next reader.
     let forget = |mut journal: Journal| {
         journal.text.clear();
         journal.base_end = 0;
@@ -336,8 +337,10 @@ fn a_young_stamp_notes_the_names_a_reader_checked() {
         journal
     };
     let before = journal_text(&record);
+    let counted = before.trim_end().rsplit('\n').next().unwrap().to_owned();
+    assert!(counted.starts_with("? 1 "), "{before}");
     assert!(forget(Journal::read(record.path()).unwrap()).covers_refs(&record, &stamp));
-    assert_eq!(journal_text(&record), before);
+    assert_eq!(journal_text(&record), format!("{before}\n{counted}\n"));
 
     // A debate git made: its name was not counted, and the journal does not know it.
     commit(&record, "fetched", "main", 20);
