@@ -1,7 +1,10 @@
+use super::journal::HEADER;
 use super::*;
 use crate::record::schema::Meta;
 use crate::record::store::{Base, NewCommit};
 use proptest::prelude::*;
+use std::fs::OpenOptions;
+use std::io::Write;
 
 fn record() -> (tempfile::TempDir, Record) {
     let dir = tempfile::tempdir().unwrap();
