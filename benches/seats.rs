@@ -18,6 +18,7 @@ mod support {
     pub mod claude;
     pub mod model_server;
     pub mod openai;
+    pub mod processes;
 }
 
 use std::time::{Duration, Instant};

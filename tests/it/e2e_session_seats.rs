@@ -21,6 +21,7 @@ use crate::support::agents::{AgentsHome, node_bin_dir};
 use crate::support::anvil::{Project, Run, Started, anvil_hook_bin, find_tag};
 use crate::support::claude::{Claude, ClaudeHome, ClaudeOutput, Client, new_session_id};
 use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
+use crate::support::processes;
 use crate::support::snap::Filters;
 
 /// The advocate's own instructions (roles/advocate.md).
@@ -109,43 +110,14 @@ pub(crate) fn start_seated(project: &Project, session: &str, seat: &str) -> Star
 /// names a seat.
 fn seat_processes(project: &Path) -> Vec<(u32, u32)> {
     let project = project.canonicalize().unwrap();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let dir = entry.path();
-        if std::fs::read_link(dir.join("cwd")).ok().as_deref() != Some(project.as_path()) {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(dir.join("environ")) else {
-            continue;
-        };
-        if !environ
-            .split(|b| *b == 0)
-            .any(|var| var.starts_with(b"ANVIL_SEAT="))
-        {
-            continue;
-        }
-        // /proc/PID/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces.
-        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
-            continue;
-        };
-        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        // A zombie is gone already; only its parent has not reaped it.
-        if fields.first() == Some(&"Z") {
-            continue;
-        }
-        if let Some(group) = fields.get(2).and_then(|g| g.parse().ok()) {
-            found.push((pid, group));
-        }
-    }
-    found
+    processes::living()
+        .into_iter()
+        .filter(|p| {
+            p.cwd().as_deref() == Some(project.as_path())
+                && p.has_env(|var| var.starts_with(b"ANVIL_SEAT="))
+        })
+        .map(|p| (p.pid, p.group))
+        .collect()
 }
 
 /// Waits up to `within` for `done`; whether it came.

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::model_server::ModelServer;
+use super::processes;
 
 const INSTALL_HINT: &str = "the end-to-end tests need both pinned Claude Code CLIs. Install \
 them at the repository root with `npm install` (package.json pins them), or point \
@@ -187,37 +188,13 @@ fn end_processes_with_home(home: &Path) -> Vec<u32> {
     }
 }
 
-/// The processes (not zombies) whose environment holds `var` (`NAME=VALUE`).
+/// The processes whose environment holds `var` (`NAME=VALUE`).
 fn processes_with_env(var: &[u8]) -> Vec<u32> {
-    let own = std::process::id();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == own {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if !environ.split(|b| *b == 0).any(|v| v == var) {
-            continue;
-        }
-        // /proc/PID/stat: "pid (comm) state …"; comm may hold spaces.
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let state = stat[stat.rfind(')').map_or(0, |i| i + 1)..]
-            .split_whitespace()
-            .next();
-        if !matches!(state, Some("Z" | "X") | None) {
-            found.push(pid);
-        }
-    }
-    found
+    processes::living()
+        .into_iter()
+        .filter(|p| p.has_env(|v| v == var))
+        .map(|p| p.pid)
+        .collect()
 }
 
 impl ClaudeHome {

@@ -7,5 +7,6 @@ pub mod claude;
 pub mod model_server;
 pub mod npm_registry;
 pub mod openai;
+pub mod processes;
 pub mod serve;
 pub mod snap;
