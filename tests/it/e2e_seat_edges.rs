@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::e2e_seats::{debate_of, debater, phases, run_anvil, want};
+use crate::e2e_seats::{debater, phases, run_anvil, want};
 use crate::e2e_session_seats::{answer_of, hook_command, spawn_hook, start_seated, stop_input};
 use crate::support::agents::AgentsHome;
 use crate::support::anvil::{Project, find_tag};
@@ -172,7 +172,7 @@ fn a_token_budget_reached_at_the_end_of_a_round_goes_to_that_rounds_synthesis() 
         ],
     )
     .ok();
-    let debate = debate_of(&project);
+    let debate = project.only_debate();
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),

@@ -38,19 +38,6 @@ pub(crate) fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> 
     )
 }
 
-/// The one debate of the project.
-pub(crate) fn debate_of(project: &Project) -> String {
-    let dir = project.anvil_home().join("debates");
-    let mut ids: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(ids.len(), 1, "{ids:?}");
-    ids.remove(0)
-}
-
 /// (phase, round, who played it: the agent, or `host`) of each phase of the line.
 pub(crate) fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
     commits
@@ -113,7 +100,7 @@ fn claude_codex_and_copilot_seats_reach_a_synthesis_each_at_its_own_api() {
         "run_with_three_seats",
         Filters::of(&project).without_usage().redact(&run.stderr)
     );
-    let debate = debate_of(&project);
+    let debate = project.only_debate();
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
@@ -253,7 +240,7 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
         ],
     )
     .ok();
-    let debate = debate_of(&project);
+    let debate = project.only_debate();
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
@@ -359,7 +346,7 @@ fn a_failing_seat_stops_the_run_by_name_and_the_line_goes_on_with_the_host() {
         "run_stopped_by_a_failing_seat",
         Filters::of(&project).redact(&failed.stderr)
     );
-    let debate = debate_of(&project);
+    let debate = project.only_debate();
     let recorded = || phases(&project.commits(&debate));
     assert_eq!(recorded(), want(&[("advocate", "1", "host")]));
     let state = project.state_md(&debate);
@@ -429,7 +416,7 @@ fn independent_openings_are_drafted_blind_and_at_once() {
         ],
     )
     .ok();
-    let debate = debate_of(&project);
+    let debate = project.only_debate();
     assert_eq!(
         phases(&project.commits(&debate)),
         want(&[
@@ -487,7 +474,7 @@ fn a_token_budget_ends_the_debate_in_its_synthesis_and_says_why() {
         ],
     )
     .ok();
-    let debate = debate_of(&project);
+    let debate = project.only_debate();
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
@@ -547,7 +534,7 @@ fn positions_are_recorded_per_seat_whatever_agent_plays_it() {
         ],
     )
     .ok();
-    let debate = debate_of(&project);
+    let debate = project.only_debate();
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),

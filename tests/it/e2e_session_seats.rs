@@ -560,10 +560,7 @@ fn a_claude_session_reaches_its_synthesis_with_codex_in_the_critics_seat(client:
         None,
     );
     assert!(out.success(), "{}", out.describe());
-    let home_dir = anvil_core::home::Home::find(project.path()).unwrap();
-    let lines = home_dir.live_lines().unwrap();
-    assert_eq!(lines.len(), 1);
-    let debate = lines[0].debate.clone();
+    let debate = project.only_debate();
     assert!(
         project.state_md(&debate).contains("status: done"),
         "the debate reached its synthesis: {}",
@@ -619,12 +616,7 @@ fn a_failed_seat_lets_the_session_stop_and_its_next_turn_retries_the_seat(client
         None,
     );
     assert!(first.success(), "{}", first.describe());
-    let debate = anvil_core::home::Home::find(project.path())
-        .unwrap()
-        .live_lines()
-        .unwrap()[0]
-        .debate
-        .clone();
+    let debate = project.only_debate();
     assert_eq!(
         phases(&project.commits(&debate)),
         want(&[("advocate", "1", "host")]),
@@ -683,12 +675,7 @@ fn with_fallback_host_the_session_plays_a_failed_seat_and_the_record_says_so(cli
         None,
     );
     assert!(out.success(), "{}", out.describe());
-    let debate = anvil_core::home::Home::find(project.path())
-        .unwrap()
-        .live_lines()
-        .unwrap()[0]
-        .debate
-        .clone();
+    let debate = project.only_debate();
     assert!(
         project.state_md(&debate).contains("status: done"),
         "{}",

@@ -275,6 +275,15 @@ impl Project {
         self.anvil_home().join("debates").join(debate).join(line)
     }
 
+    /// The id of the project's one debate, as its live files list it; fails unless the
+    /// project holds exactly one debate of one line.
+    pub fn only_debate(&self) -> String {
+        let home = anvil_core::home::Home::find(self.path()).expect("the project has an .anvil");
+        let lines = home.live_lines().expect("list the debates");
+        assert_eq!(lines.len(), 1, "one debate of one line: {lines:?}");
+        lines[0].debate.clone()
+    }
+
     pub fn read(&self, path: impl AsRef<Path>) -> String {
         let path = self.path().join(path);
         std::fs::read_to_string(&path)
