@@ -19,7 +19,7 @@ use crate::both_clients;
 use crate::e2e_seats::{debater, phases, want};
 use crate::support::agents::{AgentsHome, node_bin_dir};
 use crate::support::anvil::{Project, Run, Started, anvil_hook_bin, find_tag};
-use crate::support::claude::{Claude, ClaudeHome, ClaudeOutput, Client, new_session_id};
+use crate::support::claude::{Claude, ClaudeOutput, Client, new_session_id};
 use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
 use crate::support::processes;
 use crate::support::snap::Filters;
@@ -503,28 +503,55 @@ fn a_stop_hook_whose_timeout_leaves_no_time_for_a_seat_says_so_and_plays_nothing
     );
 }
 
-/// `claude -p PROMPT` in `project`, with the Codex CLI on its PATH configured by `home`.
-fn claude_with_codex(
-    client: Client,
-    server: &ModelServer,
-    home: &AgentsHome,
-    project: &Project,
-    session: &str,
-    prompt: &str,
-    resume: Option<&ClaudeHome>,
-) -> ClaudeOutput {
-    let codex_home: PathBuf = home.path().join(".codex");
-    let mut claude = Claude::new(server, project.path(), prompt)
-        .client(client)
-        .path_prepend(node_bin_dir())
-        .env("CODEX_HOME", codex_home.display().to_string())
-        .env("SCRIPTED_API_KEY", crate::support::agents::API_KEY)
-        .timeout(Duration::from_secs(240));
-    claude = match resume {
-        Some(claude_home) => claude.home(claude_home).args(["--resume", session]),
-        None => claude.session_id(session),
-    };
-    claude.run()
+/// `/anvil` as a person types it to open a one-round debate with Codex in the critic's seat.
+const OPEN_WITH_A_CODEX_CRITIC: &str =
+    "/anvil \"Should we adopt GraphQL?\" --rounds 1 --seat critic=codex:codex-seat-model";
+
+/// A Claude Code session (`claude -p`) in an installed project, with the Codex CLI on its
+/// PATH, both against a scripted server.
+struct CodexSeatSession {
+    // Dropped in this order, as the locals of a test were: the project, then the agents'
+    // home, then the server they spoke to.
+    project: Project,
+    home: AgentsHome,
+    server: ModelServer,
+    session: String,
+}
+
+impl CodexSeatSession {
+    /// A new session whose model answers as `script` says.
+    fn new(script: impl Fn(&Turn) -> Reply + Send + Sync + 'static) -> CodexSeatSession {
+        let server = ModelServer::start(script);
+        CodexSeatSession {
+            project: Project::installed(),
+            home: AgentsHome::new(&server),
+            server,
+            session: new_session_id(),
+        }
+    }
+
+    /// The session's first turn, on `prompt`.
+    fn first_turn(&self, client: Client, prompt: &str) -> ClaudeOutput {
+        self.claude(client, prompt).session_id(&self.session).run()
+    }
+
+    /// The session's next turn after `earlier` (resumed in its Claude Code HOME), on `prompt`.
+    fn next_turn(&self, client: Client, prompt: &str, earlier: &ClaudeOutput) -> ClaudeOutput {
+        self.claude(client, prompt)
+            .home(&earlier.home)
+            .args(["--resume", &self.session])
+            .run()
+    }
+
+    fn claude(&self, client: Client, prompt: &str) -> Claude {
+        let codex_home: PathBuf = self.home.path().join(".codex");
+        Claude::new(&self.server, self.project.path(), prompt)
+            .client(client)
+            .path_prepend(node_bin_dir())
+            .env("CODEX_HOME", codex_home.display().to_string())
+            .env("SCRIPTED_API_KEY", crate::support::agents::API_KEY)
+            .timeout(Duration::from_secs(240))
+    }
 }
 
 /// The keys of the phases the host (Claude Code) was asked to play, in order.
@@ -546,19 +573,9 @@ fn host_phases(server: &ModelServer) -> Vec<String> {
 
 both_clients!(a_claude_session_reaches_its_synthesis_with_codex_in_the_critics_seat);
 fn a_claude_session_reaches_its_synthesis_with_codex_in_the_critics_seat(client: Client) {
-    let server = ModelServer::start(debater);
-    let home = AgentsHome::new(&server);
-    let project = Project::installed();
-    let session = new_session_id();
-    let out = claude_with_codex(
-        client,
-        &server,
-        &home,
-        &project,
-        &session,
-        "/anvil \"Should we adopt GraphQL?\" --rounds 1 --seat critic=codex:codex-seat-model",
-        None,
-    );
+    let seated = CodexSeatSession::new(debater);
+    let (server, project) = (&seated.server, &seated.project);
+    let out = seated.first_turn(client, OPEN_WITH_A_CODEX_CRITIC);
     assert!(out.success(), "{}", out.describe());
     let debate = project.only_debate();
     assert!(
@@ -580,7 +597,7 @@ fn a_claude_session_reaches_its_synthesis_with_codex_in_the_critics_seat(client:
     assert_eq!(critic.trailer("Anvil-Agent-Version"), Some("0.169.0"));
     // The host played the advocate and the synthesis, never the critic, and its synthesis
     // prompt carried what Codex said.
-    assert_eq!(host_phases(&server), ["ADVOCATE r1", "SYNTHESIS"]);
+    assert_eq!(host_phases(server), ["ADVOCATE r1", "SYNTHESIS"]);
     let synthesis = server
         .turns_of(Agent::Claude)
         .into_iter()
@@ -602,19 +619,9 @@ fn a_claude_session_reaches_its_synthesis_with_codex_in_the_critics_seat(client:
 both_clients!(a_failed_seat_lets_the_session_stop_and_its_next_turn_retries_the_seat);
 fn a_failed_seat_lets_the_session_stop_and_its_next_turn_retries_the_seat(client: Client) {
     let failing = Arc::new(AtomicBool::new(true));
-    let server = ModelServer::start(debater_with_failing_codex(&failing));
-    let home = AgentsHome::new(&server);
-    let project = Project::installed();
-    let session = new_session_id();
-    let first = claude_with_codex(
-        client,
-        &server,
-        &home,
-        &project,
-        &session,
-        "/anvil \"Should we adopt GraphQL?\" --rounds 1 --seat critic=codex:codex-seat-model",
-        None,
-    );
+    let seated = CodexSeatSession::new(debater_with_failing_codex(&failing));
+    let project = &seated.project;
+    let first = seated.first_turn(client, OPEN_WITH_A_CODEX_CRITIC);
     assert!(first.success(), "{}", first.describe());
     let debate = project.only_debate();
     assert_eq!(
@@ -633,15 +640,7 @@ fn a_failed_seat_lets_the_session_stop_and_its_next_turn_retries_the_seat(client
 
     // The person says `continue`: the next stop plays the seat, and the debate ends.
     failing.store(false, Ordering::SeqCst);
-    let next = claude_with_codex(
-        client,
-        &server,
-        &home,
-        &project,
-        &session,
-        "continue",
-        Some(&first.home),
-    );
+    let next = seated.next_turn(client, "continue", &first);
     assert!(next.success(), "{}", next.describe());
     assert!(
         project.state_md(&debate).contains("status: done"),
@@ -661,18 +660,11 @@ fn a_failed_seat_lets_the_session_stop_and_its_next_turn_retries_the_seat(client
 both_clients!(with_fallback_host_the_session_plays_a_failed_seat_and_the_record_says_so);
 fn with_fallback_host_the_session_plays_a_failed_seat_and_the_record_says_so(client: Client) {
     let failing = Arc::new(AtomicBool::new(true));
-    let server = ModelServer::start(debater_with_failing_codex(&failing));
-    let home = AgentsHome::new(&server);
-    let project = Project::installed();
-    let session = new_session_id();
-    let out = claude_with_codex(
+    let seated = CodexSeatSession::new(debater_with_failing_codex(&failing));
+    let (server, project) = (&seated.server, &seated.project);
+    let out = seated.first_turn(
         client,
-        &server,
-        &home,
-        &project,
-        &session,
-        "/anvil \"Should we adopt GraphQL?\" --rounds 1 --seat critic=codex:codex-seat-model --fallback host",
-        None,
+        &format!("{OPEN_WITH_A_CODEX_CRITIC} --fallback host"),
     );
     assert!(out.success(), "{}", out.describe());
     let debate = project.only_debate();
@@ -699,7 +691,7 @@ fn with_fallback_host_the_session_plays_a_failed_seat_and_the_record_says_so(cli
         "{why}"
     );
     assert_eq!(
-        host_phases(&server),
+        host_phases(server),
         ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"]
     );
 }
