@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::e2e_seats::{debater, phases, run_anvil, want};
-use crate::e2e_session_seats::{answer_of, hook_command, spawn_hook, start_seated, stop_input};
+use crate::e2e_session_seats::{
+    answer_of, assert_the_hosts_synthesis_ends, hook_command, spawn_hook, start_seated, stop_input,
+};
 use crate::support::agents::AgentsHome;
 use crate::support::anvil::{Project, find_tag};
 use crate::support::claude::new_session_id;
@@ -118,21 +120,7 @@ fn two_stop_hooks_at_once_play_a_seat_once_and_the_other_says_so() {
     );
 
     // The host's synthesis ends the debate as usual.
-    let (_, done) = answer_of(spawn_stop(
-        &project,
-        &home,
-        &stop_input(&project, &session, "The synthesis."),
-    ));
-    assert!(done.get("reason").is_none(), "{done}");
-    assert!(project.state_md(&started.debate).contains("status: done"));
-    assert_eq!(
-        phases(&project.commits(&started.debate)),
-        want(&[
-            ("advocate", "1", "host"),
-            ("critic", "1", "codex"),
-            ("synthesizer", "1", "host"),
-        ])
-    );
+    assert_the_hosts_synthesis_ends(&project, &home, &session, &started.debate);
     project.assert_fsck_clean();
 }
 

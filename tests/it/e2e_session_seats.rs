@@ -91,6 +91,32 @@ fn stop(
     answer_of(spawn_hook(hook_command(project, home), input))
 }
 
+/// The host's synthesis, handed to `session`'s next stop, ends `debate` (the host argued, Codex
+/// criticised): the hook hands the host nothing more, and the line is done with each phase
+/// recorded once.
+pub(crate) fn assert_the_hosts_synthesis_ends(
+    project: &Project,
+    home: &AgentsHome,
+    session: &str,
+    debate: &str,
+) {
+    let (_, done) = stop(
+        project,
+        home,
+        &stop_input(project, session, "The synthesis."),
+    );
+    assert!(done.get("reason").is_none(), "{done}");
+    assert!(project.state_md(debate).contains("status: done"));
+    assert_eq!(
+        phases(&project.commits(debate)),
+        want(&[
+            ("advocate", "1", "host"),
+            ("critic", "1", "codex"),
+            ("synthesizer", "1", "host"),
+        ])
+    );
+}
+
 /// `anvil start` of a one-round debate in `project` for `session`, with `seat`
 /// (`ROLE=AGENT[:MODEL]`).
 pub(crate) fn start_seated(project: &Project, session: &str, seat: &str) -> Started {
@@ -181,21 +207,7 @@ fn the_stop_hook_plays_the_critics_seat_and_hands_the_host_its_text() {
     assert!(seat_processes(project.path()).is_empty());
 
     // The host's synthesis ends the debate; a stop on a finished line says nothing more.
-    let (_, done) = stop(
-        &project,
-        &home,
-        &stop_input(&project, &session, "The synthesis."),
-    );
-    assert!(done.get("reason").is_none(), "{done}");
-    assert!(project.state_md(&started.debate).contains("status: done"));
-    assert_eq!(
-        phases(&project.commits(&started.debate)),
-        want(&[
-            ("advocate", "1", "host"),
-            ("critic", "1", "codex"),
-            ("synthesizer", "1", "host"),
-        ])
-    );
+    assert_the_hosts_synthesis_ends(&project, &home, &session, &started.debate);
     project.assert_fsck_clean();
 }
 
