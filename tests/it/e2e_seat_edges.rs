@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::e2e_seats::{debater, phases, run_anvil, want};
+use crate::e2e_seats::{debater, phases, run_debate, want};
 use crate::e2e_session_seats::{
     answer_of, assert_the_hosts_synthesis_ends, hook_command, spawn_hook, start_seated, stop_input,
 };
@@ -143,12 +143,10 @@ fn a_token_budget_reached_at_the_end_of_a_round_goes_to_that_rounds_synthesis() 
     });
     let home = AgentsHome::new(&server);
     let project = Project::new();
-    let run = run_anvil(
+    let (run, debate) = run_debate(
         &project,
         &home,
         &[
-            "run",
-            "Should we adopt GraphQL?",
             "--rounds",
             "3",
             "--seat",
@@ -158,9 +156,7 @@ fn a_token_budget_reached_at_the_end_of_a_round_goes_to_that_rounds_synthesis() 
             "--budget-tokens",
             "10000",
         ],
-    )
-    .ok();
-    let debate = project.only_debate();
+    );
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),

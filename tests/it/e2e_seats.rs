@@ -38,6 +38,14 @@ pub(crate) fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> 
     )
 }
 
+/// `anvil run "Should we adopt GraphQL?" OPTIONS` (`--rounds`, `--seat`, …), which must
+/// succeed: the run, and the one debate it recorded.
+pub(crate) fn run_debate(project: &Project, home: &AgentsHome, options: &[&str]) -> (Run, String) {
+    let args = [&["run", "Should we adopt GraphQL?"][..], options].concat();
+    let run = run_anvil(project, home, &args).ok();
+    (run, project.only_debate())
+}
+
 /// (phase, round, who played it: the agent, or `host`) of each phase of the line.
 pub(crate) fn phases(commits: &[Commit]) -> Vec<(String, String, String)> {
     commits
@@ -78,12 +86,10 @@ fn claude_codex_and_copilot_seats_reach_a_synthesis_each_at_its_own_api() {
     let server = ModelServer::start(debater);
     let home = AgentsHome::new(&server);
     let project = Project::new();
-    let run = run_anvil(
+    let (run, debate) = run_debate(
         &project,
         &home,
         &[
-            "run",
-            "Should we adopt GraphQL?",
             "--rounds",
             "2",
             "--seat",
@@ -93,14 +99,12 @@ fn claude_codex_and_copilot_seats_reach_a_synthesis_each_at_its_own_api() {
             "--seat",
             "synthesizer=copilot:copilot-seat-model",
         ],
-    )
-    .ok();
+    );
     // The progress says who plays each phase.
     insta::assert_snapshot!(
         "run_with_three_seats",
         Filters::of(&project).without_usage().redact(&run.stderr)
     );
-    let debate = project.only_debate();
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
@@ -227,20 +231,11 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
     });
     let home = AgentsHome::new(&server);
     let project = Project::new();
-    let run = run_anvil(
+    let (run, debate) = run_debate(
         &project,
         &home,
-        &[
-            "run",
-            "Should we adopt GraphQL?",
-            "--rounds",
-            "1",
-            "--seat",
-            "critic=qwen:qwen-seat-model",
-        ],
-    )
-    .ok();
-    let debate = project.only_debate();
+        &["--rounds", "1", "--seat", "critic=qwen:qwen-seat-model"],
+    );
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
@@ -400,12 +395,10 @@ fn independent_openings_are_drafted_blind_and_at_once() {
     });
     let home = AgentsHome::new(&server);
     let project = Project::new();
-    let run = run_anvil(
+    let (run, debate) = run_debate(
         &project,
         &home,
         &[
-            "run",
-            "Should we adopt GraphQL?",
             "--rounds",
             "1",
             "--independent",
@@ -414,9 +407,7 @@ fn independent_openings_are_drafted_blind_and_at_once() {
             "--seat",
             "critic=copilot:copilot-seat-model",
         ],
-    )
-    .ok();
-    let debate = project.only_debate();
+    );
     assert_eq!(
         phases(&project.commits(&debate)),
         want(&[
@@ -459,12 +450,10 @@ fn a_token_budget_ends_the_debate_in_its_synthesis_and_says_why() {
     let server = ModelServer::start(debater);
     let home = AgentsHome::new(&server);
     let project = Project::new();
-    let run = run_anvil(
+    let (run, debate) = run_debate(
         &project,
         &home,
         &[
-            "run",
-            "Should we adopt GraphQL?",
             "--rounds",
             "3",
             "--seat",
@@ -472,9 +461,7 @@ fn a_token_budget_ends_the_debate_in_its_synthesis_and_says_why() {
             "--budget-tokens",
             "1",
         ],
-    )
-    .ok();
-    let debate = project.only_debate();
+    );
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
@@ -521,20 +508,11 @@ fn positions_are_recorded_per_seat_whatever_agent_plays_it() {
     });
     let home = AgentsHome::new(&server);
     let project = Project::new();
-    let run = run_anvil(
+    let (run, debate) = run_debate(
         &project,
         &home,
-        &[
-            "run",
-            "Should we adopt GraphQL?",
-            "--rounds",
-            "2",
-            "--seat",
-            "critic=codex:codex-seat-model",
-        ],
-    )
-    .ok();
-    let debate = project.only_debate();
+        &["--rounds", "2", "--seat", "critic=codex:codex-seat-model"],
+    );
     let commits = project.commits(&debate);
     assert_eq!(
         phases(&commits),
