@@ -3,6 +3,9 @@
 
     python3 benches/hook-ab.py BEFORE/anvil-hook AFTER/anvil-hook AFTER/anvil [SAMPLES]
 
+With `ANVIL_AB_POSITIONS=1`, every phase ends with a position and two open points, as in the
+hook bench's positions case.
+
 `cargo bench --bench hook` times one build; on a machine that others share, two runs of it
 minutes apart differ by more than a small change does. This prepares one debate (3 rounds,
 ~7.5 KB phases, advanced to round 3's advocate, as the bench does), copies it once per sample
@@ -25,10 +28,16 @@ import time
 SESSION = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9"
 
 
-def phase(label, size):
+def phase(label, size, round_):
     text = label + "\n\n"
     while len(text) < size:
         text += "lorem ipsum dolor sit amet consectetur "
+    if os.environ.get("ANVIL_AB_POSITIONS"):
+        text += (
+            f'\n\n<anvil-position stance="for" confidence="0.{9 - round_}">Billing should move, '
+            "with a staged cut-over</anvil-position>\n<anvil-open>Who pays for the second "
+            "region?</anvil-open>\n<anvil-open>No rollback plan for the cut-over</anvil-open>\n"
+        )
     return text
 
 
@@ -57,7 +66,7 @@ def main():
         run([anvil, "init"])
         run([anvil, "start", "Should we?", "--rounds", "3", "--session", SESSION])
         for label in ["ADVOCATE round 1", "CRITIC round 1", "ADVOCATE round 2", "CRITIC round 2"]:
-            run([after, "stop"], stop_input(template, phase(label, 7500)))
+            run([after, "stop"], stop_input(template, phase(label, 7500, int(label[-1]))))
         pairs = []
         for i in range(samples):
             pair = (os.path.join(work, f"before-{i}"), os.path.join(work, f"after-{i}"))
@@ -67,7 +76,7 @@ def main():
         # The copies reach the disk first, so that their write-back is not what gets timed.
         subprocess.run(["sync"])
         time.sleep(1)
-        text = phase("ADVOCATE round 3", 7500)
+        text = phase("ADVOCATE round 3", 7500, 3)
         wall = {before: [], after: []}
         cpu = {before: [], after: []}
         for i, (b, a) in enumerate(pairs):
