@@ -54,14 +54,6 @@ fn one_round(
     );
 }
 
-/// The state of the project's only debate.
-fn only_state(project: &Project) -> anvil_core::model::state::State {
-    let home = anvil_core::home::Home::find(project.path()).unwrap();
-    let lines = home.live_lines().unwrap();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    anvil_core::model::state::State::load(&home.state_path(&lines[0])).unwrap()
-}
-
 both_clients!(the_plugin_written_by_anvil_plugin_drives_a_debate);
 fn the_plugin_written_by_anvil_plugin_drives_a_debate(client: Client) {
     let project = Project::new();
@@ -111,7 +103,7 @@ fn the_plugins_slash_command_starts_a_debate_with_any_question(client: Client) {
         &plugin,
         &format!("/anvil:anvil '{question}' --rounds 1"),
     );
-    let state = only_state(&project);
+    let state = project.only_state();
     assert_eq!(state.setup.question, question);
     assert_eq!(state.progress.status.name(), "done");
 }

@@ -17,16 +17,6 @@ fn debater(turn: &Turn) -> Reply {
     }
 }
 
-/// The one debate of `project` (its state as recorded in the live files).
-fn only_debate(project: &Project) -> State {
-    let lines = anvil_core::home::Home::find(project.path())
-        .unwrap()
-        .live_lines()
-        .expect("list the debates");
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    State::load(&project.line_dir(&lines[0].debate, "main").join("state.md")).unwrap()
-}
-
 /// The question as the first commit of the record holds it.
 fn recorded_question(project: &Project, debate: &str) -> String {
     let first = project.commits(debate)[0].id.clone();
@@ -69,7 +59,7 @@ fn slash_anvil_records_questions_with_shell_characters_verbatim(client: Client) 
             .run();
         out.assert_success();
 
-        let state = only_debate(&project);
+        let state = project.only_state();
         assert_eq!(state.setup.question, question, "{}", out.describe());
         assert_eq!(recorded_question(&project, &state.debate), question);
         assert_eq!(state.progress.status.name(), "done", "{}", out.describe());

@@ -247,10 +247,9 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
         seen.contains("critic played by codex (codex-seat-model)"),
         "the seat's notice is shown:\n{seen}"
     );
-    let home = anvil_core::home::Home::find(project.path()).unwrap();
-    let line = &home.live_lines().unwrap()[0];
+    let debate = project.only_debate();
     let critic = project
-        .commits(&line.debate)
+        .commits(&debate)
         .into_iter()
         .find(|c| c.phase() == "critic")
         .expect("the critic is recorded");
@@ -292,13 +291,12 @@ fn a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_error(clien
             "the failure was shown as a hook's problem ({label}):\n{seen}"
         );
     }
-    let home = anvil_core::home::Home::find(project.path()).unwrap();
-    let line = &home.live_lines().unwrap()[0];
+    let debate = project.only_debate();
     let phases: Vec<String> = project
-        .commits(&line.debate)
+        .commits(&debate)
         .iter()
         .map(|c| c.phase().to_owned())
         .collect();
     assert_eq!(phases, ["start", "advocate"], "nothing of the seat's phase");
-    assert!(project.state_md(&line.debate).contains("status: active"));
+    assert!(project.state_md(&debate).contains("status: active"));
 }

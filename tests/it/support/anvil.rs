@@ -284,6 +284,13 @@ impl Project {
         lines[0].debate.clone()
     }
 
+    /// The state of [`Project::only_debate`], as its live files hold it.
+    pub fn only_state(&self) -> anvil_core::model::state::State {
+        let debate = self.only_debate();
+        anvil_core::model::state::State::load(&self.line_dir(&debate, "main").join("state.md"))
+            .expect("the debate's state.md")
+    }
+
     pub fn read(&self, path: impl AsRef<Path>) -> String {
         let path = self.path().join(path);
         std::fs::read_to_string(&path)
