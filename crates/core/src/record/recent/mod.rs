@@ -528,7 +528,9 @@ fn replace(
     file.seek(SeekFrom::Start(before.len()))?;
     file.read_to_end(&mut later)?;
     let claims = scanned.iter().map(|(d, t)| (d.clone(), *t)).collect();
-    let mut bytes = Journal::compacted(&claims, Some(&stamp.refs));
+    // The stamp the pass started at, by the rule every reader follows: only once settled.
+    let covers = stamp.refs_settled.then_some(stamp.refs.as_str());
+    let mut bytes = Journal::compacted(&claims, covers);
     let complete = later
         .iter()
         .rposition(|&b| b == b'\n')

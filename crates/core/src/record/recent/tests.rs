@@ -98,7 +98,16 @@ fn a_reader_of_the_newest_reads_the_compacted_part_from_its_end_only() {
     for (i, debate) in ["d1", "d2", "d3", "d4"].into_iter().enumerate() {
         commit(&record, debate, "main", 10 * i as i64);
     }
+    // Refs older than RACY: the pass notes the stamp, so readers trust it.
+    let three_seconds_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3);
+    File::open(record.path().join("refs/anvil"))
+        .and_then(|folder| folder.set_modified(three_seconds_ago))
+        .unwrap();
     rebuild(&record).unwrap();
+    assert_eq!(
+        Journal::read(record.path()).unwrap().covers,
+        Some(Stamp::of(record.path()).refs)
+    );
     // The oldest line damaged: a reader of the newest two never reaches it.
     let text = journal_text(&record);
     assert!(text.contains("\n= 0 d1\n"), "{text}");
@@ -630,4 +639,21 @@ proptest! {
             );
         }
     }
+}
+
+/// A full pass notes the stamp it started at by the rule every reader follows: not while
+/// the refs are young, where a change within the same tick could hide behind it.
+#[test]
+fn a_full_pass_notes_the_stamp_only_once_the_refs_have_settled() {
+    let (_dir, record) = record();
+    commit(&record, "a", "main", 10);
+    assert!(
+        !Stamp::of(record.path()).refs_settled,
+        "a debate's folder made after its note"
+    );
+    assert_eq!(rebuild(&record).unwrap(), [("a".to_owned(), 10)]);
+    assert_eq!(Journal::read(record.path()).unwrap().covers, None);
+    // The next reader lists the debates and answers from the journal all the same.
+    assert!(Newest::new(&record, 1).unwrap().answers_from_journal());
+    assert_eq!(newest(&record), [("a".to_owned(), 10)]);
 }
