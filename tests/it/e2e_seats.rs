@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::support::agents::AgentsHome;
-use crate::support::anvil::{Commit, Project, Run, find_tag, phase_text, position_tags};
+use crate::support::anvil::{Commit, Project, Run, phase_text, position_tags, turn_tag};
 use crate::support::model_server::{Agent, Api, ModelServer, Reply, Turn};
 use crate::support::snap::Filters;
 
@@ -21,7 +21,7 @@ const CRITIC_RULES: &str = "Make the strongest honest case AGAINST the proposal"
 /// Plays the phase whose tag the request carries (any API, any agent); anything else (an
 /// agent's own side work) gets a plain answer.
 pub(crate) fn debater(turn: &Turn) -> Reply {
-    match find_tag(&turn.prompt()) {
+    match turn_tag(turn) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("ok"),
     }
@@ -222,7 +222,7 @@ fn a_qwen_seat_plays_the_critic_and_the_host_reads_it() {
     // The critic quotes a credential: another agent's text is cleaned where it enters anvil.
     let token = format!("ghp_{}", "q7W2e9R4t1Y6u3I8o5P0a2S7d4F9g6H1j8K3");
     let leaked = token.clone();
-    let server = ModelServer::start(move |turn: &Turn| match find_tag(&turn.prompt()) {
+    let server = ModelServer::start(move |turn: &Turn| match turn_tag(turn) {
         Some(tag) if tag.role.eq_ignore_ascii_case("critic") => Reply::text(format!(
             "{} The deploy key {leaked} is in the wiki.",
             phase_text(&tag)
@@ -384,7 +384,7 @@ fn a_failing_seat_stops_the_run_by_name_and_the_line_goes_on_with_the_host() {
 fn independent_openings_are_drafted_blind_and_at_once() {
     let server = ModelServer::start(|turn| {
         let reply = debater(turn);
-        match find_tag(&turn.prompt()) {
+        match turn_tag(turn) {
             // Round 1's openings take a while (longer than an agent's cold start in a fresh
             // HOME), so that two drafted at once overlap.
             Some(tag) if tag.round == Some(1) && turn.tool_results().is_empty() => {
@@ -489,7 +489,7 @@ fn seat_position(role: &str, round: u32) -> (&'static str, &'static str) {
 
 #[test]
 fn positions_are_recorded_per_seat_whatever_agent_plays_it() {
-    let server = ModelServer::start(|turn: &Turn| match find_tag(&turn.prompt()) {
+    let server = ModelServer::start(|turn: &Turn| match turn_tag(turn) {
         Some(tag) if !tag.is_synthesis() && !tag.is_pause() => {
             let round = tag.round.unwrap_or_default();
             let (stance, confidence) = seat_position(&tag.role, round);

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crate::both_clients;
 use crate::e2e_seats::{debater, phases, want};
 use crate::support::agents::{AgentsHome, node_bin_dir};
-use crate::support::anvil::{Project, Run, Started, anvil_hook_bin, find_tag};
+use crate::support::anvil::{Project, Run, Started, anvil_hook_bin, find_tag, turn_tag};
 use crate::support::claude::{Claude, ClaudeOutput, Client, new_session_id};
 use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
 use crate::support::processes;
@@ -572,7 +572,7 @@ fn host_phases(server: &ModelServer) -> Vec<String> {
         .turns_of(Agent::Claude)
         .iter()
         .filter(|t| t.is_main())
-        .filter_map(|t| find_tag(&t.prompt()).map(|tag| tag.key()))
+        .filter_map(|t| turn_tag(t).map(|tag| tag.key()))
         .collect::<Vec<_>>()
         .into_iter()
         .fold(Vec::new(), |mut keys, key| {
@@ -613,7 +613,7 @@ fn a_claude_session_reaches_its_synthesis_with_codex_in_the_critics_seat(client:
     let synthesis = server
         .turns_of(Agent::Claude)
         .into_iter()
-        .find(|t| find_tag(&t.prompt()).is_some_and(|tag| tag.is_synthesis()))
+        .find(|t| turn_tag(t).is_some_and(|tag| tag.is_synthesis()))
         .unwrap();
     assert!(
         synthesis

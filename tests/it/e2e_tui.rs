@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::both_clients;
 use crate::support::anvil::{Project, anvil_dir, phase_text, turn_tag};
 use crate::support::claude::{ClaudeHome, Client};
-use crate::support::model_server::{ModelServer, Reply, Turn};
+use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
 
 fn debater(turn: &Turn) -> Reply {
     match turn_tag(turn) {
@@ -215,17 +215,12 @@ both_clients!(a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_proble
 /// or a problem.
 fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: Client) {
     let project = Project::installed();
-    let server = ModelServer::start(|turn: &Turn| {
-        // Codex asks through the Responses API; its prompt is its latest user text.
-        let prompt = match turn.api {
-            crate::support::model_server::Api::Messages => None,
-            _ => Some(turn.latest_user_text.clone()),
-        };
-        match prompt.and_then(|p| crate::support::anvil::find_tag(&p)) {
-            // A seat that takes a few seconds, long enough to be seen at work.
-            Some(tag) => Reply::text(phase_text(&tag)).delayed(Duration::from_secs(3)),
-            None => debater(turn),
+    let server = ModelServer::start(|turn: &Turn| match turn_tag(turn) {
+        // A seat that takes a few seconds, long enough to be seen at work.
+        Some(tag) if turn.agent == Agent::Codex => {
+            Reply::text(phase_text(&tag)).delayed(Duration::from_secs(3))
         }
+        _ => debater(turn),
     });
     let (seen, done) = screens_with_a_codex_seat(client, &project, &server, &|_| false);
     assert!(
@@ -254,12 +249,7 @@ fn a_seat_played_by_codex_in_the_terminal_ui_is_a_notice_not_a_problem(client: C
         .find(|c| c.phase() == "critic")
         .expect("the critic is recorded");
     assert_eq!(critic.trailer("Anvil-Agent"), Some("codex"));
-    assert_eq!(
-        server
-            .turns_of(crate::support::model_server::Agent::Codex)
-            .len(),
-        1
-    );
+    assert_eq!(server.turns_of(Agent::Codex).len(), 1);
 }
 
 both_clients!(a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_error);
@@ -267,7 +257,7 @@ both_clients!(a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_
 /// naming the seat and its agent's last words, which Claude Code shows as what the hook says,
 /// not as a hook error or a problem; nothing of the seat's phase is recorded.
 fn a_failed_seat_in_the_terminal_ui_is_a_notice_naming_it_not_a_hook_error(client: Client) {
-    use crate::support::model_server::{Agent, Api};
+    use crate::support::model_server::Api;
     let project = Project::installed();
     let server = ModelServer::start(|turn: &Turn| {
         if turn.agent == Agent::Codex {

@@ -530,13 +530,11 @@ pub fn find_tag(text: &str) -> Option<Tag> {
     })
 }
 
-/// The tag of the prompt this turn answers: the Stop hook's feedback, else the user's message
-/// (a prompt given on the command line, or the output of `/anvil`).
+/// The tag of the prompt this turn answers ([`Turn::prompt`], through any agent's API): the
+/// Stop hook's feedback, else the user's message (a prompt given on the command line, the
+/// output of `/anvil`, or a seat's prompt).
 pub fn turn_tag(turn: &Turn) -> Option<Tag> {
-    match turn.stop_hook_feedback() {
-        Some(feedback) => find_tag(feedback),
-        None => find_tag(&turn.latest_user_text_raw()),
-    }
+    find_tag(&turn.prompt())
 }
 
 /// The scripted text of one phase: names the phase and the line, so a test can tell who wrote
