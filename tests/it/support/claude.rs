@@ -163,38 +163,27 @@ impl Drop for HomeDir {
 }
 
 /// Kills every process whose `HOME` is `home` until none is left (zombies are gone already:
-/// only their parent has not reaped them); gives up after 10 seconds. The pids it killed.
-fn end_processes_with_home(home: &Path) -> Vec<u32> {
+/// only their parent has not reaped them); gives up after 10 seconds.
+fn end_processes_with_home(home: &Path) {
     use std::os::unix::ffi::OsStrExt;
     let var = [b"HOME=", home.as_os_str().as_bytes()].concat();
     let deadline = Instant::now() + Duration::from_secs(10);
-    let mut killed = Vec::new();
     loop {
-        let living = processes_with_env(&var);
+        let living: Vec<u32> = processes::living()
+            .into_iter()
+            .filter(|p| p.has_env(|v| v == var))
+            .map(|p| p.pid)
+            .collect();
         if living.is_empty() || Instant::now() > deadline {
-            return killed;
+            return;
         }
         let _ = Command::new("kill")
             .args(["-KILL", "--"])
             .args(living.iter().map(u32::to_string))
             .stderr(Stdio::null())
             .status();
-        for pid in living {
-            if !killed.contains(&pid) {
-                killed.push(pid);
-            }
-        }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// The processes whose environment holds `var` (`NAME=VALUE`).
-fn processes_with_env(var: &[u8]) -> Vec<u32> {
-    processes::living()
-        .into_iter()
-        .filter(|p| p.has_env(|v| v == var))
-        .map(|p| p.pid)
-        .collect()
 }
 
 impl ClaudeHome {
