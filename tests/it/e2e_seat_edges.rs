@@ -3,24 +3,18 @@
 //! stop, and anvil's may be wired twice), and a token budget reached by a round's last phase
 //! rather than in the middle of a round.
 
-use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::e2e_seats::{debater, phases, run_debate, want};
 use crate::e2e_session_seats::{
-    answer_of, assert_the_hosts_synthesis_ends, hook_command, spawn_hook, start_seated, stop_input,
+    answer_of, assert_the_hosts_synthesis_ends, spawn_stop, start_seated, stop_input,
 };
 use crate::support::agents::AgentsHome;
 use crate::support::anvil::{Project, find_tag};
 use crate::support::claude::new_session_id;
 use crate::support::model_server::{Agent, ModelServer, Turn};
-
-/// Starts `anvil-hook stop` on `input`, as Claude Code does for each hook wired to the event.
-fn spawn_stop(project: &Project, home: &AgentsHome, input: &serde_json::Value) -> Child {
-    spawn_hook(hook_command(project, home), input)
-}
 
 /// Two Stop hooks of the same session and line start together on the advocate's turn, whose
 /// next phase is Codex's seat. The seat's answer is held back until one hook has answered (a

@@ -27,7 +27,7 @@ pub(crate) fn debater(turn: &Turn) -> Reply {
     }
 }
 
-pub(crate) fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
+fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
     Run::from_output(
         project
             .command(args)

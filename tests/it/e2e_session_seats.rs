@@ -47,7 +47,7 @@ pub(crate) fn stop_input(project: &Project, session: &str, text: &str) -> serde_
 }
 
 /// `anvil-hook stop` as Claude Code runs it in a session whose agents `home` configures.
-pub(crate) fn hook_command(project: &Project, home: &AgentsHome) -> Command {
+fn hook_command(project: &Project, home: &AgentsHome) -> Command {
     let mut hook = Command::new(anvil_hook_bin());
     hook.arg("stop")
         .current_dir(project.path())
@@ -58,7 +58,7 @@ pub(crate) fn hook_command(project: &Project, home: &AgentsHome) -> Command {
 
 /// Starts `hook` (a [`hook_command`]) on `input`, as Claude Code does for each hook wired to
 /// the event.
-pub(crate) fn spawn_hook(mut hook: Command, input: &serde_json::Value) -> Child {
+fn spawn_hook(mut hook: Command, input: &serde_json::Value) -> Child {
     let mut child = hook
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -71,6 +71,11 @@ pub(crate) fn spawn_hook(mut hook: Command, input: &serde_json::Value) -> Child 
     )
     .unwrap();
     child
+}
+
+/// Starts `anvil-hook stop` on `input` in a session whose agents `home` configures.
+pub(crate) fn spawn_stop(project: &Project, home: &AgentsHome, input: &serde_json::Value) -> Child {
+    spawn_hook(hook_command(project, home), input)
 }
 
 /// A hook's run and its JSON answer.
@@ -88,7 +93,7 @@ fn stop(
     home: &AgentsHome,
     input: &serde_json::Value,
 ) -> (Run, serde_json::Value) {
-    answer_of(spawn_hook(hook_command(project, home), input))
+    answer_of(spawn_stop(project, home, input))
 }
 
 /// The host's synthesis, handed to `session`'s next stop, ends `debate` (the host argued, Codex
@@ -355,8 +360,9 @@ fn a_hanging_seat_is_killed_at_its_timeout_with_its_whole_process_group() {
     .unwrap();
     let session = new_session_id();
     let started = start_seated(&project, &session, "critic=codex:codex-seat-model");
-    let hook = spawn_hook(
-        hook_command(&project, &home),
+    let hook = spawn_stop(
+        &project,
+        &home,
         &stop_input(&project, &session, "The advocate's case."),
     );
     // While Codex waits for its answer, its processes are seen (in one group of their own).
@@ -413,8 +419,9 @@ fn a_hook_killed_while_its_seat_plays_leaves_no_agent_and_the_next_stop_records_
     let project = Project::new();
     let session = new_session_id();
     let started = start_seated(&project, &session, "critic=codex:codex-seat-model");
-    let mut hook = spawn_hook(
-        hook_command(&project, &home),
+    let mut hook = spawn_stop(
+        &project,
+        &home,
         &stop_input(&project, &session, "The advocate's case."),
     );
     assert!(
