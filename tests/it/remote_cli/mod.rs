@@ -110,8 +110,9 @@ fn tip(project: &Project, debate: &str, line: &str) -> String {
         .to_owned()
 }
 
-/// Two clones of the remote at `url_a` / `url_b` (what each passes to push and pull; `None`:
-/// the default, the clone's `origin`) exchange debates both ways.
+/// Two clones of `clone_url` (the remote `bare`) exchange debates both ways, each passing
+/// `remote_arg` to push and pull (`None`: the default, the clone's `origin`); what they read
+/// is the snapshot `exchange_{name}`, and the remote's own refs stay `project_refs_before`.
 fn exchange(
     name: &str,
     bare: &Path,
