@@ -95,7 +95,8 @@ pub(super) fn handle(
     answered(shared, &turn);
 }
 
-fn error_body(kind: &str, message: &str) -> String {
+/// An error as the OpenAI APIs shape it.
+pub(super) fn error_body(kind: &str, message: &str) -> String {
     json!({"error": {"message": message, "type": kind, "code": kind}}).to_string()
 }
 

@@ -352,11 +352,17 @@ fn handle(
     let body: Value = match serde_json::from_str(&raw) {
         Ok(body) => body,
         Err(e) => {
+            // In the shape of the API the path belongs to.
+            let shape = match openai {
+                true => super::openai::error_body,
+                false => error_body,
+            };
+            let message = format!("bad JSON: {e}");
             return respond(
                 request,
                 400,
                 "application/json",
-                error_body("invalid_request_error", &format!("bad JSON: {e}")),
+                shape("invalid_request_error", &message),
             );
         }
     };
@@ -569,4 +575,36 @@ fn sse(message: &Value) -> String {
     );
     event("message_stop", json!({"type": "message_stop"}));
     out
+}
+
+/// A body that is not JSON gets a 400 in the shape of the API its path belongs to, which is
+/// what each agent's client knows how to read.
+#[test]
+fn bad_json_is_refused_in_each_apis_own_shape() {
+    use std::io::{Read, Write};
+    let server = ModelServer::start(|_| Reply::text("unused"));
+    let refusal = |path: &str| {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+        let body = "{not json";
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").expect("a head and a body");
+        assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+        serde_json::from_str::<Value>(body).expect("a JSON error")
+    };
+    let messages = refusal("/v1/messages");
+    assert_eq!(messages["type"], "error");
+    assert_eq!(messages["error"]["type"], "invalid_request_error");
+    for path in ["/v1/responses", "/v1/chat/completions"] {
+        let openai = refusal(path);
+        assert_eq!(openai["error"]["code"], "invalid_request_error", "{path}");
+        assert!(openai.get("type").is_none(), "{path}: {openai}");
+    }
 }
