@@ -40,16 +40,11 @@ pub struct Out {
 /// The phase that is out on `line`, if a seat plays it (and the host has not taken it over).
 pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
     let state = transaction::view(home, line)?;
-    if state.progress.status != Status::Active || state.seat_fallback.is_some() {
+    if state.progress.status != Status::Active {
         return Ok(None);
     }
     let cue = machine::current_cue(&state.setup, &state.progress);
-    let Some(seat) = state
-        .setup
-        .seats
-        .seat_for(cue.role.name(), cue.voice.as_deref())
-        .cloned()
-    else {
+    let Some(seat) = state.seat_playing(&cue).cloned() else {
         return Ok(None);
     };
     let record = Record::open(&home.record_dir())?;

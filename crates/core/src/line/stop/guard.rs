@@ -53,11 +53,7 @@ pub(super) fn guard<'a>(
     }
     let cue = machine::current_cue(&state.setup, &state.progress);
     if !stop.seat
-        && state.seat_fallback.is_none()
-        && let Some(seat) = state
-            .setup
-            .seats
-            .seat_for(cue.role.name(), cue.voice.as_deref())
+        && let Some(seat) = state.seat_playing(&cue)
     {
         // The phase that is out is a seat's: the host's turn (an answer to a notice, to
         // `continue`) is not that phase, and the seat is due. The turn is remembered, so that
@@ -131,12 +127,7 @@ fn reissue(
 ) -> Result<Plan<Reply>, DebateError> {
     let informed = state.informed_session.as_deref() == Some(session);
     let cue = machine::current_cue(&state.setup, &state.progress);
-    if state.seat_fallback.is_none()
-        && let Some(seat) = state
-            .setup
-            .seats
-            .seat_for(cue.role.name(), cue.voice.as_deref())
-    {
+    if let Some(seat) = state.seat_playing(&cue) {
         // The phase that is out is a seat's: the session waits for it, never plays it.
         return Ok(Plan::Keep(Reply::seat(seat_notice(
             &state,
