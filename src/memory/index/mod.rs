@@ -18,15 +18,9 @@
 
 use std::path::PathBuf;
 
-use anvil_core::home::Home;
 use anvil_core::review::history;
 use gix::ObjectId;
 use rusqlite::Connection;
-
-/// The index's file, beside the record.
-pub fn path(home: &Home) -> PathBuf {
-    home.search_index()
-}
 
 /// Bumped when the schema changes: an index of another version is built again.
 const VERSION: i64 = 3;

@@ -7,7 +7,7 @@ use anvil_core::home::Home;
 use anvil_core::record::store::Record;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-use super::{BUSY_WAIT, Index, SearchError, VERSION, path};
+use super::{BUSY_WAIT, Index, SearchError, VERSION};
 impl Index {
     /// Opens the index of `home`'s record and brings it up to date with the record: built
     /// anew when missing, damaged or of another version; else only the commits it has not
@@ -15,7 +15,7 @@ impl Index {
     /// cannot be written, a copy in memory is caught up and searched instead
     /// ([`Index::copied_because`] says why).
     pub fn open(home: &Home, record: &Record) -> Result<Index, SearchError> {
-        let path = path(home);
+        let path = home.search_index();
         match Index::open_on_disk(&path, record, &home.record_dir()) {
             Ok(index) => Ok(index),
             Err(e @ (SearchError::History(_) | SearchError::Record(_) | SearchError::Query(_))) => {
@@ -30,7 +30,7 @@ impl Index {
     /// Brings the index on disk up to date with the record, if it can be written (what
     /// `anvil gc` does in passing); never a copy in memory.
     pub fn update(home: &Home, record: &Record) -> Result<(), SearchError> {
-        Index::open_on_disk(&path(home), record, &home.record_dir()).map(drop)
+        Index::open_on_disk(&home.search_index(), record, &home.record_dir()).map(drop)
     }
 
     /// Why this index is a copy in memory of the one on disk (which could not be written),
