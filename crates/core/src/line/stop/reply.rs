@@ -84,14 +84,6 @@ impl Reply {
     }
 
     /// The prompt a blocking reply hands Claude.
-    pub fn prompt(&self) -> Option<&str> {
-        match &self.kind {
-            Kind::Block { prompt } => Some(prompt),
-            _ => None,
-        }
-    }
-
-    /// [`Reply::prompt`], taken.
     pub fn into_prompt(self) -> Option<String> {
         match self.kind {
             Kind::Block { prompt } => Some(prompt),
@@ -273,7 +265,7 @@ mod tests {
             seat.notice,
             "anvil: advocate played by qwen\ncritic · played by codex"
         );
-        assert_eq!(block.prompt(), Some("PROMPT"));
+        assert_eq!(block.into_prompt().as_deref(), Some("PROMPT"));
         assert_eq!(Reply::finish("done".into()).into_prompt(), None);
     }
 }
