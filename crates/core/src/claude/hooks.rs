@@ -314,6 +314,7 @@ fn locate_line(hook: &Hook<'_>) -> Result<Located, Failure> {
 }
 
 /// The turn's text as the hook input or the transcript has it, before it is cleaned.
+#[derive(Default)]
 struct Taken {
     text: Option<String>,
     /// The end of the transcript, when the text came from it.
@@ -326,31 +327,25 @@ struct Taken {
 /// provenance (it may lag behind); when the text comes from the transcript, its tail already
 /// holds the turn.
 fn take_text(input: &HookInput) -> Taken {
-    let handed = input
+    if let Some(text) = input
         .last_assistant_message
-        .clone()
-        .filter(|t| !t.trim().is_empty());
-    let none = Taken {
-        text: None,
-        tail: None,
-    };
-    match (handed, input.transcript_path.as_deref()) {
-        (Some(text), _) => Taken {
-            text: Some(text),
+        .as_ref()
+        .filter(|t| !t.trim().is_empty())
+    {
+        return Taken {
+            text: Some(text.clone()),
             tail: None,
-        },
-        (None, Some(path)) => match read_tail(path, TAIL_BYTES) {
-            Some(tail) => match assistant_text_in(&tail) {
-                Some(text) => Taken {
-                    text: Some(text),
-                    tail: Some(tail),
-                },
-                None => none,
-            },
-            None => none,
-        },
-        (None, None) => none,
+        };
     }
+    let from_tail = || {
+        let tail = read_tail(input.transcript_path.as_deref()?, TAIL_BYTES)?;
+        let text = assistant_text_in(&tail)?;
+        Some(Taken {
+            text: Some(text),
+            tail: Some(tail),
+        })
+    };
+    from_tail().unwrap_or_default()
 }
 
 /// The turn that just ended, as the hook takes it in.
