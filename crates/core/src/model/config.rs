@@ -66,6 +66,11 @@ impl Config {
     pub fn seat_fallback(&self) -> bool {
         self.seats.as_ref().and_then(|s| s.fallback) == Some(Fallback::Host)
     }
+
+    /// Does `[secrets] redact = false` keep credentials in texts as they are?
+    pub fn keeps_credentials(&self) -> bool {
+        self.secrets.and_then(|s| s.redact) == Some(false)
+    }
 }
 
 impl Options {

@@ -186,9 +186,7 @@ impl Intake {
         self.config
             .as_ref()
             .and_then(Lazy::get)
-            .and_then(|c| c.secrets)
-            .and_then(|s| s.redact)
-            == Some(false)
+            .is_some_and(crate::model::config::Config::keeps_credentials)
     }
 
     /// `text` cleaned; `place` says where it came from, in the note ("the question", "steering",
@@ -294,10 +292,7 @@ pub fn read_back(record_dir: &Path, text: String) -> String {
 /// (`[secrets] redact = false`)? A config file that cannot be read keeps nothing.
 fn keeps_credentials(anvil_root: &Path) -> bool {
     crate::model::config::Config::load(&crate::home::Home::at(anvil_root))
-        .ok()
-        .and_then(|c| c.secrets)
-        .and_then(|s| s.redact)
-        == Some(false)
+        .is_ok_and(|c| c.keeps_credentials())
 }
 
 /// Would [`read_back`] change `text`?
