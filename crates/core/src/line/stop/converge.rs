@@ -64,15 +64,7 @@ pub(super) fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> 
             Some(why) => out.held = Some(why.to_owned()),
             None => {
                 // The synthesis belongs to the round that converged, not to the next one.
-                outcome.next = Next::Prompt(Cue {
-                    role: Role::Synthesizer,
-                    round: finished.round,
-                    voice: None,
-                    steering: Vec::new(),
-                });
-                outcome.progress.phase = Role::Synthesizer;
-                outcome.progress.round = finished.round;
-                outcome.progress.ended_early = true;
+                synthesis_next(outcome, Vec::new());
                 found.acted = true;
                 out.stop = true;
             }
@@ -146,16 +138,23 @@ pub(super) fn stop_at_budget(state: &State, outcome: &mut machine::Outcome) -> O
         && let Next::Prompt(cue) = &outcome.next
     {
         // The synthesis belongs to the last round debated, as when a debate ends on its own.
-        let cue = Cue {
-            role: Role::Synthesizer,
-            round: outcome.finished.round,
-            voice: None,
-            steering: cue.steering.clone(),
-        };
-        outcome.progress.phase = Role::Synthesizer;
-        outcome.progress.round = outcome.finished.round;
-        outcome.progress.ended_early = true;
-        outcome.next = Next::Prompt(cue);
+        let steering = cue.steering.clone();
+        synthesis_next(outcome, steering);
     }
     budget
+}
+
+/// Sends the debate to its synthesis before its last round, in the round just debated, with
+/// `steering` for it.
+fn synthesis_next(outcome: &mut machine::Outcome, steering: Vec<String>) {
+    let round = outcome.finished.round;
+    outcome.next = Next::Prompt(Cue {
+        role: Role::Synthesizer,
+        round,
+        voice: None,
+        steering,
+    });
+    outcome.progress.phase = Role::Synthesizer;
+    outcome.progress.round = round;
+    outcome.progress.ended_early = true;
 }
