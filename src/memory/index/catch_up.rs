@@ -10,6 +10,7 @@ use gix::ObjectId;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::{Index, SearchError};
+
 impl Index {
     /// Adds what the record holds that the index has not seen: for each line whose tip moved
     /// since, its commits back to one already indexed. A commit a branch inherited is indexed

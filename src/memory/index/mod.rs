@@ -22,6 +22,13 @@ use anvil_core::review::history;
 use gix::ObjectId;
 use rusqlite::Connection;
 
+mod catch_up;
+mod open;
+mod related;
+mod search;
+
+pub use search::terms;
+
 /// Bumped when the schema changes: an index of another version is built again.
 const VERSION: i64 = 3;
 
@@ -219,13 +226,6 @@ pub struct Index {
     /// Why the index on disk could not be written, when this is a copy made in memory.
     in_memory: Option<String>,
 }
-
-mod catch_up;
-mod open;
-mod related;
-mod search;
-
-pub use search::terms;
 
 /// The commit id of a hit, parsed.
 pub fn commit_of(hit: &Hit) -> Option<ObjectId> {

@@ -8,6 +8,7 @@ use anvil_core::record::store::Record;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 use super::{BUSY_WAIT, Index, SearchError, VERSION};
+
 impl Index {
     /// Opens the index of `home`'s record and brings it up to date with the record: built
     /// anew when missing, damaged or of another version; else only the commits it has not

@@ -3,6 +3,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::{Index, SearchError};
+
 /// An earlier conclusion related to a question: the newest synthesis of a debate whose
 /// question or synthesis holds enough of the question's significant words.
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 use super::{
     CLOSE, Hit, Index, MAX_QUERY_BYTES, MAX_QUERY_WORDS, OPEN, Query, QueryError, SearchError,
 };
+
 impl Index {
     /// The best matches for `query`, most relevant first: phases with every word; when none
     /// has them all, phases with any of them (ranked, so those with more and rarer words
