@@ -131,8 +131,9 @@ impl From<anvil_core::record::store::RecordError> for SearchError {
 impl From<SearchError> for crate::error::CliError {
     fn from(e: SearchError) -> crate::error::CliError {
         use crate::error::CliError;
-        use rusqlite::ErrorCode;
-        let hint = match &e {
+        let hint = match e {
+            SearchError::History(e) => return e.into(),
+            SearchError::Record(e) => return e.into(),
             SearchError::Query(QueryError::NoWords) => {
                 return CliError::new(e.to_string())
                     .hint("give words to look for; punctuation alone matches nothing")
@@ -143,31 +144,21 @@ impl From<SearchError> for crate::error::CliError {
                     .hint("search for the few words that matter; put a phrase in quotes")
                     .usage();
             }
-            SearchError::History(_) | SearchError::Record(_) => None,
-            _ if e.is_busy() => Some(
+            SearchError::Index { .. } if e.is_busy() => {
                 "another anvil (a search, the MCP server, the web room, `anvil gc`) is bringing \
-                 it up to date; search again in a moment",
-            ),
-            // Only a damaged index is worth deleting: it is a cache of the record.
-            _ if e.is_damaged() => Some(
-                "it is damaged; it is only a cache of the record: delete it, and the next \
-                 search builds it again",
-            ),
-            _ if e.code() == Some(ErrorCode::DiskFull) => {
-                Some("the disk is full; the record itself is untouched")
+                 it up to date; search again in a moment"
             }
-            _ => None,
+            // Only a damaged index is worth deleting: it is a cache of the record.
+            SearchError::Index { .. } if e.is_damaged() => {
+                "it is damaged; it is only a cache of the record: delete it, and the next \
+                 search builds it again"
+            }
+            SearchError::Index { .. } if e.code() == Some(rusqlite::ErrorCode::DiskFull) => {
+                "the disk is full; the record itself is untouched"
+            }
+            SearchError::Index { .. } => return CliError::new(e.to_string()),
         };
-        let text = e.to_string();
-        let error = match e {
-            SearchError::History(e) => return e.into(),
-            SearchError::Record(e) => return e.into(),
-            _ => CliError::new(text),
-        };
-        match hint {
-            Some(hint) => error.hint(hint),
-            None => error,
-        }
+        CliError::new(e.to_string()).hint(hint)
     }
 }
 
