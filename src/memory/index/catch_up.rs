@@ -44,11 +44,7 @@ impl Index {
             return Ok(());
         }
         let dirs_now = stamp::debate_folders(record_dir);
-        let path = self.path.clone();
-        let err = move |source| SearchError::Index {
-            path: path.clone(),
-            source,
-        };
+        let err = SearchError::index(&self.path);
         // One writer at a time: a process that catches up at the same moment waits, then
         // finds the work done (the tables are read again inside the transaction).
         let tx = self

@@ -92,6 +92,14 @@ impl std::fmt::Display for SearchError {
 }
 
 impl SearchError {
+    /// What turns an error of the index file at `path` into a search's, for `map_err`.
+    fn index(path: &std::path::Path) -> impl Fn(rusqlite::Error) -> SearchError + Copy + '_ {
+        move |source| SearchError::Index {
+            path: path.to_owned(),
+            source,
+        }
+    }
+
     fn code(&self) -> Option<rusqlite::ErrorCode> {
         match self {
             SearchError::Index { source, .. } => source.sqlite_error_code(),

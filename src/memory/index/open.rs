@@ -89,10 +89,7 @@ impl Index {
         record_dir: &Path,
         why: &SearchError,
     ) -> Result<Index, SearchError> {
-        let err = |source| SearchError::Index {
-            path: path.to_owned(),
-            source,
-        };
+        let err = SearchError::index(path);
         let empty = || -> Result<Index, SearchError> {
             let mut index = Index {
                 db: Connection::open_in_memory().map_err(err)?,
@@ -123,10 +120,7 @@ impl Index {
     }
 
     fn open_file(path: &Path) -> Result<Index, SearchError> {
-        let err = |source| SearchError::Index {
-            path: path.to_owned(),
-            source,
-        };
+        let err = SearchError::index(path);
         let db = Connection::open(path).map_err(err)?;
         // Other processes use it too (a search, the MCP server, the web room, a catch-up in
         // the background): a writer waits for the one before it rather than failing.
@@ -139,10 +133,7 @@ impl Index {
     }
 
     pub(super) fn err(&self) -> impl Fn(rusqlite::Error) -> SearchError + '_ {
-        |source| SearchError::Index {
-            path: self.path.clone(),
-            source,
-        }
+        SearchError::index(&self.path)
     }
 
     /// The schema's version; `None` for a file with no schema yet.
@@ -167,11 +158,7 @@ impl Index {
     /// Makes the schema, in one transaction that another process making it at the same
     /// time waits for (and then finds done).
     fn create(&mut self) -> Result<(), SearchError> {
-        let path = self.path.clone();
-        let err = move |source| SearchError::Index {
-            path: path.clone(),
-            source,
-        };
+        let err = SearchError::index(&self.path);
         self.db
             .pragma_update(None, "journal_mode", "WAL")
             .map_err(&err)?;
