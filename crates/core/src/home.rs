@@ -53,12 +53,17 @@ impl LineRef {
         }
     }
 
+    /// The line, when both names are ones a ref may hold.
+    pub fn valid(debate: &str, line: &str) -> Option<LineRef> {
+        use crate::record::store::valid_name;
+        (valid_name(debate) && valid_name(line)).then(|| LineRef::new(debate, line))
+    }
+
     /// Parses `DEBATE@LINE` or `DEBATE` (the main line).
     pub fn parse(text: &str) -> Option<LineRef> {
         let text = text.trim();
         let (debate, line) = text.split_once('@').unwrap_or((text, "main"));
-        (crate::record::store::valid_name(debate) && crate::record::store::valid_name(line))
-            .then(|| LineRef::new(debate, line))
+        LineRef::valid(debate, line)
     }
 }
 

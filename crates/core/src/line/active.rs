@@ -85,8 +85,7 @@ fn active_in_record(home: &Home, line: &LineRef) -> Option<State> {
 /// A marker's name back to the line it stands for (`DEBATE@LINE`, both valid names).
 fn parse(name: &str) -> Option<LineRef> {
     let (debate, line) = name.split_once('@')?;
-    (crate::record::store::valid_name(debate) && crate::record::store::valid_name(line))
-        .then(|| LineRef::new(debate, line))
+    LineRef::valid(debate, line)
 }
 
 /// Marks every live line that is not over, then records that the index is whole. Lines that

@@ -101,8 +101,7 @@ fn ref_of(dir: &Path, path: &Path, suffix: &str) -> Option<String> {
 /// The line whose ref is `reference`, for a ref of `refs/anvil/`.
 pub(in crate::doctor) fn line_of(reference: &str) -> Option<LineRef> {
     let (debate, line) = reference.strip_prefix("refs/anvil/")?.split_once('/')?;
-    (crate::record::store::valid_name(debate) && crate::record::store::valid_name(line))
-        .then(|| LineRef::new(debate, line))
+    LineRef::valid(debate, line)
 }
 
 /// What is known of the lock of the ref `reference`.
