@@ -44,7 +44,7 @@ pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
         return Ok(None);
     }
     let cue = machine::current_cue(&state.setup, &state.progress);
-    let Some(seat) = state.seat_playing(&cue).cloned() else {
+    let Some(seat) = cue.seat(&state).cloned() else {
         return Ok(None);
     };
     let record = Record::open(&home.record_dir())?;

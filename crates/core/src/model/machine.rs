@@ -6,7 +6,7 @@
 //! are folds of recorded phases through [`advance`].
 
 use crate::model::markers::{self, Markers};
-use crate::model::state::{Progress, Role, Rotation, Setup, Status};
+use crate::model::state::{Progress, Role, Rotation, Setup, State, Status};
 
 /// One finished turn of Claude, as the machine sees it.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +25,21 @@ pub struct Cue {
     pub voice: Option<String>,
     /// Human steering this prompt delivers.
     pub steering: Vec<String>,
+}
+
+impl Cue {
+    /// The seat that plays this phase of `state`'s line; `None` when the session that drives
+    /// the line plays it: no seat is set for it, or the host has taken it over
+    /// ([`State::seat_fallback`]).
+    pub fn seat<'s>(&self, state: &'s State) -> Option<&'s crate::seat::Seat> {
+        if state.seat_fallback.is_some() {
+            return None;
+        }
+        state
+            .setup
+            .seats
+            .seat_for(self.role.name(), self.voice.as_deref())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -392,17 +392,6 @@ impl State {
         out
     }
 
-    /// The seat that plays `cue`'s phase; `None` when the session that drives the line plays
-    /// it: no seat is set for it, or the host has taken it over ([`State::seat_fallback`]).
-    pub fn seat_playing(&self, cue: &crate::model::machine::Cue) -> Option<&crate::seat::Seat> {
-        if self.seat_fallback.is_some() {
-            return None;
-        }
-        self.setup
-            .seats
-            .seat_for(cue.role.name(), cue.voice.as_deref())
-    }
-
     /// Where the line stands, in a few words: `round 2/3 · critic`, `synthesis`,
     /// `waiting for your answer to: …`, `done`, `cancelled`.
     pub fn standing(&self) -> String {

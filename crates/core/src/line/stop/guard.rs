@@ -53,7 +53,7 @@ pub(super) fn guard<'a>(
     }
     let cue = machine::current_cue(&state.setup, &state.progress);
     if !stop.seat
-        && let Some(seat) = state.seat_playing(&cue)
+        && let Some(seat) = cue.seat(&state)
     {
         // The phase that is out is a seat's: the host's turn (an answer to a notice, to
         // `continue`) is not that phase, and the seat is due. The turn is remembered, so that
@@ -127,7 +127,7 @@ fn reissue(
 ) -> Result<Plan<Reply>, DebateError> {
     let informed = state.informed_session.as_deref() == Some(session);
     let cue = machine::current_cue(&state.setup, &state.progress);
-    if let Some(seat) = state.seat_playing(&cue) {
+    if let Some(seat) = cue.seat(&state) {
         // The phase that is out is a seat's: the session waits for it, never plays it.
         return Ok(Plan::Keep(Reply::seat(seat_notice(
             &state,

@@ -20,7 +20,7 @@ pub(crate) fn render_prompt(
     let prompts = Prompts::new(Some(home.prompts_dir()));
     let line = LineRef::new(&state.debate, &state.line);
     // A seat's phase is always given in full, as a participant's: it sees only what was said.
-    let seat = state.seat_playing(cue);
+    let seat = cue.seat(state);
     let full = full || seat.is_some();
     let read;
     let transcript = if seat.is_some() && transcript.is_empty() {

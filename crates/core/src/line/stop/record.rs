@@ -163,7 +163,7 @@ fn next_prompt(
     let Next::Prompt(cue) = &outcome.next else {
         return Ok((None, None));
     };
-    let seat = state.seat_playing(cue).cloned();
+    let seat = cue.seat(state).cloned();
     let full =
         state.informed_session.as_deref() != Some(stop.session) || stop.seat || seat.is_some();
     let transcript_text = if full {
