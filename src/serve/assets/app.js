@@ -126,9 +126,7 @@
     event.preventDefault();
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
     const status = form.querySelector("output");
-    const data = {};
-    for (const [k, v] of new FormData(form).entries()) data[k] = String(v);
-    if (data.name === "") delete data.name;
+    const data = formJson(form);
     const button = form.querySelector("button[type=submit]");
     if (button) button.disabled = true;
     if (status) status.textContent = "sending…";
@@ -151,6 +149,12 @@
       for (const f of new Set([form, now])) {
         for (const t of f.querySelectorAll("textarea, input:not([type=hidden])")) t.value = "";
       }
+      if (form.hasAttribute("data-follow") && reply.url) {
+        // A new debate: its page follows the run from here.
+        if (out) out.textContent = reply.message || "started";
+        location.assign(reply.url);
+        return;
+      }
       if (form.hasAttribute("data-branch")) {
         showBranch(out, reply);
       } else if (form.classList.contains("run") && out && reply.line) {
@@ -168,6 +172,44 @@
       const twin = current(button);
       if (twin) twin.disabled = false;
     }
+  }
+
+  // A form's fields as the API's JSON: `seats.critic` goes into `seats`, a number field is a
+  // number, and (with data-omit-empty) a field left empty is left out, so the server's defaults
+  // hold. Fields a mode does not use are disabled, so they are not sent.
+  function formJson(form) {
+    const data = {};
+    for (const [k, v] of new FormData(form).entries()) {
+      const value = String(v);
+      if (form.hasAttribute("data-omit-empty") && value.trim() === "") continue;
+      const field = form.elements.namedItem(k);
+      const typed = field && field.type === "number" && value !== "" ? Number(value) : value;
+      const dot = k.indexOf(".");
+      if (dot > 0) {
+        const outer = k.slice(0, dot);
+        data[outer] = data[outer] || {};
+        data[outer][k.slice(dot + 1)] = typed;
+      } else {
+        data[k] = typed;
+      }
+    }
+    if (data.name === "") delete data.name;
+    return data;
+  }
+
+  // The parts of a form that only some modes use (`data-modes="analyst …"`) show, and are
+  // sent, only in those modes.
+  function wireModes(picker) {
+    const form = picker.form;
+    const show = () => {
+      for (const part of form.querySelectorAll("[data-modes]")) {
+        const on = part.dataset.modes.split(" ").includes(picker.value);
+        part.hidden = !on;
+        for (const f of part.querySelectorAll("input, select, textarea")) f.disabled = !on;
+      }
+    };
+    picker.addEventListener("change", show);
+    show();
   }
 
   // After a branch: where it is, and how to continue it.
@@ -270,6 +312,7 @@
     }
     for (const d of root.querySelectorAll("details[data-prompt-url]")) wirePrompt(d);
     for (const b of root.querySelectorAll("button[data-run-api]")) wireRun(b);
+    for (const picker of root.querySelectorAll("select[data-mode-picker]")) wireModes(picker);
   }
 
   wire(document);
