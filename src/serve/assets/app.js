@@ -39,9 +39,17 @@
       const doc = new DOMParser().parseFromString(await res.text(), "text/html");
       for (const fresh of doc.querySelectorAll("[data-live][id]")) {
         const old = document.getElementById(fresh.id);
-        if (!old || served.get(fresh.id) === fresh.innerHTML) continue;
+        if (old && served.get(fresh.id) === fresh.innerHTML) continue;
         served.set(fresh.id, fresh.innerHTML);
-        swap(old, fresh);
+        if (old) swap(old, fresh);
+        else place(fresh);
+      }
+      // A region the page no longer has (nothing of it to show) goes.
+      for (const gone of document.querySelectorAll("[data-live][id]")) {
+        if (!doc.getElementById(gone.id)) {
+          served.delete(gone.id);
+          gone.remove();
+        }
       }
       body.dataset.refreshed = String(Number(body.dataset.refreshed || 0) + 1);
     } catch (e) {
@@ -84,6 +92,22 @@
     old.replaceWith(node);
     wire(node);
     if (focusId) document.getElementById(focusId)?.focus();
+  }
+
+  // A region that was not on the page when it loaded (the positions, once a debater states
+  // one): put where the fresh page has it, after the region before it, or first in its parent.
+  function place(fresh) {
+    let before = fresh.previousElementSibling;
+    while (before && !(before.id && document.getElementById(before.id))) before = before.previousElementSibling;
+    const node = document.importNode(fresh, true);
+    if (before) {
+      document.getElementById(before.id).after(node);
+    } else if (fresh.parentElement?.id && document.getElementById(fresh.parentElement.id)) {
+      document.getElementById(fresh.parentElement.id).prepend(node);
+    } else {
+      return;
+    }
+    wire(node);
   }
 
   function schedule() {

@@ -545,11 +545,12 @@ fn axes(s: &mut String, frame: &Frame) {
         );
     }
     text(s, gutter, frame.level(1.0) + 5.0, "end", "#333", "for");
+    // Two lines a font's whole height apart (1.2 em), either side of the middle line.
     text(s, gutter, frame.level(0.0) - 3.0, "end", "#333", "mixed");
     text(
         s,
         gutter,
-        frame.level(0.0) + 12.0,
+        frame.level(0.0) + 14.0,
         "end",
         "#333",
         "undecided",
