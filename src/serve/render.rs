@@ -39,6 +39,8 @@ pub fn plain(text: &str) -> String {
     anvil_core::model::markers::readable(text)
         .replace("**Position:**", "Position:")
         .replace("**Open point:**", "Open point:")
+        // Markdown's hard line breaks, which keep each of them on a line of its own.
+        .replace("  \n", "\n")
 }
 
 /// Text escaped for HTML.
@@ -110,7 +112,7 @@ mod tests {
         let text = "Yes.\n\n<anvil-position stance=\"for\" confidence=\"0.8\">It pays</anvil-position>\n<anvil-open>Who runs it?</anvil-open>";
         assert_eq!(
             plain(text),
-            "Yes.\n\nPosition: for 0.8: It pays  \nOpen point: Who runs it?"
+            "Yes.\n\nPosition: for 0.8: It pays\nOpen point: Who runs it?"
         );
     }
 

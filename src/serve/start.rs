@@ -208,7 +208,15 @@ pub fn start(app: &App, req: NewDebate) -> Result<Value, ApiError> {
     let started = crate::commands::start::create(&ctx, &app.home, form.debate, Some(&holder))
         .map_err(ApiError::from_cli)?;
     let line = started.line;
-    let run = super::runs::launch(app, &line)?;
+    let run = super::runs::launch(app, &line).map_err(|e| {
+        ApiError::new(
+            e.status,
+            format!(
+                "{} (the debate is recorded: {line}, where its page can run it again)",
+                e.message
+            ),
+        )
+    })?;
     Ok(json!({
         "debate": line.debate,
         "line": line.line,

@@ -10,16 +10,10 @@
 //
 // Environment: SERVE_URL (the URL anvil serve printed), CHROMIUM, SCREENSHOTS (a directory).
 
-import { chromium } from "playwright-core";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
+import { check, env, run } from "./common.mjs";
+
 const URL_WITH_TOKEN = env("SERVE_URL");
 const SHOTS = env("SCREENSHOTS");
 const BASE = URL_WITH_TOKEN.split("/?")[0];
@@ -28,11 +22,6 @@ const PHONE = 390;
 const DESK = 1280;
 // The smallest text, in CSS pixels, that the chart may show on a phone.
 const SMALLEST = 11;
-
-function check(ok, what) {
-  if (!ok) throw new Error("check failed: " + what);
-  console.log("ok: " + what);
-}
 
 const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, name + ".png"), fullPage: true });
 
@@ -79,35 +68,8 @@ async function legible(page, width, where) {
   }
 }
 
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "anvil-chromium-"));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: env("CHROMIUM"),
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-  viewport: { width: DESK, height: 900 },
-});
-const problems = [];
-let exitCode = 1;
-try {
-  const page = context.pages()[0] ?? (await context.newPage());
+await run({ width: DESK, height: 900 }, path.join(SHOTS, "room-failure.png"), async (page) => {
   page.setDefaultTimeout(15000);
-  page.on("dialog", async (d) => {
-    problems.push("dialog: " + d.message());
-    await d.dismiss();
-  });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push("console error: " + m.text());
-  });
 
   // ---- an empty room offers to start a debate ----
   await page.goto(URL_WITH_TOKEN);
@@ -191,19 +153,4 @@ try {
     await legible(page, width, "compare");
     await shot(page, `compare-${width}`);
   }
-
-  check(problems.length === 0, "no dialog, page error or console error: " + JSON.stringify(problems));
-  console.log("browser: all checks passed");
-  exitCode = 0;
-} catch (e) {
-  console.error(String(e?.stack || e));
-  if (problems.length) console.error("problems: " + JSON.stringify(problems));
-  try {
-    const page = context.pages()[0];
-    if (page) await page.screenshot({ path: path.join(SHOTS, "room-failure.png"), fullPage: true });
-  } catch (_) { /* the failure itself is what matters */ }
-} finally {
-  await context.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+});

@@ -769,6 +769,20 @@ fn a_new_debate_is_refused_with_the_reason_and_nothing_is_recorded() {
             ("ANTHROPIC_API_KEY", "test".into()),
         ],
     );
+    // The form offers only the agents ready here, and says what the others lack.
+    let form = served.get("/new");
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(
+        form.body.contains(r#"<option value="claude">"#),
+        "{}",
+        form.body
+    );
+    assert!(
+        !form.body.contains(r#"<option value="codex">"#),
+        "{}",
+        form.body
+    );
+    assert!(form.body.contains("codex (not installed)"), "{}", form.body);
     for (body, says) in [
         (json!({"question": "  "}), "a debate needs a question"),
         (json!({"question": "Q?", "rounds": 11}), "out of range"),
