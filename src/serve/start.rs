@@ -38,7 +38,7 @@ pub struct AgentChoice {
 /// room asks this one function, and asks it each time (an agent installed or signed in a
 /// minute ago counts).
 pub fn agents() -> Vec<AgentChoice> {
-    anvil_core::seat::check_all()
+    anvil_core::agent::check_all()
         .into_iter()
         .map(|r| AgentChoice {
             name: r.agent.name().to_owned(),
@@ -46,7 +46,7 @@ pub fn agents() -> Vec<AgentChoice> {
             version: r.version.as_ref().ok().cloned(),
             ready: r.ready(),
             missing: match (&r.version, &r.headless) {
-                (Err(anvil_core::seat::SeatError::Missing { .. }), _) => {
+                (Err(anvil_core::agent::SeatError::Missing { .. }), _) => {
                     Some("not installed".to_owned())
                 }
                 (Err(e), _) => Some(e.to_string()),
@@ -204,7 +204,7 @@ pub fn start(app: &App, req: NewDebate) -> Result<Value, ApiError> {
         cwd: app.home.project().to_owned(),
     };
     // Bound to a session nobody runs until the headless run takes it over with its own.
-    let holder = anvil_core::seat::new_session_id();
+    let holder = anvil_core::agent::new_session_id();
     let started = crate::commands::start::create(&ctx, &app.home, form.debate, Some(&holder))
         .map_err(ApiError::from_cli)?;
     let line = started.line;

@@ -82,7 +82,6 @@ await run({ width: DESK, height: 900 }, path.join(SHOTS, "room-failure.png"), as
   const offered = await critic.locator("option").evaluateAll((os) => os.map((o) => o.value));
   check(["", "claude", "codex", "copilot", "qwen"].every((v) => offered.includes(v)),
     "the critic's seat offers Claude Code and every agent ready here: " + JSON.stringify(offered));
-  check(await page.locator("#unready").count() === 0, "no agent is said to be missing");
 
   // Each mode shows what it uses, and only that is sent.
   const mode = page.getByLabel("Mode", { exact: true });
