@@ -61,6 +61,23 @@ fn script(turn: &Turn) -> Reply {
                 json!({"command": shell, "description": "write"}),
             ),
         ],
+        Agent::Gemini => vec![
+            (
+                "write_file",
+                json!({"file_path": target, "content": "pwned\n"}),
+            ),
+            (
+                "run_shell_command",
+                json!({"command": shell, "description": "write"}),
+            ),
+        ],
+        Agent::OpenCode => vec![
+            (
+                "write",
+                json!({"filePath": cwd_of(turn).join(target), "content": "pwned\n"}),
+            ),
+            ("bash", json!({"command": shell, "description": "write"})),
+        ],
         Agent::Unknown => Vec::new(),
     };
     let mut reply = Reply::text("");
@@ -71,12 +88,17 @@ fn script(turn: &Turn) -> Reply {
     reply
 }
 
-/// Claude Code names its working directory in its system prompt ("Primary working directory").
+/// Claude Code names its working directory in its system prompt ("Primary working directory"),
+/// OpenCode too ("Working directory").
 fn cwd_of(turn: &Turn) -> std::path::PathBuf {
     let system = turn.system_text();
     let line = system
         .lines()
-        .find_map(|l| l.trim().strip_prefix("Primary working directory: "))
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("Primary working directory: ")
+                .or_else(|| l.strip_prefix("Working directory: "))
+        })
         .unwrap_or("/nonexistent");
     std::path::PathBuf::from(line.trim())
 }
