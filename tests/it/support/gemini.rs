@@ -131,7 +131,8 @@ fn fill(name: &str, schema: &Value) -> Value {
     }
 }
 
-/// The text parts of `content`.
+/// The text parts of `content`, as the model reads them: anvil hands Gemini CLI every `@` as
+/// `\@` (else it would inline a file), which Gemini CLI sends on as it is.
 fn text_of(content: &Value) -> String {
     content["parts"]
         .as_array()
@@ -140,6 +141,7 @@ fn text_of(content: &Value) -> String {
         .filter_map(|p| p["text"].as_str())
         .collect::<Vec<_>>()
         .join("\n")
+        .replace("\\@", "@")
 }
 
 fn parse(seq: usize, model: &str, main: bool, body: Value) -> Turn {

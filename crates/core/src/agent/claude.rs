@@ -66,6 +66,10 @@ impl Agent for Claude {
         args
     }
 
+    fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {
+        super::text::no_command(super::text::break_mentions(prompt))
+    }
+
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
         let json: Value = serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
         let text = json["result"].as_str().unwrap_or_default().to_owned();

@@ -30,6 +30,7 @@ pub mod env;
 mod guard;
 mod ready;
 mod run;
+pub mod text;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -125,6 +126,14 @@ pub trait Agent: Sync + Send {
     /// [`Agent::check_session`]); the arguments still pass each glued to its flag or after
     /// `--`, where nothing can read it as an option.
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String>;
+
+    /// The prompt as the agent must be handed it on stdin to take all of it as text: some
+    /// read an `@path` in a prompt as a file to inline, or a leading `/` as a command of
+    /// theirs ([`text`]). A debater's text, quoted in the next prompt, must not make the next
+    /// agent read a file and send it to its provider.
+    fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {
+        prompt.into()
+    }
 
     /// Whether anvil names a new session (`--session-id`), or the agent does (Codex).
     fn names_sessions(&self) -> bool {

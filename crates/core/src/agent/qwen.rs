@@ -45,6 +45,10 @@ impl Agent for Qwen {
         args
     }
 
+    fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {
+        super::text::no_command(super::text::escape_every_at(prompt))
+    }
+
     fn env(&self, _model: Option<&str>) -> Vec<String> {
         let provider: &[&str] = match selected_auth().as_deref() {
             Some("anthropic") => &["ANTHROPIC_*"],

@@ -70,7 +70,7 @@ pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatEr
         args: agent.args(turn, named.as_deref()),
         cwd: Some(turn.cwd.to_owned()),
         env,
-        stdin: turn.prompt.as_bytes().to_vec(),
+        stdin: agent.prompt_as_text(turn.prompt).as_bytes().to_vec(),
     };
     let ran = match run(&launch, turn.timeout, turn.guard) {
         Ok(ran) => ran,

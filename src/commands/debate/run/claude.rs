@@ -100,7 +100,10 @@ pub(super) fn spawn_claude(
         }
     })?;
     let mut stdin = child.stdin.take().expect("piped");
-    let prompt = prompt.to_owned();
+    // Kept text: an `@path` that a debater or a file quoted is not a file for claude to read.
+    let prompt = anvil_core::agent::RUN_HOST
+        .prompt_as_text(prompt)
+        .into_owned();
     // Written beside the run: claude reads it while its output is followed.
     std::thread::spawn(move || {
         use std::io::Write;
