@@ -62,7 +62,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     slash_safe(slash, || {
         let home = ctx.home()?;
         let session = ctx.session_or(args.session)?;
-        let started = create(ctx, &home, args.debate, session.as_deref())?;
+        let (started, seats) = create(ctx, &home, args.debate, session.as_deref())?;
+        // In Claude Code, the command's output is what the person sees of it: the seats the
+        // config chose are named there too, before the prompt.
+        if let Some(seats) = seats.filter(|_| slash) {
+            out(&format!("{seats}\n\n"))?;
+        }
         // The prompt carries recorded text (earlier conclusions, a follow-up, context files):
         // shown, never obeyed, like every model text printed here. The record keeps it whole.
         out(&crate::term::visible(&started.prompt))?;
@@ -80,13 +85,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
 }
 
 /// Creates a debate from the options: config defaults, validation, material, first commit.
+/// Says which seats the project's config chose, if any, and returns that too.
 pub fn create(
     ctx: &Ctx,
     home: &anvil_core::home::Home,
     args: DebateArgs,
     session: Option<&str>,
-) -> Result<anvil_core::line::start::Started, CliError> {
+) -> Result<(anvil_core::line::start::Started, Option<String>), CliError> {
     let mut config = Config::load(home)?;
+    let seats = seats_from_config(&config, &args.options.seats);
     // Context paths in the config are relative to the project, flags' to the cwd.
     for p in &mut config.defaults.context {
         *p = home.project().join(&*p).display().to_string();
@@ -135,8 +142,53 @@ pub fn create(
         output_dir,
     };
     let started = anvil_core::line::start::start_with(home, setup, session, inputs)?;
+    if let Some(seats) = &seats {
+        say(seats);
+    }
     for note in &started.notes {
         say(&format!("anvil: note: {note}"));
     }
-    Ok(started)
+    Ok((started, seats))
+}
+
+/// The seats that `[seats]` in `.anvil/config.toml` chose for this debate (the roles no
+/// `--seat` names), agent and model, and what its `env` passes to them: a committed config
+/// runs other agents on the person's machine, so nobody runs one they were not shown.
+fn seats_from_config(config: &Config, given: &[String]) -> Option<String> {
+    let table = config.seats.as_ref()?;
+    let given: Vec<String> = given
+        .iter()
+        .filter_map(|s| s.split_once('=').map(|(r, _)| r.trim().to_lowercase()))
+        .collect();
+    let chosen: Vec<String> = table
+        .roles
+        .iter()
+        .filter(|(role, _)| !given.contains(&role.trim().to_lowercase()))
+        .map(|(role, seat)| {
+            let model = match &seat.model {
+                Some(model) => format!("model {model}"),
+                None => "its default model".to_owned(),
+            };
+            format!("{role} by {} ({}, {model})", seat.agent, seat.agent.title())
+        })
+        .collect();
+    if chosen.is_empty() {
+        return None;
+    }
+    let mut notice = format!(
+        "anvil: .anvil/config.toml seats {}",
+        crate::term::visible(&chosen.join(", "))
+    );
+    if !table.env.is_empty() {
+        notice.push_str(&format!(
+            "; it passes {} to every seat",
+            table
+                .env
+                .iter()
+                .map(|v| format!("${v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Some(notice)
 }

@@ -127,6 +127,13 @@ impl Seat {
         if model.is_some_and(str::is_empty) {
             return Err(format!("`{text}` names no model after the colon"));
         }
+        // The same check wherever a seat is named: `--seat`, `[seats]` in a config, a setup
+        // read back.
+        if let Some(model) = model {
+            agent.check_model(model).map_err(|why| {
+                format!("`{agent}:…`: {why}; a seat names an agent and a model, nothing more")
+            })?;
+        }
         Ok(Seat {
             agent,
             model: model.map(str::to_owned),
@@ -211,6 +218,8 @@ mod tests {
                 .contains("unknown agent `gemini-pro`")
         );
         assert!(Seat::parse("codex:").unwrap_err().contains("no model"));
+        let e = Seat::parse("qwen:--openai-base-url=http://elsewhere/v1").unwrap_err();
+        assert!(e.contains("starts with `-`"), "{e}");
     }
 
     #[test]
