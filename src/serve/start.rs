@@ -205,7 +205,7 @@ pub fn start(app: &App, req: NewDebate) -> Result<Value, ApiError> {
     };
     // Bound to a session nobody runs until the headless run takes it over with its own.
     let holder = anvil_core::agent::new_session_id();
-    let started = crate::commands::start::create(&ctx, &app.home, form.debate, Some(&holder))
+    let (started, _) = crate::commands::start::create(&ctx, &app.home, form.debate, Some(&holder))
         .map_err(ApiError::from_cli)?;
     let line = started.line;
     let run = super::runs::launch(app, &line).map_err(|e| {
