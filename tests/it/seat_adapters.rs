@@ -209,9 +209,14 @@ fn qwen_plays_a_plan_mode_seat_and_resumes_it() {
     two_turns(Agent::Qwen, "qwen-seat-model", "0.24.4");
 }
 
-/// Some agents inline the file an `@path` of their prompt names (Claude Code, Qwen Code, from
-/// stdin too):
-/// a seat's prompt stays text, `@decorators`, addresses and `DEBATE@LINE` included.
+#[test]
+fn gemini_plays_a_plan_mode_seat_and_resumes_it() {
+    two_turns(Agent::Gemini, "gemini-seat-model", "0.61.0");
+}
+
+/// Some agents inline the file an `@path` of their prompt names (Claude Code, Qwen Code, Gemini
+/// CLI, from stdin too): a seat's prompt stays text, `@decorators`, addresses and `DEBATE@LINE`
+/// included.
 fn an_at_path_stays_text(agent: Agent, seat: &str) {
     let server = ModelServer::start(script);
     let home = AgentsHome::new(&server);
@@ -239,6 +244,11 @@ fn an_at_path_stays_text(agent: Agent, seat: &str) {
         assert!(text.contains("What does @secret.txt say?"), "{text}");
         assert!(!turn.all_text().contains("CONTENTS-NOT-FOR-THE-MODEL"));
     }
+}
+
+#[test]
+fn an_at_path_in_a_gemini_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::Gemini, "gemini:gemini-seat-model");
 }
 
 #[test]
@@ -359,6 +369,7 @@ fn anvil_seats_lists_the_agents_their_versions_and_whether_each_runs_headless() 
             ("codex".to_owned(), "0.169.0".to_owned(), true),
             ("copilot".to_owned(), "1.0.102".to_owned(), true),
             ("qwen".to_owned(), "0.24.4".to_owned(), true),
+            ("gemini".to_owned(), "0.61.0".to_owned(), true),
         ]
     );
     // The same, in `anvil doctor`; and an agent that is not there is a note, not a failure.

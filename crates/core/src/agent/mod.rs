@@ -56,6 +56,7 @@ agents! {
     codex::Codex,
     copilot::Copilot,
     qwen::Qwen,
+    gemini::Gemini,
 }
 
 /// The agent `anvil run` hosts a debate in (`claude -p`), which also drafts a blind opening for
