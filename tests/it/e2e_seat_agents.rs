@@ -31,6 +31,13 @@ const GEMINI: Seated = Seated {
     version: "0.61.0",
 };
 
+const OPENCODE: Seated = Seated {
+    agent: Agent::OpenCode,
+    seat: "opencode:scripted/opencode-seat-model",
+    model: "opencode-seat-model",
+    version: "1.18.33",
+};
+
 /// The critic's two turns: each at the agent's own API with its model, each with the
 /// advocate's recorded argument of its round and none of the advocate's instructions, the
 /// second in the session of the first; and the two commits that recorded them.
@@ -175,4 +182,14 @@ fn gemini_plays_the_critic_of_a_headless_debate() {
 #[test]
 fn gemini_plays_the_critic_in_a_claude_code_session() {
     two_rounds_in_a_claude_code_session(&GEMINI);
+}
+
+#[test]
+fn opencode_plays_the_critic_of_a_headless_debate() {
+    two_rounds_headless(&OPENCODE);
+}
+
+#[test]
+fn opencode_plays_the_critic_in_a_claude_code_session() {
+    two_rounds_in_a_claude_code_session(&OPENCODE);
 }

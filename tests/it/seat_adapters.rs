@@ -130,6 +130,11 @@ fn assert_unwritten(project: &Path) {
 /// One agent: a read-only turn with tool calls, then a resumed second turn; the figures it
 /// reports are the ones the server sent.
 fn two_turns(agent: Agent, model: &str, version: &str) {
+    two_turns_at(agent, model, model, version);
+}
+
+/// [`two_turns`], for an agent whose seat names `model` and whose API is sent `api_model`.
+fn two_turns_at(agent: Agent, model: &str, api_model: &str, version: &str) {
     let server = ModelServer::start(script);
     let home = AgentsHome::new(&server);
     let project = Project::new();
@@ -170,7 +175,7 @@ fn two_turns(agent: Agent, model: &str, version: &str) {
 
     let turns = server.turns_of(agent);
     assert_eq!(turns.len(), 3, "tool calls, their results, the second turn");
-    assert!(turns.iter().all(|t| t.model == model));
+    assert!(turns.iter().all(|t| t.model == api_model));
     assert!(
         turns[2]
             .all_user_text()
@@ -252,6 +257,11 @@ fn an_at_path_in_a_gemini_seats_prompt_stays_text() {
 }
 
 #[test]
+fn an_at_path_in_an_opencode_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::OpenCode, "opencode:scripted/opencode-seat-model");
+}
+
+#[test]
 fn an_at_path_in_a_qwen_seats_prompt_stays_text() {
     an_at_path_stays_text(Agent::Qwen, "qwen:qwen-seat-model");
 }
@@ -269,6 +279,16 @@ fn an_at_path_in_a_copilot_seats_prompt_stays_text() {
 #[test]
 fn an_at_path_in_a_codex_seats_prompt_stays_text() {
     an_at_path_stays_text(Agent::Codex, "codex:codex-seat-model");
+}
+
+#[test]
+fn opencode_plays_a_read_only_seat_and_resumes_it() {
+    two_turns_at(
+        Agent::OpenCode,
+        "scripted/opencode-seat-model",
+        "opencode-seat-model",
+        "1.18.33",
+    );
 }
 
 #[test]
@@ -370,6 +390,7 @@ fn anvil_seats_lists_the_agents_their_versions_and_whether_each_runs_headless() 
             ("copilot".to_owned(), "1.0.102".to_owned(), true),
             ("qwen".to_owned(), "0.24.4".to_owned(), true),
             ("gemini".to_owned(), "0.61.0".to_owned(), true),
+            ("opencode".to_owned(), "1.18.33".to_owned(), true),
         ]
     );
     // The same, in `anvil doctor`; and an agent that is not there is a note, not a failure.

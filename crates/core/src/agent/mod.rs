@@ -57,6 +57,7 @@ agents! {
     copilot::Copilot,
     qwen::Qwen,
     gemini::Gemini,
+    opencode::OpenCode,
 }
 
 /// The agent `anvil run` hosts a debate in (`claude -p`), which also drafts a blind opening for
@@ -157,6 +158,13 @@ pub trait Agent: Sync + Send {
     /// these and no others (see [`env`]).
     fn env(&self, _model: Option<&str>) -> Vec<String> {
         self.about().env.iter().map(|v| (*v).to_owned()).collect()
+    }
+
+    /// The model a turn that names none plays with, from the agent's own settings, for an
+    /// agent whose output does not say which model answered (the runner records the turn's
+    /// model, else this one).
+    fn default_model(&self) -> Option<String> {
+        None
     }
 
     /// Variables anvil sets for its turn whatever the environment holds: what keeps it

@@ -109,6 +109,11 @@ pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatEr
     match read {
         Ok(played) if !played.text.trim().is_empty() => Ok(Played {
             agent_version: played.agent_version.or_else(|| cached_version(agent)),
+            // What the agent says answered, else what was asked for.
+            model: played
+                .model
+                .or_else(|| turn.model.map(str::to_owned))
+                .or_else(|| agent.default_model()),
             duration_ms: if played.duration_ms == 0 {
                 ran.duration.as_millis() as u64
             } else {
