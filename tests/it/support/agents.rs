@@ -3,8 +3,8 @@
 //! person would configure it, and never logged in anywhere.
 //!
 //! The binaries are `node_modules/.bin/{codex,copilot,qwen,gemini,opencode}` at the repository
-//! root (pinned in
-//! package.json, installed by `npm install`); a test fails, never skips, when one is missing.
+//! root (pinned in package.json, installed by `npm install`); a test fails, never skips, when
+//! one is missing.
 //!
 //! [`AgentsHome`] is one temporary `HOME` that points all of them (and Claude Code) at one
 //! server:
