@@ -17,7 +17,7 @@
 use serde_json::Value;
 
 use super::ready::{home_file, set_among};
-use super::{About, Agent, Played, Ran, Tokens, Turn, session_and_model};
+use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 
 pub(super) struct Gemini;
 
@@ -33,26 +33,34 @@ impl Agent for Gemini {
     }
 
     fn signed_in(&self) -> Result<String, String> {
-        set_among(&["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"])
-            .or_else(|| {
-                let settings = std::fs::read_to_string(home_file(".gemini/settings.json")?).ok()?;
-                let settings: Value = serde_json::from_str(&settings).ok()?;
-                settings["security"]["auth"]["selectedType"]
-                    .as_str()
-                    .map(|t| format!("authentication `{t}` in its settings.json"))
-            })
-            .or_else(|| home_file(".gemini/oauth_creds.json").map(|_| "signed in".to_owned()))
-            .ok_or_else(|| {
-                "no sign-in found: run `gemini` once and log in, or set $GEMINI_API_KEY".to_owned()
-            })
+        set_among(&[
+            "GEMINI_API_KEY",
+            "GOOGLE_API_KEY",
+            "GOOGLE_GENAI_USE_VERTEXAI",
+        ])
+        .or_else(|| {
+            let settings = std::fs::read_to_string(home_file(".gemini/settings.json")?).ok()?;
+            let settings: Value = serde_json::from_str(&settings).ok()?;
+            settings["security"]["auth"]["selectedType"]
+                .as_str()
+                .map(|t| format!("authentication `{t}` in its settings.json"))
+        })
+        .or_else(|| home_file(".gemini/oauth_creds.json").map(|_| "signed in".to_owned()))
+        .ok_or_else(|| {
+            "no sign-in found: run `gemini` once and log in, or set $GEMINI_API_KEY".to_owned()
+        })
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-        let mut args: Vec<String> = ["--output-format=json", "--approval-mode=plan", "--skip-trust"]
-            .map(str::to_owned)
-            .into();
-        args.extend(session_and_model(turn, session));
-        args
+        headless_args(
+            &[
+                "--output-format=json",
+                "--approval-mode=plan",
+                "--skip-trust",
+            ],
+            turn,
+            session,
+        )
     }
 
     fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {

@@ -19,7 +19,7 @@
 use serde_json::Value;
 
 use super::ready::set_among;
-use super::{About, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 use crate::record::usage::Usd;
 
 pub(super) struct OpenCode;
@@ -62,13 +62,16 @@ impl Agent for OpenCode {
     }
 
     fn check_session(&self, id: &str) -> Result<(), String> {
-        let ok = id
-            .strip_prefix("ses_")
-            .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric()));
+        let ok = id.strip_prefix("ses_").is_some_and(|rest| {
+            !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric())
+        });
         if ok {
             Ok(())
         } else {
-            Err(format!("the session `{}` is not an OpenCode session (ses_…)", id.escape_debug()))
+            Err(format!(
+                "the session `{}` is not an OpenCode session (ses_…)",
+                id.escape_debug()
+            ))
         }
     }
 
@@ -87,7 +90,9 @@ impl Agent for OpenCode {
 
     fn env(&self, model: Option<&str>) -> Vec<String> {
         let config = config();
-        let model = model.or_else(|| config["model"].as_str()).unwrap_or_default();
+        let model = model
+            .or_else(|| config["model"].as_str())
+            .unwrap_or_default();
         let mut env: Vec<String> = self.about().env.iter().map(|v| (*v).to_owned()).collect();
         env.extend(provider_vars(model));
         env.extend(config_vars(&config.to_string()));
@@ -103,6 +108,14 @@ impl Agent for OpenCode {
             ("OPENCODE_PERMISSION", READ_ONLY.to_owned()),
             ("OPENCODE_DISABLE_PROJECT_CONFIG", "1".to_owned()),
         ]
+    }
+
+    fn live(&self, line: &str) -> Option<Live> {
+        let event: Value = serde_json::from_str(line.trim()).ok()?;
+        (event["type"] == "text")
+            .then(|| event["part"]["text"].as_str())
+            .flatten()
+            .map(|text| Live::Text(text.to_owned()))
     }
 
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
@@ -162,7 +175,9 @@ fn config() -> Value {
     let path = std::env::var_os("OPENCODE_CONFIG")
         .filter(|v| !v.is_empty())
         .map(std::path::PathBuf::from)
-        .or_else(|| agent_home("XDG_CONFIG_HOME", ".config").map(|d| d.join("opencode/opencode.json")));
+        .or_else(|| {
+            agent_home("XDG_CONFIG_HOME", ".config").map(|d| d.join("opencode/opencode.json"))
+        });
     path.and_then(|p| std::fs::read_to_string(p).ok())
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
@@ -174,7 +189,13 @@ pub(super) fn provider_vars(model: &str) -> Option<String> {
     let (provider, _) = model.split_once('/')?;
     let name: String = provider
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     (!name.is_empty()).then(|| format!("{name}_*"))
 }
@@ -199,11 +220,19 @@ mod tests {
 
     #[test]
     fn a_seat_is_given_the_variables_of_its_models_provider_and_of_its_config() {
-        assert_eq!(provider_vars("anthropic/claude-sonnet-4-5").as_deref(), Some("ANTHROPIC_*"));
-        assert_eq!(provider_vars("github-copilot/gpt-5").as_deref(), Some("GITHUB_COPILOT_*"));
+        assert_eq!(
+            provider_vars("anthropic/claude-sonnet-4-5").as_deref(),
+            Some("ANTHROPIC_*")
+        );
+        assert_eq!(
+            provider_vars("github-copilot/gpt-5").as_deref(),
+            Some("GITHUB_COPILOT_*")
+        );
         assert_eq!(provider_vars("no-provider"), None);
         assert_eq!(
-            config_vars(r#"{"provider":{"x":{"options":{"apiKey":"{env:MY_KEY}","h":"{env:$(x)}"}}}}"#),
+            config_vars(
+                r#"{"provider":{"x":{"options":{"apiKey":"{env:MY_KEY}","h":"{env:$(x)}"}}}}"#
+            ),
             ["MY_KEY"]
         );
     }
@@ -211,7 +240,13 @@ mod tests {
     #[test]
     fn a_session_is_opencodes_own() {
         assert!(OpenCode.check_session("ses_3f2a9c1bffe1AbCd").is_ok());
-        for bad in ["", "ses_", "--session", "ses_a/b", "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"] {
+        for bad in [
+            "",
+            "ses_",
+            "--session",
+            "ses_a/b",
+            "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        ] {
             assert!(OpenCode.check_session(bad).is_err(), "{bad}");
         }
     }
