@@ -219,6 +219,22 @@ fn gemini_plays_a_plan_mode_seat_and_resumes_it() {
     two_turns(Agent::Gemini, "gemini-seat-model", "0.61.0");
 }
 
+/// Without a model, Gemini CLI picks its own (with an API key, without asking its router); the
+/// seat records the one that answered.
+#[test]
+fn a_gemini_seat_without_a_model_records_the_one_that_answered() {
+    let server = ModelServer::start(script);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let played = try_seat(&project, &home, &["gemini", "--prompt", "first turn"]).ok();
+    let played = self::played(&played);
+    assert_eq!(played["text"], "gemini says: first turn");
+    let main = server.turns_of(Agent::Gemini);
+    assert_eq!(main.len(), 1);
+    assert!(main[0].model.starts_with("gemini-"), "{}", main[0].model);
+    assert_eq!(played["model"], main[0].model.as_str());
+}
+
 /// Some agents inline the file an `@path` of their prompt names (Claude Code, Qwen Code, Gemini
 /// CLI, from stdin too): a seat's prompt stays text, `@decorators`, addresses and `DEBATE@LINE`
 /// included.
