@@ -6,6 +6,9 @@
 With `ANVIL_AB_POSITIONS=1`, every phase ends with a position and two open points, as in the
 hook bench's positions case.
 
+It then times the no-debate path the same way: a stop of a session that drives no debate, in
+a project that has `.anvil/` (the hook's answer at the end of every turn of every session).
+
 `cargo bench --bench hook` times one build; on a machine that others share, two runs of it
 minutes apart differ by more than a small change does. This prepares one debate (3 rounds,
 ~7.5 KB phases, advanced to round 3's advocate, as the bench does), copies it once per sample
@@ -53,6 +56,15 @@ def stop_input(project, text):
     ).encode()
 
 
+def report(label, samples, before, after, wall, cpu):
+    for what, times in [("wall", wall), ("cpu (user+sys)", cpu)]:
+        b, a = statistics.median(times[before]), statistics.median(times[after])
+        print(
+            f"{label}, {what}, median of {samples}: before {b:.3f} ms, "
+            f"after {a:.3f} ms (after/before {a / b:.3f})"
+        )
+
+
 def main():
     before, after, anvil = (os.path.abspath(p) for p in sys.argv[1:4])
     samples = int(sys.argv[4]) if len(sys.argv) > 4 else 201
@@ -93,12 +105,36 @@ def main():
                 )
                 # Each stop records the phase and hands out the critic's prompt.
                 assert done.returncode == 0 and b"Critic" in done.stdout, done
-        for what, times in [("wall", wall), ("cpu (user+sys)", cpu)]:
-            b, a = statistics.median(times[before]), statistics.median(times[after])
-            print(
-                f"mid-debate phase, {what}, median of {samples}: before {b:.3f} ms, "
-                f"after {a:.3f} ms (after/before {a / b:.3f})"
-            )
+        report("mid-debate phase", samples, before, after, wall, cpu)
+
+        # The no-debate path: one project, stops of a session bound to nothing.
+        quiet = os.path.join(work, "quiet")
+        os.makedirs(quiet)
+        subprocess.run([anvil, "init"], cwd=quiet, capture_output=True, check=True)
+        data = json.dumps(
+            {
+                "session_id": "7f0e1d2c-3b4a-4596-8877-665544332211",
+                "cwd": quiet,
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+                "last_assistant_message": "Nothing to do with a debate.",
+            }
+        ).encode()
+        wall = {before: [], after: []}
+        cpu = {before: [], after: []}
+        for i in range(samples):
+            order = [before, after] if i % 2 == 0 else [after, before]
+            for program in order:
+                used = resource.getrusage(resource.RUSAGE_CHILDREN)
+                began = time.perf_counter()
+                done = subprocess.run([program, "stop"], cwd=quiet, input=data, capture_output=True)
+                wall[program].append((time.perf_counter() - began) * 1000)
+                now = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[program].append(
+                    (now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime) * 1000
+                )
+                assert done.returncode == 0, done
+        report("no-debate path", samples, before, after, wall, cpu)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

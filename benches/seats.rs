@@ -1,14 +1,16 @@
-//! Speed of seated debates: what anvil itself costs per phase played by another agent, and
-//! independent openings drafted at once.
+//! Speed of seated debates: what anvil itself costs per phase played by another agent, for
+//! every agent, and independent openings drafted at once.
 //!
-//! `cargo bench --bench seats`. The real Codex CLI (node_modules/.bin, `npm install`) plays
-//! every seat against the scripted model server of the end-to-end tests, which answers each
-//! request after a fixed delay. anvil's own cost is the run's wall time less the time spent
-//! inside the agent's processes (each phase's `Anvil-Duration-Ms`: for Codex, the wall time
-//! of its process as anvil measured it), shared out over the phases.
+//! `cargo bench --bench seats` (`ANVIL_BENCH_AGENTS=gemini,opencode` for some agents only).
+//! The real agent CLIs (node_modules/.bin, `npm install`) play every seat of a 3-round debate
+//! against the scripted model server of the end-to-end tests, which answers each request after
+//! a fixed delay. Each agent runs behind a small wrapper that notes when its process started
+//! and ended; anvil's own cost is the run's wall time less the time inside the agents'
+//! processes, shared out over the phases (the agents' own reports of a turn's duration leave
+//! out their start, so the record's `Anvil-Duration-Ms` would count it as anvil's).
 //!
 //! Targets: anvil's own cost per external phase at most 5 % of a 3-round seated run's wall
-//! time; with `--independent`, round 1 at most 1.2 times its slowest seat.
+//! time, for every agent; with `--independent`, round 1 at most 1.2 times its slowest seat.
 
 #[allow(dead_code)]
 #[path = "../tests/it/support"]
@@ -36,13 +38,19 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// `anvil ARGS` with every agent pointed at the server; its wall time.
-fn run(project: &Project, home: &AgentsHome, args: &[&str]) -> (Run, Duration) {
+/// `anvil ARGS` with every agent pointed at the server (and `env` besides); its wall time.
+fn run(
+    project: &Project,
+    home: &AgentsHome,
+    args: &[&str],
+    env: &[(String, String)],
+) -> (Run, Duration) {
     let began = Instant::now();
     let out = project
         .command(args)
         .env_clear()
         .envs(home.env())
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("run anvil");
     let run = Run::from_output(out).ok();
@@ -85,12 +93,103 @@ fn stamp(stderr: &str, what: &str) -> f64 {
         .unwrap()
 }
 
+/// A program that runs `agent` and notes, in `log`, when each turn began and ended
+/// (nanoseconds, one line each). A `--version` is not noted: anvil asks it of some agents once
+/// per run, and it counts as anvil's own cost.
+fn timed(dir: &std::path::Path, agent: &str, log: &std::path::Path) -> std::path::PathBuf {
+    let real = support::agents::node_bin_dir().join(agent);
+    let wrapper = dir.join(format!("timed-{agent}"));
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && exec '{real}' \"$@\"\ndate +%s%N >> '{log}'\n'{real}' \"$@\"\nrc=$?\ndate +%s%N >> '{log}'\nexit $rc\n",
+            log = log.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wrapper
+}
+
+/// The seconds spent inside the agent's turns, from its wrapper's log.
+fn inside(log: &std::path::Path) -> f64 {
+    let stamps: Vec<u128> = std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    stamps
+        .chunks(2)
+        .filter(|pair| pair.len() == 2)
+        .map(|pair| (pair[1] - pair[0]) as f64 / 1e9)
+        .sum()
+}
+
 fn main() {
     let server = ModelServer::start(|turn| match find_tag(&turn.latest_user_text) {
         Some(tag) => Reply::text(phase_text(&tag)).delayed(DELAY),
         None => Reply::text("ok"),
     });
     let home = AgentsHome::new(&server);
+    let wanted = std::env::var("ANVIL_BENCH_AGENTS").ok();
+    let agents = [
+        ("claude", "claude:bench-model"),
+        ("codex", "codex:bench-model"),
+        ("copilot", "copilot:bench-model"),
+        ("qwen", "qwen:bench-model"),
+        ("gemini", "gemini:bench-model"),
+        ("opencode", "opencode:scripted/opencode-seat-model"),
+    ];
+    let wrappers = tempfile::tempdir().unwrap();
+
+    // A 3-round seated run: 7 phases, each a process of the agent.
+    for (agent, seat) in agents {
+        if wanted
+            .as_deref()
+            .is_some_and(|w| !w.split(',').any(|a| a == agent))
+        {
+            continue;
+        }
+        let seats: Vec<String> = ["advocate", "critic", "synthesizer"]
+            .iter()
+            .flat_map(|role| ["--seat".to_owned(), format!("{role}={seat}")])
+            .collect();
+        let (mut walls, mut own_per_phase, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for sample in 0..SAMPLES {
+            let project = Project::new();
+            let log = wrappers.path().join(format!("{agent}-{sample}.log"));
+            let program = timed(wrappers.path(), agent, &log);
+            let env = [(
+                format!("ANVIL_{}_BIN", agent.to_uppercase()),
+                program.display().to_string(),
+            )];
+            let mut args = vec!["run", "Should we adopt GraphQL?", "--rounds", "3"];
+            args.extend(seats.iter().map(String::as_str));
+            let (ran, wall) = run(&project, &home, &args, &env);
+            let phases = durations(&project);
+            assert_eq!(phases.len(), 7, "{agent}: {phases:?}\n{}", ran.describe());
+            let wall = wall.as_secs_f64();
+            let own = (wall - inside(&log)) / phases.len() as f64;
+            walls.push(wall);
+            own_per_phase.push(own);
+            ratios.push(own / wall);
+        }
+        println!(
+            "{agent}: 3-round seated run (7 phases, model delay {} ms): wall {:.2} s; anvil's own cost per phase {:.0} ms = {:.2} % of the run (target <= 5 %)",
+            DELAY.as_millis(),
+            median(walls),
+            median(own_per_phase) * 1000.0,
+            median(ratios) * 100.0
+        );
+    }
+    if wanted
+        .as_deref()
+        .is_some_and(|w| !w.split(',').any(|a| a == "codex"))
+    {
+        return;
+    }
     let seats = [
         "--seat",
         "advocate=codex:bench-model",
@@ -99,30 +198,6 @@ fn main() {
         "--seat",
         "synthesizer=codex:bench-model",
     ];
-
-    // A 3-round seated run: 7 phases, each a Codex process.
-    let (mut walls, mut own_per_phase, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..SAMPLES {
-        let project = Project::new();
-        let mut args = vec!["run", "Should we adopt GraphQL?", "--rounds", "3"];
-        args.extend(seats);
-        let (_, wall) = run(&project, &home, &args);
-        let phases = durations(&project);
-        assert_eq!(phases.len(), 7, "{phases:?}");
-        let agents: f64 = phases.iter().map(|(_, ms)| ms).sum::<f64>() / 1000.0;
-        let wall = wall.as_secs_f64();
-        let own = (wall - agents) / phases.len() as f64;
-        walls.push(wall);
-        own_per_phase.push(own);
-        ratios.push(own / wall);
-    }
-    println!(
-        "3-round seated run (7 Codex phases, model delay {} ms): wall {:.2} s; anvil's own cost per phase {:.0} ms = {:.2} % of the run (target <= 5 %)",
-        DELAY.as_millis(),
-        median(walls),
-        median(own_per_phase) * 1000.0,
-        median(ratios) * 100.0
-    );
 
     // Independent openings: round 1 against its slowest seat.
     let (mut rounds, mut slowest, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
@@ -136,7 +211,7 @@ fn main() {
             "--independent",
         ];
         args.extend(seats);
-        let (run, _) = run(&project, &home, &args);
+        let (run, _) = run(&project, &home, &args, &[]);
         let round1 = stamp(&run.stderr, "synthesis") - stamp(&run.stderr, "openings drafted blind");
         let phases = durations(&project);
         let slow = phases

@@ -205,8 +205,9 @@ pub fn start(app: &App, req: NewDebate) -> Result<Value, ApiError> {
     };
     // Bound to a session nobody runs until the headless run takes it over with its own.
     let holder = anvil_core::agent::new_session_id();
-    let (started, _) = crate::commands::start::create(&ctx, &app.home, form.debate, Some(&holder))
-        .map_err(ApiError::from_cli)?;
+    let (started, config_seats) =
+        crate::commands::start::create(&ctx, &app.home, form.debate, Some(&holder))
+            .map_err(ApiError::from_cli)?;
     let line = started.line;
     let run = super::runs::launch(app, &line).map_err(|e| {
         ApiError::new(
@@ -225,6 +226,8 @@ pub fn start(app: &App, req: NewDebate) -> Result<Value, ApiError> {
         "pid": run.pid,
         "log": run.log,
         "message": "started — running headless; its phases appear as they are recorded",
+        // The seats the project's config chose beside the form's, said as at the terminal.
+        "config_seats": config_seats,
     }))
 }
 

@@ -12,6 +12,7 @@ mod e2e_options;
 mod e2e_plugin;
 mod e2e_positions;
 mod e2e_run;
+mod e2e_seat_agents;
 mod e2e_seat_edges;
 mod e2e_seats;
 mod e2e_serve;

@@ -204,6 +204,87 @@ fn server_answers_plain_json_sse_count_tokens_and_unknown_paths() {
 }
 
 #[test]
+fn server_speaks_geminis_api_and_fills_the_schemas_of_its_side_calls() {
+    let server = ModelServer::start(|turn| {
+        Reply::text_and_tool_use(
+            format!("heard {}", turn.latest_user_text),
+            "read_file",
+            json!({"file_path": "a.txt"}),
+        )
+    });
+    let turn = json!({
+        "contents": [
+            {"role": "user", "parts": [{"text": "see debate\\@main"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "glob", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "glob",
+                                                              "response": {"output": "a.txt"}}}]}
+        ],
+        "systemInstruction": {"parts": [{"text": "You are Gemini."}]},
+        "tools": [{"functionDeclarations": [{"name": "read_file"}, {"name": "glob"}]}]
+    });
+    let (status, body) = http(
+        server.port(),
+        "POST",
+        "/v1beta/models/g-model:streamGenerateContent?alt=sse",
+        &turn.to_string(),
+    );
+    assert!(status.contains("200"), "{status}");
+    let event: serde_json::Value =
+        serde_json::from_str(body.trim().strip_prefix("data: ").unwrap()).unwrap();
+    let parts = &event["candidates"][0]["content"]["parts"];
+    assert_eq!(parts[0]["text"], "heard see debate@main");
+    assert_eq!(parts[1]["functionCall"]["name"], "read_file");
+    assert!(event["usageMetadata"]["promptTokenCount"].as_u64().unwrap() > 0);
+
+    // Its side calls ask for JSON by schema: the router's score, the next speaker, the loop
+    // check's confidence.
+    let side = json!({
+        "contents": [{"role": "user", "parts": [{"text": "classify"}]}],
+        "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {
+            "type": "object", "properties": {
+                "complexity_reasoning": {"type": "string"},
+                "complexity_score": {"type": "integer"},
+                "next_speaker": {"type": "string", "enum": ["model", "user"]},
+                "unproductive_state_confidence": {"type": "number"}
+            }}}
+    });
+    let (_, body) = http(
+        server.port(),
+        "POST",
+        "/v1beta/models/g-model:generateContent",
+        &side.to_string(),
+    );
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let filled: serde_json::Value = serde_json::from_str(
+        answer["candidates"][0]["content"]["parts"][0]["text"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        filled,
+        json!({"complexity_reasoning": "scripted", "complexity_score": 1,
+               "next_speaker": "user", "unproductive_state_confidence": 0})
+    );
+
+    let turns = server.requests();
+    assert_eq!(turns.len(), 2);
+    assert_eq!(turns[0].model, "g-model");
+    assert_eq!(
+        turns[0].tool_results(),
+        vec![(
+            "glob".to_owned(),
+            json!({"output": "a.txt"}).to_string(),
+            false
+        )]
+    );
+    assert_eq!(turns[0].system_text(), "You are Gemini.");
+    assert_eq!(turns[0].tool_names(), ["read_file", "glob"]);
+    assert!(!turns[1].is_main());
+    assert_eq!(server.main_turns().len(), 1);
+}
+
+#[test]
 fn a_spawned_claude_can_be_killed_mid_request_and_runs_time_out() {
     let server =
         ModelServer::start(|_| Reply::text("late").delayed(std::time::Duration::from_secs(30)));

@@ -130,6 +130,11 @@ fn assert_unwritten(project: &Path) {
 /// One agent: a read-only turn with tool calls, then a resumed second turn; the figures it
 /// reports are the ones the server sent.
 fn two_turns(agent: Agent, model: &str, version: &str) {
+    two_turns_at(agent, model, model, version);
+}
+
+/// [`two_turns`], for an agent whose seat names `model` and whose API is sent `api_model`.
+fn two_turns_at(agent: Agent, model: &str, api_model: &str, version: &str) {
     let server = ModelServer::start(script);
     let home = AgentsHome::new(&server);
     let project = Project::new();
@@ -170,7 +175,7 @@ fn two_turns(agent: Agent, model: &str, version: &str) {
 
     let turns = server.turns_of(agent);
     assert_eq!(turns.len(), 3, "tool calls, their results, the second turn");
-    assert!(turns.iter().all(|t| t.model == model));
+    assert!(turns.iter().all(|t| t.model == api_model));
     assert!(
         turns[2]
             .all_user_text()
@@ -209,9 +214,30 @@ fn qwen_plays_a_plan_mode_seat_and_resumes_it() {
     two_turns(Agent::Qwen, "qwen-seat-model", "0.24.4");
 }
 
-/// Some agents inline the file an `@path` of their prompt names (Claude Code, Qwen Code, from
-/// stdin too):
-/// a seat's prompt stays text, `@decorators`, addresses and `DEBATE@LINE` included.
+#[test]
+fn gemini_plays_a_plan_mode_seat_and_resumes_it() {
+    two_turns(Agent::Gemini, "gemini-seat-model", "0.61.0");
+}
+
+/// Without a model, Gemini CLI picks its own (with an API key, without asking its router); the
+/// seat records the one that answered.
+#[test]
+fn a_gemini_seat_without_a_model_records_the_one_that_answered() {
+    let server = ModelServer::start(script);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let played = try_seat(&project, &home, &["gemini", "--prompt", "first turn"]).ok();
+    let played = self::played(&played);
+    assert_eq!(played["text"], "gemini says: first turn");
+    let main = server.turns_of(Agent::Gemini);
+    assert_eq!(main.len(), 1);
+    assert!(main[0].model.starts_with("gemini-"), "{}", main[0].model);
+    assert_eq!(played["model"], main[0].model.as_str());
+}
+
+/// Some agents inline the file an `@path` of their prompt names (Claude Code, Qwen Code, Gemini
+/// CLI, from stdin too): a seat's prompt stays text, `@decorators`, addresses and `DEBATE@LINE`
+/// included.
 fn an_at_path_stays_text(agent: Agent, seat: &str) {
     let server = ModelServer::start(script);
     let home = AgentsHome::new(&server);
@@ -242,6 +268,16 @@ fn an_at_path_stays_text(agent: Agent, seat: &str) {
 }
 
 #[test]
+fn an_at_path_in_a_gemini_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::Gemini, "gemini:gemini-seat-model");
+}
+
+#[test]
+fn an_at_path_in_an_opencode_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::OpenCode, "opencode:scripted/opencode-seat-model");
+}
+
+#[test]
 fn an_at_path_in_a_qwen_seats_prompt_stays_text() {
     an_at_path_stays_text(Agent::Qwen, "qwen:qwen-seat-model");
 }
@@ -259,6 +295,16 @@ fn an_at_path_in_a_copilot_seats_prompt_stays_text() {
 #[test]
 fn an_at_path_in_a_codex_seats_prompt_stays_text() {
     an_at_path_stays_text(Agent::Codex, "codex:codex-seat-model");
+}
+
+#[test]
+fn opencode_plays_a_read_only_seat_and_resumes_it() {
+    two_turns_at(
+        Agent::OpenCode,
+        "scripted/opencode-seat-model",
+        "opencode-seat-model",
+        "1.18.33",
+    );
 }
 
 #[test]
@@ -359,6 +405,8 @@ fn anvil_seats_lists_the_agents_their_versions_and_whether_each_runs_headless() 
             ("codex".to_owned(), "0.169.0".to_owned(), true),
             ("copilot".to_owned(), "1.0.102".to_owned(), true),
             ("qwen".to_owned(), "0.24.4".to_owned(), true),
+            ("gemini".to_owned(), "0.61.0".to_owned(), true),
+            ("opencode".to_owned(), "1.18.33".to_owned(), true),
         ]
     );
     // The same, in `anvil doctor`; and an agent that is not there is a note, not a failure.

@@ -387,3 +387,28 @@ fn the_seats_a_committed_config_chose_are_named_when_a_debate_starts() {
         slash.stdout
     );
 }
+
+#[test]
+fn a_host_that_cannot_be_started_is_said_to_be_missing_only_when_it_is() {
+    let project = Project::new();
+    let unrunnable = project.path().join("claude-not-executable");
+    std::fs::write(&unrunnable, "not a program\n").unwrap();
+    let mut shown = String::new();
+    for claude in [
+        unrunnable.as_path(),
+        std::path::Path::new("/nonexistent/claude"),
+    ] {
+        let claude = claude.display().to_string();
+        let args = [
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "1",
+            "--claude",
+            &claude,
+        ];
+        let run = Run::from_output(project.command(&args).output().expect("run anvil"));
+        shown.push_str(&Filters::of(&project).run(&format!("anvil {}", args.join(" ")), &run));
+    }
+    insta::assert_snapshot!("host_cannot_start", shown);
+}

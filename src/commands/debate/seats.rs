@@ -129,6 +129,7 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         .unwrap_or_default();
     let turn = agent::Turn {
         pass_env: config.seat_env(),
+        watch: None,
         cwd: &ctx.cwd,
         prompt: &args.prompt,
         resume: args.resume.as_deref(),

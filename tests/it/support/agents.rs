@@ -1,9 +1,10 @@
-//! The other agents' CLIs — Codex CLI, Copilot CLI, Qwen Code — run for real against the
-//! scripted [`ModelServer`], each configured in a temporary `HOME` the way a person would
-//! configure it, and never logged in anywhere.
+//! The other agents' CLIs — Codex CLI, Copilot CLI, Qwen Code, Gemini CLI, OpenCode — run for
+//! real against the scripted [`ModelServer`], each configured in a temporary `HOME` the way a
+//! person would configure it, and never logged in anywhere.
 //!
-//! The binaries are `node_modules/.bin/{codex,copilot,qwen}` at the repository root (pinned in
-//! package.json, installed by `npm install`); a test fails, never skips, when one is missing.
+//! The binaries are `node_modules/.bin/{codex,copilot,qwen,gemini,opencode}` at the repository
+//! root (pinned in package.json, installed by `npm install`); a test fails, never skips, when
+//! one is missing.
 //!
 //! [`AgentsHome`] is one temporary `HOME` that points all of them (and Claude Code) at one
 //! server:
@@ -38,7 +39,30 @@
 //!   (`result` text, `duration_ms`, `is_error`; its `usage` adds the background memory
 //!   request's tokens). `--session-id UUID` names a session, `--resume UUID` continues it
 //!   (transcript `~/.qwen/projects/<slug>/chats/<id>.jsonl`). `--approval-mode plan` offers
-//!   no writing tool and refuses one called anyway ("permission was declined").
+//!   no writing tool and refuses one called anyway ("permission was declined"). A piped stdin
+//!   is a prompt without `-p`. It inlines any `@path` of a prompt, from stdin too, unless
+//!   written `\@` (which reaches the model as it is).
+//! - Gemini CLI 0.61.0: `GOOGLE_GEMINI_BASE_URL` (the server's root), `GEMINI_API_KEY` and
+//!   `~/.gemini/settings.json` choosing `gemini-api-key`, with one attempt per request, no
+//!   usage statistics and no auto-update. A piped stdin is a prompt without `-p`; it inlines
+//!   any `@path` there too (`DEBATE@LINE` included) unless written `\@`. `-o json` prints one
+//!   object: `session_id`, `response`, `stats.models.MODEL.tokens` (`prompt`, `cached`,
+//!   `candidates`, `thoughts`, …). `--approval-mode plan` offers `read_file`, `glob`,
+//!   `grep_search`, `list_directory`, `google_web_search`, a plan's `write_file` and `replace`
+//!   (a `write_file` into the project is refused: "Tool execution denied by policy. You are in
+//!   Plan Mode") and no `run_shell_command`. Before each turn's prompt it sends a
+//!   `<session_context>` of its own (date, folders).
+//! - OpenCode 1.18.33: `~/.config/opencode/opencode.json` with a `scripted` provider
+//!   (`@ai-sdk/openai-compatible`, `baseURL`, `apiKey` `{env:SCRIPTED_API_KEY}`, the models of
+//!   [`OPENCODE_MODELS`]) and `model`; `OPENCODE_DISABLE_MODELS_FETCH`,
+//!   `OPENCODE_DISABLE_AUTOUPDATE`. `User-Agent: opencode/…`. `opencode run --format json`
+//!   prints `step_start`, `text` (`part.text`), `tool_use`, `step_finish` (`part.tokens`:
+//!   `input` without the cached part, `output`, `reasoning`, `cache.read`, `cache.write`;
+//!   `part.cost`), each with `sessionID` (`ses_…`); no event names the model. A message given
+//!   as an argument reaches the model quoted (`"hello there"`); stdin stays as it is. With
+//!   `OPENCODE_PERMISSION` denying edit and bash, the tools are not offered at all (a call to
+//!   one is answered "Model tried to call unavailable tool 'bash'"); `--session=ses_…`
+//!   resumes. A turn takes 6 to 30 s on a shared machine.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -13,8 +13,9 @@
 //!   `usageMetadata`: `promptTokenCount`, `candidatesTokenCount`, `cachedContentTokenCount`).
 //! - `POST /v1beta/models/MODEL:generateContent` for side calls that ask for JSON by schema
 //!   (`generationConfig.responseJsonSchema` or `responseSchema`): its model router (a
-//!   `complexity_score`, skipped when `-m` names a model), its check of whether the model
-//!   speaks next (`next_speaker`), and after many turns its loop check (`…_confidence`). They
+//!   `complexity_score`; not asked with an API key and none was seen here, with or without
+//!   `-m`), its check of whether the model speaks next (`next_speaker`), and after many turns
+//!   its loop check (`…_confidence`). A turn without `-m` goes to its default model. They
 //!   are side requests here, answered with the schema filled: numbers 1 (a confidence 0),
 //!   `next_speaker` `user`, an enum's first value, strings `scripted`.
 

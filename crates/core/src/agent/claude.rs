@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::{About, Agent, Played, Ran, Tokens, Turn, session_and_model};
 use super::ready::{home_file, set_among};
+use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 use crate::record::usage::Usd;
 
 pub(super) struct Claude;
@@ -59,11 +59,11 @@ impl Agent for Claude {
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-        let mut args: Vec<String> = ["-p", "--output-format=json", "--permission-mode=plan"]
-            .map(str::to_owned)
-            .into();
-        args.extend(session_and_model(turn, session));
-        args
+        headless_args(
+            &["-p", "--output-format=json", "--permission-mode=plan"],
+            turn,
+            session,
+        )
     }
 
     fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {

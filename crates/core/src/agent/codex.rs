@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{About, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
 use super::ready::set_among;
+use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 
 pub(super) struct Codex;
 
@@ -21,7 +21,13 @@ impl Agent for Codex {
             name: "codex",
             title: "Codex CLI",
             allowed: "`--sandbox read-only`: commands run, nothing written",
-            env: &["CODEX_*", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT"],
+            env: &[
+                "CODEX_*",
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "OPENAI_ORGANIZATION",
+                "OPENAI_PROJECT",
+            ],
             env_more: "the variable each model provider of its `config.toml` names in `env_key`",
         }
     }
@@ -87,6 +93,14 @@ impl Agent for Codex {
             .map(|v| (*v).to_owned())
             .chain(keys.filter(|k| super::env::check_pattern(k).is_ok() && !k.ends_with('*')))
             .collect()
+    }
+
+    fn live(&self, line: &str) -> Option<Live> {
+        let event: Value = serde_json::from_str(line.trim()).ok()?;
+        (event["type"] == "item.completed" && event["item"]["type"] == "agent_message")
+            .then(|| event["item"]["text"].as_str())
+            .flatten()
+            .map(|text| Live::Text(text.to_owned()))
     }
 
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {

@@ -9,8 +9,8 @@
 
 use serde_json::Value;
 
-use super::{About, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl, session_and_model};
 use super::ready::set_among;
+use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, headless_args, jsonl};
 
 pub(super) struct Copilot;
 
@@ -43,11 +43,20 @@ impl Agent for Copilot {
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-        let mut args: Vec<String> = ["--output-format=json", "--allow-all-tools", "--mode=plan"]
-            .map(str::to_owned)
-            .into();
-        args.extend(session_and_model(turn, session));
-        args
+        headless_args(
+            &["--output-format=json", "--allow-all-tools", "--mode=plan"],
+            turn,
+            session,
+        )
+    }
+
+    fn live(&self, line: &str) -> Option<Live> {
+        let event: Value = serde_json::from_str(line.trim()).ok()?;
+        (event["type"] == "assistant.message")
+            .then(|| event["data"]["content"].as_str())
+            .flatten()
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| Live::Text(text.to_owned()))
     }
 
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {

@@ -11,14 +11,15 @@
 //! `--seat`'s help, `anvil seats`, the error messages and `docs/agents.md` are made.
 //!
 //! The trait is the seat side of an agent. What else an agent can do fits beside it, in the
-//! same file, as an optional capability the runner and the hosts ask for (a default method
-//! answering `None`), so that none of the trait's users changes when one arrives: an agent
-//! that hosts a debate (its hook input, how the next prompt goes back, its cap, transcript
-//! and install); an agent whose output can be read while its turn runs (its events as they
-//! arrive). An agent whose turn anvil plays itself (a model behind an HTTP endpoint, no CLI)
-//! is an agent whose [`Agent::program`] is the `anvil` binary with a subcommand that reads
-//! the turn and prints JSON: the runner treats it like any other program, and its HTTP
-//! client stays out of the hook's binary.
+//! same file, as an optional capability (a default method answering `None`), so that none of
+//! the trait's users changes when one arrives. An agent whose output is a stream of events
+//! says what each line holds ([`Agent::live`]); the runner hands it, as the turn runs, to
+//! whoever watches ([`Turn::watch`]: `anvil run` showing a phase live). An agent that hosts a
+//! debate will say, the same way, how its hook input is read, how the next prompt goes back,
+//! its cap, its transcript and its install. An agent whose turn anvil plays itself (a model
+//! behind an HTTP endpoint, no CLI) is an agent whose [`Agent::program`] is the `anvil`
+//! binary with a subcommand that reads the turn on stdin and prints JSON: the runner treats
+//! it like any other program, and its HTTP client stays out of the hook's binary.
 //!
 //! anvil never writes another agent's configuration: each runs as the person configured it
 //! (login, provider, base URL), with only what a headless, read-only turn needs on its
@@ -41,22 +42,25 @@ pub use guard::{GUARD_WORD, guard};
 pub use ready::{Readiness, check, check_all};
 pub use run::{Ran, play, version};
 
-/// The agents, each in its own file, listed once: `file::Type`, in the order people see them.
-/// Adding an agent is its file and its line here.
-macro_rules! agents {
-    ($($file:ident::$agent:ident),* $(,)?) => {
-        $(mod $file;)*
-        /// Every agent anvil can seat, in the order of `--help`, `anvil seats` and the docs.
-        pub static AGENTS: &[&dyn Agent] = &[$(&$file::$agent),*];
-    };
-}
+// The agents, one file each. (Declared here, not by a macro that also lists them: rustfmt
+// formats only the modules it sees declared.)
+mod claude;
+mod codex;
+mod copilot;
+mod gemini;
+mod opencode;
+mod qwen;
 
-agents! {
-    claude::Claude,
-    codex::Codex,
-    copilot::Copilot,
-    qwen::Qwen,
-}
+/// Every agent anvil can seat, in the order of `--help`, `anvil seats` and the docs: the one
+/// list. Adding an agent is its file, its `mod` line above and its line here.
+pub static AGENTS: &[&dyn Agent] = &[
+    &claude::Claude,
+    &codex::Codex,
+    &copilot::Copilot,
+    &qwen::Qwen,
+    &gemini::Gemini,
+    &opencode::OpenCode,
+];
 
 /// The agent `anvil run` hosts a debate in (`claude -p`), which also drafts a blind opening for
 /// a role without a seat.
@@ -158,10 +162,25 @@ pub trait Agent: Sync + Send {
         self.about().env.iter().map(|v| (*v).to_owned()).collect()
     }
 
+    /// The model a turn that names none plays with, from the agent's own settings, for an
+    /// agent whose output does not say which model answered (the runner records the turn's
+    /// model, else this one).
+    fn default_model(&self) -> Option<String> {
+        None
+    }
+
     /// Variables anvil sets for its turn whatever the environment holds: what keeps it
     /// headless, read-only and quiet where no flag does.
     fn sets(&self) -> Vec<(&'static str, String)> {
         Vec::new()
+    }
+
+    /// What one line of its output says of the turn, read as it arrives, for an agent whose
+    /// output is a stream of events: `anvil run` can show a phase while it is played. `None`
+    /// for a line that says nothing a person would read, and for an agent that prints its
+    /// result once, at the end.
+    fn live(&self, _line: &str) -> Option<Live> {
+        None
     }
 
     /// Reads the turn's result from what the agent printed and wrote. `session` is the one
@@ -219,8 +238,17 @@ impl std::hash::Hash for dyn Agent {
     }
 }
 
+/// What an agent said while its turn runs ([`Agent::live`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Live {
+    /// A piece of its reply: a message it finished (the agents that stream events say each
+    /// message whole).
+    Text(String),
+}
+
 /// One turn to play.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Turn<'a> {
     /// The project: the agent reads it, never changes it.
     pub cwd: &'a std::path::Path,
@@ -233,6 +261,9 @@ pub struct Turn<'a> {
     pub role: &'a str,
     /// What the config passes to a seat beside what its agent reads (`[seats] env`).
     pub pass_env: &'a [String],
+    /// Handed what the agent says while its turn runs ([`Agent::live`]), when someone shows
+    /// it.
+    pub watch: Option<&'a (dyn Fn(Live) + Sync)>,
     /// The program that guards the agent ([`guard`]): the running anvil binary, whose
     /// `seat-guard` mode kills the agent's whole process group when this process ends, however
     /// it ends. `None` runs the agent directly (it then outlives a killed caller).
@@ -324,11 +355,11 @@ impl SeatError {
     }
 }
 
-/// The arguments that name a turn's session and its model, as most agents take them:
-/// `--resume=ID` for a session resumed, `--session-id=ID` for a new one that anvil names,
+/// The arguments of a headless turn as most agents take them: `flags`, then `--resume=ID` for
+/// a session resumed or `--session-id=ID` for a new one that anvil names, and
 /// `--model=MODEL`. Each value is glued to its flag, where no agent reads it as an option.
-pub(crate) fn session_and_model(turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-    let mut args = Vec::new();
+pub(crate) fn headless_args(flags: &[&str], turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
+    let mut args: Vec<String> = flags.iter().map(|f| (*f).to_owned()).collect();
     match (turn.resume, session) {
         (Some(id), _) => args.push(format!("--resume={id}")),
         (None, Some(id)) => args.push(format!("--session-id={id}")),
@@ -409,17 +440,21 @@ mod tests {
         assert_eq!(seen.len(), AGENTS.len(), "each agent once");
     }
 
-    /// Adding an agent is one file plus one line: each file of this room that implements
-    /// [`Agent`] is named for its agent and is in [`AGENTS`], and each agent of the list has
-    /// its file.
+    /// Adding an agent is its file and its two lines in this one: each file of this room that
+    /// implements [`Agent`] is named for its agent and is in [`AGENTS`], and each agent of the
+    /// list has its file.
     #[test]
-    fn each_agent_is_one_file_and_one_line_of_the_list() {
+    fn each_agent_is_its_file_and_its_line_in_the_list() {
         let room = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent");
         let mut files: Vec<String> = std::fs::read_dir(&room)
             .unwrap()
             .flatten()
             .filter(|e| {
-                std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("impl Agent for "))
+                // An agent outside the file's tests.
+                std::fs::read_to_string(e.path()).is_ok_and(|t| {
+                    let code = t.split("#[cfg(test)]").next().unwrap_or_default();
+                    code.contains("impl Agent for ")
+                })
             })
             .map(|e| {
                 e.file_name()

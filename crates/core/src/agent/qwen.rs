@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::{About, Agent, Played, Ran, Tokens, Turn, session_and_model};
 use super::ready::home_file;
+use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 
 pub(super) struct Qwen;
 
@@ -38,11 +38,11 @@ impl Agent for Qwen {
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-        let mut args: Vec<String> = ["--output-format=json", "--approval-mode=plan"]
-            .map(str::to_owned)
-            .into();
-        args.extend(session_and_model(turn, session));
-        args
+        headless_args(
+            &["--output-format=json", "--approval-mode=plan"],
+            turn,
+            session,
+        )
     }
 
     fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {

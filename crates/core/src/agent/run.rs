@@ -72,7 +72,19 @@ pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatEr
         env,
         stdin: agent.prompt_as_text(turn.prompt).as_bytes().to_vec(),
     };
-    let ran = match run(&launch, turn.timeout, turn.guard) {
+    let live = turn.watch.map(|watch| {
+        move |line: &str| {
+            if let Some(said) = agent.live(line) {
+                watch(said);
+            }
+        }
+    });
+    let ran = match run(
+        &launch,
+        turn.timeout,
+        turn.guard,
+        live.as_ref().map(|f| f as &dyn Fn(&str)),
+    ) {
         Ok(ran) => ran,
         Err(Spawn(reason)) => {
             return Err(SeatError::Missing {
@@ -109,6 +121,11 @@ pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatEr
     match read {
         Ok(played) if !played.text.trim().is_empty() => Ok(Played {
             agent_version: played.agent_version.or_else(|| cached_version(agent)),
+            // What the agent says answered, else what was asked for.
+            model: played
+                .model
+                .or_else(|| turn.model.map(str::to_owned))
+                .or_else(|| agent.default_model()),
             duration_ms: if played.duration_ms == 0 {
                 ran.duration.as_millis() as u64
             } else {
@@ -161,8 +178,14 @@ enum RunError {
 use RunError::{Spawn, TimedOut};
 
 /// Runs `launch` in a process group of its own, to its end or its timeout; through the
-/// guard program `guard` (this binary, in its `seat-guard` mode) when given.
-fn run(launch: &Launch, timeout: Duration, guard: Option<&Path>) -> Result<Ran, RunError> {
+/// guard program `guard` (this binary, in its `seat-guard` mode) when given. `watch` is
+/// handed each line of its stdout as it arrives.
+fn run(
+    launch: &Launch,
+    timeout: Duration,
+    guard: Option<&Path>,
+    watch: Option<&dyn Fn(&str)>,
+) -> Result<Ran, RunError> {
     use std::os::unix::process::CommandExt;
     let mut command = match guard {
         Some(guard) => guarded(launch, guard),
@@ -200,10 +223,32 @@ fn run(launch: &Launch, timeout: Duration, guard: Option<&Path>) -> Result<Ran, 
             String::from_utf8_lossy(&bytes).into_owned()
         })
     };
-    let stdout = reader(Box::new(child.stdout.take().expect("piped")));
+    let (lines, heard) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().expect("piped");
+    // Line by line, each handed on while the turn runs, when someone watches it.
+    let stdout = match watch {
+        Some(_) => std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let mut stdout = std::io::BufReader::new(stdout);
+            let mut line = Vec::new();
+            while matches!(std::io::BufRead::read_until(&mut stdout, b'\n', &mut line), Ok(n) if n > 0)
+            {
+                let _ = lines.send(String::from_utf8_lossy(&line).into_owned());
+                all.append(&mut line);
+            }
+            String::from_utf8_lossy(&all).into_owned()
+        }),
+        None => reader(Box::new(stdout)),
+    };
     let stderr = reader(Box::new(child.stderr.take().expect("piped")));
+    let hand_on = || {
+        if let Some(watch) = watch {
+            heard.try_iter().for_each(|line| watch(&line));
+        }
+    };
     let deadline = began + timeout;
     let status = loop {
+        hand_on();
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if Instant::now() >= deadline => break None,
@@ -225,6 +270,9 @@ fn run(launch: &Launch, timeout: Duration, guard: Option<&Path>) -> Result<Ran, 
         }
     };
     let stderr = stderr.join().unwrap_or_default();
+    let stdout = stdout.join().unwrap_or_default();
+    // What came after the last look.
+    hand_on();
     if guard.is_some()
         && status.code() == Some(super::guard::MISSING_EXIT)
         && let Some(reason) = stderr
@@ -235,7 +283,7 @@ fn run(launch: &Launch, timeout: Duration, guard: Option<&Path>) -> Result<Ran, 
     }
     Ok(Ran {
         status,
-        stdout: stdout.join().unwrap_or_default(),
+        stdout,
         stderr,
         duration,
     })
@@ -268,7 +316,7 @@ pub fn version(agent: &'static dyn Agent) -> Result<String, SeatError> {
         env,
         stdin: Vec::new(),
     };
-    let ran = match run(&launch, Duration::from_secs(60), None) {
+    let ran = match run(&launch, Duration::from_secs(60), None, None) {
         Ok(ran) => ran,
         Err(TimedOut(..)) => {
             return Err(SeatError::TimedOut {
@@ -336,7 +384,7 @@ mod tests {
             marker.display()
         ));
         let began = Instant::now();
-        match run(&launch, Duration::from_millis(500), None) {
+        match run(&launch, Duration::from_millis(500), None, None) {
             Err(TimedOut(out, _)) => assert_eq!(out.trim(), "started"),
             _ => panic!("expected a timeout"),
         }
@@ -352,7 +400,7 @@ mod tests {
             ..sh("")
         };
         assert!(matches!(
-            run(&launch, Duration::from_secs(5), None),
+            run(&launch, Duration::from_secs(5), None, None),
             Err(Spawn(_))
         ));
     }
@@ -368,8 +416,86 @@ mod tests {
             env: [launch.env, vec![("ONLY".into(), "this".into())]].concat(),
             ..launch
         };
-        let ran = run(&launch, Duration::from_secs(20), None).ok().unwrap();
+        let ran = run(&launch, Duration::from_secs(20), None, None)
+            .ok()
+            .unwrap();
         assert_eq!(ran.stdout, format!("{prompt}ONLY=this HOME=unset\n"));
+    }
+
+    /// An agent whose turn is a shell script, each line of its output said as it comes.
+    struct Lines;
+
+    impl Agent for Lines {
+        fn about(&self) -> &'static crate::agent::About {
+            &crate::agent::About {
+                name: "lines",
+                title: "Lines",
+                allowed: "",
+                env: &["ANVIL_TEST_FLAG"],
+                env_more: "",
+            }
+        }
+        fn program(&self) -> std::path::PathBuf {
+            "sh".into()
+        }
+        fn names_sessions(&self) -> bool {
+            false
+        }
+        fn args(&self, turn: &Turn<'_>, _: Option<&str>) -> Vec<String> {
+            vec!["-c".into(), turn.prompt.into()]
+        }
+        fn signed_in(&self) -> Result<String, String> {
+            Ok(String::new())
+        }
+        fn live(&self, line: &str) -> Option<crate::agent::Live> {
+            Some(crate::agent::Live::Text(line.trim().to_owned()))
+        }
+        fn read(&self, ran: &Ran, _: Option<&str>) -> Result<Played, String> {
+            Ok(Played {
+                agent: &Lines,
+                text: ran.stdout.clone(),
+                session: "s".into(),
+                agent_version: Some("1".into()),
+                model: None,
+                tokens: Default::default(),
+                cost: None,
+                duration_ms: 1,
+            })
+        }
+    }
+
+    #[test]
+    fn what_an_agent_says_is_handed_on_while_its_turn_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = dir.path().join("heard");
+        // The second line comes only once the first was heard: handed on at the end, the
+        // turn would never end.
+        let script = format!(
+            "echo one; while [ ! -e '{}' ]; do sleep 0.02; done; echo two",
+            flag.display()
+        );
+        let heard = std::sync::Mutex::new(Vec::new());
+        let watch = |said: crate::agent::Live| {
+            let crate::agent::Live::Text(text) = said;
+            if text == "one" {
+                std::fs::write(&flag, "").unwrap();
+            }
+            heard.lock().unwrap().push(text);
+        };
+        let turn = Turn {
+            cwd: dir.path(),
+            prompt: &script,
+            resume: None,
+            model: None,
+            timeout: Duration::from_secs(20),
+            role: "critic",
+            pass_env: &[],
+            watch: Some(&watch),
+            guard: None,
+        };
+        let played = play(&Lines, &turn).unwrap();
+        assert_eq!(played.text, "one\ntwo\n");
+        assert_eq!(*heard.lock().unwrap(), ["one", "two"]);
     }
 
     /// `sh -c SCRIPT`, with an empty stdin.

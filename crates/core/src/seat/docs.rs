@@ -50,3 +50,22 @@ fn docs_seats_md_lists_every_agent() {
         "seat::docs",
     );
 }
+
+/// The README names every agent in its section on seats, as `anvil seats` lists them.
+#[test]
+fn the_readme_names_every_agent() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("## Seats")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README.md has its section on seats");
+    for agent in AGENTS {
+        assert!(
+            section.contains(agent.title()),
+            "README.md's section on seats does not name {}",
+            agent.title()
+        );
+    }
+}

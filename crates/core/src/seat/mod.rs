@@ -244,6 +244,7 @@ pub fn play(
     };
     let turn = crate::agent::Turn {
         pass_env: config.get().map_or(&[], |c| c.seat_env()),
+        watch: None,
         cwd: home.project(),
         prompt: &out.prompt,
         resume: out.resume.as_deref(),

@@ -477,6 +477,7 @@ fn draft_at_once(
                         timeout,
                         role: role.name(),
                         pass_env,
+                        watch: None,
                         guard,
                     };
                     anvil_core::agent::play(seat.agent, &turn)
