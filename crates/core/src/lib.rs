@@ -11,6 +11,9 @@
 //! - [`doctor`]: `anvil doctor`'s checks of the installation and of the record;
 //! - [`seat`]: other agents (Claude Code, Codex, Copilot, Qwen Code) playing a role headless.
 //!
+//! Beside them, the ground floor every layer uses: [`clock`], [`fault`], [`fsutil`], [`error`],
+//! and [`term`] (text on its way to a terminal, made harmless).
+//!
 //! The `anvil` and `anvil-hook` binaries are thin shells over this library; the hook binary
 //! links nothing else.
 
@@ -20,6 +23,7 @@ pub mod error;
 pub mod fault;
 pub mod fsutil;
 pub mod home;
+pub mod term;
 #[cfg(test)]
 mod testkit;
 

@@ -1,5 +1,6 @@
 //! `anvil seats`: which agents can take a seat here, and a one-turn try of one.
 
+use anvil_core::model::secrets::Intake;
 use anvil_core::seat::{self, Seat};
 
 use crate::ctx::Ctx;
@@ -58,7 +59,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     if let Some(seat) = &args.try_seat {
         return try_seat(ctx, seat, &args);
     }
-    let all = seat::check_all();
+    // Why an agent cannot run quotes the agent: cleaned of credentials before it is shown.
+    let mut intake = intake(ctx);
+    let all: Vec<_> = seat::check_all()
+        .into_iter()
+        .map(|mut r| {
+            r.version = r
+                .version
+                .map_err(|e| anvil_core::line::seat::take_in_failure(e, &mut intake));
+            r
+        })
+        .collect();
     if args.json {
         let json: Vec<serde_json::Value> = all
             .iter()
@@ -76,10 +87,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 })
             })
             .collect();
-        return out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json).expect("JSON")
-        ));
+        return out(&format!("{}\n", crate::term::json(&json)));
     }
     let mut text = String::new();
     for r in &all {
@@ -119,6 +127,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     out(&text)
 }
 
+/// The credential intake of the project here, or one that redacts outside a project.
+fn intake(ctx: &Ctx) -> Intake {
+    ctx.home()
+        .map_or_else(|_| Intake::default(), |home| Intake::new(home.root()))
+}
+
 fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
     let guard = std::env::current_exe().ok();
     let turn = seat::Turn {
@@ -130,7 +144,14 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         role: "try",
         guard: guard.as_deref(),
     };
-    let played = seat::play(seat.agent.adapter(), &turn).map_err(|e| {
+    // What the agent said is outside text: cleaned of credentials as a debate's seat is.
+    let mut intake = intake(ctx);
+    let said =
+        anvil_core::line::seat::take_in(seat::play(seat.agent.adapter(), &turn), &mut intake);
+    if let Some(note) = intake.note() {
+        crate::output::say(&format!("anvil: note: {note}"));
+    }
+    let played = said.map_err(|e| {
         CliError::new(format!("the seat {seat} failed: {e}")).hint(format!(
             "`anvil seats` says whether {} can run here",
             seat.agent
@@ -152,14 +173,11 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         "text": played.text,
     });
     if args.json {
-        return out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json).expect("JSON")
-        ));
+        return out(&format!("{}\n", crate::term::json(&json)));
     }
-    out(&format!(
+    out(&crate::term::visible(&format!(
         "{}\n\n{} {} · {} · {} in, {} out, {} cached · {:.1} s · session {}\n",
-        crate::term::visible(played.text.trim()),
+        played.text.trim(),
         played.agent.name(),
         played.agent_version.as_deref().unwrap_or("?"),
         played.model.as_deref().unwrap_or("default model"),
@@ -168,5 +186,5 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         played.tokens.cache_read,
         played.duration_ms as f64 / 1000.0,
         played.session
-    ))
+    )))
 }

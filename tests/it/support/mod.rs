@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod anvil;
 pub mod claude;
+pub mod fake_agent;
 pub mod model_server;
 pub mod npm_registry;
 pub mod openai;

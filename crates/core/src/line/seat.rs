@@ -3,6 +3,12 @@
 //! taking over a seat that failed. `anvil run` and the Stop hook of a Claude Code session
 //! (`claude::seat_turns`) both play seats through [`play`].
 //!
+//! Everything an agent says enters anvil here, through one credential intake ([`take_in`]): its
+//! reply, the model, version and session it reports, and, when it fails, its last words, which
+//! become the hook's notice, `anvil run`'s error and, with `--fallback host`, the
+//! `Anvil-Seat-Fallback` trailer ([`fall_back`] cleans the reason again, as the door to the
+//! record). Nothing an agent said reaches a trailer, a notice or a terminal uncleaned.
+//!
 //! A seat's turn takes minutes and never holds the line's lock meanwhile. Its own lock (the
 //! line's `seat.lock`, held for the turn) keeps a second player away — Claude Code running the
 //! hook of two settings files, a hook and an `anvil run` — and the text is recorded only onto
@@ -14,6 +20,7 @@ use crate::line::stop::{self, Reply, Stop};
 use crate::line::transaction::{self, Options, Plan};
 use crate::model::machine::{self, Cue};
 use crate::model::provenance::Provenance;
+use crate::model::secrets::Intake;
 use crate::model::state::{Role, Status};
 use crate::record::schema::{PhaseFile, phase_file};
 use crate::record::store::Record;
@@ -126,12 +133,14 @@ pub fn record(
     provenance: &Provenance,
     next_prompt: Option<&str>,
 ) -> Result<Reply, DebateError> {
-    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let mut intake = Intake::new(home.root());
+    let mut provenance = provenance.clone();
+    provenance.clean(&mut intake);
     record_at(
         home,
         line,
         Stop {
-            provenance: Some(provenance),
+            provenance: Some(&provenance),
             next_prompt,
             ..Stop::of(session)
         },
@@ -148,12 +157,12 @@ fn record_at(
     line: &LineRef,
     stop: Stop<'_>,
     text: &str,
-    intake: &mut crate::model::secrets::Intake,
+    intake: &mut Intake,
 ) -> Result<Reply, DebateError> {
     stop::record_cleaned(
         home,
         line,
-        "the seat's text",
+        SEAT_TEXT,
         text,
         Stop { seat: true, ..stop },
         intake,
@@ -161,12 +170,19 @@ fn record_at(
 }
 
 /// The host takes over the seat of the phase that is out, which failed (`--fallback host`):
-/// the phase is recorded with `why` when the host's text arrives. Returns the prompt for the
-/// host, in full.
+/// the phase is recorded with `why` when the host's text arrives. `why` quotes the agent, so it
+/// is cleaned of credentials here, where it enters the line's state and then the record (an
+/// error [`take_in`] cleaned already passes unchanged). Returns the prompt for the host, in
+/// full.
 pub fn fall_back(home: &Home, line: &LineRef, why: &str) -> Result<String, DebateError> {
+    let mut intake = Intake::new(home.root());
+    let why = intake.clean("the seat's fallback reason", why);
+    if let Some(note) = intake.note() {
+        transaction::print_notes(&[note]);
+    }
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
-        state.seat_fallback = Some(why.to_owned());
+        state.seat_fallback = Some(why.clone().into_owned());
         state.informed_session = None;
         let cue = machine::current_cue(&state.setup, &state.progress);
         let transcript = stop::read_transcript(home, line)?;
@@ -182,8 +198,12 @@ pub enum Turned {
     /// The agent answered and its text is recorded; `reply` is what recording it answered
     /// (the next prompt for the host, another seat's turn, the end).
     Played { played: Played, reply: Reply },
-    /// The agent failed: nothing was recorded, the line stands where it stood.
-    Failed(SeatError),
+    /// The agent failed: nothing was recorded, the line stands where it stood. The error's
+    /// last words are cleaned of credentials; `note` says what was replaced, if anything.
+    Failed {
+        error: SeatError,
+        note: Option<String>,
+    },
     /// Another process plays this seat now (it holds the seat's lock): nothing was done.
     Busy,
 }
@@ -215,11 +235,19 @@ pub fn play(
         role: out.role.name(),
         guard,
     };
-    let played = match crate::seat::play(out.seat.agent.adapter(), &turn) {
+    let mut intake = Intake::with_config(config);
+    let played = match take_in(
+        crate::seat::play(out.seat.agent.adapter(), &turn),
+        &mut intake,
+    ) {
         Ok(played) => played,
-        Err(e) => return Ok(Turned::Failed(e)),
+        Err(error) => {
+            return Ok(Turned::Failed {
+                error,
+                note: intake.note(),
+            });
+        }
     };
-    let mut intake = crate::model::secrets::Intake::with_config(config);
     let reply = record_at(
         home,
         line,
@@ -233,6 +261,41 @@ pub fn play(
     )?;
     Ok(Turned::Played { played, reply })
 }
+
+/// What an agent said in a turn, taken in through `intake`: its reply, the model, version and
+/// session it reports; or, when it failed, its last words. Every caller that runs a seat's turn
+/// passes what came back through here before it records, shows or quotes any of it.
+pub fn take_in(said: Result<Played, SeatError>, intake: &mut Intake) -> Result<Played, SeatError> {
+    match said {
+        Ok(mut played) => {
+            intake.clean_in_place(SEAT_TEXT, &mut played.text);
+            intake.clean_option("the seat's model name", &mut played.model);
+            intake.clean_option("the seat's version", &mut played.agent_version);
+            intake.clean_in_place("the seat's session", &mut played.session);
+            Ok(played)
+        }
+        Err(error) => Err(take_in_failure(error, intake)),
+    }
+}
+
+/// A seat's failure taken in through `intake`: its last words (or why its program would not
+/// start) cleaned of credentials. [`take_in`] uses it; so does whatever shows why an agent
+/// cannot take a seat (`anvil seats`).
+pub fn take_in_failure(mut error: SeatError, intake: &mut Intake) -> SeatError {
+    const LAST_WORDS: &str = "the seat's last words";
+    match &mut error {
+        SeatError::Failed { last_words, .. }
+        | SeatError::TimedOut { last_words, .. }
+        | SeatError::Empty { last_words, .. } => intake.clean_in_place(LAST_WORDS, last_words),
+        // Why the program could not start: the system's words, and the path the person
+        // configured.
+        SeatError::Missing { reason, .. } => intake.clean_in_place(LAST_WORDS, reason),
+    }
+    error
+}
+
+/// Where a seat's reply came from, as the credentials' note names it.
+const SEAT_TEXT: &str = "the seat's text";
 
 /// What a seat's turn is recorded with: who played it and what it cost.
 pub fn provenance(played: &Played) -> Provenance {

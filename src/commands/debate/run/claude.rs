@@ -183,13 +183,21 @@ pub(super) fn watch(
         cost.add(&run);
     }
     if !status.success() || json["is_error"].as_bool() == Some(true) {
-        return Err(CliError::new(format!(
-            "claude failed ({status}): {}",
-            json["result"].as_str().unwrap_or(text.trim())
-        ))
-        .hint(format!(
-            "the debate is saved; continue it with `anvil run --line {line}`"
-        )));
+        // Claude's last words are outside text: cleaned of credentials before they are shown
+        // (the error itself is made visible where it is printed).
+        let mut intake = anvil_core::model::secrets::Intake::new(home.root());
+        let said = intake.clean(
+            "claude's last words",
+            json["result"].as_str().unwrap_or(text.trim()),
+        );
+        if let Some(note) = intake.note() {
+            say(&format!("anvil: note: {note}"));
+        }
+        return Err(
+            CliError::new(format!("claude failed ({status}): {said}")).hint(format!(
+                "the debate is saved; continue it with `anvil run --line {line}`"
+            )),
+        );
     }
     Ok(())
 }

@@ -259,7 +259,7 @@ impl Driver<'_> {
             "[{:>5.1}s] {} · played by {}",
             began.elapsed().as_secs_f64(),
             crate::term::visible(&out.label),
-            out.seat
+            crate::term::visible(&out.seat.to_string())
         ));
         let guard = std::env::current_exe().ok();
         let turned = anvil_core::line::seat::play(
@@ -273,7 +273,12 @@ impl Driver<'_> {
         )?;
         match turned {
             Turned::Played { reply, .. } => Ok(reply.into_prompt()),
-            Turned::Failed(e) => self.seat_failed(&out.label, &out.seat, &e),
+            Turned::Failed { error, note } => {
+                if let Some(note) = note {
+                    say(&format!("anvil: note: {note}"));
+                }
+                self.seat_failed(&out.label, &out.seat, &error)
+            }
             Turned::Busy => Err(CliError::new(format!(
                 "the seat of {} ({}) is being played by another process",
                 out.label, out.seat
@@ -294,10 +299,9 @@ impl Driver<'_> {
     ) -> Result<Option<String>, CliError> {
         let line = self.line;
         if self.fallback {
-            say(&format!(
-                "anvil: the seat of {label} ({seat}) failed: {}; the host plays it (--fallback host)",
-                crate::term::visible(&e.to_string())
-            ));
+            say(&crate::term::visible(&format!(
+                "anvil: the seat of {label} ({seat}) failed: {e}; the host plays it (--fallback host)"
+            )));
             let prompt =
                 anvil_core::line::seat::fall_back(self.home, line, &format!("{seat} failed: {e}"))?;
             return Ok(Some(prompt));
@@ -357,7 +361,15 @@ impl Driver<'_> {
             jobs[1].1
         ));
         let guard = std::env::current_exe().ok();
-        let results = draft_at_once(&jobs, home.project(), self.seat_timeout, guard.as_deref());
+        let mut intake = anvil_core::model::secrets::Intake::with_config(&self.config);
+        let results: Vec<_> =
+            draft_at_once(&jobs, home.project(), self.seat_timeout, guard.as_deref())
+                .into_iter()
+                .map(|said| anvil_core::line::seat::take_in(said, &mut intake))
+                .collect();
+        if let Some(note) = intake.note() {
+            say(&format!("anvil: note: {note}"));
+        }
         let mut results = results.into_iter();
         let (opening, answer) = (results.next().expect("two"), results.next().expect("two"));
         let label = |role: Role| anvil_core::model::state::phase_label(role, 1, state.setup.rounds);
