@@ -6,6 +6,9 @@
 //! and by `anvil run` with the real Claude Code as the host; what is checked is what a person
 //! and a teammate get: the hook's notice, the terminal, `git log` of the record, `anvil push`.
 
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
 use crate::e2e_seats::debater;
 use crate::e2e_session_seats::stop_input;
 use crate::support::agents::AgentsHome;
@@ -175,16 +178,39 @@ fn a_seats_reported_model_and_version_reach_the_notice_and_the_record_cleaned() 
     assert!(!show.contains(&token) && !show.contains('\u{1b}'), "{show}");
 }
 
+/// The real Claude Code, behind a script that first says on stderr what `said` holds, as a
+/// CLI's warnings and errors go there.
+fn talking_claude(dir: &Path, said: &str) -> PathBuf {
+    std::fs::write(dir.join("said"), said).unwrap();
+    let script = dir.join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat \"$(dirname \"$0\")/said\" >&2\nexec \"{}\" \"$@\"\n",
+            crate::support::claude::claude_bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
 /// `anvil run` with the real Claude Code as the host: a seat that fails with credentials and
 /// escape sequences in its last words stops the run with an error that shows them cleaned and
-/// visible; run again with `--fallback host`, the host plays the phase, the terminal shows the
-/// same, and the record keeps neither credential.
+/// visible, and so is what Claude itself prints on stderr; run again with `--fallback host`,
+/// the host plays the phase, the terminal shows the same, and the record keeps neither
+/// credential.
 #[test]
 fn anvil_run_shows_a_failing_seats_last_words_cleaned_and_records_none_of_them() {
     let server = ModelServer::start(debater);
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let agent = FakeQwen::failing(&hostile_last_words());
+    let wrapper = tempfile::tempdir().unwrap();
+    let claude = talking_claude(
+        wrapper.path(),
+        &format!("claude says: {}\n", hostile_last_words().replace('\n', " ")),
+    );
     let run = |args: &[&str]| {
         Run::from_output(
             project
@@ -192,6 +218,7 @@ fn anvil_run_shows_a_failing_seats_last_words_cleaned_and_records_none_of_them()
                 .env_clear()
                 .envs(home.env())
                 .env("NO_COLOR", "1")
+                .env("ANVIL_CLAUDE_BIN", &claude)
                 .envs([agent.env()])
                 .output()
                 .expect("run anvil"),
@@ -208,18 +235,29 @@ fn anvil_run_shows_a_failing_seats_last_words_cleaned_and_records_none_of_them()
     assert_eq!(stopped.code, Some(1), "{}", stopped.describe());
     assert_clean("anvil run's terminal", &stopped.stderr);
     assert_clean("anvil run's output", &stopped.stdout);
+    let said = stopped
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("claude says: "))
+        .unwrap_or_else(|| panic!("claude's stderr is relayed: {}", stopped.stderr));
     for shown in SHOWN {
-        assert!(
-            stopped.stderr.contains(shown),
-            "{shown}: {}",
-            stopped.stderr
-        );
+        assert!(said.contains(shown), "{shown}: {said}");
     }
+    assert!(
+        said.contains("https://deploy:[redacted: password in a URL]@api.example.com"),
+        "{said}"
+    );
+    // From the seat's turn on (Claude's own lines interleave with the progress before it).
+    let seat = stopped
+        .stderr
+        .find("· played by qwen")
+        .and_then(|at| stopped.stderr[..at].rfind('\n'))
+        .unwrap_or_else(|| panic!("the seat's turn is shown: {}", stopped.stderr));
     insta::assert_snapshot!(
         "run_stopped_by_a_seat_whose_last_words_carry_credentials_and_escapes",
         Filters::of(&project)
             .without_usage()
-            .redact(&stopped.stderr)
+            .redact(&stopped.stderr[seat + 1..])
     );
     let debate = project.only_debate();
     let done = run(&["run", "--line", &debate, "--fallback", "host"]);

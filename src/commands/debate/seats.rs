@@ -60,16 +60,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         return try_seat(ctx, seat, &args);
     }
     // Why an agent cannot run quotes the agent: cleaned of credentials before it is shown.
-    let mut intake = intake(ctx);
-    let all: Vec<_> = seat::check_all()
-        .into_iter()
-        .map(|mut r| {
-            r.version = r
-                .version
-                .map_err(|e| anvil_core::line::seat::take_in_failure(e, &mut intake));
-            r
-        })
-        .collect();
+    let all = anvil_core::line::seat::check_all(&mut intake(ctx));
     if args.json {
         let json: Vec<serde_json::Value> = all
             .iter()

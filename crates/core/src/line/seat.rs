@@ -294,6 +294,18 @@ pub fn take_in_failure(mut error: SeatError, intake: &mut Intake) -> SeatError {
     error
 }
 
+/// Which agents could take a seat here ([`crate::seat::check_all`]), each failure's words
+/// taken in through `intake` ([`take_in_failure`]): what `anvil seats` and `anvil doctor` show.
+pub fn check_all(intake: &mut Intake) -> Vec<crate::seat::Readiness> {
+    crate::seat::check_all()
+        .into_iter()
+        .map(|mut r| {
+            r.version = r.version.map_err(|e| take_in_failure(e, intake));
+            r
+        })
+        .collect()
+}
+
 /// Where a seat's reply came from, as the credentials' note names it.
 const SEAT_TEXT: &str = "the seat's text";
 

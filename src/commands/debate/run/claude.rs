@@ -86,7 +86,7 @@ pub(super) fn spawn_claude(
         )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+        .stderr(Stdio::piped());
     command.spawn().map_err(|e| {
         CliError::new(format!("cannot run {}: {e}", claude.display()))
             .hint("install Claude Code, or point --claude (or $ANVIL_CLAUDE_BIN) at it")
@@ -121,6 +121,8 @@ pub(super) fn watch(
         let _ = stdout.read_to_string(&mut text);
         text
     });
+    let stderr = child.stderr.take().expect("piped");
+    let relay = relay_stderr(stderr, anvil_core::model::secrets::Intake::new(home.root()));
     let mut progress = Progress::new(home, line, began);
     // The question shown and not yet answered.
     let mut asked: Option<String> = None;
@@ -178,6 +180,7 @@ pub(super) fn watch(
     // Phases that ended after the last look are shown too.
     progress.look(home, line);
     let text = reader.join().unwrap_or_default();
+    let _ = relay.join();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     if let Some(run) = RunCost::from_result(&json) {
         cost.add(&run);
@@ -200,6 +203,29 @@ pub(super) fn watch(
         );
     }
     Ok(())
+}
+
+/// Claude's own stderr, line by line, to this terminal as `anvil run`'s other output goes:
+/// cleaned of credentials (through `intake`, whose note follows) and made visible, since what
+/// an agent prints is outside text like any other.
+fn relay_stderr(
+    stderr: std::process::ChildStderr,
+    mut intake: anvil_core::model::secrets::Intake,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        // Read to the end whatever it holds (bytes that are not UTF-8 too): a pipe left full
+        // would stall claude.
+        for line in std::io::BufReader::new(stderr).split(b'\n') {
+            let Ok(line) = line else { break };
+            let line = String::from_utf8_lossy(&line);
+            let line = intake.clean("claude's output", line.trim_end_matches('\r'));
+            say(&crate::term::visible(&line));
+        }
+        if let Some(note) = intake.note() {
+            say(&format!("anvil: note: {note}"));
+        }
+    })
 }
 
 #[cfg(test)]
