@@ -1,7 +1,8 @@
 //! `anvil seats`: which agents can take a seat here, and a one-turn try of one.
 
+use anvil_core::agent;
+use anvil_core::model::seats::Seat;
 use anvil_core::model::secrets::Intake;
-use anvil_core::seat::{self, Seat};
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -12,8 +13,7 @@ use crate::output::out;
 /// given a model provider), and what it may do in a seat (its read-only or plan mode).
 ///
 /// Each agent runs as you configured it; anvil never writes its configuration. The binary is
-/// found on PATH by its name (`claude`, `codex`, `copilot`, `qwen`), or named in
-/// $ANVIL_CLAUDE_BIN, $ANVIL_CODEX_BIN, $ANVIL_COPILOT_BIN, $ANVIL_QWEN_BIN.
+/// found on PATH by the agent's name, or named in $ANVIL_<AGENT>_BIN ($ANVIL_CODEX_BIN, …).
 ///
 ///   anvil seats
 ///
@@ -60,7 +60,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         return try_seat(ctx, seat, &args);
     }
     // Why an agent cannot run quotes the agent: cleaned of credentials before it is shown.
-    let all = anvil_core::line::seat::check_all(&mut intake(ctx));
+    let all = anvil_core::seat::check_all(&mut intake(ctx));
     if args.json {
         let json: Vec<serde_json::Value> = all
             .iter()
@@ -102,7 +102,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 }
                 text.push_str(&format!("         in a seat: {}\n", r.agent.allowed()));
             }
-            Err(seat::SeatError::Missing { reason, .. }) => text.push_str(&format!(
+            Err(agent::SeatError::Missing { reason, .. }) => text.push_str(&format!(
                 "{:<8} not installed: cannot run {} ({})\n",
                 r.agent.name(),
                 visible(&r.program),
@@ -126,7 +126,7 @@ fn intake(ctx: &Ctx) -> Intake {
 
 fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
     let guard = std::env::current_exe().ok();
-    let turn = seat::Turn {
+    let turn = agent::Turn {
         cwd: &ctx.cwd,
         prompt: &args.prompt,
         resume: args.resume.as_deref(),
@@ -137,8 +137,7 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
     };
     // What the agent said is outside text: cleaned of credentials as a debate's seat is.
     let mut intake = intake(ctx);
-    let said =
-        anvil_core::line::seat::take_in(seat::play(seat.agent.adapter(), &turn), &mut intake);
+    let said = anvil_core::seat::take_in(agent::play(seat.agent, &turn), &mut intake);
     if let Some(note) = intake.note() {
         crate::output::say(&format!("anvil: note: {note}"));
     }

@@ -1,13 +1,13 @@
-//! Which agents could take a seat here (see [`crate::seat`]). Not part of [`super::examine`]:
+//! Which agents could take a seat here (see [`crate::agent`]). Not part of [`super::examine`]:
 //! it runs each agent's `--version`, which only `anvil doctor` itself should pay for.
 
 use super::{Finding, Level};
-use crate::seat::Readiness;
+use crate::agent::Readiness;
 
 /// One finding per agent (why one cannot run quotes it: cleaned of credentials first).
 pub fn seats() -> Vec<Finding> {
     let mut intake = crate::model::secrets::Intake::default();
-    crate::line::seat::check_all(&mut intake)
+    crate::seat::check_all(&mut intake)
         .iter()
         .map(finding)
         .collect()
