@@ -352,14 +352,14 @@ impl Driver<'_> {
                 anvil_core::seat::blind_prompt(home, line, second)?,
             ),
         ];
-        say(&format!(
+        say(&crate::term::visible(&format!(
             "[{:>5.1}s] round 1 · openings drafted blind, at once: {} by {}, {} by {}",
             began.elapsed().as_secs_f64(),
             jobs[0].0.name(),
             jobs[0].1,
             jobs[1].0.name(),
             jobs[1].1
-        ));
+        )));
         let guard = std::env::current_exe().ok();
         let mut intake = anvil_core::model::secrets::Intake::with_config(&self.config);
         let results: Vec<_> =
