@@ -79,7 +79,11 @@ impl CliError {
 
     /// The error as it is printed (and as `!` lines of slash commands show it: they must always
     /// exit 0, or Claude Code drops the whole command without a word): the message, each cause
-    /// it does not already say, and the hint.
+    /// it does not already say, and the hint. An error may quote anything (an agent's last
+    /// words, a file's name, a model's text), so all of it is made [`visible`] here, where
+    /// every error is printed.
+    ///
+    /// [`visible`]: crate::term::visible
     pub fn to_text(&self) -> String {
         let mut text = format!("error: {}\n", self.message);
         for cause in self.causes() {
@@ -88,7 +92,7 @@ impl CliError {
         if let Some(h) = &self.hint {
             text.push_str(&format!("hint: {h}\n"));
         }
-        text
+        crate::term::visible(&text).into_owned()
     }
 }
 

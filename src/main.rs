@@ -19,8 +19,9 @@ mod memory;
 mod output;
 mod pager;
 mod serve;
-mod term;
 mod view;
+// Text on its way to a terminal: the core's neutraliser, which the hook's notices use too.
+use anvil_core::term;
 
 use commands::{
     adr, ask, branch, cancel, completions, diff, doctor, gc, hook, init, install, log, mcp,

@@ -13,6 +13,9 @@
 //! - [`claude`]: Claude Code's side (the hook protocol, the hooks, slash commands, install);
 //! - [`doctor`]: `anvil doctor`'s checks of the installation and of the record.
 //!
+//! Beneath them, the ground floor any of them uses: [`clock`], [`fault`], [`fsutil`] and
+//! [`term`] (text on its way to a terminal, made harmless).
+//!
 //! The `anvil` and `anvil-hook` binaries are thin shells over this library; the hook binary
 //! links nothing else.
 
@@ -23,6 +26,7 @@ pub mod error;
 pub mod fault;
 pub mod fsutil;
 pub mod home;
+pub mod term;
 #[cfg(test)]
 mod testkit;
 

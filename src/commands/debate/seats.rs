@@ -2,6 +2,7 @@
 
 use anvil_core::agent;
 use anvil_core::model::seats::Seat;
+use anvil_core::model::secrets::Intake;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -58,7 +59,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     if let Some(seat) = &args.try_seat {
         return try_seat(ctx, seat, &args);
     }
-    let all = agent::check_all();
+    // Why an agent cannot run quotes the agent: cleaned of credentials before it is shown.
+    let all = anvil_core::seat::check_all(&mut intake(ctx));
     if args.json {
         let json: Vec<serde_json::Value> = all
             .iter()
@@ -76,10 +78,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 })
             })
             .collect();
-        return out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json).expect("JSON")
-        ));
+        return out(&format!("{}\n", crate::term::json(&json)));
     }
     let mut text = String::new();
     for r in &all {
@@ -119,6 +118,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     out(&text)
 }
 
+/// The credential intake of the project here, or one that redacts outside a project.
+fn intake(ctx: &Ctx) -> Intake {
+    ctx.home()
+        .map_or_else(|_| Intake::default(), |home| Intake::new(home.root()))
+}
+
 fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
     let guard = std::env::current_exe().ok();
     // The project's `[seats] env`, when there is a project and its config reads.
@@ -138,7 +143,13 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         role: "try",
         guard: guard.as_deref(),
     };
-    let played = agent::play(seat.agent, &turn).map_err(|e| {
+    // What the agent said is outside text: cleaned of credentials as a debate's seat is.
+    let mut intake = intake(ctx);
+    let said = anvil_core::seat::take_in(agent::play(seat.agent, &turn), &mut intake);
+    if let Some(note) = intake.note() {
+        crate::output::say(&format!("anvil: note: {note}"));
+    }
+    let played = said.map_err(|e| {
         CliError::new(format!("the seat {seat} failed: {e}")).hint(format!(
             "`anvil seats` says whether {} can run here",
             seat.agent
@@ -160,14 +171,11 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         "text": played.text,
     });
     if args.json {
-        return out(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json).expect("JSON")
-        ));
+        return out(&format!("{}\n", crate::term::json(&json)));
     }
-    out(&format!(
+    out(&crate::term::visible(&format!(
         "{}\n\n{} {} · {} · {} in, {} out, {} cached · {:.1} s · session {}\n",
-        crate::term::visible(played.text.trim()),
+        played.text.trim(),
         played.agent.name(),
         played.agent_version.as_deref().unwrap_or("?"),
         played.model.as_deref().unwrap_or("default model"),
@@ -176,5 +184,5 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         played.tokens.cache_read,
         played.duration_ms as f64 / 1000.0,
         played.session
-    ))
+    )))
 }

@@ -4,7 +4,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
+use crate::e2e_session_seats::stop_input;
 use crate::support::anvil::{Run, find_tag};
+use crate::support::fake_qwen::FakeQwen;
 use crate::support::snap::Filters;
 
 use super::{ALICE, anvil_refs, clone, remote, tip};
@@ -188,6 +190,52 @@ fn with_redaction_off_a_secret_is_recorded_and_the_push_refuses_it() {
     );
     insta::assert_snapshot!(
         "push_refuses_a_recorded_token",
+        Filters::of(&alice)
+            .path(&bare, "[remote]")
+            .run("anvil push", &refused)
+    );
+    assert!(anvil_refs(&bare).is_empty(), "nothing was pushed");
+}
+
+/// With `[secrets] redact = false`, a seat's last words that carry a key are recorded as they
+/// are in the `Anvil-Seat-Fallback` trailer (the host took the seat over); `anvil push` refuses
+/// to send them and names where: the commit, its phase and the trailer.
+#[test]
+fn a_push_names_the_phase_and_the_trailer_that_hold_a_credential() {
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    let dir = tempfile::tempdir().unwrap();
+    let (bare, _) = remote(dir.path());
+    let alice = clone(bare.to_str().unwrap(), "Alice");
+    std::fs::write(
+        alice.anvil_home().join("config.toml"),
+        "[secrets]\nredact = false\n",
+    )
+    .unwrap();
+    let agent = FakeQwen::failing(&format!("Error: 401 Bad credentials for {token}"));
+    let (var, bin) = agent.env();
+    alice.start(&[
+        "Keep it?",
+        "--rounds",
+        "1",
+        "--seat",
+        "critic=qwen",
+        "--fallback",
+        "host",
+        "--session",
+        ALICE,
+    ]);
+    for text in ["For.", "Against, by the host.", "The synthesis."] {
+        alice
+            .hook_with_env(
+                &stop_input(&alice, ALICE, text),
+                &[(var, bin.to_str().unwrap())],
+            )
+            .ok();
+    }
+    let refused = alice.anvil(&["push"]);
+    assert_eq!(refused.code, Some(1), "{}", refused.describe());
+    insta::assert_snapshot!(
+        "push_refuses_a_token_in_a_fallback_trailer",
         Filters::of(&alice)
             .path(&bare, "[remote]")
             .run("anvil push", &refused)

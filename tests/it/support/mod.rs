@@ -5,6 +5,7 @@ pub mod agents;
 pub mod anvil;
 pub mod claude;
 pub mod fake_agent;
+pub mod fake_qwen;
 pub mod gemini;
 pub mod model_server;
 pub mod npm_registry;

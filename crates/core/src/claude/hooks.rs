@@ -247,7 +247,11 @@ fn drive(hook: &Hook<'_>, concerned: &mut Option<LineRef>) -> Result<HookOutput,
     let kept = kept_text(hook.home, &line, turn.text.as_deref(), &mut intake);
     let saved = save(hook.home, &line, turn.text.as_deref(), kept.is_some())?;
     let seen = !claimed || saw_its_prompt(hook.input, &line, &turn);
-    let provenance = provenance(hook.input, &turn);
+    let provenance = provenance(hook.input, &turn).map(|mut p| {
+        // The model and version Claude Code wrote are outside text too.
+        p.clean(&mut intake);
+        p
+    });
     let this_stop = stop::Stop {
         text: turn.text.as_deref(),
         kept: kept.as_deref(),

@@ -105,7 +105,14 @@ impl HookOutput {
         self.value().map(|v| v.to_string())
     }
 
+    /// The answer as JSON. Claude Code shows the notice (`systemMessage`) in its terminal, and
+    /// a block's reason too (under "Stop hook error"): both may carry an agent's words (its
+    /// error, a model name it reported, a seat's reply quoted in the next prompt), so both are
+    /// made [`visible`](crate::term::visible) here, the one place every answer passes. The
+    /// `additionalContext` of a continuation is read by the model only, and stays as the
+    /// record has it.
     fn value(&self) -> Option<serde_json::Value> {
+        let shown = |text: &str| crate::term::visible(text).into_owned();
         let value = match self {
             HookOutput::Silent => return None,
             HookOutput::Signalled { answer, sequence } => {
@@ -113,18 +120,18 @@ impl HookOutput {
                 value["terminalSequence"] = sequence.clone().into();
                 value
             }
-            HookOutput::Message(m) => serde_json::json!({ "systemMessage": m }),
+            HookOutput::Message(m) => serde_json::json!({ "systemMessage": shown(m) }),
             HookOutput::Block { reason, notice } => serde_json::json!({
                 "decision": "block",
-                "reason": reason,
-                "systemMessage": notice,
+                "reason": shown(reason),
+                "systemMessage": shown(notice),
             }),
             HookOutput::Continue { reason, notice } => serde_json::json!({
                 "hookSpecificOutput": {
                     "hookEventName": "Stop",
                     "additionalContext": reason,
                 },
-                "systemMessage": notice,
+                "systemMessage": shown(notice),
             }),
         };
         Some(value)
@@ -163,5 +170,31 @@ mod tests {
         }
         let message = HookOutput::Message("m".into());
         assert_eq!(message.clone().for_client(parse_version("3.0.0")), message);
+    }
+
+    /// What Claude Code shows in its terminal (the notice, a block's reason) is shown, never
+    /// obeyed; what only the model reads (`additionalContext`) stays as the record has it.
+    #[test]
+    fn what_a_terminal_shows_of_an_answer_is_made_visible() {
+        const HOSTILE: &str = "gpt\x1b]0;owned\x07\x1b[2J\u{9b}x";
+        const SHOWN: &str = "gpt\\x1b]0;owned\\x07\\x1b[2J\\u{9b}x";
+        let answer = |o: HookOutput| -> serde_json::Value {
+            serde_json::from_str(&o.to_json().unwrap()).unwrap()
+        };
+        let message = answer(HookOutput::Message(format!("played by {HOSTILE}")));
+        assert_eq!(message["systemMessage"], format!("played by {SHOWN}"));
+        let block = || HookOutput::Block {
+            reason: format!("the critic said {HOSTILE}"),
+            notice: format!("critic ({HOSTILE})"),
+        };
+        let old = answer(block());
+        assert_eq!(old["reason"], format!("the critic said {SHOWN}"));
+        assert_eq!(old["systemMessage"], format!("critic ({SHOWN})"));
+        let new = answer(block().for_client(parse_version("2.1.197")));
+        assert_eq!(
+            new["hookSpecificOutput"]["additionalContext"],
+            format!("the critic said {HOSTILE}")
+        );
+        assert_eq!(new["systemMessage"], format!("critic ({SHOWN})"));
     }
 }

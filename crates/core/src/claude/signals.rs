@@ -92,14 +92,11 @@ fn notification(text: &str) -> String {
     osc(9, &format!("anvil: {text}"))
 }
 
-/// `ESC ] ps ; payload BEL`, the payload without control characters and cut to 200 characters
-/// (a debater's question is free text).
+/// `ESC ] ps ; payload BEL`, the payload on one line with every character a terminal would
+/// obey shown instead ([`crate::term::one_line`]: a debater's question is free text), and cut
+/// to 200 characters.
 fn osc(ps: u32, payload: &str) -> String {
-    let clean: String = payload
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(200)
-        .collect();
+    let clean: String = crate::term::one_line(payload).chars().take(200).collect();
     format!("\u{1b}]{ps};{clean}\u{7}")
 }
 

@@ -4,9 +4,13 @@
 use super::{Finding, Level};
 use crate::agent::Readiness;
 
-/// One finding per agent.
+/// One finding per agent (why one cannot run quotes it: cleaned of credentials first).
 pub fn seats() -> Vec<Finding> {
-    crate::agent::check_all().iter().map(finding).collect()
+    let mut intake = crate::model::secrets::Intake::default();
+    crate::seat::check_all(&mut intake)
+        .iter()
+        .map(finding)
+        .collect()
 }
 
 pub(crate) fn finding(r: &Readiness) -> Finding {

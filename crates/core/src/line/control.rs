@@ -32,6 +32,13 @@ pub fn record_run(
     session: &str,
     cost: &crate::model::provenance::RunCost,
 ) -> Result<(), DebateError> {
+    // The models' names came from Claude Code's output: cleaned before they are recorded.
+    let mut cost = cost.clone();
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    cost.clean(&mut intake);
+    if let Some(note) = intake.note() {
+        transaction::print_notes(&[note]);
+    }
     transaction::run(home, line, Options::default(), |current| {
         let state = current.state()?;
         let subject = format!("headless run: {}", cost.summary());

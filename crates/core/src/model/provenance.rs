@@ -16,6 +16,7 @@
 
 use serde_json::Value;
 
+use crate::model::secrets::Intake;
 use crate::record::schema::Meta;
 use crate::record::usage::{ModelUsage, Usd};
 
@@ -44,6 +45,16 @@ pub struct Provenance {
 impl Provenance {
     pub fn is_empty(&self) -> bool {
         *self == Provenance::default()
+    }
+
+    /// The texts an agent reported of its turn (the model, its version, its session), cleaned
+    /// by `intake`: they become trailers, the transcript's heading and the hook's notice, and
+    /// an agent's output is outside text like any other.
+    pub fn clean(&mut self, intake: &mut Intake) {
+        intake.clean_option("the model's name", &mut self.model);
+        intake.clean_option("Claude Code's version", &mut self.claude_version);
+        intake.clean_option("the agent's version", &mut self.agent_version);
+        intake.clean_option("the agent's session", &mut self.agent_session);
     }
 
     /// Adds another phase's figures (for a line's or a debate's totals).
@@ -241,6 +252,13 @@ impl RunCost {
             turns: number(json, "num_turns"),
             models,
         })
+    }
+
+    /// The models' names Claude Code reported, cleaned by `intake` before they are recorded.
+    pub fn clean(&mut self, intake: &mut Intake) {
+        for m in &mut self.models {
+            intake.clean_in_place("the model's name", &mut m.model);
+        }
     }
 
     /// Adds another run's figures (runs of one `anvil run`, or of a line, or of a debate).

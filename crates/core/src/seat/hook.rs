@@ -15,7 +15,8 @@
 //! started: the person is told, and the next stop plays it.
 //!
 //! A seat that fails (its agent missing, failing, timing out or silent) records nothing: the
-//! line stays where it was, the person is told which seat failed and what its agent said last,
+//! line stays where it was, the person is told which seat failed and what its agent said last
+//! (cleaned of credentials, as all an agent says, by [`super::take_in`]),
 //! and the next stop (or `anvil run --line`) tries again. With `--fallback host` (or `[seats]
 //! fallback = "host"`) the host is handed the seat's prompt instead, and the record says so.
 //! A hook killed meanwhile (Ctrl+C, its timeout) takes the agent with it
@@ -112,9 +113,10 @@ pub fn play(
                 played_lines.push(played_line(&out, &played));
                 reply
             }
-            Turned::Failed(e) => {
+            Turned::Failed { error, note } => {
                 let cut_short = timeout < seat_timeout;
-                failed(home, line, &out, &e, clock, cut_short, config)?
+                failed(home, line, &out, &error, clock, cut_short, config)?
+                    .with_notes(&Vec::from_iter(note))
             }
             Turned::Busy => Reply::message(format!(
                 "anvil {line}: {} is being played by {} for another process (a second Stop \

@@ -5,6 +5,12 @@
 //! it cost), and the host taking over a seat that failed. `anvil run` and the Stop hook of a
 //! Claude Code session ([`hook`], handed the hook's clock) both play seats through [`play`].
 //!
+//! Everything an agent says enters anvil here, through one credential intake ([`take_in`]): its
+//! reply, the model, version and session it reports, and, when it fails, its last words, which
+//! become the hook's notice, `anvil run`'s error and, with `--fallback host`, the
+//! `Anvil-Seat-Fallback` trailer ([`fall_back`] cleans the reason again, as the door to the
+//! record). Nothing an agent said reaches a trailer, a notice or a terminal uncleaned.
+//!
 //! A seat's turn takes minutes and never holds the line's lock meanwhile. Its own lock (the
 //! line's `seat.lock`, held for the turn) keeps a second player away — Claude Code running the
 //! hook of two settings files, a hook and an `anvil run` — and the text is recorded only onto
@@ -24,6 +30,7 @@ use crate::line::transaction::{self, Options, Plan};
 use crate::model::machine::{self, Cue};
 use crate::model::provenance::Provenance;
 use crate::model::seats::Seat;
+use crate::model::secrets::Intake;
 use crate::model::state::{Role, Status};
 use crate::record::schema::{PhaseFile, phase_file};
 use crate::record::store::Record;
@@ -135,12 +142,14 @@ pub fn record(
     provenance: &Provenance,
     next_prompt: Option<&str>,
 ) -> Result<Reply, DebateError> {
-    let mut intake = crate::model::secrets::Intake::new(home.root());
+    let mut intake = Intake::new(home.root());
+    let mut provenance = provenance.clone();
+    provenance.clean(&mut intake);
     record_at(
         home,
         line,
         Stop {
-            provenance: Some(provenance),
+            provenance: Some(&provenance),
             next_prompt,
             ..Stop::of(session)
         },
@@ -158,15 +167,14 @@ fn record_at(
     line: &LineRef,
     stop: Stop<'_>,
     text: &str,
-    intake: &mut crate::model::secrets::Intake,
+    intake: &mut Intake,
 ) -> Result<Reply, DebateError> {
-    const PLACE: &str = "the seat's text";
     // Cleaned before the bound cuts it: a credential cut in half is still one.
-    let text = intake.clean(PLACE, text);
+    let text = intake.clean(SEAT_TEXT, text);
     stop::record_cleaned(
         home,
         line,
-        PLACE,
+        SEAT_TEXT,
         &bounded(&text),
         Stop { seat: true, ..stop },
         intake,
@@ -197,12 +205,19 @@ fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The host takes over the seat of the phase that is out, which failed (`--fallback host`):
-/// the phase is recorded with `why` when the host's text arrives. Returns the prompt for the
-/// host, in full.
+/// the phase is recorded with `why` when the host's text arrives. `why` quotes the agent, so it
+/// is cleaned of credentials here, where it enters the line's state and then the record (an
+/// error [`take_in`] cleaned already passes unchanged). Returns the prompt for the host, in
+/// full.
 pub fn fall_back(home: &Home, line: &LineRef, why: &str) -> Result<String, DebateError> {
+    let mut intake = Intake::new(home.root());
+    let why = intake.clean("the seat's fallback reason", why);
+    if let Some(note) = intake.note() {
+        transaction::print_notes(&[note]);
+    }
     let done = transaction::run(home, line, Options::default(), |current| {
         let mut state = current.state()?;
-        state.seat_fallback = Some(why.to_owned());
+        state.seat_fallback = Some(why.clone().into_owned());
         state.informed_session = None;
         let cue = machine::current_cue(&state.setup, &state.progress);
         let transcript = stop::read_transcript(home, line)?;
@@ -218,8 +233,12 @@ pub enum Turned {
     /// The agent answered and its text is recorded; `reply` is what recording it answered
     /// (the next prompt for the host, another seat's turn, the end).
     Played { played: Played, reply: Reply },
-    /// The agent failed: nothing was recorded, the line stands where it stood.
-    Failed(SeatError),
+    /// The agent failed: nothing was recorded, the line stands where it stood. The error's
+    /// last words are cleaned of credentials; `note` says what was replaced, if anything.
+    Failed {
+        error: SeatError,
+        note: Option<String>,
+    },
     /// Another process plays this seat now (it holds the seat's lock): nothing was done.
     Busy,
 }
@@ -253,11 +272,16 @@ pub fn play(
         role: out.role.name(),
         guard,
     };
-    let played = match crate::agent::play(out.seat.agent, &turn) {
+    let mut intake = Intake::with_config(config);
+    let played = match take_in(crate::agent::play(out.seat.agent, &turn), &mut intake) {
         Ok(played) => played,
-        Err(e) => return Ok(Turned::Failed(e)),
+        Err(error) => {
+            return Ok(Turned::Failed {
+                error,
+                note: intake.note(),
+            });
+        }
     };
-    let mut intake = crate::model::secrets::Intake::with_config(config);
     let reply = record_at(
         home,
         line,
@@ -271,6 +295,55 @@ pub fn play(
     )?;
     Ok(Turned::Played { played, reply })
 }
+
+/// What an agent said in a turn, taken in through `intake`: its reply, the model, version and
+/// session it reports; or, when it failed, its last words. Every caller that runs a seat's turn
+/// passes what came back through here before it records, shows or quotes any of it.
+pub fn take_in(said: Result<Played, SeatError>, intake: &mut Intake) -> Result<Played, SeatError> {
+    match said {
+        Ok(mut played) => {
+            intake.clean_in_place(SEAT_TEXT, &mut played.text);
+            intake.clean_option("the seat's model name", &mut played.model);
+            intake.clean_option("the seat's version", &mut played.agent_version);
+            intake.clean_in_place("the seat's session", &mut played.session);
+            Ok(played)
+        }
+        Err(error) => Err(take_in_failure(error, intake)),
+    }
+}
+
+/// A seat's failure taken in through `intake`: its last words (or why its program would not
+/// start) cleaned of credentials. [`take_in`] uses it; so does whatever shows why an agent
+/// cannot take a seat (`anvil seats`).
+pub fn take_in_failure(mut error: SeatError, intake: &mut Intake) -> SeatError {
+    const LAST_WORDS: &str = "the seat's last words";
+    match &mut error {
+        SeatError::Failed { last_words, .. }
+        | SeatError::TimedOut { last_words, .. }
+        | SeatError::Empty { last_words, .. } => intake.clean_in_place(LAST_WORDS, last_words),
+        // Why the program could not start: the system's words, and the path the person
+        // configured.
+        SeatError::Missing { reason, .. } => intake.clean_in_place(LAST_WORDS, reason),
+        // Why anvil would not run it: it quotes the model or session the config named.
+        SeatError::Refused { reason, .. } => intake.clean_in_place(LAST_WORDS, reason),
+    }
+    error
+}
+
+/// Which agents could take a seat here ([`crate::agent::check_all`]), each failure's words
+/// taken in through `intake` ([`take_in_failure`]): what `anvil seats` and `anvil doctor` show.
+pub fn check_all(intake: &mut Intake) -> Vec<crate::agent::Readiness> {
+    crate::agent::check_all()
+        .into_iter()
+        .map(|mut r| {
+            r.version = r.version.map_err(|e| take_in_failure(e, intake));
+            r
+        })
+        .collect()
+}
+
+/// Where a seat's reply came from, as the credentials' note names it.
+const SEAT_TEXT: &str = "the seat's text";
 
 /// What a seat's turn is recorded with: who played it and what it cost.
 pub fn provenance(played: &Played) -> Provenance {

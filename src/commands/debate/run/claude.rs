@@ -85,7 +85,7 @@ pub(super) fn spawn_claude(
         )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+        .stderr(Stdio::piped());
     let mut child = command.spawn().map_err(|e| {
         let error = CliError::new(format!("cannot run {}: {e}", claude.display()));
         match e.kind() {
@@ -140,6 +140,8 @@ pub(super) fn watch(
         let _ = stdout.read_to_string(&mut text);
         text
     });
+    let stderr = child.stderr.take().expect("piped");
+    let relay = relay_stderr(stderr, anvil_core::model::secrets::Intake::new(home.root()));
     let mut progress = Progress::new(home, line, began);
     // The question shown and not yet answered.
     let mut asked: Option<String> = None;
@@ -197,20 +199,52 @@ pub(super) fn watch(
     // Phases that ended after the last look are shown too.
     progress.look(home, line);
     let text = reader.join().unwrap_or_default();
+    let _ = relay.join();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     if let Some(run) = RunCost::from_result(&json) {
         cost.add(&run);
     }
     if !status.success() || json["is_error"].as_bool() == Some(true) {
-        return Err(CliError::new(format!(
-            "claude failed ({status}): {}",
-            json["result"].as_str().unwrap_or(text.trim())
-        ))
-        .hint(format!(
-            "the debate is saved; continue it with `anvil run --line {line}`"
-        )));
+        // Claude's last words are outside text: cleaned of credentials before they are shown
+        // (the error itself is made visible where it is printed).
+        let mut intake = anvil_core::model::secrets::Intake::new(home.root());
+        let said = intake.clean(
+            "claude's last words",
+            json["result"].as_str().unwrap_or(text.trim()),
+        );
+        if let Some(note) = intake.note() {
+            say(&format!("anvil: note: {note}"));
+        }
+        return Err(
+            CliError::new(format!("claude failed ({status}): {said}")).hint(format!(
+                "the debate is saved; continue it with `anvil run --line {line}`"
+            )),
+        );
     }
     Ok(())
+}
+
+/// Claude's own stderr, line by line, to this terminal as `anvil run`'s other output goes:
+/// cleaned of credentials (through `intake`, whose note follows) and made visible, since what
+/// an agent prints is outside text like any other.
+fn relay_stderr(
+    stderr: std::process::ChildStderr,
+    mut intake: anvil_core::model::secrets::Intake,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        // Read to the end whatever it holds (bytes that are not UTF-8 too): a pipe left full
+        // would stall claude.
+        for line in std::io::BufReader::new(stderr).split(b'\n') {
+            let Ok(line) = line else { break };
+            let line = String::from_utf8_lossy(&line);
+            let line = intake.clean("claude's output", line.trim_end_matches('\r'));
+            say(&crate::term::visible(&line));
+        }
+        if let Some(note) = intake.note() {
+            say(&format!("anvil: note: {note}"));
+        }
+    })
 }
 
 #[cfg(test)]

@@ -260,7 +260,7 @@ impl Driver<'_> {
             "[{:>5.1}s] {} · played by {}",
             began.elapsed().as_secs_f64(),
             crate::term::visible(&out.label),
-            out.seat
+            crate::term::visible(&out.seat.to_string())
         ));
         let guard = std::env::current_exe().ok();
         let turned = anvil_core::seat::play(
@@ -274,7 +274,12 @@ impl Driver<'_> {
         )?;
         match turned {
             Turned::Played { reply, .. } => Ok(reply.into_prompt()),
-            Turned::Failed(e) => self.seat_failed(&out.label, &out.seat, &e),
+            Turned::Failed { error, note } => {
+                if let Some(note) = note {
+                    say(&format!("anvil: note: {note}"));
+                }
+                self.seat_failed(&out.label, &out.seat, &error)
+            }
             Turned::Busy => Err(CliError::new(format!(
                 "the seat of {} ({}) is being played by another process",
                 out.label, out.seat
@@ -295,10 +300,9 @@ impl Driver<'_> {
     ) -> Result<Option<String>, CliError> {
         let line = self.line;
         if self.fallback {
-            say(&format!(
-                "anvil: the seat of {label} ({seat}) failed: {}; the host plays it (--fallback host)",
-                crate::term::visible(&e.to_string())
-            ));
+            say(&crate::term::visible(&format!(
+                "anvil: the seat of {label} ({seat}) failed: {e}; the host plays it (--fallback host)"
+            )));
             let prompt =
                 anvil_core::seat::fall_back(self.home, line, &format!("{seat} failed: {e}"))?;
             return Ok(Some(prompt));
@@ -349,23 +353,30 @@ impl Driver<'_> {
                 anvil_core::seat::blind_prompt(home, line, second)?,
             ),
         ];
-        say(&format!(
+        say(&crate::term::visible(&format!(
             "[{:>5.1}s] round 1 · openings drafted blind, at once: {} by {}, {} by {}",
             began.elapsed().as_secs_f64(),
             jobs[0].0.name(),
             jobs[0].1,
             jobs[1].0.name(),
             jobs[1].1
-        ));
+        )));
         let guard = std::env::current_exe().ok();
         let pass_env = self.config.get().map_or(&[][..], |c| c.seat_env());
-        let results = draft_at_once(
+        let mut intake = anvil_core::model::secrets::Intake::with_config(&self.config);
+        let results: Vec<_> = draft_at_once(
             &jobs,
             home.project(),
             self.seat_timeout,
             guard.as_deref(),
             pass_env,
-        );
+        )
+        .into_iter()
+        .map(|said| anvil_core::seat::take_in(said, &mut intake))
+        .collect();
+        if let Some(note) = intake.note() {
+            say(&format!("anvil: note: {note}"));
+        }
         let mut results = results.into_iter();
         let (opening, answer) = (results.next().expect("two"), results.next().expect("two"));
         let label = |role: Role| anvil_core::model::state::phase_label(role, 1, state.setup.rounds);

@@ -69,6 +69,8 @@ pub enum RemoteError {
     Secret {
         line: LineRef,
         commit: ObjectId,
+        /// Where in the commit, after its phase when it records one: `phase critic of round 1,
+        /// its trailer Anvil-Seat-Fallback`, `its subject`, `its file NAME`.
         place: String,
         kind: &'static str,
     },

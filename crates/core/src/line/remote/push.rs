@@ -34,15 +34,19 @@ fn secret_in(
     let mut seen_blobs = HashSet::new();
     let mut next = Some(tip);
     while let Some(id) = next.filter(|id| !known.contains(id)) {
+        let message = record.commit_message(id)?;
+        let (subject, meta) = crate::record::schema::parse(&message);
         let found = |place: String, kind| RemoteError::Secret {
             line: line.clone(),
             commit: id,
-            place,
+            place: match meta.phase.as_str() {
+                "" => place,
+                phase => format!("phase {phase} of round {}, {place}", meta.round),
+            },
             kind,
         };
-        let message = record.commit_message(id)?;
-        if let Some(f) = crate::model::secrets::find(&message).first() {
-            return Ok(Some(found("its message".to_owned(), f.kind)));
+        if let Some((place, kind)) = secret_in_message(&message, &subject, &meta) {
+            return Ok(Some(found(place, kind)));
         }
         for (name, blob) in record.top_files(id)? {
             if !seen_blobs.insert(blob) {
@@ -50,13 +54,33 @@ fn secret_in(
             }
             let bytes = record.blob(blob)?;
             if let Some(f) = crate::model::secrets::find(&String::from_utf8_lossy(&bytes)).first() {
-                return Ok(Some(found(name, f.kind)));
+                return Ok(Some(found(format!("its file {name}"), f.kind)));
             }
         }
         let mut buf = Vec::new();
         next = record.find_commit(id, &mut buf)?.parents().next();
     }
     Ok(None)
+}
+
+/// Where in a commit's message (its subject, a trailer by name, or elsewhere in it) the first
+/// credential is, and its kind.
+fn secret_in_message(
+    message: &str,
+    subject: &str,
+    meta: &crate::record::schema::Meta,
+) -> Option<(String, &'static str)> {
+    let first = |text: &str| crate::model::secrets::find(text).first().map(|f| f.kind);
+    let kind = first(message)?;
+    if let Some(kind) = first(subject) {
+        return Some(("its subject".to_owned(), kind));
+    }
+    for (key, value) in meta.pairs() {
+        if let Some(kind) = first(&value) {
+            return Some((format!("its trailer {key}"), kind));
+        }
+    }
+    Some(("its message".to_owned(), kind))
 }
 
 /// Sends the record's lines to the remote; with `check_secrets`, refuses (before sending

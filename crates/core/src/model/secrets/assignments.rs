@@ -1,16 +1,17 @@
 //! The family parsed by code rather than a pattern: a value assigned to a credential's name
 //! (`clientSecret: …`, `DB_PASSWORD=…`, `--token=…`), told from a name that only looks like one
 //! (`PRIMARY_KEY: customer_id_column`) and from a value that is no credential
-//! (`password: Optional[str]`, a placeholder, an identifier).
+//! (`password: Optional[str]`, a placeholder, an identifier). The name may be a label, as
+//! markdown writes one (`**API key:** …`, `| DB_PASSWORD | … |`), or an XML element
+//! (`<password>…</password>`).
 
 use super::Found;
 
-/// Words of which a credential's name holds one (the keywords of [`assignments`]).
+/// Words of which a credential's name holds one (the keywords of [`assignments`]): `pass`
+/// stands for `password`, `passwd`, `passphrase` and `DB_PASS`, `pw` for `pwd` and `db_pw`.
 pub(super) const NAME_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "pwd",
-    "passphrase",
+    "pass",
+    "pw",
     "secret",
     "token",
     "credential",
@@ -65,7 +66,14 @@ const KEY_QUALIFIERS: &[&str] = &[
 /// Words before `token` that make it something other than a credential (pagination).
 const NOT_CREDENTIAL_TOKENS: &[&str] = &["page", "next", "continuation", "cursor", "sync"];
 
-fn name_byte(b: u8) -> bool {
+/// Words before `pass` that make it something other than a password (a compiler's or a
+/// renderer's pass, a ticket).
+const NOT_CREDENTIAL_PASSES: &[&str] = &[
+    "render", "shadow", "first", "second", "third", "final", "multi", "single", "one", "two", "by",
+    "sur", "com", "over", "under", "boarding", "bus", "day", "season", "hall", "free",
+];
+
+pub(super) fn name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
@@ -93,10 +101,22 @@ pub(super) fn assignments(text: &str, lower: &str, out: &mut Vec<Found>) {
                 end -= 1;
             }
             let name = &text[start..end];
-            if !secret_name(name) || inside_placeholder(text, start) {
+            let start = if secret_name(name) {
+                start
+            } else {
+                match label_start(text, start, name) {
+                    Some(label) => label,
+                    None => continue,
+                }
+            };
+            if inside_placeholder(text, start) {
                 continue;
             }
-            if let Some(range) = assigned_value(text, name, end) {
+            let found = match element_value(text, start, end) {
+                Some(found) => found,
+                None => assigned_value(text, start, end),
+            };
+            if let Some(range) = found {
                 out.push(Found {
                     kind: "secret value",
                     range,
@@ -104,6 +124,36 @@ pub(super) fn assignments(text: &str, lower: &str, out: &mut Vec<Found>) {
             }
         }
     }
+}
+
+/// Where the label begins when `name` (at `start`) is the last word of a label of two that
+/// names a credential, as prose and markdown write one: `API key`, `Secret Access Key`.
+fn label_start(text: &str, start: usize, name: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if start < 2 || bytes[start - 1] != b' ' {
+        return None;
+    }
+    let from = bytes[..start - 1]
+        .iter()
+        .rposition(|&b| !name_byte(b))
+        .map_or(0, |i| i + 1);
+    (from < start - 1 && secret_name(&format!("{}_{name}", &text[from..start - 1]))).then_some(from)
+}
+
+/// The text of an XML element named for a credential (`<password>…</password>`, Maven's
+/// `settings.xml`, `<apiKey>…</apiKey>`), when the name at `start..end` opens one and the text
+/// looks like a credential.
+fn element_value(text: &str, start: usize, end: usize) -> Option<Option<std::ops::Range<usize>>> {
+    let bytes = text.as_bytes();
+    if start == 0 || bytes[start - 1] != b'<' || bytes.get(end) != Some(&b'>') {
+        return None;
+    }
+    let from = end + 1;
+    let len = bytes[from..]
+        .iter()
+        .position(|&b| b == b'<' || b == b'\n')?;
+    let value = &text[from..from + len];
+    Some(credential_value(value, true).then_some(from..from + len))
 }
 
 /// Is the name at `start` a word of a `[redacted: KIND]` that anvil wrote (`GitHub token`)?
@@ -160,6 +210,10 @@ pub(super) fn secret_name(name: &str) -> bool {
         // The shell's working directory.
         return false;
     }
+    if matches!(last.as_str(), "pass" | "pw") {
+        // `DB_PASS`, `smtpPass`, `db_pw`; not a compiler's `render_pass`.
+        return !before.is_some_and(|q| NOT_CREDENTIAL_PASSES.contains(&q));
+    }
     if let Some(ending) = SECRET_ENDINGS.iter().find(|e| last.ends_with(**e)) {
         let prefix = &last[..last.len() - ending.len()];
         let qualifier = if prefix.is_empty() {
@@ -180,10 +234,17 @@ pub(super) fn secret_name(name: &str) -> bool {
     false
 }
 
-/// The value assigned to the name that ends at `end`, if it looks like a credential: after
-/// `=`, `:`, `:=` or `=>` (quotes and brackets around the name allowed), quoted or bare.
-fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<usize>> {
+/// The value assigned to the name at `start..end`, if it looks like a credential: after `=`,
+/// `:`, `:=` or `=>` (quotes, brackets and markdown's emphasis around the name allowed), or in
+/// the next cell of a markdown table; quoted or bare.
+pub(super) fn assigned_value(
+    text: &str,
+    start: usize,
+    end: usize,
+) -> Option<std::ops::Range<usize>> {
+    let name = &text[start..end];
     let bytes = text.as_bytes();
+    let cell = in_table_cell(bytes, start);
     let mut i = end;
     let mut spaces = 0;
     while i < bytes.len()
@@ -200,7 +261,7 @@ fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<
     let single = |c: u8| rest.first() == Some(&c) && rest.get(1) != Some(&c);
     let sep = if rest.starts_with(b":=") || rest.starts_with(b"=>") {
         2
-    } else if single(b'=') || single(b':') {
+    } else if single(b'=') || single(b':') || (cell && rest.first() == Some(&b'|')) {
         1
     } else if name.starts_with("--") && spaces == 1 && i == end + 1 {
         // `--password hunter2`: a command line's option and its value.
@@ -209,7 +270,8 @@ fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<
         return None;
     };
     i += sep;
-    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
+    // Spaces, and the end of a bold label (`**Password:** value`).
+    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t' | b'*') {
         i += 1;
     }
     // A JSON text inside a JSON string quotes with `\"`, and closes with it.
@@ -255,6 +317,7 @@ fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<
                                 | b'<'
                                 | b'\\'
                         )
+                        || (cell && b == b'|')
                 })
                 .unwrap_or(bytes.len() - i);
             (i, len)
@@ -262,6 +325,15 @@ fn assigned_value(text: &str, name: &str, end: usize) -> Option<std::ops::Range<
     };
     let value = &text[start..start + len];
     credential_value(value, quote.is_some()).then_some(start..start + len)
+}
+
+/// Is the name at `start` in a cell of a markdown table (`| NAME | value |`)?
+fn in_table_cell(bytes: &[u8], start: usize) -> bool {
+    bytes[..start]
+        .iter()
+        .rev()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'*' | b'`'))
+        == Some(&b'|')
 }
 
 /// Does a value assigned to a credential's name look like one? Not a placeholder, not code (a

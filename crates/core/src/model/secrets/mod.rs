@@ -13,11 +13,21 @@
 //! it got there ([`find`]).
 //!
 //! The families and their shapes are data, in [`rules`]: keywords first (a rule is looked at
-//! only when one of its words is in the text), then a pattern or a parser. What is out of
-//! reach: a credential encoded (base64, hex, split across lines or strings), a password of
-//! letters alone assigned to a bare name, a token with no known prefix that is not assigned
-//! to a credential's name nor given as a `Bearer`, and every secret a shape cannot tell from
-//! ordinary text (a passphrase in prose).
+//! only when one of its words is in the text), then a pattern or a parser. Beside the tokens
+//! whose issuers give them a prefix, they cover what models and config files write: a value
+//! assigned to a credential's name (`DB_PASSWORD=…`, `"clientSecret": …`, `--password=…`),
+//! under a label (`**API key:** …`, a table's `| DB_PASSWORD | … |`, `<password>…</password>`)
+//! or named beside it (`name: DB_PASSWORD` / `value: …`); passwords in URLs, on command lines
+//! (`curl -u user:…`, `mysql -p…`, `sshpass -p`, `redis-cli -a`, `docker login -p`), in a
+//! `.netrc`, in docker's `auth`, in an `Authorization` header of any scheme or in code
+//! (`auth=("user", …)`), and stated in words (`the password is …`, `pw: …`).
+//!
+//! What is out of reach: a credential encoded (base64, hex, split across lines or strings), a
+//! password of letters alone (it reads as a word: `the password is required` stays), a token
+//! with no known prefix that is not assigned to a credential's name nor given in an
+//! `Authorization` header, and every secret a shape cannot tell from ordinary text (a
+//! passphrase in prose). What must stay as written does: commit ids, UUIDs, lockfile hashes
+//! (`integrity sha512-…`), base64 images, and prose about passwords that gives none.
 
 mod assignments;
 mod rules;

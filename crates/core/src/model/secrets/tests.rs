@@ -363,6 +363,278 @@ fn prefixed_tokens_of_the_big_issuers_are_caught() {
     );
 }
 
+/// None of `texts` holds a credential: each is kept as written.
+#[track_caller]
+fn kept(texts: &[&str]) {
+    for text in texts {
+        assert_eq!(find(text), [], "{text}");
+        assert!(matches!(redact(text).0, Cow::Borrowed(_)), "{text}");
+    }
+}
+
+#[test]
+fn labels_in_markdown_are_caught_and_their_prose_kept() {
+    for (text, secret, kept_around) in [
+        ("**Password:** Xk9pq2Lm77", "Xk9pq2Lm77", "**Password:** "),
+        (
+            "**API key**: `a1b2c3d4e5f6g7`",
+            "a1b2c3d4e5f6g7",
+            "**API key**: `",
+        ),
+        (
+            "- Client secret: q8Xv2Lm9Zr4T",
+            "q8Xv2Lm9Zr4T",
+            "- Client secret: ",
+        ),
+        (
+            "| DB_PASSWORD | Xk9pq2Lm77 |",
+            "Xk9pq2Lm77",
+            "| DB_PASSWORD | ",
+        ),
+        (
+            "| API key | `a1b2c3d4e5f6g7` | prod |",
+            "a1b2c3d4e5f6g7",
+            " | prod |",
+        ),
+        (
+            "<password>Xk9pq2Lm77!</password>",
+            "Xk9pq2Lm77!",
+            "</password>",
+        ),
+        ("DB_PASS=Xk9pq2Lm77", "Xk9pq2Lm77", "DB_PASS="),
+        ("smtpPass: 'Xk9pq2Lm77'", "Xk9pq2Lm77", "smtpPass: '"),
+    ] {
+        caught(text, secret, "secret value", &[kept_around]);
+    }
+    kept(&[
+        "**Primary key:** `customer_id_column`",
+        "| Name | Type | Notes |\n|---|---|---|\n| api_key | str | the provider's key |",
+        "| password_hash | bcrypt(12) |",
+        "**The key**: rotate them every 90 days",
+        "A public key: ssh-ed25519 comes first",
+        "<password>${DB_PASSWORD}</password>",
+        "render_pass: pass_2_final",
+        "if password || token_missing {",
+    ]);
+}
+
+#[test]
+fn a_value_named_beside_it_is_caught_and_other_pairs_kept() {
+    for (text, secret) in [
+        (
+            "env:\n  - name: DB_PASSWORD\n    value: \"Xk9pq2Lm77\"\n",
+            "Xk9pq2Lm77",
+        ),
+        (
+            r#"[{"name": "LOG_LEVEL", "value": "debug"}, {"name": "API_KEY", "value": "a1b2c3d4e5f6g7"}]"#,
+            "a1b2c3d4e5f6g7",
+        ),
+        (
+            r#"{"key": "apiKey", "value": "a1b2c3d4e5f6g7", "type": "secret"}"#,
+            "a1b2c3d4e5f6g7",
+        ),
+        (
+            r#"<add key="StorageAccountKey" value="q8Xv2Lm9Zr4T+w=="/>"#,
+            "q8Xv2Lm9Zr4T+w==",
+        ),
+    ] {
+        caught(text, secret, "secret value", &["value"]);
+    }
+    kept(&[
+        "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n        key: password\n",
+        "env:\n  - name: DB_PASSWORD\n    value: ${DB_PASSWORD}\n  - name: LOG_LEVEL\n    value: debug1234\n",
+        r#"{"name": "retries", "value": "a1b2c3d4e5f6g7"}"#,
+        r#"<add key="PageSize" value="50"/>"#,
+    ]);
+}
+
+#[test]
+fn passwords_on_command_lines_are_caught_and_other_options_kept() {
+    for (text, secret) in [
+        (
+            "curl -u alice:Tr0ub4dor3x https://api.example.com",
+            "Tr0ub4dor3x",
+        ),
+        ("curl --user 'deploy:s3cr3t!' -X POST", "s3cr3t!"),
+        ("mysql -h db -u root -pXk9pq2Lm77 shop", "Xk9pq2Lm77"),
+        (
+            "mysqldump -u app -p'Xk9pq2Lm77' shop > dump.sql",
+            "Xk9pq2Lm77",
+        ),
+        ("sshpass -p 'Xk9pq2Lm77' ssh deploy@web1", "Xk9pq2Lm77"),
+        ("redis-cli -h cache -a Xk9pq2Lm77 ping", "Xk9pq2Lm77"),
+        (
+            "docker login -u alice -p Xk9pq2Lm77 registry.example.com",
+            "Xk9pq2Lm77",
+        ),
+    ] {
+        caught(text, secret, "password on a command line", &[]);
+    }
+    // `--password=VALUE` and `--password VALUE` are a credential's name and its value.
+    caught(
+        "psql --password=Xk9pq2Lm77 -h db",
+        "Xk9pq2Lm77",
+        "secret value",
+        &["psql --password="],
+    );
+    kept(&[
+        "git push -u origin main",
+        "git push -u origin feature:feature",
+        "docker run -u 1000:1000 image",
+        "curl -u $USER:$TOKEN https://api.example.com",
+        "curl -u user:password https://api.example.com",
+        "mysql -h db -u root -p shop",
+        "mysql -u root -p$MYSQL_ROOT_PASSWORD",
+        "mkdir -p build && cargo test -p anvil-debate-core",
+        "sshpass -f ~/.pw ssh web1",
+        "redis-cli -h cache ping",
+        "docker login -u alice --password-stdin < token.txt",
+    ]);
+}
+
+#[test]
+fn netrc_passwords_are_caught_and_prose_about_machines_kept() {
+    caught(
+        "machine api.example.com login alice password Xk9pq2Lm77",
+        "Xk9pq2Lm77",
+        "netrc password",
+        &["machine api.example.com login alice password "],
+    );
+    caught(
+        "machine git.example.com\n  login deploy\n  password hunter2\n",
+        "hunter2",
+        "netrc password",
+        &["login deploy\n  password "],
+    );
+    caught(
+        "default login anonymous password Xk9pq2Lm77",
+        "Xk9pq2Lm77",
+        "netrc password",
+        &[],
+    );
+    kept(&[
+        "machine example.com login alice password YOUR_PASSWORD",
+        "the state machine checks the login password field",
+        "login with your password first",
+    ]);
+}
+
+#[test]
+fn a_registrys_auth_in_dockers_config_is_caught_and_other_auths_kept() {
+    // base64 of `alice:Xk9pq2Lm77`.
+    caught(
+        r#"{"auths": {"registry.example.com": {"auth": "YWxpY2U6WGs5cHEyTG03Nw=="}}}"#,
+        "YWxpY2U6WGs5cHEyTG03Nw==",
+        "registry credentials",
+        &[r#"{"auths": {"registry.example.com": {"auth": ""#],
+    );
+    kept(&[
+        r#"{"auth": "oauth2", "scopes": ["read"]}"#,
+        // base64 of `no-colon-here`.
+        r#"{"auth": "bm8tY29sb24taGVyZQ=="}"#,
+    ]);
+}
+
+#[test]
+fn authorization_headers_of_every_scheme_are_caught() {
+    let opaque = "8f3a9c2e7b1d4f60a5e9c3b2d1f0e7a6";
+    for (header, kind) in [
+        (
+            format!("Authorization: token {opaque}"),
+            "authorization token",
+        ),
+        (
+            format!("Authorization: Token {opaque}"),
+            "authorization token",
+        ),
+        (
+            format!("\"Authorization\": \"Bot {opaque}\""),
+            "authorization token",
+        ),
+        (format!("Authorization: {opaque}"), "authorization token"),
+        (
+            "authorization: basic YWxhZGRpbjpvcGVuc2VzYW1l".to_owned(),
+            "basic auth credentials",
+        ),
+    ] {
+        caught(
+            &format!("curl -H '{header}' https://api.example.com"),
+            if kind == "basic auth credentials" {
+                "YWxhZGRpbjpvcGVuc2VzYW1l"
+            } else {
+                opaque
+            },
+            kind,
+            &["https://api.example.com"],
+        );
+    }
+    kept(&[
+        "Authorization: token ${GITHUB_TOKEN}",
+        "Authorization: Digest username=\"alice\", realm=\"api\", nonce=\"dcd98b7102dd2f0e8b11d0f600bfb0c093\"",
+        "the Authorization: header carries the token",
+        "authorization: required for every call",
+    ]);
+}
+
+#[test]
+fn basic_auth_written_as_code_is_caught() {
+    for text in [
+        r#"requests.get(url, auth=("alice", "Xk9pq2Lm77"))"#,
+        r#"client = httpx.Client(auth = ('alice', 'Xk9pq2Lm77'))"#,
+        r#"session.auth = HTTPBasicAuth("alice", "Xk9pq2Lm77")"#,
+        r#"client.get(url).basic_auth("alice", Some("Xk9pq2Lm77"))"#,
+    ] {
+        caught(text, "Xk9pq2Lm77", "basic auth credentials", &["alice"]);
+    }
+    kept(&[
+        r#"requests.get(url, auth=("user", "pass"))"#,
+        r#"HTTPBasicAuth(os.environ["USER"], os.environ["PASSWORD"])"#,
+        r#".basic_auth(&user, Some(&password))"#,
+    ]);
+}
+
+#[test]
+fn a_password_stated_in_prose_is_caught_and_prose_about_passwords_kept() {
+    for (text, secret) in [
+        ("the password is hunter2", "hunter2"),
+        (
+            "The password for the admin account was Tr0ub4dor&3.",
+            "Tr0ub4dor&3",
+        ),
+        ("Its password is now `s3cr3t!x`, rotate it", "s3cr3t!x"),
+        ("set the password to 'Xk9pq2Lm77' first", "Xk9pq2Lm77"),
+        ("pw: hunt3r!", "hunt3r!"),
+        ("| password | hunter2 |", "hunter2"),
+    ] {
+        caught(text, secret, "password", &[]);
+    }
+    kept(&[
+        "the password reset flow sends a link that expires in 15 minutes",
+        "The password is required, at least 12 characters, and is hashed with argon2id.",
+        "the password is set by the admin; the password is sha256-hashed; password is case-sensitive",
+        "the password was rotated on 2024-05-01 and the password is 8+ characters",
+        "if password is None: raise ValueError(\"password is required\")",
+        "password == expected and password != \"\"",
+        "Passwords are stored hashed; a password manager is recommended.",
+    ]);
+}
+
+/// What the red team tried as false positives, kept as written: commit ids, UUIDs, lockfile
+/// hashes, base64 images, and prose about passwords without one.
+#[test]
+fn the_false_positive_probes_are_kept() {
+    kept(&[
+        "commit 3f2a9c1e0b7d4a5f6e7d8c9b0a1f2e3d4c5b6a7f (HEAD -> main)",
+        "Anvil-Response: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",
+        "session 0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9 and request-id: 6f1c9a2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b",
+        r#""integrity": "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR9nYiPcz6xDjSVYw==""#,
+        "  integrity sha512-Vd3ZQxZ8mXTIGFUjmD7cs5ZIQJd3nXt5vAb9+9MSJ6UFu8zuR9dm/fWdnFh8I6zJPVCDCbsL9lMAVaGBQH6Lw==",
+        "![chart](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+        "The password reset flow emails a one-time link; the password itself never leaves the vault.",
+        "Passwords must be at least 12 characters; a password is never logged.",
+    ]);
+}
+
 /// Ordinary code and prose that mentions keys, tokens and passwords: none of it is a
 /// credential, and all of it must reach the record as written.
 #[test]
@@ -460,6 +732,10 @@ fn credential_names_are_told_by_their_last_word() {
         "GITHUB_TOKEN",
         "passphrase",
         "--password",
+        "DB_PASS",
+        "smtpPass",
+        "db_pw",
+        "PW",
     ] {
         assert!(assignments::secret_name(name), "{name}");
     }
@@ -479,6 +755,10 @@ fn credential_names_are_told_by_their_last_word() {
         "page_token",
         "PWD",
         "SharedAccessKeyName",
+        "render_pass",
+        "bypass",
+        "compass",
+        "passes",
     ] {
         assert!(!assignments::secret_name(name), "{name}");
     }
@@ -556,6 +836,31 @@ proptest! {
         let (redacted, kinds) = redact(&text);
         prop_assert_eq!(kinds.len(), found.len());
         prop_assert!(find(&redacted).is_empty(), "{}", redacted);
+    }
+
+    /// Any value where a password, a label's value or a command line's password stands: once
+    /// redacted, nothing is left to find, and redacting again changes nothing.
+    #[test]
+    fn values_in_the_wordy_families_redact_once(
+        value in "[!-~]{1,24}",
+        template in prop::sample::select(vec![
+            "the password is {}.",
+            "pw: {}",
+            "| password | {} |",
+            "machine h login u password {}",
+            "curl -u alice:{} https://x",
+            "mysql -u root -p{} shop",
+            "Authorization: token {}",
+            "**API key:** {}",
+            "- name: DB_PASSWORD\n  value: {}",
+            "<password>{}</password>",
+            r#"{"auth": "{}"}"#,
+        ]),
+    ) {
+        let text = template.replace("{}", &value);
+        let once = redact(&text).0.into_owned();
+        prop_assert!(find(&once).is_empty(), "{} -> {}", text, once);
+        prop_assert_eq!(redact(&once).0.into_owned(), once);
     }
 
     /// Any text at all: no panic, and redacting twice changes nothing more.

@@ -1,11 +1,16 @@
-//! Text from models and users on its way to a terminal.
+//! Text on its way to a terminal.
 //!
-//! A debater's words are untrusted: a phase that contains `ESC[2J` would clear the screen of
-//! whoever runs `anvil show`, an OSC 52 sequence would write their clipboard, an OSC 8 one
-//! would dress a link up as something else, and a bare carriage return or backspace would
-//! overwrite what was printed before it. Every command that prints recorded text passes it
-//! through [`visible`] where it formats it, so that such characters are *shown*, never obeyed,
-//! while anvil's own colours (added afterwards, around the cleaned text) still work.
+//! A debater's words, an agent's error, a model name an agent reports, are all untrusted: a
+//! text that contains `ESC[2J` would clear the screen of whoever reads it, an OSC 52 sequence
+//! would write their clipboard, an OSC 0 one would retitle their window, an OSC 8 one would
+//! dress a link up as something else, and a bare carriage return or backspace would overwrite
+//! what was printed before it. Whatever anvil shows passes through [`visible`] where it is
+//! formatted, so that such characters are *shown*, never obeyed, while anvil's own colours
+//! (added afterwards, around the cleaned text) still work. One neutraliser serves every place
+//! that shows text: the command line (what `anvil show`, `anvil run` and every error print) and
+//! the Stop hook (its notice, `systemMessage`; a block's reason, which clients before Claude
+//! Code 2.1.163 show under "Stop hook error"; and the window title and notification of its
+//! `terminalSequence`).
 //!
 //! What is shown, and how (one notation for all, so a reader can tell what was there):
 //! - C0 controls except newline and tab, and DEL: `\x1b`, `\x07`, `\x08`, `\x7f`, …;
@@ -22,31 +27,66 @@ use std::fmt::Write;
 /// `text` with every character a terminal would obey instead of show replaced by a visible
 /// escape (see the module docs). Text without such characters is returned as it is.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    let mut chars = text.char_indices().peekable();
-    let mut out: Option<String> = None;
-    while let Some((i, c)) = chars.next() {
-        let crlf = c == '\r' && chars.peek().is_some_and(|(_, n)| *n == '\n');
+    let Some(first) = first_to_escape(text) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(&text[..first]);
+    let mut chars = text[first..].chars().peekable();
+    while let Some(c) = chars.next() {
+        let crlf = c == '\r' && chars.peek() == Some(&'\n');
         if !needs_escape(c) || crlf {
-            if let Some(out) = &mut out {
-                out.push(c);
-            }
-            continue;
-        }
-        let out = out.get_or_insert_with(|| {
-            let mut s = String::with_capacity(text.len() + 16);
-            s.push_str(&text[..i]);
-            s
-        });
-        if (c as u32) < 0x80 {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
             let _ = write!(out, "\\x{:02x}", c as u32);
         } else {
             let _ = write!(out, "\\u{{{:x}}}", c as u32);
         }
     }
-    match out {
-        Some(out) => Cow::Owned(out),
-        None => Cow::Borrowed(text),
+    Cow::Owned(out)
+}
+
+/// `text` on one line, for a window title or a notification: line ends and tabs become spaces,
+/// and the rest is [`visible`].
+pub fn one_line(text: &str) -> String {
+    let spaced: String = text
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    visible(&spaced).into_owned()
+}
+
+/// Where the first character [`visible`] replaces begins, read as bytes: the hook shows whole
+/// prompts, and most texts hold none.
+fn first_to_escape(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' | b'\t' => {}
+            b'\r' if bytes.get(i + 1) == Some(&b'\n') => {}
+            0x00..=0x1f | 0x7f => return Some(i),
+            // U+0080–U+009F.
+            0xc2 if matches!(bytes.get(i + 1), Some(0x80..=0x9f)) => return Some(i),
+            // U+202A–U+202E and U+2066–U+2069.
+            0xe2 if matches!(
+                (bytes.get(i + 1), bytes.get(i + 2)),
+                (Some(0x80), Some(0xaa..=0xae)) | (Some(0x81), Some(0xa6..=0xa9))
+            ) =>
+            {
+                return Some(i);
+            }
+            _ => {}
+        }
+        i += 1;
     }
+    None
 }
 
 /// Whether `c` is one of the characters [`visible`] replaces (newline and tab are not; a
@@ -127,8 +167,17 @@ mod tests {
         assert_eq!(back, value);
     }
 
+    #[test]
+    fn one_line_folds_line_ends_and_shows_the_rest() {
+        assert_eq!(
+            one_line("a\nb\tc\r\nd\x1b]0;title\x07"),
+            "a b c  d\\x1b]0;title\\x07"
+        );
+        assert_eq!(one_line("gpt-5 · “quoted” — ok"), "gpt-5 · “quoted” — ok");
+    }
+
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2048)))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::testkit::cases(2048)))]
         #[test]
         fn nothing_a_terminal_obeys_survives(text in "\\PC*|[\\x00-\\x20\\u{80}-\\u{a0}a\\r\\n]*") {
             let got = visible(&text);
@@ -137,6 +186,17 @@ mod tests {
                 let crlf = c == '\r' && chars.peek() == Some(&'\n');
                 proptest::prop_assert!(!needs_escape(c) || crlf, "{got:?}");
             }
+        }
+
+        /// The byte scan that lets most texts through untouched agrees with the characters:
+        /// a text is borrowed exactly when nothing in it needs an escape.
+        #[test]
+        fn a_text_is_kept_exactly_when_nothing_needs_an_escape(text in "\\PC*|[\\x00-\\x20\\u{80}-\\u{a0}\\u{2028}-\\u{206f}a\\r\\n·—]*") {
+            let chars: Vec<char> = text.chars().collect();
+            let clean = chars.iter().enumerate().all(|(i, &c)| {
+                !needs_escape(c) || (c == '\r' && chars.get(i + 1) == Some(&'\n'))
+            });
+            proptest::prop_assert_eq!(matches!(visible(&text), Cow::Borrowed(_)), clean);
         }
     }
 }
