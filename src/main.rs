@@ -16,6 +16,7 @@ mod error;
 mod flags;
 mod mcp_stdio;
 mod memory;
+mod naming;
 mod output;
 mod pager;
 mod serve;

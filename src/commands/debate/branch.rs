@@ -28,7 +28,12 @@ pub struct Args {
     #[arg(long)]
     session: Option<String>,
 
-    /// Print JSON for scripts.
+    /// Print the prompt the new line continues with on stdout (to hand to a Claude Code
+    /// session yourself: `claude "$(anvil branch … --prompt)"`).
+    #[arg(long, conflicts_with = "json")]
+    prompt: bool,
+
+    /// Print JSON for scripts (the prompt included).
     #[arg(long)]
     json: bool,
 }
@@ -36,7 +41,12 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let from = view::resolve(ctx, &home, &record, &args.from)?;
+    let picked = crate::naming::resolve(ctx, &home, &record, &args.from)?;
+    picked.chosen.tell(
+        &format!("branching from {} of", args.from.trim()),
+        "--from NAME@LINE:REV",
+    );
+    let from = picked.resolved;
     let session = ctx.session_or(args.session)?;
     let restored = anvil_core::line::restore::branch(
         &home,
@@ -67,6 +77,31 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             .first()
             .map_or(args.steer.trim(), String::as_str)
     ));
-    say(&view::how_to_continue(&restored));
-    out(&crate::term::visible(&restored.prompt))
+    say(&next_steps(&restored));
+    if args.prompt {
+        return out(&crate::term::visible(&restored.prompt));
+    }
+    say("anvil: `--prompt` prints the prompt it goes on with");
+    Ok(())
+}
+
+/// The two ways on with a new line: `anvil run` here, or a Claude Code session.
+fn next_steps(restored: &anvil_core::line::restore::Restored) -> String {
+    let line = &restored.line;
+    let claude = match &restored.session {
+        Some(s) => (
+            format!("claude --resume {s} \"$(anvil resume {line} --session {s})\""),
+            format!("in Claude Code session {s}, which it is bound to"),
+        ),
+        None => (
+            format!("claude \"$(anvil resume {line})\""),
+            "in Claude Code (or the next session that stops here picks it up)".to_owned(),
+        ),
+    };
+    let run = format!("anvil run --line {line}");
+    let width = run.chars().count().max(claude.0.chars().count());
+    format!(
+        "anvil: go on with it, either\n  {run:<width$}  headless, here\n  {:<width$}  {}",
+        claude.0, claude.1
+    )
 }

@@ -11,8 +11,8 @@ use crate::view;
 /// print the prompt to continue with — in full, since a new session has not seen the debate.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The line, as DEBATE[@LINE] (a prefix of the debate id is enough). Default: this
-    /// session's line, else the only active one, else the one recorded last.
+    /// The line, as NAME[@LINE] (any name of the debate: see `anvil log --help`). Default:
+    /// this session's line, else the only active one, else the one last active.
     line: Option<String>,
 
     /// Bind to this Claude Code session (default: $CLAUDE_CODE_SESSION_ID, else the next
@@ -28,7 +28,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let chosen = crate::naming::line(ctx, &home, &record, args.line.as_deref())?;
+    chosen.tell("resuming", "anvil resume NAME[@LINE]");
+    let line = chosen.line;
     let session = ctx.session_or(args.session)?;
     let restored = anvil_core::line::restore::resume(&home, &record, &line, session.as_deref())?;
     if args.json {

@@ -11,6 +11,7 @@ use anvil_core::review::history::{self, LineHistory};
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
+use crate::naming;
 use crate::output::{out, say};
 use crate::view;
 
@@ -23,7 +24,9 @@ use crate::view;
 /// supersedes it. Prints the file's path.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The debate, as DEBATE[@LINE] (a prefix of the id is enough); default: the current line.
+    /// The line, as NAME[@LINE]: the debate's id, its number in `anvil log`, a prefix of the
+    /// id, or words of its id or question. Default: this session's line, else the only active
+    /// one, else the one last active (said on stderr).
     line: Option<String>,
 
     /// The directory of decision records, relative to the project. Unlike `.adr-dir`, it may
@@ -39,7 +42,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let chosen = naming::line(ctx, &home, &record, args.line.as_deref())?;
+    chosen.tell("decision record of", "anvil adr NAME[@LINE]");
+    let line = chosen.line;
     let history = LineHistory::load(&record, &line)?;
     let project = home.project().to_owned();
     if !args.again

@@ -38,8 +38,15 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let a = view::resolve(ctx, &home, &record, &args.a)?;
-    let b = view::resolve(ctx, &home, &record, &args.b)?;
+    let a = crate::naming::resolve(ctx, &home, &record, &args.a)?;
+    a.chosen
+        .tell(&format!("{} of", args.a.trim()), "NAME@LINE:REV");
+    let b = crate::naming::resolve(ctx, &home, &record, &args.b)?;
+    if b.chosen.line != a.chosen.line {
+        b.chosen
+            .tell(&format!("{} of", args.b.trim()), "NAME@LINE:REV");
+    }
+    let (a, b) = (a.resolved, b.resolved);
     let pairs = compare::pairs(&record, &a, &b)?;
     // How each seat moved between the two moments, from the positions the record holds.
     let chart_at = |r: &anvil_core::review::revision::Resolved| {

@@ -13,7 +13,8 @@ use crate::view::{self, Paint};
 /// --prompts). On a terminal it waits for Enter between phases unless --delay is given.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The line, as DEBATE[@LINE] (a prefix of the debate id is enough).
+    /// The line, as NAME[@LINE] (any name of the debate: see `anvil log --help`). Default:
+    /// this session's line, else the only active one, else the one last active.
     line: Option<String>,
 
     /// Show the prompt injected before each phase too.
@@ -28,7 +29,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let chosen = crate::naming::line(ctx, &home, &record, args.line.as_deref())?;
+    chosen.tell("replay of", "anvil replay NAME[@LINE]");
+    let line = chosen.line;
     let history = LineHistory::load(&record, &line)?;
     let paint = Paint::stdout();
     let step_with_enter =

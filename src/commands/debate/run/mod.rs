@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anvil_core::home::{Home, LineRef};
 use anvil_core::line::seat::Turned;
-use anvil_core::model::provenance::RunCost;
+use anvil_core::model::provenance::RunTally;
 use anvil_core::model::state::{Role, State, Status};
 
 use crate::commands::start::DebateArgs;
@@ -81,7 +81,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let (line, prompt) = match &args.line {
         Some(name) => {
             let record = view::record(&home)?;
-            let line = view::line(ctx, &home, &record, Some(name))?;
+            let line = crate::naming::line(ctx, &home, &record, Some(name))?.line;
             // Refused before the line is rebound, when another run drives it.
             anvil_core::line::headless::can_run(&home, &line)?;
             let restored =
@@ -94,7 +94,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
     };
     let claim = anvil_core::line::headless::claim(&home, &line, args.log)?;
-    let mut cost = RunCost::default();
+    let mut cost = RunTally::default();
     let config = anvil_core::model::config::Config::load(&home)?;
     let fallback = fallback_given || config.seat_fallback() || {
         let state = State::load(&home.state_path(&line))?;
@@ -113,8 +113,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     }
     .drive(prompt, &mut cost);
     // What the runs cost goes in the record however they ended.
-    if cost.runs > 0
-        && let Err(e) = anvil_core::line::control::record_run(&home, &line, &session, &cost)
+    if cost.total.runs > 0
+        && let Err(e) = anvil_core::line::control::record_run(&home, &line, &session, &cost.total)
     {
         say(&format!(
             "anvil: note: the runs' cost was not recorded: {e}"
@@ -155,7 +155,7 @@ struct Driver<'a> {
 impl Driver<'_> {
     /// Runs claude from `prompt` until the line is done; returns the report's path. What
     /// each run cost is added to `cost`, whatever happens.
-    fn drive(mut self, prompt: String, cost: &mut RunCost) -> Result<PathBuf, CliError> {
+    fn drive(mut self, prompt: String, cost: &mut RunTally) -> Result<PathBuf, CliError> {
         let (home, line) = (self.home, self.line);
         anvil_core::line::control::drive_headless(home, line)?;
 
@@ -242,7 +242,7 @@ impl Driver<'_> {
             "anvil: {line} done in {:.0?} · {} phases · {}",
             began.elapsed(),
             state.progress.step,
-            cost.summary()
+            cost.total.summary()
         ));
         Ok(report)
     }
