@@ -28,6 +28,7 @@ mod killed_hook;
 mod log_cli;
 mod maintenance_cli;
 mod model_server_selftest;
+mod names_cli;
 mod npm_dist;
 mod options_cli;
 mod other_writers;

@@ -113,10 +113,7 @@ pub fn resolve_with(
         Some(target) => find_target(record, target, current, questions).map_err(|e| match e {
             Found::Error(e) => e,
             Found::Missing(m) => unknown(m),
-            Found::Several(named) => RevisionError::Ambiguous {
-                name: target.to_owned(),
-                named,
-            },
+            Found::Several { name, named } => RevisionError::Ambiguous { name, named },
         })?,
     };
     let index = match selector {
@@ -187,7 +184,11 @@ fn select(history: &LineHistory, selector: &str) -> Option<usize> {
 enum Found {
     Error(RevisionError),
     Missing(String),
-    Several(Named),
+    /// `name`, the debate part of a revision, matched several debates.
+    Several {
+        name: String,
+        named: Named,
+    },
 }
 
 impl From<NameError> for Found {
@@ -254,7 +255,7 @@ fn find_target(
     }
     let named = names::by_id(record, target)?;
     if named.rule.is_some() {
-        return tip_of(LineRef::new(one_of(named)?, "main"));
+        return tip_of(LineRef::new(one_of(target, named)?, "main"));
     }
     if target.len() >= 4 && target.chars().all(|c| c.is_ascii_hexdigit()) {
         match find_commit(record, &target.to_ascii_lowercase()) {
@@ -264,7 +265,7 @@ fn find_target(
     }
     let named = names::by_words(record, target, questions)?;
     if named.rule.is_some() {
-        return tip_of(LineRef::new(one_of(named)?, "main"));
+        return tip_of(LineRef::new(one_of(target, named)?, "main"));
     }
     let mut message = format!("no line, debate or commit named '{target}'");
     if let Some(current) = current {
@@ -287,14 +288,17 @@ fn match_debate(
     if named.rule.is_none() {
         return Err(Found::Missing(format!("no debate '{name}' in the record")));
     }
-    one_of(named)
+    one_of(name, named)
 }
 
 /// The debate of a name that matched one; several are [`Found::Several`].
-fn one_of(named: Named) -> Result<String, Found> {
+fn one_of(name: &str, named: Named) -> Result<String, Found> {
     match named.one() {
         Some(one) => Ok(one.to_owned()),
-        None => Err(Found::Several(named)),
+        None => Err(Found::Several {
+            name: name.to_owned(),
+            named,
+        }),
     }
 }
 
