@@ -43,9 +43,14 @@ impl Ctx {
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
         if let Some(name) = name {
             let (debate, line) = name.split_once('@').unwrap_or((name, "main"));
-            let mut lines = home
-                .live_lines_with_prefix(debate)
-                .map_err(CliError::from_display)?;
+            // A number is a place in `anvil log`'s order, never a prefix of an id (which begins
+            // with its date).
+            let mut lines = match anvil_core::review::names::number(debate) {
+                Some(_) => Vec::new(),
+                None => home
+                    .live_lines_with_prefix(debate)
+                    .map_err(CliError::from_display)?,
+            };
             // Not a prefix of a live line's id: any other name of a debate (its number, words
             // of its id or question), looked up in the record.
             if lines.is_empty()

@@ -16,9 +16,11 @@ use crate::error::CliError;
 use crate::memory::index::{CLOSE, Index, OPEN, Query, SearchError};
 use crate::view;
 
-/// Serve the record to Claude Code as read-only MCP tools over stdin/stdout: list debates,
-/// search them, read a phase or a synthesis, compare two moments, see what is running.
-/// `anvil install` and the plugin register it; you do not run it yourself.
+/// Serve the record to Claude Code as read-only MCP tools.
+///
+/// Over stdin/stdout: list debates, search them, read a phase or a synthesis, compare two
+/// moments, see what is running. `anvil install` and the plugin register it; you do not run it
+/// yourself.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 

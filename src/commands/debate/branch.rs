@@ -6,12 +6,19 @@ use crate::output::out;
 use crate::output::say;
 use crate::view;
 
-/// Start a new line of a debate from a past round, as if you had steered it with TEXT at the
-/// pause after that round. The line you branch from is left as it is.
+/// Start a new line of a debate from a past round, with other steering.
+///
+/// As if you had steered it with TEXT at the pause after that round. The line you branch from
+/// is left as it is. Says how to go on with the new line: headless with `anvil run --line`, or
+/// in Claude Code.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil branch --from round-2 --steer \"focus on migration cost\"
+  anvil branch --from billing@main:round-1 --steer synthesize --name early
+  anvil run --line billing@focus-migration-cost")]
 pub struct Args {
     /// Where to branch from: round-N (round-0 is the start), LINE:round-N,
-    /// DEBATE@LINE:round-N, round-N/ROLE, LINE~K, or a commit id prefix.
+    /// NAME@LINE:round-N, round-N/ROLE, LINE~K, or a commit id prefix.
     #[arg(long)]
     from: String,
 
@@ -23,8 +30,9 @@ pub struct Args {
     #[arg(long)]
     name: Option<String>,
 
-    /// Bind the new line to this Claude Code session (default: $CLAUDE_CODE_SESSION_ID, else
-    /// the next session that stops in this project).
+    /// Bind the new line to this Claude Code session.
+    ///
+    /// Default: $CLAUDE_CODE_SESSION_ID, else the next session that stops in this project.
     #[arg(long)]
     session: Option<String>,
 

@@ -15,22 +15,29 @@ use crate::naming;
 use crate::output::{out, say};
 use crate::view;
 
-/// Write a debate's conclusion as an architecture decision record (MADR 4.0) in the code
-/// repository: YAML front matter (status, date, decision-makers), the context and problem,
+/// Write a debate's conclusion as an architecture decision record (MADR).
+///
+/// In the code repository, as MADR 4.0: YAML front matter (status, date, decision-makers), the context and problem,
 /// the options argued, the synthesis as the decision outcome, its consequences, the dissent
 /// left open, and links back to the debate. Numbered after the records already there, in
 /// docs/decisions/ (or the directory `.adr-dir` names, or --dir). `.adr-dir` must name a
 /// directory inside the project. A debate that follows up one with a record (`--follow-up`)
 /// supersedes it. Prints the file's path.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil adr                  the current line's synthesis
+  anvil adr graphql --dir docs/adr")]
 pub struct Args {
-    /// The line, as NAME[@LINE]: the debate's id, its number in `anvil log`, a prefix of the
-    /// id, or words of its id or question. Default: this session's line, else the only active
-    /// one, else the one last active (said on stderr).
+    /// The line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
+    ///
+    /// Default: this session's line, else the only active one, else the one last active (said
+    /// on stderr).
     line: Option<String>,
 
-    /// The directory of decision records, relative to the project. Unlike `.adr-dir`, it may
-    /// lie outside the project (an absolute path, or one through `..`): anvil then says so.
+    /// The directory of decision records, relative to the project.
+    ///
+    /// Unlike `.adr-dir`, it may lie outside the project (an absolute path, or one through
+    /// `..`): anvil then says so.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 

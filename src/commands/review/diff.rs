@@ -10,12 +10,18 @@ use crate::error::CliError;
 use crate::output::out;
 use crate::view::{self, Paint};
 
-/// Compare two moments of a debate. Between two rounds of one line the Advocate is compared
-/// with the Advocate and the Critic with the Critic; between two lines at the same round or at
-/// their syntheses, what the other steering changed. Coloured on a terminal only.
+/// Compare two moments of a debate: how positions moved, what steering changed.
+///
+/// Between two rounds of one line the Advocate is compared with the Advocate and the Critic
+/// with the Critic; between two lines at the same round or at their syntheses, what the other
+/// steering changed. Coloured on a terminal only.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil diff round-1 round-2                 how the current line moved
+  anvil diff main:synthesis cost:synthesis   what another steering changed
+  anvil diff billing@main:round-1 billing@main:round-3 --word")]
 pub struct Args {
-    /// The older side: round-N, synthesis, LINE:round-N, DEBATE@LINE:synthesis, LINE~K, a
+    /// The older side: round-N, synthesis, LINE:round-N, NAME@LINE:synthesis, LINE~K, a
     /// commit id prefix, …
     a: String,
 

@@ -20,11 +20,12 @@ const FIRST_SCREEN_PHASES: usize = 20;
 /// ...or until it has shown this many debates, however short.
 const FIRST_SCREEN_DEBATES: usize = 10;
 
-/// Show the debates, most recently active first, with their lines drawn as a graph (where
-/// each line branched off and with which steering), phase by phase: round, role, who played
-/// it when not the host, first line of text, time. Without `-n` or `--all`, a first screen:
-/// the most recently active debates, each whole, until they hold 20 phases (at most ten
-/// debates).
+/// Show the debates, numbered, most recently active first, phase by phase.
+///
+/// Each debate's lines are drawn as a graph (where each line branched off and with which
+/// steering), phase by phase: round, role, the agent that played it when not the host, first
+/// line of text, time. Without `-n` or `--all`, a first screen: the most recently active
+/// debates, each whole, until they hold 20 phases (at most ten debates).
 ///
 /// Each debate is numbered, 1 being the most recently active: the number names it in any
 /// command, as long as nothing moved since (`anvil report 2`). So do its id, a prefix of the
@@ -42,8 +43,9 @@ pub struct Args {
     #[arg(long)]
     all: bool,
 
-    /// Show at most N phases (commits), newest first, as `git log -n N` does: the graph is
-    /// cut after its N-th commit.
+    /// Show at most N phases (commits), newest first.
+    ///
+    /// As `git log -n N` does: the graph is cut after its N-th commit.
     #[arg(
         short = 'n',
         long = "max-count",
@@ -56,13 +58,19 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Add what each phase cost (model, tokens, duration), with totals per line and per
-    /// debate, and what stopping when positions stopped moving would have saved (per line,
-    /// and summed over the debates shown).
+    /// Add who played each phase and what it cost, summed per agent, model and line.
+    ///
+    /// Each phase's agent, model, tokens, duration and price (where the agent reports one);
+    /// the debate's totals per agent, per model and per line, which add up to its total; what
+    /// stopping when positions stopped moving would have saved (per line, and summed over the
+    /// debates shown); and what the headless runs of `anvil run` cost, as Claude Code priced
+    /// them.
     #[arg(long)]
     stats: bool,
 
-    /// Never page the output (by default a terminal gets $ANVIL_PAGER, $PAGER or `less`).
+    /// Never page the output.
+    ///
+    /// By default a terminal gets $ANVIL_PAGER, $PAGER or `less`.
     #[arg(long)]
     no_pager: bool,
 }
@@ -84,6 +92,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let saved = Cell::new(Saved::default());
     let saved = &saved;
     let mut more = false;
+    // Debates a name matched beyond the first screen.
+    let mut more_named: Option<usize> = None;
     let mut pieces: Box<dyn Iterator<Item = Result<(String, usize), CliError>>> =
         match (&args.debate, args.all, args.max_count) {
             (Some(name), _, _) => {
@@ -99,9 +109,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                          or question",
                     ));
                 }
+                // Without -n or --all, a first screen of them, as without a name.
+                let mut matched = named.debates;
+                if !args.all && args.max_count.is_none() && matched.len() > FIRST_SCREEN_DEBATES {
+                    let left = matched.len() - FIRST_SCREEN_DEBATES;
+                    matched.truncate(FIRST_SCREEN_DEBATES);
+                    more_named = Some(left);
+                }
                 Box::new(within_budget(
                     &record,
-                    named.debates.into_iter().map(|debate| Ok((debate, None))),
+                    matched.into_iter().map(|debate| Ok((debate, None))),
                     &args,
                     paint,
                     saved,
@@ -181,6 +198,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     }
     if shown == 0 && args.max_count != Some(0) {
         output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
+    }
+    if let Some(left) = more_named {
+        output.write(&paint.dim(&format!(
+            "\n… {left} more debate{} of that name not shown (`--all` shows them)\n",
+            if left == 1 { "" } else { "s" }
+        )))?;
     }
     if more {
         output.write(&paint.dim(

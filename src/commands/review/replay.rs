@@ -9,12 +9,19 @@ use crate::error::CliError;
 use crate::output::out;
 use crate::view::{self, Paint};
 
-/// Play a recorded line back phase by phase: responses, pauses, steering (and the prompts with
-/// --prompts). On a terminal it waits for Enter between phases unless --delay is given.
+/// Play a recorded line back phase by phase.
+///
+/// Responses, pauses and steering (and the prompts with --prompts). On a terminal it waits for
+/// Enter between phases unless --delay is given.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil replay
+  anvil replay graphql --delay 2 --prompts")]
 pub struct Args {
-    /// The line, as NAME[@LINE] (any name of the debate: see `anvil log --help`). Default:
-    /// this session's line, else the only active one, else the one last active.
+    /// The line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
+    ///
+    /// Default: this session's line, else the only active one, else the one last active (said
+    /// on stderr).
     line: Option<String>,
 
     /// Show the prompt injected before each phase too.

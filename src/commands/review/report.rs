@@ -11,12 +11,19 @@ use crate::output::out;
 use crate::output::say;
 use crate::view::{self, Paint};
 
-/// Write the report of a line: the conclusion, the whole debate, the tree of its lines and
-/// their syntheses side by side. Markdown, or self-contained HTML when PATH ends in .html.
+/// Write the report of a line: conclusion, debate, lines side by side.
+///
+/// The conclusion, the whole debate, the tree of its lines and their syntheses side by side,
+/// and what it cost. Markdown, or self-contained HTML when PATH ends in .html.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil report                       the current line, on stdout
+  anvil report billing -o billing.html")]
 pub struct Args {
-    /// The line, as NAME[@LINE] (any name of the debate: see `anvil log --help`). Default:
-    /// this session's line, else the only active one, else the one last active.
+    /// The line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
+    ///
+    /// Default: this session's line, else the only active one, else the one last active (said
+    /// on stderr).
     line: Option<String>,
 
     /// Where to write it (`.md` or `.html`); default: stdout, as markdown.

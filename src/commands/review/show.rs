@@ -11,13 +11,21 @@ use crate::naming;
 use crate::output::out;
 use crate::view::{self, Paint};
 
-/// Show one recorded phase as markdown: round, role, when, steering, and the text.
+/// Show one recorded phase: round, role, when, steering, and the text.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil show                      the conclusion of the current line
+  anvil show round-2/critic       a phase of the current line
+  anvil show 2:synthesis          the synthesis of the second debate in `anvil log`
+  anvil show billing@cost:round-3 --prompt")]
 pub struct Args {
-    /// The revision: round-N, round-N/ROLE, synthesis, tip, LINE (its tip), LINE:round-N,
-    /// NAME@LINE:round-N, LINE~K, or a commit id prefix. Default: the conclusion (the
-    /// synthesis; the latest phase while there is none) of this session's line, else of the
-    /// only active one, else of the one last active.
+    /// The revision (default: the conclusion of the current line).
+    ///
+    /// round-N, round-N/ROLE, synthesis, tip, LINE (its tip), LINE:round-N, NAME@LINE:round-N,
+    /// LINE~K, or a commit id prefix; NAME is any name of a debate (see `anvil log --help`).
+    /// Without one: the conclusion (the synthesis; the latest phase while there is none) of
+    /// this session's line, else of the only active one, else of the one last active (said on
+    /// stderr).
     rev: Option<String>,
 
     /// Show the prompt that was injected for this phase instead of the response.

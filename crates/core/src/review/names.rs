@@ -143,6 +143,32 @@ pub fn by_id(record: &Record, name: &str) -> Result<Named, RecordError> {
     Ok(Named::nothing())
 }
 
+/// Every rule of the module's table but the question's, which needs a search: for a reader
+/// without one.
+pub fn in_record(record: &Record, name: &str) -> Result<Named, RecordError> {
+    let named = by_id(record, name)?;
+    if named.rule.is_some() {
+        return Ok(named);
+    }
+    by_id_words(record, &words(name))
+}
+
+/// Words of the id after its date (the fourth rule).
+fn by_id_words(record: &Record, wanted: &[String]) -> Result<Named, RecordError> {
+    if wanted.is_empty() {
+        return Ok(Named::nothing());
+    }
+    let slugged: Vec<String> = record
+        .debate_names()?
+        .into_iter()
+        .filter(|id| slug_holds(id, wanted))
+        .collect();
+    Ok(match slugged.is_empty() {
+        true => Named::nothing(),
+        false => Named::by(Rule::Slug, slugged),
+    })
+}
+
 /// The last two rules of the module's table: words of the id after its date, then words of
 /// the question (asked of `questions`; `None` skips that rule).
 pub fn by_words(
@@ -151,16 +177,9 @@ pub fn by_words(
     questions: Option<&dyn Questions>,
 ) -> Result<Named, NameError> {
     let wanted = words(name);
-    if wanted.is_empty() {
-        return Ok(Named::nothing());
-    }
-    let slugged: Vec<String> = record
-        .debate_names()?
-        .into_iter()
-        .filter(|id| slug_holds(id, &wanted))
-        .collect();
-    if !slugged.is_empty() {
-        return Ok(Named::by(Rule::Slug, slugged));
+    let slugged = by_id_words(record, &wanted)?;
+    if slugged.rule.is_some() || wanted.is_empty() {
+        return Ok(slugged);
     }
     if let Some(questions) = questions {
         let found = questions.holding(&wanted).map_err(NameError::Search)?;

@@ -36,32 +36,45 @@ use terminal::Input;
 /// by that agent — claude, codex, copilot or qwen — headless, read-only, in a session of its
 /// own; the others by claude as above. A seat that fails stops the run with nothing of its
 /// phase recorded (retry with --line), unless --fallback host lets claude play it.
-///
-///   anvil run "Should we adopt GraphQL?" --rounds 2 --interactive
-///
-///   anvil run --line 20261122-graphql-3f2a@keep-rest
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil run \"Should we adopt GraphQL?\" --rounds 2 --interactive
+  anvil run \"Rewrite billing in Rust?\" --seat critic=codex --framework adr
+  anvil run --line graphql@keep-rest        go on with a line (a branch, one that stopped)")]
 pub struct Args {
     #[command(flatten)]
     debate: DebateArgs,
 
-    /// Run this existing line instead of starting a debate, as DEBATE[@LINE] (a prefix of the
-    /// debate id is enough): it is bound to a new headless session and goes on where it
-    /// stands. Refused when the line is over or another `anvil run` drives it.
-    #[arg(long, value_name = "DEBATE[@LINE]", conflicts_with = "DebateArgs")]
+    /// Run this line of a debate instead of starting one.
+    ///
+    /// NAME[@LINE]: any name of the debate (see `anvil log --help`). The line is bound to a new
+    /// headless session and goes on where it stands. Refused when the line is over or another
+    /// `anvil run` drives it.
+    #[arg(long, value_name = "NAME[@LINE]", conflicts_with = "DebateArgs")]
     line: Option<String>,
 
-    /// Never read stdin: pauses wait for steering queued with `anvil steer` (or the page),
-    /// questions for `anvil answer` (or the page). This is how `anvil serve` runs a line.
-    #[arg(long)]
+    /// Never read stdin: wait for `anvil steer` and `anvil answer`.
+    ///
+    /// Pauses wait for steering queued with `anvil steer` (or the page), questions for `anvil
+    /// answer` (or the page). This is how `anvil serve` runs a line.
+    #[arg(long, hide_short_help = true)]
     no_stdin: bool,
 
-    /// The Claude Code CLI to run [default: $ANVIL_CLAUDE_BIN, else `claude` on PATH].
-    #[arg(long, value_name = "PATH")]
+    /// The Claude Code CLI to run.
+    ///
+    /// Default: $ANVIL_CLAUDE_BIN, else `claude` on PATH.
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
     claude: Option<PathBuf>,
 
-    /// An extra argument for claude, e.g. --claude-arg=--model --claude-arg=sonnet (repeat).
-    #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
+    /// An extra argument for claude (repeatable).
+    ///
+    /// For example --claude-arg=--model --claude-arg=sonnet.
+    #[arg(
+        long = "claude-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        hide_short_help = true
+    )]
     claude_args: Vec<String>,
 
     /// Where this run's output goes, relative to the project, as the line's headless record
@@ -89,6 +102,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             (line, restored.prompt)
         }
         None => {
+            crate::commands::start::asks_something(&args.debate, "run")?;
             let started = crate::commands::start::create(ctx, &home, args.debate, Some(&session))?;
             (started.line, started.prompt)
         }
