@@ -83,7 +83,8 @@ impl Chosen {
     pub fn tell(&self, what: &str, usage: &str) {
         if let Some(why) = self.why {
             say(&format!(
-                "anvil: {what} {}, {}; name another: {usage}",
+                "anvil: {} {}, {}; name another: {usage}",
+                crate::term::visible(what),
                 crate::term::visible(&self.line.to_string()),
                 why.words()
             ));

@@ -6,22 +6,11 @@
 
 use serde_json::Value;
 
-use crate::e2e_seats::debater;
+use crate::e2e_seats::{debater, run_anvil as anvil};
 use crate::support::agents::AgentsHome;
-use crate::support::anvil::{Project, Run};
+use crate::support::anvil::Project;
 use crate::support::model_server::{ModelServer, Usage};
 use crate::support::snap::Filters;
-
-fn anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
-    Run::from_output(
-        project
-            .command(args)
-            .env_clear()
-            .envs(home.env())
-            .output()
-            .expect("run anvil"),
-    )
-}
 
 /// `[input, output, cache read, cache write]` of a `--json` cost item.
 fn tokens(item: &Value) -> [u64; 4] {
