@@ -125,7 +125,7 @@ fn arg(flag: &'static Flag) -> Arg {
         Arg::new(flag.long)
             .long(flag.long)
             .help_heading(flag.heading.title()),
-        flag.help,
+        &flag.words(),
         flag.example,
     );
     let arg = match flag.short {
@@ -173,7 +173,7 @@ fn parser(ty: Ty) -> ValueParser {
     }
 }
 
-fn with_help(arg: Arg, words: &'static str, example: Option<&'static str>) -> Arg {
+fn with_help(arg: Arg, words: &str, example: Option<&'static str>) -> Arg {
     match help(words, example) {
         (short, Some(long)) => arg.help(short).long_help(long),
         (short, None) => arg.help(short),
@@ -182,7 +182,7 @@ fn with_help(arg: Arg, words: &'static str, example: Option<&'static str>) -> Ar
 
 /// `-h`'s line (the first paragraph, without its full stop, as clap's derive makes it) and
 /// `--help`'s words (every paragraph, and the example), when there is more than one paragraph.
-fn help(words: &'static str, example: Option<&'static str>) -> (String, Option<String>) {
+fn help(words: &str, example: Option<&'static str>) -> (String, Option<String>) {
     let first = words.split("\n\n").next().unwrap_or(words);
     let short = match first.strip_suffix('.') {
         Some(cut) if !first.ends_with("..") => cut.to_owned(),

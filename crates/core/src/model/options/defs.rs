@@ -676,8 +676,9 @@ pub const SEAT: OptionDef = OptionDef {
             ty: Ty::Text,
         }),
         help: "Let another agent play a role (repeatable).\n\n\
-               It plays in a session of its own, read-only. ROLE is advocate, critic, synthesizer, stakeholder, persona, or a voice of the \
-               rotation; AGENT is claude, codex, copilot or qwen, run as you configured it; \
+               It plays in a session of its own, read-only. ROLE is advocate, critic, \
+               synthesizer, stakeholder, persona, or a voice of the rotation; AGENT is {agents}, \
+               run as you configured it; \
                MODEL is passed to it. A role without a seat is played by the session that \
                drives the debate. Defaults: [seats] in .anvil/config.toml. See `anvil seats`.",
         example: Some("--seat critic=codex --seat synthesizer=copilot:gpt-5.4"),
