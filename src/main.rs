@@ -37,8 +37,8 @@ use error::CliError;
 /// Structured AI debates inside Claude Code, every step recorded in git.
 ///
 /// A question is argued by an advocate and a critic (or stakeholders, or personas) for a few
-/// rounds, then a neutral synthesis concludes; other agents (Codex, Copilot, Qwen Code) can take
-/// a seat. Every phase is a commit of the record in `.anvil/`, so a debate can be resumed,
+/// rounds, then a neutral synthesis concludes; other agents can take a seat (`anvil seats` lists
+/// them). Every phase is a commit of the record in `.anvil/`, so a debate can be resumed,
 /// branched, compared, reported and shared.
 #[derive(Debug, Parser)]
 #[command(name = "anvil", version, about, propagate_version = true)]
