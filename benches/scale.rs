@@ -44,8 +44,13 @@ fn main() {
     std::fs::create_dir_all(&project).unwrap();
     let home = Home::init(&project).expect("init");
 
-    // The measured debate: round 1 and 2 recorded, round 3's advocate out.
-    let measured = start(&home, "Should the measured debate go on?", MEASURED_SESSION);
+    // The measured debate: round 1 and 2 recorded, round 3's advocate out. Its id keeps the
+    // first five words of the question: "billing" is in the question only.
+    let measured = start(
+        &home,
+        "Should the measured debate go on with billing?",
+        MEASURED_SESSION,
+    );
     for phase in 0..4 {
         turn(&home, &measured, MEASURED_SESSION, 0, phase);
     }
@@ -70,6 +75,12 @@ fn main() {
         ("status", vec!["status".into()]),
         ("log", vec!["log".into()]),
         ("log --all", vec!["log".into(), "--all".into()]),
+        // Naming a debate without its id: by its number (the journal, as far as it counts),
+        // by words of its id (a listing of the debates' names), by a word of its question
+        // (that listing, then the search index, caught up first).
+        ("log NUMBER", vec!["log".into(), "1".into()]),
+        ("log ID-WORDS", vec!["log".into(), "measured-debate".into()]),
+        ("log WORD", vec!["log".into(), "billing".into()]),
         (
             "search",
             vec![

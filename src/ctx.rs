@@ -37,14 +37,38 @@ impl Ctx {
         }
     }
 
-    /// The line a command is about: the one named, else this session's, else the only
-    /// active one. Only the named debates, or the active lines, are read.
+    /// The line a command is about: the one named (a prefix of a live line's debate id, else
+    /// any name of a debate in the record: see [`crate::naming`]), else this session's, else
+    /// the only active one. Only the named debates, or the active lines, are read.
     pub fn resolve_line(&self, home: &Home, name: Option<&str>) -> Result<LineRef, CliError> {
         if let Some(name) = name {
-            let debate = name.split_once('@').map_or(name, |(d, _)| d);
-            let lines = home
-                .live_lines_with_prefix(debate)
-                .map_err(CliError::from_display)?;
+            let (debate, line) = name.split_once('@').unwrap_or((name, "main"));
+            // A number is a place in `anvil log`'s order, never a prefix of an id (which begins
+            // with its date).
+            let mut lines = match anvil_core::review::names::number(debate) {
+                Some(_) => Vec::new(),
+                None => home
+                    .live_lines_with_prefix(debate)
+                    .map_err(CliError::from_display)?,
+            };
+            // Not a prefix of a live line's id: any other name of a debate (its number, words
+            // of its id or question), looked up in the record.
+            if lines.is_empty()
+                && let Ok(record) = crate::view::record(home)
+            {
+                let id = crate::naming::debate(home, &record, debate)?;
+                lines = home
+                    .live_lines_with_prefix(&id)
+                    .map_err(CliError::from_display)?
+                    .into_iter()
+                    .filter(|l| l.debate == id)
+                    .collect();
+                return match_line(&format!("{id}@{line}"), &lines).map_err(|e| {
+                    e.hint(format!(
+                        "{id} has no live line '{line}': `anvil resume {id}@{line}` restores it"
+                    ))
+                });
+            }
             return match_line(name, &lines).map_err(|e| {
                 if lines.is_empty() {
                     e.hint("`anvil status --all` lists the debates here")

@@ -1,7 +1,8 @@
 //! The debate options as clap arguments. Each definition of
 //! [`anvil_core::model::options::defs`] becomes its flag and its `--no-` form, with the words,
-//! the value's name and type, and the completion it says; parsing hands each value back to the
-//! definition. Nothing here names an option: `--help`, the completions and the parsing of
+//! the value's name and type, the completion it says and the heading `--help` lists it under
+//! (the `--no-` forms only in `--help`, so that `-h` stays a screen); parsing hands each value
+//! back to the definition. Nothing here names an option: `--help`, the completions and the parsing of
 //! `anvil start` and `anvil run` come from the definitions alone.
 
 use std::ffi::OsString;
@@ -36,10 +37,11 @@ impl clap::Args for DebateArgs {
                 .num_args(1..)
                 .value_parser(clap::value_parser!(String))
                 .action(ArgAction::Append)
-                .help(
-                    "The question to stress-test, e.g. \"Should we rewrite billing in Rust?\". \
-                     May be left out with --versus, which then asks which result is stronger \
-                     and why",
+                .help("The question, e.g. \"Should we rewrite billing in Rust?\"")
+                .long_help(
+                    "The question to stress-test, e.g. \"Should we rewrite billing in Rust?\".\n\n\
+                     May be left out with --versus, which then asks which result is stronger and \
+                     why.",
                 ),
         );
         for flag in flags() {
@@ -48,11 +50,14 @@ impl clap::Args for DebateArgs {
                 ids.push(flag.long);
             }
             if let Some(negation) = &flag.negation {
+                // `-h` stays short: the `--no-` forms are in `--help`.
                 command = command.arg(with_help(
                     Arg::new(negation.long)
                         .long(negation.long)
                         .action(ArgAction::SetTrue)
-                        .overrides_with(flag.long),
+                        .overrides_with(flag.long)
+                        .help_heading(flag.heading.title())
+                        .hide_short_help(true),
                     negation.help,
                     None,
                 ));
@@ -117,7 +122,9 @@ fn flags() -> impl Iterator<Item = &'static Flag> {
 /// The clap argument of one flag.
 fn arg(flag: &'static Flag) -> Arg {
     let arg = with_help(
-        Arg::new(flag.long).long(flag.long),
+        Arg::new(flag.long)
+            .long(flag.long)
+            .help_heading(flag.heading.title()),
         &flag.words(),
         flag.example,
     );

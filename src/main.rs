@@ -1,12 +1,15 @@
 //! `anvil`: the command line and the web room over anvil-core. One file per subcommand in
-//! `commands/`, each with an `Args` struct whose doc comments are its `--help`, and a
-//! `run(ctx, args)` function; this file parses and dispatches.
+//! `commands/`, each with an `Args` struct whose doc comments are its `--help` (the first line
+//! its `-h` and its line in `anvil --help`, the rest and its examples in `--help`), and a
+//! `run(ctx, args)` function; this file parses and dispatches, and `help` lays out `anvil
+//! --help` and suggests what a mistype meant.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use anvil_core::home::Home;
 
@@ -14,8 +17,10 @@ mod commands;
 mod ctx;
 mod error;
 mod flags;
+mod help;
 mod mcp_stdio;
 mod memory;
+mod naming;
 mod output;
 mod pager;
 mod serve;
@@ -31,6 +36,11 @@ use ctx::Ctx;
 use error::CliError;
 
 /// Structured AI debates inside Claude Code, every step recorded in git.
+///
+/// A question is argued by an advocate and a critic (or stakeholders, or personas) for a few
+/// rounds, then a neutral synthesis concludes; other agents can take a seat (`anvil seats` lists
+/// them). Every phase is a commit of the record in `.anvil/`, so a debate can be resumed,
+/// branched, compared, reported and shared.
 #[derive(Debug, Parser)]
 #[command(name = "anvil", version, about, propagate_version = true)]
 pub(crate) struct Cli {
@@ -55,6 +65,12 @@ pub(crate) enum Command {
     Answer(ask::AnswerArgs),
     Log(log::Args),
     Search(search::Args),
+    #[command(
+        about = "List the agents that can take a seat, or try one",
+        after_long_help = "Examples:
+  anvil seats
+  anvil seats --try codex:gpt-5.4 --prompt \"Say hello in five words.\""
+    )]
     Seats(seats::Args),
     Adr(adr::Args),
     Mcp(mcp::Args),
@@ -64,12 +80,24 @@ pub(crate) enum Command {
     Resume(resume::Args),
     Replay(replay::Args),
     Report(report::Args),
+    #[command(
+        about = "Open the debate room in a browser",
+        after_long_help = "Examples:
+  anvil serve --open
+  anvil serve --port 8400"
+    )]
     Serve(serve::Args),
     Gc(gc::Args),
     Push(push::Args),
     Pull(push::PullArgs),
     /// List, show or eject the prompt files (built-in, or overridden in .anvil/prompts/).
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_long_help = "Examples:
+  anvil prompts list
+  anvil prompts show roles/critic.md
+  anvil prompts eject frameworks/adr.md"
+    )]
     Prompts(prompts::Command),
     Completions(completions::Args),
     #[command(subcommand)]
@@ -96,8 +124,23 @@ fn main() -> ExitCode {
     {
         std::process::exit(anvil_core::agent::guard(args));
     }
-    let cli = Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let cli = parse_from(&args).unwrap_or_else(|e| e.exit());
     finish(dispatch(&ctx, cli.command))
+}
+
+/// The command line's definition, with `anvil --help` laid out (see [`help`]): what `--help`,
+/// the completions and every parse use.
+pub(crate) fn cli() -> clap::Command {
+    help::laid_out(Cli::command())
+}
+
+/// Parses `args` (the program's name first); an error suggests what a mistype meant.
+pub(crate) fn parse_from(args: &[OsString]) -> Result<Cli, clap::Error> {
+    let matches = cli()
+        .try_get_matches_from(args)
+        .map_err(|e| help::with_suggestion(e, &cli(), args.get(1..).unwrap_or_default()))?;
+    Cli::from_arg_matches(&matches)
 }
 
 /// Runs one parsed command (typed, or built by `anvil slash` from a slash command's arguments).
@@ -185,20 +228,67 @@ mod tests {
             if command.is_hide_set() || command.get_name() == "help" {
                 return;
             }
-            let help = command.render_long_help().to_string();
-            let help: Vec<&str> = help.lines().map(str::trim_end).collect();
-            out.push_str(&format!(
-                "## {name} --help\n\n```text\n{}\n```\n\n",
-                help.join("\n")
-            ));
+            for (flag, help) in [
+                ("-h", command.render_help().to_string()),
+                ("--help", command.render_long_help().to_string()),
+            ] {
+                let help: Vec<&str> = help.lines().map(str::trim_end).collect();
+                out.push_str(&format!(
+                    "## {name} {flag}\n\n```text\n{}\n```\n\n",
+                    help.join("\n")
+                ));
+            }
             for sub in command.get_subcommands_mut() {
                 walk(sub, &name, out);
             }
         }
-        let mut cli = super::Cli::command().term_width(100);
+        let mut cli = super::cli().term_width(100);
         cli.build();
         let mut out = String::new();
         walk(&mut cli, "", &mut out);
         insta::assert_snapshot!("help_surface", out);
+    }
+
+    /// What a person reads for a mistyped command or option, and for a command with nothing to
+    /// do: each says what was meant, or what to type.
+    #[test]
+    fn mistypes_get_a_suggestion() {
+        let mut out = String::new();
+        for line in [
+            "anvil lgo",
+            "anvil strat",
+            "anvil sohw round-2",
+            "anvil prompts shwo roles/critic.md",
+            "anvil log --stst",
+            "anvil log --josn",
+            "anvil run --ronuds 2",
+            "anvil branch --form round-2 --steer x",
+            "anvil report --outptu x.html",
+            "anvil xyzzy",
+        ] {
+            let args: Vec<std::ffi::OsString> = line.split(' ').map(Into::into).collect();
+            let error = super::parse_from(&args).expect_err(line);
+            let text = error.render().to_string();
+            let text: Vec<&str> = text.lines().map(str::trim_end).collect();
+            out.push_str(&format!("$ {line}\n{}\n\n", text.join("\n")));
+        }
+        insta::assert_snapshot!("mistypes", out);
+    }
+
+    /// Every command `anvil --help` can list is in exactly one of its groups.
+    #[test]
+    fn every_command_is_in_one_group_of_the_help() {
+        let cli = super::Cli::command();
+        let listed: Vec<&str> = crate::help::GROUPS
+            .iter()
+            .flat_map(|(_, names)| names.iter().copied())
+            .collect();
+        for command in cli.get_subcommands().filter(|c| !c.is_hide_set()) {
+            let n = listed.iter().filter(|l| **l == command.get_name()).count();
+            assert_eq!(n, 1, "`{}` in {n} groups", command.get_name());
+        }
+        for name in listed {
+            assert!(cli.find_subcommand(name).is_some(), "no command `{name}`");
+        }
     }
 }

@@ -1,16 +1,14 @@
 //! What the commands that look back (log, show, diff, replay, report, branch, resume) share:
-//! opening the record, the current line, resolving revisions with helpful errors, colour, and
-//! markdown for the terminal.
+//! opening the record, colour, markdown for the terminal, and a phase as `show` prints it.
+//! (What a name means, and which line a command takes without one: [`crate::naming`].)
 
 use std::io::IsTerminal;
 
 use crate::term::visible;
-use anvil_core::home::{Home, LineRef};
+use anvil_core::home::Home;
 use anvil_core::record::store::Record;
 use anvil_core::review::history::{Entry, LineHistory};
-use anvil_core::review::revision::Resolved;
 
-use crate::ctx::Ctx;
 use crate::error::CliError;
 
 /// The record of this project, or an error saying there is nothing recorded yet.
@@ -21,92 +19,6 @@ pub fn record(home: &Home) -> Result<Record, CliError> {
             .hint("start one with `anvil start \"QUESTION\"`"));
     }
     Ok(Record::open(&dir)?)
-}
-
-/// The line bare revision names refer to: this session's line, else the only active one,
-/// else the line recorded most recently.
-pub fn current_line(ctx: &Ctx, home: &Home, record: &Record) -> Option<LineRef> {
-    if let Ok(line) = ctx.resolve_line(home, None)
-        && record
-            .tip(&line.debate, &line.line)
-            .ok()
-            .flatten()
-            .is_some()
-    {
-        return Some(line);
-    }
-    newest_line(record)
-}
-
-/// The line whose tip was committed last (the newest debate from the index of recent
-/// debates, then its newest line).
-pub fn newest_line(record: &Record) -> Option<LineRef> {
-    let (debate, _) = anvil_core::record::recent::Newest::new(record, 1)
-        .ok()?
-        .next()?
-        .ok()?;
-    let mut times = record.commit_times();
-    record
-        .lines_of_debate(&debate)
-        .ok()?
-        .into_iter()
-        .filter_map(|(line, tip)| Some((times.of(tip).ok()?, line)))
-        .max()
-        .map(|(_, line)| LineRef::new(&debate, line))
-}
-
-/// Resolves a revision name against the current line.
-pub fn resolve(ctx: &Ctx, home: &Home, record: &Record, name: &str) -> Result<Resolved, CliError> {
-    // A fully qualified name needs no current line, and finding it reads every live line.
-    let current = if name.contains('@') {
-        None
-    } else {
-        current_line(ctx, home, record)
-    };
-    anvil_core::review::revision::resolve(record, name, current.as_ref()).map_err(|e| {
-        CliError::new(e.to_string()).hint(
-            "revisions: round-N, round-N/ROLE, synthesis, LINE, LINE:round-N, DEBATE@LINE:round-N, \
-             LINE~K, or a commit id prefix",
-        )
-    })
-}
-
-/// A line of the record, by `DEBATE[@LINE]` (a prefix of the debate id is enough), or the
-/// current line when none is named.
-pub fn line(
-    ctx: &Ctx,
-    home: &Home,
-    record: &Record,
-    name: Option<&str>,
-) -> Result<LineRef, CliError> {
-    let Some(name) = name else {
-        return current_line(ctx, home, record).ok_or_else(|| {
-            CliError::new("no debates recorded yet")
-                .hint("start one with `anvil start \"QUESTION\"`")
-        });
-    };
-    // Only the debates the name can mean are read.
-    let debate = name.split_once('@').map_or(name, |(d, _)| d);
-    let exact = anvil_core::record::store::valid_name(debate)
-        && !record.lines_of_debate(debate)?.is_empty();
-    let debates = if exact {
-        vec![debate.to_owned()]
-    } else {
-        record.debates_with_prefix(debate)?
-    };
-    let mut all = Vec::new();
-    for d in &debates {
-        for (l, _) in record.lines_of_debate(d)? {
-            all.push(LineRef::new(d, l));
-        }
-    }
-    crate::ctx::match_line(name, &all).map_err(|e| {
-        if all.is_empty() {
-            e.hint("`anvil log` lists the debates in the record")
-        } else {
-            e
-        }
-    })
 }
 
 /// Colour for stdout: only on a terminal, never with `NO_COLOR`; `CLICOLOR_FORCE` forces it.

@@ -115,7 +115,7 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
     assert_eq!(round2.phase(), "critic", "{main_commits:#?}");
     let round2 = round2.id.clone();
 
-    // Branch from the end of round 2; stdout is the prompt for the new session.
+    // Branch from the end of round 2; with --prompt, stdout is the prompt for the new session.
     let s2 = new_session_id();
     let branch = project
         .anvil(&[
@@ -128,6 +128,7 @@ fn a_branch_from_round_2_with_steering_runs_to_its_own_synthesis_and_leaves_main
             "cost",
             "--session",
             &s2,
+            "--prompt",
         ])
         .ok();
     let cost_line = format!("{debate}@cost");

@@ -115,12 +115,16 @@ fn each_phase_records_the_model_and_tokens_the_server_reported(client: Client) {
 
 /// A `claude` that runs the real one and keeps a copy of each JSON result in `log`, so that
 /// the test sees what Claude Code reported to `anvil run`.
-fn teeing_claude(dir: &std::path::Path, log: &std::path::Path) -> std::path::PathBuf {
+fn teeing_claude(
+    client: Client,
+    dir: &std::path::Path,
+    log: &std::path::Path,
+) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("claude");
     let script = format!(
         "#!/bin/sh\nout=$('{}' \"$@\")\nrc=$?\nprintf '%s\\n' \"$out\" >> '{}'\nprintf '%s' \"$out\"\nexit $rc\n",
-        crate::support::claude::claude_bin().display(),
+        client.bin().display(),
         log.display()
     );
     std::fs::write(&path, script).unwrap();
@@ -128,15 +132,17 @@ fn teeing_claude(dir: &std::path::Path, log: &std::path::Path) -> std::path::Pat
     path
 }
 
-#[test]
-fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported() {
+both_clients!(anvil_run_records_each_phase_and_what_its_runs_cost_as_reported);
+/// The second run resumes the first one's session: 2.1.197 reports each run's own price and
+/// models, 2.1.332 the session's so far (with each run's own `usage`); both are recorded once.
+fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported(client: Client) {
     use std::io::Write;
     let project = Project::new();
     let server = ModelServer::start(debater);
     let home = crate::support::claude::ClaudeHome::new();
     let wrapper_dir = tempfile::tempdir().unwrap();
     let results = wrapper_dir.path().join("results.jsonl");
-    let wrapper = teeing_claude(wrapper_dir.path(), &results);
+    let wrapper = teeing_claude(client, wrapper_dir.path(), &results);
     let mut child = project
         .command(&[
             "run",
@@ -217,22 +223,36 @@ fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported() {
         run.trailer("Anvil-Run-Duration-Ms"),
         Some(duration.to_string().as_str())
     );
-    let nanos: u64 = reported
-        .iter()
-        .map(|r| (r["total_cost_usd"].as_f64().unwrap() * 1e9).round() as u64)
-        .sum();
+    // The price: each run's own (2.1.197), or the session's so far, which the last run
+    // reports (2.1.332).
+    let price = |r: &Value| (r["total_cost_usd"].as_f64().unwrap() * 1e9).round() as u64;
+    let nanos: u64 = match client {
+        Client::Oldest => reported.iter().map(price).sum(),
+        Client::Newest => price(reported.last().unwrap()),
+    };
     let cost = anvil_core::record::usage::Usd { nanos };
     assert_eq!(
         run.trailer("Anvil-Run-Cost-Usd"),
         Some(cost.decimal().as_str())
     );
-    let models = run.trailers_named("Anvil-Run-Model");
+    // Each model's share counted once: together, the server's count, and the price.
+    let models: Vec<anvil_core::record::usage::ModelUsage> = run
+        .trailers_named("Anvil-Run-Model")
+        .iter()
+        .map(|m| anvil_core::record::usage::ModelUsage::decode(m).unwrap())
+        .collect();
     assert!(
         models
             .iter()
-            .any(|m| m.ends_with(&format!(" model={}", sent[0]["model"].as_str().unwrap()))),
+            .any(|m| m.model.starts_with(sent[0]["model"].as_str().unwrap())),
         "{models:?}"
     );
+    let shares = |f: &dyn Fn(&anvil_core::record::usage::ModelUsage) -> u64| {
+        models.iter().map(f).sum::<u64>()
+    };
+    assert_eq!(shares(&|m| m.input_tokens), sum_sent("input_tokens"));
+    assert_eq!(shares(&|m| m.output_tokens), sum_sent("output_tokens"));
+    assert_eq!(shares(&|m| m.cost.nanos), nanos, "{models:?}");
 
     // Shown by `show`, `log --stats`, `log --json` and the report.
     let show: Value = serde_json::from_str(

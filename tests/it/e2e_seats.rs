@@ -27,7 +27,8 @@ pub(crate) fn debater(turn: &Turn) -> Reply {
     }
 }
 
-fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
+/// `anvil ARGS` in `project`, with only the environment `home` gives the agents.
+pub(crate) fn run_anvil(project: &Project, home: &AgentsHome, args: &[&str]) -> Run {
     Run::from_output(
         project
             .command(args)

@@ -336,10 +336,11 @@ fn branch_starts_the_next_round_with_the_steering_and_leaves_the_old_line() {
         "main:round-1",
         "--steer",
         "think about hiring",
+        "--prompt",
     ]);
     assert_eq!(f.tip("main"), main_before, "the old line is untouched");
-    // The prompt goes to stdout, in full (the debate so far up to round 1, nothing of
-    // round 2 on main) and with the steering.
+    // With --prompt, the prompt goes to stdout, in full (the debate so far up to round 1,
+    // nothing of round 2 on main) and with the steering.
     insta::assert_snapshot!("branch_prompt", f.redact(&run.stdout));
     let line = "think-about-hiring";
     let branch = f.tip(line);

@@ -198,6 +198,19 @@ fn the_first_screen_shows_at_most_ten_debates_and_says_there_are_more() {
             .stdout
             .contains("not shown")
     );
+    // A name of all twelve (words of their ids) shows a first screen of them too, the newest
+    // ids first, and says how many it left out; with --all, every one.
+    let named = order(&project, &["question-number"]);
+    assert_eq!(named.len(), 10, "{named:?}");
+    let mut by_id = ids.clone();
+    by_id.sort_by(|a, b| b.cmp(a));
+    assert_eq!(named, by_id[..10]);
+    let text = project.anvil(&["log", "question-number"]).ok().stdout;
+    assert!(
+        text.ends_with("… 2 more debates of that name not shown (`--all` shows them)\n"),
+        "{text}"
+    );
+    assert_eq!(order(&project, &["question-number", "--all"]).len(), 12);
 }
 
 /// Longer debates fill the first screen sooner: whole debates, newest first, until they hold

@@ -599,12 +599,23 @@ fn invalid_combinations_say_what_to_do() {
             vec!["Q?", "--follow-up", "a.md", "--versus", "a.md", "b.md"],
             "use one of them",
         ),
-        (vec![], "the question is empty"),
+        (vec![], "needs a question to debate"),
     ] {
         let err = p.start_err(&args);
         assert!(err.contains(expected), "{args:?}: {err}");
         shown.push_str(&format!("$ anvil start {}\n{err}\n", args.join(" ")));
     }
+    // A bare `anvil run` says what to type, and starts nothing.
+    let bare = p.anvil(&["run"]);
+    assert_eq!(bare.status.code(), Some(2));
+    shown.push_str(&format!("$ anvil run\n{}\n", text(&bare.stderr)));
+    assert!(
+        !p.path().join(".anvil/debates").exists()
+            || std::fs::read_dir(p.path().join(".anvil/debates"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
     insta::assert_snapshot!(
         "invalid_combinations",
         Filters::new().path(p.path(), "[project]").redact(&shown)

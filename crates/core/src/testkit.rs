@@ -30,6 +30,11 @@ impl Debate {
         }
     }
 
+    pub(crate) fn question(mut self, question: &str) -> Debate {
+        self.options.question = question.into();
+        self
+    }
+
     pub(crate) fn rounds(mut self, rounds: u32) -> Debate {
         self.options.rounds = Some(rounds);
         self

@@ -16,9 +16,11 @@ use crate::error::CliError;
 use crate::memory::index::{CLOSE, Index, OPEN, Query, SearchError};
 use crate::view;
 
-/// Serve the record to Claude Code as read-only MCP tools over stdin/stdout: list debates,
-/// search them, read a phase or a synthesis, compare two moments, see what is running.
-/// `anvil install` and the plugin register it; you do not run it yourself.
+/// Serve the record to Claude Code as read-only MCP tools.
+///
+/// Over stdin/stdout: list debates, search them, read a phase or a synthesis, compare two
+/// moments, see what is running. `anvil install` and the plugin register it; you do not run it
+/// yourself.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
@@ -161,7 +163,7 @@ impl Server {
     fn synthesis(&self, Parameters(args): Parameters<DebateArgs>) -> Answer {
         self.answer(|home, record| {
             let ctx = self.ctx();
-            let line = view::line(&ctx, home, record, Some(&args.debate))?;
+            let line = crate::naming::line(&ctx, home, record, Some(&args.debate))?.line;
             let rev = format!("{line}:synthesis");
             match read(&ctx, record, &rev) {
                 Ok(text) => Ok(text),
@@ -181,8 +183,8 @@ impl Server {
     fn compare(&self, Parameters(args): Parameters<CompareArgs>) -> Answer {
         self.answer(|home, record| {
             let ctx = self.ctx();
-            let a = view::resolve(&ctx, home, record, &args.from)?;
-            let b = view::resolve(&ctx, home, record, &args.to)?;
+            let a = crate::naming::resolve(&ctx, home, record, &args.from)?.resolved;
+            let b = crate::naming::resolve(&ctx, home, record, &args.to)?.resolved;
             let mut text = format!(
                 "from {} (commit {})\nto   {} (commit {})\n",
                 a.canonical(),
@@ -346,7 +348,7 @@ fn search(home: &Home, record: &Record, args: SearchArgs) -> Result<String, CliE
 /// One phase in full, headed by its citation.
 fn read(ctx: &Ctx, record: &Record, rev: &str) -> Result<String, CliError> {
     let home = ctx.home()?;
-    let resolved = view::resolve(ctx, &home, record, rev)?;
+    let resolved = crate::naming::resolve(ctx, &home, record, rev)?.resolved;
     let entry = resolved.entry();
     let body = match entry.role {
         Some(_) => history::response(record, entry)?.unwrap_or_default(),

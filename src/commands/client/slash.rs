@@ -37,10 +37,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             )
         })?;
         let argv = anvil_core::claude::slash::argv(command, &raw, is_start_option);
-        let cli = <crate::Cli as clap::Parser>::try_parse_from(
-            std::iter::once("anvil".to_owned()).chain(argv),
-        )
-        .map_err(|e| CliError::new(e.render().to_string().trim().trim_start_matches("error: ")))?;
+        let argv: Vec<std::ffi::OsString> = std::iter::once("anvil".to_owned())
+            .chain(argv)
+            .map(Into::into)
+            .collect();
+        let cli = crate::parse_from(&argv).map_err(|e| {
+            CliError::new(e.render().to_string().trim().trim_start_matches("error: "))
+        })?;
         crate::dispatch(ctx, cli.command)
     })
 }

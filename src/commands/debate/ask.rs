@@ -16,11 +16,13 @@ use crate::output::say;
 /// phase goes on with it. Without an answer in time, it says so and the debater states its
 /// assumption instead.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Example (as a debater runs it):
+  anvil ask \"What is the monthly budget for this?\"")]
 pub struct Args {
     /// The question, e.g. "What is the monthly budget for this?".
     question: Vec<String>,
 
-    /// The line that asks, as DEBATE[@LINE] (default: this session's).
+    /// The line that asks, as NAME[@LINE] (default: this session's).
     #[arg(long)]
     line: Option<String>,
 
@@ -33,11 +35,14 @@ pub struct Args {
 ///
 /// A debater waiting in `anvil ask` gets it at once; otherwise it goes with the next phase.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil status                                   shows the question
+  anvil answer \"About 40k a year; hiring is frozen until Q3\"")]
 pub struct AnswerArgs {
     /// The answer, e.g. "About 40k a year; hiring is frozen until Q3".
     text: Vec<String>,
 
-    /// The line whose question this answers, as DEBATE[@LINE] (default: the only one waiting).
+    /// The line whose question this answers, as NAME[@LINE] (default: the only one waiting).
     #[arg(long)]
     line: Option<String>,
 }

@@ -6,11 +6,16 @@ use crate::output::out;
 use crate::output::say;
 use crate::output::slash_safe;
 
-/// Cancel a debate: it is recorded as cancelled, and its session stops debating at its next
-/// stop. Without an argument: this session's debate, or the only active one.
+/// Cancel a debate; its session stops debating at its next stop.
+///
+/// The line is recorded as cancelled. Without a name: this session's debate, or the only
+/// active one.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil cancel
+  anvil cancel graphql --reason \"decided elsewhere\"")]
 pub struct Args {
-    /// The line to cancel, as DEBATE[@LINE].
+    /// The line to cancel, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
     line: Option<String>,
 
     /// Why, for the record.

@@ -6,17 +6,26 @@ use crate::output::out;
 use crate::output::say;
 use crate::view;
 
-/// Pick up a line that stopped for any reason (Claude Code closed, Ctrl+C, the block cap, a
-/// crash): restore its live files from the record, bind it to a Claude Code session, and
-/// print the prompt to continue with — in full, since a new session has not seen the debate.
+/// Pick up a line that stopped, and print the prompt to go on with.
+///
+/// For a line that stopped for any reason (Claude Code closed, Ctrl+C, the block cap, a
+/// crash): restores its live files from the record, binds it to a Claude Code session, and
+/// prints the prompt to continue with — in full, since a new session has not seen the debate.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  claude \"$(anvil resume)\"              the current line, in a new Claude Code session
+  claude \"$(anvil resume billing@cost)\"
+  anvil run --line billing@cost          or headless, from the terminal")]
 pub struct Args {
-    /// The line, as DEBATE[@LINE] (a prefix of the debate id is enough). Default: this
-    /// session's line, else the only active one, else the one recorded last.
+    /// The line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
+    ///
+    /// Default: this session's line, else the only active one, else the one last active (said
+    /// on stderr).
     line: Option<String>,
 
-    /// Bind to this Claude Code session (default: $CLAUDE_CODE_SESSION_ID, else the next
-    /// session that stops in this project).
+    /// Bind to this Claude Code session.
+    ///
+    /// Default: $CLAUDE_CODE_SESSION_ID, else the next session that stops in this project.
     #[arg(long)]
     session: Option<String>,
 
@@ -28,7 +37,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let chosen = crate::naming::line(ctx, &home, &record, args.line.as_deref())?;
+    chosen.tell("resuming", "anvil resume NAME[@LINE]");
+    let line = chosen.line;
     let session = ctx.session_or(args.session)?;
     let restored = anvil_core::line::restore::resume(&home, &record, &line, session.as_deref())?;
     if args.json {

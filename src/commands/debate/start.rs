@@ -61,6 +61,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let slash = args.slash;
     slash_safe(slash, || {
         let home = ctx.home()?;
+        asks_something(&args.debate, "start")?;
         let session = ctx.session_or(args.session)?;
         let (started, seats) = create(ctx, &home, args.debate, session.as_deref())?;
         // In Claude Code, the command's output is what the person sees of it: the seats the
@@ -82,6 +83,46 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         }
         Ok(())
     })
+}
+
+/// Refuses a debate with nothing to argue (no question, no --versus) with what to type, for
+/// `anvil COMMAND` (start or run).
+pub fn asks_something(args: &DebateArgs, command: &str) -> Result<(), CliError> {
+    if !args.options.question.trim().is_empty() || !args.options.versus.is_empty() {
+        return Ok(());
+    }
+    let mut examples = vec![
+        (format!("anvil {command} \"Should we adopt GraphQL?\""), ""),
+        (
+            format!("anvil {command} \"Rewrite billing in Rust?\" --rounds 2 --interactive"),
+            "",
+        ),
+    ];
+    if command == "run" {
+        examples.push((
+            "anvil run --line NAME[@LINE]".to_owned(),
+            "go on with a line of a recorded debate",
+        ));
+    }
+    examples.push((format!("anvil {command} -h"), "every option"));
+    let width = examples
+        .iter()
+        .filter(|(_, what)| !what.is_empty())
+        .map(|(example, _)| example.len())
+        .max()
+        .unwrap_or(0);
+    let examples: Vec<String> = examples
+        .iter()
+        .map(|(example, what)| match what.is_empty() {
+            true => format!("  {example}"),
+            false => format!("  {example:<width$}   {what}"),
+        })
+        .collect();
+    Err(
+        CliError::new(format!("`anvil {command}` needs a question to debate"))
+            .hint(format!("for example\n{}", examples.join("\n")))
+            .usage(),
+    )
 }
 
 /// Creates a debate from the options: config defaults, validation, material, first commit.

@@ -7,10 +7,17 @@ use crate::error::CliError;
 use crate::output::out;
 use crate::output::slash_safe;
 
-/// Show where the debates of this project stand: phase, round, session, and what to do next.
+/// Show where the debates stand, and what to do next.
+///
+/// For each active line (every line with --all): its phase and round, the session that drives
+/// it, an open question, and the command that goes on with it.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil status             the active debates
+  anvil status --all       finished and cancelled ones too
+  anvil status billing     one debate, by any of its names")]
 pub struct Args {
-    /// One line, as DEBATE[@LINE] (a prefix of the debate id is enough).
+    /// One line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
     line: Option<String>,
 
     /// Include finished and cancelled debates.

@@ -6,14 +6,20 @@ use crate::output::out;
 use crate::output::say;
 use crate::output::slash_safe;
 
-/// Queue steering for a running debate. It is delivered, with anything else queued, in the
-/// prompt of the next phase. `anvil steer synthesize` ends the debate at the next stop.
+/// Queue steering for the next phase of a running debate.
+///
+/// It is delivered, with anything else queued, in the prompt of the next phase. `anvil steer
+/// synthesize` ends the debate at the next stop.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil steer \"focus on migration cost\"
+  anvil steer --line graphql \"ask what the clients need\"
+  anvil steer synthesize")]
 pub struct Args {
     /// What the debaters should do next, e.g. "focus on migration cost".
     text: Vec<String>,
 
-    /// The line to steer, as DEBATE[@LINE] (default: this session's, or the only active one).
+    /// The line to steer, as NAME[@LINE] (default: this session's, or the only active one).
     #[arg(long)]
     line: Option<String>,
 

@@ -6,19 +6,23 @@ use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::output::out;
 
-/// Check that anvil is wired into Claude Code, that the record is sound, and where each active
-/// debate stands.
+/// Check the wiring into Claude Code, the record, and the active debates.
 ///
 /// Installation: the hooks in Claude Code's settings, `anvil` and `anvil-hook` on PATH, whether
 /// Claude Code honours the project's permissions (it ignores them until the workspace is
 /// trusted), the block cap. Record: every object reachable from the debates' lines is read
 /// and checked against its id; stale locks and temporary files; live files against the
-/// record; phase texts left unrecorded. Exits 1 when something is broken.
+/// record; phase texts left unrecorded. Where each active debate stands. Exits 1 when
+/// something is broken.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil doctor             what is wrong, and what to do about it
+  anvil doctor --fix       repair what can be repaired without losing anything")]
 pub struct Args {
-    /// Repair what can be repaired without losing anything: remove stale locks and temporary
-    /// files (older than a minute), roll live files that lag behind forward from the record,
-    /// rewrite anvil's own outdated command files.
+    /// Repair what can be repaired without losing anything.
+    ///
+    /// Removes stale locks and temporary files (older than a minute), rolls live files that lag
+    /// behind forward from the record, rewrites anvil's own outdated command files.
     #[arg(long)]
     fix: bool,
 

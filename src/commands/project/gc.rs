@@ -12,16 +12,23 @@ use crate::error::CliError;
 use crate::output::out;
 use crate::output::say;
 
-/// Pack the record: objects into a pack with deltas, refs into packed-refs, and a
-/// commit-graph, so that it stays small and fast to read as debates accumulate. Safe while
-/// debates run: nothing a line needs is removed. Uses the `git` binary (never needed by the
-/// Stop hook); without it the record stays loose, which costs disk space and nothing else.
-/// Commands that write the record, and the Stop hook after a synthesis, run it in the
-/// background when it is due (`[gc]` in .anvil/config.toml; `auto = 0` turns that off).
+/// Pack the record, so that it stays small and fast to read.
+///
+/// Objects go into a pack with deltas, refs into packed-refs, and a commit-graph is written.
+/// Safe while debates run: nothing a line needs is removed. Uses the `git` binary (never
+/// needed by the Stop hook); without it the record stays loose, which costs disk space and
+/// nothing else. Commands that write the record, and the Stop hook after a synthesis, run it
+/// in the background when it is due (`[gc]` in .anvil/config.toml; `auto = 0` turns that
+/// off).
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil gc              pack now
+  anvil gc --auto       only when the record needs it")]
 pub struct Args {
-    /// Only when the record needs it (many loose objects, packs or loose refs), as
-    /// `git gc --auto`; says nothing when it does not, or when another maintenance runs.
+    /// Only when the record needs it, as `git gc --auto`.
+    ///
+    /// The record needs it when it holds many loose objects, packs or loose refs. Says nothing
+    /// when it does not, or when another maintenance runs.
     #[arg(long)]
     auto: bool,
 

@@ -4,10 +4,10 @@ use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::output::say;
 
-/// Add anvil's hooks, slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
-/// MCP server (`anvil mcp`, in the project's .mcp.json), permissions and block cap to Claude
-/// Code.
+/// Wire anvil into Claude Code: hooks, slash commands, MCP server.
 ///
+/// Adds the hooks, the slash commands (/anvil, /anvil-status, /anvil-cancel, /anvil-steer),
+/// the MCP server (`anvil mcp`, in the project's .mcp.json), the permissions and the block cap.
 /// Writes `.claude/settings.json` and `.claude/commands/` of the project (or of your user with
 /// `--user`), keeping every entry of your own. Running it again changes nothing. The hooks
 /// call `anvil-hook` by name and the commands `anvil`, so no path of this machine goes into a
@@ -15,6 +15,10 @@ use crate::output::say;
 /// checks). A CLAUDE_CODE_STOP_HOOK_BLOCK_CAP of yours that is high enough stays; a lower one
 /// is raised, and `anvil uninstall` puts it back.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil install            this project (.claude/ and .mcp.json, for your team to commit)
+  anvil install --user     every project of yours (~/.claude)
+  anvil doctor             check what it wired")]
 pub struct Args {
     /// Install into ~/.claude for every project instead of this one.
     #[arg(long)]
@@ -23,6 +27,9 @@ pub struct Args {
 
 /// Remove what `anvil install` added, leaving your own settings as they are.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil uninstall          this project
+  anvil uninstall --user   your user's settings")]
 pub struct UninstallArgs {
     /// Uninstall from ~/.claude instead of this project.
     #[arg(long)]
@@ -95,12 +102,14 @@ fn report(
     Ok(())
 }
 
-/// Write anvil as a Claude Code plugin (hooks, slash commands and the MCP server) into a
-/// directory.
+/// Write anvil as a Claude Code plugin into a directory.
 ///
-/// An alternative to `anvil install`: load it with `claude --plugin-dir DIR`, or put it where
+/// The plugin holds the hooks, the slash commands and the MCP server. An alternative to `anvil install`: load it with `claude --plugin-dir DIR`, or put it where
 /// your plugins live. The hooks call `anvil-hook` by name: it must be on Claude Code's PATH.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil plugin -o ~/plugins/anvil
+  claude --plugin-dir ~/plugins/anvil")]
 pub struct PluginArgs {
     /// The directory to write the plugin into.
     #[arg(long, short = 'o', value_name = "DIR", default_value = "anvil-plugin")]

@@ -8,16 +8,22 @@ use crate::output::out;
 use crate::output::say;
 use crate::view;
 
-/// Send this project's debates to a git remote: only `refs/anvil/*` moves, never a branch or
-/// a tag. A line that diverged on the remote is sent beside it as LINE-from-YOU, never
-/// forced. Uses the `git` binary for the transport.
+/// Send this project's debates to a git remote.
+///
+/// Only `refs/anvil/*` moves, never a branch or a tag. A line that diverged on the remote is
+/// sent beside it as LINE-from-YOU, never forced. Uses the `git` binary for the transport.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil push                  to the project's origin
+  anvil push ../shared.git    to a path or URL")]
 pub struct Args {
     /// A remote of the project's git repository, a URL, or a path (default: origin).
     remote: Option<String>,
 
-    /// Send commits that hold what looks like a credential (recorded before anvil redacted
-    /// them, or pulled): by default the push is refused.
+    /// Send commits that hold what looks like a credential.
+    ///
+    /// Such commits were recorded before anvil redacted credentials, or pulled; by default the
+    /// push is refused.
     #[arg(long)]
     allow_secrets: bool,
 
@@ -26,11 +32,16 @@ pub struct Args {
     json: bool,
 }
 
-/// Bring a git remote's debates into this project: only `refs/anvil/*` moves. A line that
-/// diverged is kept beside yours as LINE-from-REMOTE, so `anvil log` shows both; pulled
-/// debates read, diff, report and branch like local ones, and `anvil resume` restores a line's
-/// live files to continue it. Uses the `git` binary for the transport.
+/// Bring a git remote's debates into this project.
+///
+/// Only `refs/anvil/*` moves. A line that diverged is kept beside yours as LINE-from-REMOTE, so
+/// `anvil log` shows both; pulled debates read, diff, report and branch like local ones, and
+/// `anvil resume` restores a line's live files to continue it. Uses the `git` binary for the
+/// transport.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil pull                  from the project's origin
+  anvil pull && anvil log     then see what came")]
 pub struct PullArgs {
     /// A remote of the project's git repository, a URL, or a path (default: origin).
     remote: Option<String>,

@@ -11,23 +11,33 @@ use anvil_core::review::history::{self, LineHistory};
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
+use crate::naming;
 use crate::output::{out, say};
 use crate::view;
 
-/// Write a debate's conclusion as an architecture decision record (MADR 4.0) in the code
-/// repository: YAML front matter (status, date, decision-makers), the context and problem,
+/// Write a debate's conclusion as an architecture decision record (MADR).
+///
+/// In the code repository, as MADR 4.0: YAML front matter (status, date, decision-makers), the context and problem,
 /// the options argued, the synthesis as the decision outcome, its consequences, the dissent
 /// left open, and links back to the debate. Numbered after the records already there, in
 /// docs/decisions/ (or the directory `.adr-dir` names, or --dir). `.adr-dir` must name a
 /// directory inside the project. A debate that follows up one with a record (`--follow-up`)
 /// supersedes it. Prints the file's path.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil adr                  the current line's synthesis
+  anvil adr graphql --dir docs/adr")]
 pub struct Args {
-    /// The debate, as DEBATE[@LINE] (a prefix of the id is enough); default: the current line.
+    /// The line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
+    ///
+    /// Default: this session's line, else the only active one, else the one last active (said
+    /// on stderr).
     line: Option<String>,
 
-    /// The directory of decision records, relative to the project. Unlike `.adr-dir`, it may
-    /// lie outside the project (an absolute path, or one through `..`): anvil then says so.
+    /// The directory of decision records, relative to the project.
+    ///
+    /// Unlike `.adr-dir`, it may lie outside the project (an absolute path, or one through
+    /// `..`): anvil then says so.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 
@@ -39,7 +49,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let chosen = naming::line(ctx, &home, &record, args.line.as_deref())?;
+    chosen.tell("decision record of", "anvil adr NAME[@LINE]");
+    let line = chosen.line;
     let history = LineHistory::load(&record, &line)?;
     let project = home.project().to_owned();
     if !args.again

@@ -10,12 +10,18 @@ use crate::error::CliError;
 use crate::output::out;
 use crate::view::{self, Paint};
 
-/// Compare two moments of a debate. Between two rounds of one line the Advocate is compared
-/// with the Advocate and the Critic with the Critic; between two lines at the same round or at
-/// their syntheses, what the other steering changed. Coloured on a terminal only.
+/// Compare two moments of a debate: how positions moved, what steering changed.
+///
+/// Between two rounds of one line the Advocate is compared with the Advocate and the Critic
+/// with the Critic; between two lines at the same round or at their syntheses, what the other
+/// steering changed. Coloured on a terminal only.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil diff round-1 round-2                 how the current line moved
+  anvil diff main:synthesis cost:synthesis   what another steering changed
+  anvil diff billing@main:round-1 billing@main:round-3 --word")]
 pub struct Args {
-    /// The older side: round-N, synthesis, LINE:round-N, DEBATE@LINE:synthesis, LINE~K, a
+    /// The older side: round-N, synthesis, LINE:round-N, NAME@LINE:synthesis, LINE~K, a
     /// commit id prefix, …
     a: String,
 
@@ -38,8 +44,15 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let a = view::resolve(ctx, &home, &record, &args.a)?;
-    let b = view::resolve(ctx, &home, &record, &args.b)?;
+    let a = crate::naming::resolve(ctx, &home, &record, &args.a)?;
+    a.chosen
+        .tell(&format!("{} of", args.a.trim()), "NAME@LINE:REV");
+    let b = crate::naming::resolve(ctx, &home, &record, &args.b)?;
+    if b.chosen.line != a.chosen.line {
+        b.chosen
+            .tell(&format!("{} of", args.b.trim()), "NAME@LINE:REV");
+    }
+    let (a, b) = (a.resolved, b.resolved);
     let pairs = compare::pairs(&record, &a, &b)?;
     // How each seat moved between the two moments, from the positions the record holds.
     let chart_at = |r: &anvil_core::review::revision::Resolved| {

@@ -4,10 +4,11 @@ use std::cell::Cell;
 
 use crate::term::visible;
 use anvil_core::model::provenance::{Provenance, RunCost};
+use anvil_core::model::spend::Spend;
 use anvil_core::record::store::Record;
 use anvil_core::record::usage::ModelUsage;
 use anvil_core::review::history::{self, Entry, LineHistory};
-use anvil_core::review::positions;
+use anvil_core::review::{names, positions};
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -19,21 +20,32 @@ const FIRST_SCREEN_PHASES: usize = 20;
 /// ...or until it has shown this many debates, however short.
 const FIRST_SCREEN_DEBATES: usize = 10;
 
-/// Show the debates, most recently active first, with their lines drawn as a graph (where
-/// each line branched off and with which steering), phase by phase: round, role, first line
-/// of text, time. Without `-n` or `--all`, a first screen: the most recently active debates,
-/// each whole, until they hold 20 phases (at most ten debates).
+/// Show the debates, numbered, most recently active first, phase by phase.
+///
+/// Each debate's lines are drawn as a graph (where each line branched off and with which
+/// steering), phase by phase: round, role, the agent that played it when not the host, first
+/// line of text, time. Without `-n` or `--all`, a first screen: the most recently active
+/// debates, each whole, until they hold 20 phases (at most ten debates).
+///
+/// Each debate is numbered, 1 being the most recently active: the number names it in any
+/// command, as long as nothing moved since (`anvil report 2`). So do its id, a prefix of the
+/// id, words of the id after its date (`adopt-graphql`), or words of its question
+/// (`billing`): `anvil log NAME` shows every debate the name matches.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = EXAMPLES)]
 pub struct Args {
-    /// Only this debate (a prefix of its id is enough; `@LINE` is ignored).
+    /// Only the debates NAME names: an id, a number, a prefix of an id, words of an id or of
+    /// a question (`@LINE` is ignored).
+    #[arg(value_name = "NAME")]
     debate: Option<String>,
 
     /// Show every debate, not only the most recent ones.
     #[arg(long)]
     all: bool,
 
-    /// Show at most N phases (commits), newest first, as `git log -n N` does: the graph is
-    /// cut after its N-th commit.
+    /// Show at most N phases (commits), newest first.
+    ///
+    /// As `git log -n N` does: the graph is cut after its N-th commit.
     #[arg(
         short = 'n',
         long = "max-count",
@@ -46,16 +58,28 @@ pub struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Add what each phase cost (model, tokens, duration), with totals per line and per
-    /// debate, and what stopping when positions stopped moving would have saved (per line,
-    /// and summed over the debates shown).
+    /// Add who played each phase and what it cost, summed per agent, model and line.
+    ///
+    /// Each phase's agent, model, tokens, duration and price (where the agent reports one);
+    /// the debate's totals per agent, per model and per line, which add up to its total; what
+    /// stopping when positions stopped moving would have saved (per line, and summed over the
+    /// debates shown); and what the headless runs of `anvil run` cost, as Claude Code priced
+    /// them.
     #[arg(long)]
     stats: bool,
 
-    /// Never page the output (by default a terminal gets $ANVIL_PAGER, $PAGER or `less`).
+    /// Never page the output.
+    ///
+    /// By default a terminal gets $ANVIL_PAGER, $PAGER or `less`.
     #[arg(long)]
     no_pager: bool,
 }
+
+const EXAMPLES: &str = "Examples:
+  anvil log                     the debates last active, numbered
+  anvil log billing             the debates whose question (or id) has \"billing\"
+  anvil log 2 --stats           the second debate, with who played what and what it cost
+  anvil log --all --json        every debate, for a script";
 
 /// The debates come most recently active first from the index of recent debates (checked
 /// against the refs of the debates it names; see [`anvil_core::record::recent`]), or from one pass over
@@ -68,25 +92,43 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let saved = Cell::new(Saved::default());
     let saved = &saved;
     let mut more = false;
+    // Debates a name matched beyond the first screen.
+    let mut more_named: Option<usize> = None;
     let mut pieces: Box<dyn Iterator<Item = Result<(String, usize), CliError>>> =
         match (&args.debate, args.all, args.max_count) {
             (Some(name), _, _) => {
-                let line = view::line(ctx, &home, &record, Some(name))?;
-                let budget = args.max_count.unwrap_or(usize::MAX);
-                Box::new(std::iter::once(piece(
+                let debate = name.split_once('@').map_or(name.as_str(), |(d, _)| d);
+                let named = crate::naming::debates(&home, &record, debate)?;
+                if named.debates.is_empty() {
+                    return Err(CliError::new(format!(
+                        "no debate '{}'",
+                        visible(debate)
+                    ))
+                    .hint(
+                        "name a debate by its id, its number in `anvil log`, or words of its id \
+                         or question",
+                    ));
+                }
+                // Without -n or --all, a first screen of them, as without a name.
+                let mut matched = named.debates;
+                if !args.all && args.max_count.is_none() && matched.len() > FIRST_SCREEN_DEBATES {
+                    let left = matched.len() - FIRST_SCREEN_DEBATES;
+                    matched.truncate(FIRST_SCREEN_DEBATES);
+                    more_named = Some(left);
+                }
+                Box::new(within_budget(
                     &record,
-                    &line.debate,
+                    matched.into_iter().map(|debate| Ok((debate, None))),
                     &args,
                     paint,
-                    budget,
                     saved,
-                )))
+                ))
             }
             (None, true, _) => {
                 let debates = anvil_core::record::recent::scan(&record)?;
                 Box::new(within_budget(
                     &record,
-                    debates.into_iter().map(|(debate, _)| Ok(debate)),
+                    numbered(debates.into_iter().map(|(debate, _)| Ok(debate))),
                     &args,
                     paint,
                     saved,
@@ -99,7 +141,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 )?;
                 Box::new(within_budget(
                     &record,
-                    newest.map(|found| found.map(|(debate, _)| debate).map_err(CliError::from)),
+                    numbered(
+                        newest.map(|found| found.map(|(debate, _)| debate).map_err(CliError::from)),
+                    ),
                     &args,
                     paint,
                     saved,
@@ -155,6 +199,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     if shown == 0 && args.max_count != Some(0) {
         output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
     }
+    if let Some(left) = more_named {
+        output.write(&paint.dim(&format!(
+            "\n… {left} more debate{} of that name not shown (`--all` shows them)\n",
+            if left == 1 { "" } else { "s" }
+        )))?;
+    }
     if more {
         output.write(&paint.dim(
             "\n… older debates not shown (`anvil log --all`, or `-n N` for the N newest phases)\n",
@@ -163,11 +213,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     output.finish()
 }
 
-/// The debates named by `order`, each drawn as it comes, until `-n`'s budget of commits is
-/// spent.
+/// The debates of `order` with their numbers (1: the most recently active), as far as
+/// numbers name debates ([`anvil_core::review::names::MAX_NUMBER`]).
+fn numbered(
+    order: impl Iterator<Item = Result<String, CliError>>,
+) -> impl Iterator<Item = Result<(String, Option<usize>), CliError>> {
+    order
+        .enumerate()
+        .map(|(i, debate)| debate.map(|d| (d, Some(i + 1).filter(|n| *n <= names::MAX_NUMBER))))
+}
+
+/// The debates named by `order` (with their numbers), each drawn as it comes, until `-n`'s
+/// budget of commits is spent.
 fn within_budget<'a>(
     record: &'a Record,
-    order: impl Iterator<Item = Result<String, CliError>> + 'a,
+    order: impl Iterator<Item = Result<(String, Option<usize>), CliError>> + 'a,
     args: &'a Args,
     paint: Paint,
     saved: &'a Cell<Saved>,
@@ -177,7 +237,8 @@ fn within_budget<'a>(
         if budget == 0 {
             return None;
         }
-        let drawn = debate.and_then(|debate| piece(record, &debate, args, paint, budget, saved));
+        let drawn =
+            debate.and_then(|(debate, n)| piece(record, &debate, n, args, paint, budget, saved));
         if let Ok((_, commits)) = &drawn {
             budget -= (*commits).min(budget);
         }
@@ -201,7 +262,16 @@ fn first_screen(
         let Some((debate, _)) = newest.next().transpose()? else {
             return Ok((shown, false));
         };
-        let drawn = piece(record, &debate, args, paint, usize::MAX, saved)?;
+        let number = shown.len() + 1;
+        let drawn = piece(
+            record,
+            &debate,
+            Some(number),
+            args,
+            paint,
+            usize::MAX,
+            saved,
+        )?;
         phases += drawn.1;
         shown.push(drawn);
     }
@@ -209,11 +279,12 @@ fn first_screen(
     Ok((shown, more))
 }
 
-/// One debate as `log` prints it (text or a JSON item), cut after `budget` commits, with the
-/// number of commits it holds.
+/// One debate as `log` prints it (text or a JSON item), with its number when it has one, cut
+/// after `budget` commits; with the number of commits it holds.
 fn piece(
     record: &Record,
     debate: &str,
+    number: Option<usize>,
     args: &Args,
     paint: Paint,
     budget: usize,
@@ -234,6 +305,9 @@ fn piece(
     }
     if args.json {
         let (mut item, commits) = to_json(record, &lines, budget)?;
+        if let Some(n) = number.filter(|_| !item.is_null()) {
+            item["number"] = n.into();
+        }
         if !damaged.is_empty() {
             if item.is_null() {
                 item = serde_json::json!({ "debate": debate });
@@ -258,7 +332,7 @@ fn piece(
         }
         return Ok((text, commits));
     }
-    let (mut text, commits) = draw(record, &lines, paint, budget)?;
+    let (mut text, commits) = draw(record, &lines, number, paint, budget)?;
     if args.stats {
         text.push_str(&stats(&lines, paint));
     }
@@ -280,14 +354,15 @@ fn piece(
 
 /// One debate: a title, its setup, and the graph of its lines.
 pub fn render(record: &Record, lines: &[LineHistory], paint: Paint) -> Result<String, CliError> {
-    Ok(draw(record, lines, paint, usize::MAX)?.0)
+    Ok(draw(record, lines, None, paint, usize::MAX)?.0)
 }
 
-/// [`render`] cut after `budget` commits, as `git log --graph -n`; with the number of commits
-/// drawn.
+/// [`render`] with the debate's number in front when it has one, cut after `budget` commits,
+/// as `git log --graph -n`; with the number of commits drawn.
 fn draw(
     record: &Record,
     lines: &[LineHistory],
+    number: Option<usize>,
     paint: Paint,
     budget: usize,
 ) -> Result<(String, usize), CliError> {
@@ -295,13 +370,17 @@ fn draw(
         return Ok((String::new(), 0));
     };
     let state = history::state_at(record, main.tip)?;
-    let mut text = format!(
+    let mut text = match number {
+        Some(n) => format!("{}  ", paint.bold(&n.to_string())),
+        None => String::new(),
+    };
+    text.push_str(&format!(
         "{}  {}\n",
         paint.bold(&paint.yellow(&visible(&main.line.debate))),
         paint.bold(&visible(anvil_core::model::state::first_line(
             &state.setup.question
         )))
-    );
+    ));
     text.push_str(&paint.dim(&format!(
         "{} · {} round{} · lines: {}\n",
         state.setup.mode.name(),
@@ -316,6 +395,13 @@ fn draw(
     let rows = anvil_core::review::graph::draw(lines);
     let entries = anvil_core::review::graph::entries(lines);
     let width = rows.iter().map(|r| r.graph.len()).max().unwrap_or(0);
+    let column = rows
+        .iter()
+        .filter_map(|r| r.commit)
+        .map(|c| what(entries[&c]).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(18);
     let mut drawn = 0;
     for row in rows {
         if drawn == budget {
@@ -339,12 +425,14 @@ fn draw(
         } else {
             format!(" ({})", visible(&tips.join(", ")))
         };
-        let gist = gist(entry);
-        let pad = 50usize.saturating_sub(gist.chars().count());
+        // A wider phase column (a seat's agent named in it) takes its room from the gist.
+        let room = 50usize.saturating_sub(column - 18).max(24);
+        let gist = gist(entry, room);
+        let pad = room.saturating_sub(gist.chars().count());
         text.push_str(&format!(
-            "{graph}{} {:<18} {gist}{:pad$}  {}{}\n",
+            "{graph}{} {:<column$} {gist}{:pad$}  {}{}\n",
             paint.yellow(&view::short(&commit)),
-            visible(&what(entry)),
+            what(entry),
             "",
             paint.dim(&view::time(entry.time)),
             paint.cyan(&tips),
@@ -353,39 +441,40 @@ fn draw(
     Ok((text, drawn))
 }
 
-/// The cost of a debate: each phase that recorded one, then each line's own phases (not
-/// those it inherited), then the whole debate.
+/// The cost of a debate: each phase that recorded one (and who played it), then the whole
+/// debate per agent and per model, each line's own phases (not those it inherited), and the
+/// total, which every list adds up to; then what the headless runs cost as Claude Code
+/// priced them.
 pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
     let (per_line, total) = costs(lines);
     let entries = anvil_core::review::graph::entries(lines);
     let mut text = paint.dim("cost per phase:\n");
-    for commit in anvil_core::review::graph::draw(lines)
+    let phases: Vec<(gix::ObjectId, String, Provenance)> = anvil_core::review::graph::draw(lines)
         .iter()
         .filter_map(|r| r.commit)
-    {
-        let entry = entries[&commit];
-        if let Some(p) = Provenance::read_from(&entry.meta) {
-            text.push_str(&format!(
-                "  {} {:<18} {}\n",
-                paint.yellow(&view::short(&commit)),
-                visible(&what(entry)),
-                visible(&p.summary())
-            ));
-        }
-    }
-    text.push_str(&paint.dim("cost per line:\n"));
-    for (line, p) in &per_line {
+        .filter_map(|commit| {
+            let entry = entries[&commit];
+            Some((commit, what(entry), Provenance::read_from(&entry.meta)?))
+        })
+        .collect();
+    let column = phases
+        .iter()
+        .map(|(_, w, _)| w.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(18);
+    for (commit, what, p) in &phases {
         text.push_str(&format!(
-            "  {:<18} {}\n",
-            visible(line),
+            "  {} {what:<column$} {}\n",
+            paint.yellow(&view::short(commit)),
             visible(&p.summary())
         ));
     }
-    text.push_str(&format!(
-        "{} {}\n",
-        paint.dim("debate total:"),
-        visible(&total.summary())
-    ));
+    if total.total.phases == 0 {
+        text.push_str(&paint.dim("  no phase recorded what it cost\n"));
+    } else {
+        text.push_str(&spend_tables(&per_line, &total, paint));
+    }
     for (line, s) in savings(lines) {
         text.push_str(&format!(
             "{} {}\n",
@@ -433,6 +522,54 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
         visible(&runs_total.summary())
     ));
     text
+}
+
+/// The debate's cost per agent, per model and per line (each adding up to the total), and
+/// the total.
+fn spend_tables(per_line: &[(String, Spend)], total: &Spend, paint: Paint) -> String {
+    let mut text = String::new();
+    for (heading, shares) in [
+        ("cost per agent:", &total.by_player),
+        ("cost per model:", &total.by_model),
+    ] {
+        if shares.is_empty() {
+            continue;
+        }
+        text.push_str(&paint.dim(&format!("{heading}\n")));
+        text.push_str(&shares_table(
+            shares
+                .iter()
+                .map(|(name, f)| (visible(name).into_owned(), f)),
+        ));
+    }
+    text.push_str(&paint.dim("cost per line:\n"));
+    text.push_str(&shares_table(
+        per_line
+            .iter()
+            .map(|(line, spend)| (visible(line).into_owned(), &spend.total)),
+    ));
+    text.push_str(&format!(
+        "{} {}\n",
+        paint.dim("debate total:"),
+        total.total.summary()
+    ));
+    text
+}
+
+/// Rows of `name  figures`, the names in one column (as wide as the widest, 18 at least).
+fn shares_table<'a>(
+    rows: impl Iterator<Item = (String, &'a anvil_core::model::spend::Figures)>,
+) -> String {
+    let rows: Vec<(String, &anvil_core::model::spend::Figures)> = rows.collect();
+    let width = rows
+        .iter()
+        .map(|(name, _)| name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(18);
+    rows.iter()
+        .map(|(name, f)| format!("  {name:<width$} {}\n", f.summary()))
+        .collect()
 }
 
 /// What stopping at convergence would have saved over the debates `log --stats` shows.
@@ -490,8 +627,18 @@ fn run_costs(lines: &[LineHistory]) -> (Vec<(String, RunCost)>, RunCost) {
 }
 
 /// Each line's own cost (the commits only it holds), and the debate's.
-fn costs(lines: &[LineHistory]) -> (Vec<(String, Provenance)>, Provenance) {
-    sums(lines, Provenance::read_from, Provenance::add)
+fn costs(lines: &[LineHistory]) -> (Vec<(String, Spend)>, Spend) {
+    sums(
+        lines,
+        |meta| {
+            Provenance::read_from(meta).map(|p| {
+                let mut spend = Spend::default();
+                spend.add(&p);
+                spend
+            })
+        },
+        Spend::merge,
+    )
 }
 
 /// The figures `read` finds in each line's own commits, summed per line and for the debate.
@@ -518,8 +665,18 @@ fn sums<T: Default>(
     (per_line, total)
 }
 
-/// `round 2 critic`, `synthesis`, `start`, `branch cost`.
+/// `round 2 critic`, `synthesis`, `start`, `branch cost`; with the agent that played it when
+/// a seat did (`round 2 critic · codex`). Shown whatever the record holds (see [`crate::term`]).
 fn what(entry: &Entry) -> String {
+    let what = visible(&phase_name(entry)).into_owned();
+    match &entry.meta.agent {
+        Some(agent) if entry.role.is_some() => format!("{what} · {}", short_text(agent, 12)),
+        _ => what,
+    }
+}
+
+/// `round 2 critic`, `synthesis`, `start`, `branch cost`.
+fn phase_name(entry: &Entry) -> String {
     match entry.role {
         Some(anvil_core::model::state::Role::Synthesizer) => "synthesis".to_owned(),
         Some(anvil_core::model::state::Role::InteractivePause) => {
@@ -534,16 +691,17 @@ fn what(entry: &Entry) -> String {
     }
 }
 
-/// The gist of a phase, shown whatever the text holds (see [`crate::term`]).
-fn gist(entry: &Entry) -> String {
+/// The gist of a phase in about `room` characters, shown whatever the text holds (see
+/// [`crate::term`]).
+fn gist(entry: &Entry, room: usize) -> String {
     if entry.meta.phase == "branch" {
         return format!(
             "from {} · steering: {}",
             visible(entry.meta.branched_from.as_deref().unwrap_or("?")),
-            short_text(&entry.meta.steering.join(" / "), 48)
+            short_text(&entry.meta.steering.join(" / "), room - 2)
         );
     }
-    let mut gist = short_text(entry.gist(), 50);
+    let mut gist = short_text(entry.gist(), room);
     if let Some(p) = positions::summary(&entry.meta) {
         gist = format!("[{p}] {gist}");
     }

@@ -9,11 +9,19 @@ use crate::error::CliError;
 use crate::output::out;
 use crate::view::{self, Paint};
 
-/// Play a recorded line back phase by phase: responses, pauses, steering (and the prompts with
-/// --prompts). On a terminal it waits for Enter between phases unless --delay is given.
+/// Play a recorded line back phase by phase.
+///
+/// Responses, pauses and steering (and the prompts with --prompts). On a terminal it waits for
+/// Enter between phases unless --delay is given.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil replay
+  anvil replay graphql --delay 2 --prompts")]
 pub struct Args {
-    /// The line, as DEBATE[@LINE] (a prefix of the debate id is enough).
+    /// The line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
+    ///
+    /// Default: this session's line, else the only active one, else the one last active (said
+    /// on stderr).
     line: Option<String>,
 
     /// Show the prompt injected before each phase too.
@@ -28,7 +36,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let chosen = crate::naming::line(ctx, &home, &record, args.line.as_deref())?;
+    chosen.tell("replay of", "anvil replay NAME[@LINE]");
+    let line = chosen.line;
     let history = LineHistory::load(&record, &line)?;
     let paint = Paint::stdout();
     let step_with_enter =

@@ -11,11 +11,19 @@ use crate::output::out;
 use crate::output::say;
 use crate::view::{self, Paint};
 
-/// Write the report of a line: the conclusion, the whole debate, the tree of its lines and
-/// their syntheses side by side. Markdown, or self-contained HTML when PATH ends in .html.
+/// Write the report of a line: conclusion, debate, lines side by side.
+///
+/// The conclusion, the whole debate, the tree of its lines and their syntheses side by side,
+/// and what it cost. Markdown, or self-contained HTML when PATH ends in .html.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil report                       the current line, on stdout
+  anvil report billing -o billing.html")]
 pub struct Args {
-    /// The line, as DEBATE[@LINE] (a prefix of the debate id is enough).
+    /// The line, as NAME[@LINE]: any name of its debate (see `anvil log --help`).
+    ///
+    /// Default: this session's line, else the only active one, else the one last active (said
+    /// on stderr).
     line: Option<String>,
 
     /// Where to write it (`.md` or `.html`); default: stdout, as markdown.
@@ -26,7 +34,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let line = view::line(ctx, &home, &record, args.line.as_deref())?;
+    let chosen = crate::naming::line(ctx, &home, &record, args.line.as_deref())?;
+    chosen.tell("report of", "anvil report NAME[@LINE]");
+    let line = chosen.line;
     let lines = history::load_debate(&record, &line.debate)?;
     let Some(this) = lines.iter().find(|h| h.line == line) else {
         return Err(CliError::new(format!("no line {line}")));

@@ -7,11 +7,17 @@ use crate::output::out;
 use crate::term::visible;
 use crate::view::{self, Paint};
 
-/// Search every recorded phase (pulled debates too): words match their forms ("migrating"
-/// finds "migration"), "quoted words" match as a phrase. Each hit names DEBATE@LINE, the
-/// phase, its commit and date. The index (.anvil/search.sqlite) is a cache of the record,
-/// brought up to date by each search and never pushed.
+/// Search every recorded phase, pulled debates too.
+///
+/// Words match their forms ("migrating" finds "migration"), "quoted words" match as a phrase.
+/// Each hit names DEBATE@LINE, the phase, its commit and date. The index
+/// (.anvil/search.sqlite) is a cache of the record, brought up to date by each search and
+/// never pushed.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil search migration cost
+  anvil search \"read replicas\" --role synthesizer
+  anvil search billing --since 2026-11-01 -n 3")]
 pub struct Args {
     /// What to look for.
     #[arg(required = true)]

@@ -2,20 +2,31 @@
 
 use anvil_core::model::provenance::{Provenance, RunCost};
 use anvil_core::record::schema::Meta;
+use anvil_core::review::revision::Resolved;
 use anvil_core::review::{history, positions};
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
+use crate::naming;
 use crate::output::out;
 use crate::view::{self, Paint};
 
-/// Show one recorded phase as markdown: round, role, when, steering, and the text.
+/// Show one recorded phase: round, role, when, steering, and the text.
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil show                      the conclusion of the current line
+  anvil show round-2/critic       a phase of the current line
+  anvil show 2:synthesis          the synthesis of the second debate in `anvil log`
+  anvil show billing@cost:round-3 --prompt")]
 pub struct Args {
-    /// The revision: round-N, round-N/ROLE, synthesis, LINE, LINE:round-N,
-    /// DEBATE@LINE:round-N, LINE~K, or a commit id prefix. Default: the current line's tip.
-    #[arg(default_value = "tip")]
-    rev: String,
+    /// The revision (default: the conclusion of the current line).
+    ///
+    /// round-N, round-N/ROLE, synthesis, tip, LINE (its tip), LINE:round-N, NAME@LINE:round-N,
+    /// LINE~K, or a commit id prefix; NAME is any name of a debate (see `anvil log --help`).
+    /// Without one: the conclusion (the synthesis; the latest phase while there is none) of
+    /// this session's line, else of the only active one, else of the one last active (said on
+    /// stderr).
+    rev: Option<String>,
 
     /// Show the prompt that was injected for this phase instead of the response.
     #[arg(long, conflicts_with = "state")]
@@ -33,7 +44,7 @@ pub struct Args {
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
     let record = view::record(&home)?;
-    let resolved = view::resolve(ctx, &home, &record, &args.rev)?;
+    let resolved = picked(ctx, &home, &record, args.rev.as_deref())?;
     let entry = resolved.entry();
     if args.json {
         let json = serde_json::json!({
@@ -87,6 +98,46 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         text.push_str(&paint.dim(&format!("\n{}\n", crate::term::visible(&lines))));
     }
     out(&text)
+}
+
+/// The phase `rev` names; without one, the conclusion of the current line, which is said on
+/// stderr.
+fn picked(
+    ctx: &Ctx,
+    home: &anvil_core::home::Home,
+    record: &anvil_core::record::store::Record,
+    rev: Option<&str>,
+) -> Result<Resolved, CliError> {
+    let Some(rev) = rev else {
+        let chosen = naming::line(ctx, home, record, None)?;
+        let history = history::LineHistory::load(record, &chosen.line)?;
+        let index = conclusion(&history);
+        let what = if history.synthesis() == Some(index) {
+            "the synthesis of"
+        } else {
+            "the latest phase of"
+        };
+        chosen.tell(what, "anvil show NAME[@LINE][:REV]");
+        return Ok(Resolved {
+            name: chosen.line.to_string(),
+            history,
+            index,
+        });
+    };
+    let picked = naming::resolve(ctx, home, record, rev)?;
+    picked
+        .chosen
+        .tell(&format!("{} of", rev.trim()), "anvil show NAME@LINE:REV");
+    Ok(picked.resolved)
+}
+
+/// A line's conclusion: its synthesis, else its latest phase (not a bookkeeping commit such as
+/// a run's cost), else its tip.
+fn conclusion(history: &history::LineHistory) -> usize {
+    history
+        .synthesis()
+        .or_else(|| history.entries.iter().rposition(|e| e.role.is_some()))
+        .unwrap_or(history.entries.len().saturating_sub(1))
 }
 
 /// What a commit says about positions, for people: the debater's stance and open points; on

@@ -24,6 +24,7 @@ use rusqlite::Connection;
 
 mod catch_up;
 mod open;
+mod questions;
 mod related;
 mod search;
 

@@ -424,7 +424,7 @@ auto_loose_debates = 20
             "{err}"
         );
         assert!(
-            err.ends_with("`recall`, `gc`, `notify`, `secrets`, `seats`"),
+            err.ends_with("`output_dir`, `gc`, `notify`, `secrets`, `seats`"),
             "{err}"
         );
         let err = parse("[gc]\nautp = 3\n").unwrap_err();

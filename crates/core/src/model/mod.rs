@@ -10,5 +10,6 @@ pub mod prompt;
 pub mod provenance;
 pub mod seats;
 pub mod secrets;
+pub mod spend;
 pub mod state;
 pub mod transcript;

@@ -125,6 +125,32 @@ pub struct Flag {
     pub given: fn(&mut Options, Given) -> Result<(), String>,
     /// `anvil run --line` takes it too: it says how a line is played, not what the debate is.
     pub with_line: bool,
+    /// Where `--help` lists it.
+    pub heading: Heading,
+}
+
+/// The groups `--help` lists the options in, in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heading {
+    /// How the debate goes: its mode, rounds, voices, pauses, lens, synthesis.
+    Debate,
+    /// What it is about: code, changes, earlier results.
+    Material,
+    /// Who plays, and what it may spend.
+    Seats,
+    /// Where the report goes.
+    Report,
+}
+
+impl Heading {
+    pub fn title(self) -> &'static str {
+        match self {
+            Heading::Debate => "How the debate goes",
+            Heading::Material => "What it is about",
+            Heading::Seats => "Seats and budget",
+            Heading::Report => "The report",
+        }
+    }
 }
 
 impl Flag {

@@ -364,6 +364,79 @@ impl RunCost {
     }
 }
 
+/// What the runs of one `anvil run` cost, from their results as they come.
+///
+/// Claude Code reports each run's `usage` for that run alone. Its price (`total_cost_usd`) and
+/// its `modelUsage` are the run's own in 2.1.19x, but from 2.1.33x a run that resumes a
+/// session (`--resume`, which `anvil run` uses after each pause) reports them for the whole
+/// session so far: adding them as they come would count every earlier run again (a line's
+/// runs said `300 in` in all, and `600 in` for their one model). So a run's price and models
+/// are taken as reported, or, when the session's previous report explains its own `usage`
+/// better, as the difference from that report.
+#[derive(Debug, Clone, Default)]
+pub struct RunTally {
+    pub total: RunCost,
+    /// Each session's last report as it came: its price and its models.
+    reported: Vec<(String, Usd, Vec<ModelUsage>)>,
+}
+
+impl RunTally {
+    /// Adds the figures of one run's JSON result (nothing when it holds none).
+    pub fn add_result(&mut self, json: &Value) {
+        let Some(mut run) = RunCost::from_result(json) else {
+            return;
+        };
+        let session = json["session_id"].as_str().unwrap_or_default().to_owned();
+        let as_reported = (run.cost, run.models.clone());
+        let before = self
+            .reported
+            .iter()
+            .position(|(s, _, _)| !session.is_empty() && *s == session);
+        if let Some(i) = before {
+            let (_, cost, models) = &self.reported[i];
+            if holds_earlier_runs(&run, models) {
+                run.cost.nanos = run.cost.nanos.saturating_sub(cost.nanos);
+                for m in &mut run.models {
+                    if let Some(earlier) = models.iter().find(|e| e.model == m.model) {
+                        m.input_tokens = m.input_tokens.saturating_sub(earlier.input_tokens);
+                        m.output_tokens = m.output_tokens.saturating_sub(earlier.output_tokens);
+                        m.cache_read_tokens = m
+                            .cache_read_tokens
+                            .saturating_sub(earlier.cache_read_tokens);
+                        m.cache_write_tokens = m
+                            .cache_write_tokens
+                            .saturating_sub(earlier.cache_write_tokens);
+                        m.cost.nanos = m.cost.nanos.saturating_sub(earlier.cost.nanos);
+                    }
+                }
+                run.models.retain(|m| {
+                    m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens
+                        > 0
+                        || m.cost.nanos > 0
+                });
+            }
+            self.reported.remove(i);
+        }
+        self.reported.push((session, as_reported.0, as_reported.1));
+        self.total.add(&run);
+    }
+}
+
+/// Do `run`'s models, as reported, hold the session's earlier runs too (`before`: the
+/// session's previous report)? They do when less `before` they come nearer the run's own
+/// `usage` than as they are.
+fn holds_earlier_runs(run: &RunCost, before: &[ModelUsage]) -> bool {
+    let tokens = |models: &[ModelUsage]| -> u64 {
+        models
+            .iter()
+            .map(|m| m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens)
+            .sum()
+    };
+    let own = run.input_tokens + run.output_tokens + run.cache_read_tokens + run.cache_write_tokens;
+    let (now, earlier) = (tokens(&run.models), tokens(before));
+    earlier > 0 && now >= earlier && (now - earlier).abs_diff(own) < now.abs_diff(own)
+}
+
 /// The last turn's provenance in `tail`, the end of a transcript (whole lines; a line cut at
 /// the start or written halfway is skipped), if that turn ended with `text` (`None`: any
 /// text). `None` when the tail holds no assistant message, or when its last one is not
@@ -602,6 +675,56 @@ mod tests {
             RunCost::from_result(&serde_json::json!("not a result")),
             None
         );
+    }
+
+    /// Two runs of one session, as each client reports them: 2.1.197 each run's own figures,
+    /// 2.1.332 the second run's price and models for the whole session (numbers as observed).
+    #[test]
+    fn a_resumed_sessions_runs_are_counted_once_whatever_the_client_reports() {
+        let result = |usage: [u64; 4], cost: f64, models: [u64; 4], model: &str| {
+            serde_json::json!({
+                "type": "result", "session_id": "s", "num_turns": 1, "total_cost_usd": cost,
+                "usage": {"input_tokens": usage[0], "output_tokens": usage[1],
+                          "cache_read_input_tokens": usage[2],
+                          "cache_creation_input_tokens": usage[3]},
+                "modelUsage": {model: {"inputTokens": models[0], "outputTokens": models[1],
+                                       "cacheReadInputTokens": models[2],
+                                       "cacheCreationInputTokens": models[3], "costUSD": cost}},
+            })
+        };
+        let first = [6609, 62, 2204, 947];
+        let second = [12399, 93, 4135, 1776];
+        let session_so_far = [19008, 155, 6339, 2723];
+        let mut newest = RunTally::default();
+        newest.add_result(&result(first, 0.0328518, first, "opus"));
+        newest.add_result(&result(second, 0.0940148, session_so_far, "opus"));
+        let mut oldest = RunTally::default();
+        oldest.add_result(&result(first, 0.0328518, first, "opus"));
+        oldest.add_result(&result(second, 0.061163, second, "opus"));
+        for tally in [newest, oldest] {
+            let total = &tally.total;
+            assert_eq!((total.runs, total.input_tokens), (2, 19008));
+            assert_eq!(total.models.len(), 1);
+            let m = &total.models[0];
+            assert_eq!(
+                [
+                    m.input_tokens,
+                    m.output_tokens,
+                    m.cache_read_tokens,
+                    m.cache_write_tokens
+                ],
+                session_so_far
+            );
+            assert_eq!(total.cost, m.cost);
+            assert_eq!(total.cost.decimal(), "0.0940148");
+        }
+        // Another session's report is never taken from this one.
+        let mut two_sessions = RunTally::default();
+        two_sessions.add_result(&result(first, 0.0328518, first, "opus"));
+        let mut other = result(second, 0.061163, second, "opus");
+        other["session_id"] = "t".into();
+        two_sessions.add_result(&other);
+        assert_eq!(two_sessions.total.models[0].input_tokens, 19008);
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl ModelUsage {
     }
 
     /// Reads [`ModelUsage::encode`] back.
-    pub(crate) fn decode(text: &str) -> Option<ModelUsage> {
+    pub fn decode(text: &str) -> Option<ModelUsage> {
         let mut rest = text;
         let mut next = |key: &str| {
             let (pair, after) = rest.split_once(' ')?;

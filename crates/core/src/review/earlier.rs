@@ -52,10 +52,14 @@ fn read_result(
             "no such file, and not a debate name (DEBATE or DEBATE@LINE)".into(),
         ));
     };
-    let lines = home.live_lines().map_err(|source| ContextError::Read {
-        path: home.debates_dir(),
-        source,
-    })?;
+    // A number is a place in `anvil log`'s order (see `review::names`), found in the record.
+    let lines = match crate::review::names::number(&wanted.debate) {
+        Some(_) => Vec::new(),
+        None => home.live_lines().map_err(|source| ContextError::Read {
+            path: home.debates_dir(),
+            source,
+        })?,
+    };
     let matches: Vec<&LineRef> = lines
         .iter()
         .filter(|l| l.line == wanted.line && l.debate.starts_with(&wanted.debate))
@@ -109,11 +113,12 @@ fn from_record(
         source,
     };
     let record = Record::open(&home.record_dir()).map_err(record_error)?;
-    // The first debate the id (or its prefix) names that has the line, looked up by name.
+    // The first debate the name names that has the line (any name but words of a question:
+    // see `review::names`).
     let mut found = None;
-    for debate in record
-        .debates_with_prefix(&wanted.debate)
+    for debate in crate::review::names::in_record(&record, &wanted.debate)
         .map_err(record_error)?
+        .debates
     {
         if let Some(tip) = record.tip(&debate, &wanted.line).map_err(record_error)? {
             found = Some((debate, tip));

@@ -1,5 +1,5 @@
-//! Reading the record back: a line's history, revision names, comparisons, reports, and the
-//! material a debate is about.
+//! Reading the record back: a line's history, the names of debates and revisions,
+//! comparisons, reports, and the material a debate is about.
 
 pub mod compare;
 pub mod context;
@@ -7,6 +7,7 @@ pub mod decision;
 pub mod earlier;
 pub mod graph;
 pub mod history;
+pub mod names;
 pub mod positions;
 pub mod report;
 pub mod revision;

@@ -6,7 +6,7 @@
 //! synthesis               the current line's synthesis
 //! cost, DEBATE@cost       the tip of a line
 //! cost:round-2            a name on another line of the current debate
-//! DEBATE@LINE:round-2     … of any debate (a prefix of the debate id is enough)
+//! DEBATE@LINE:round-2     … of any debate (any name of it: see [`crate::review::names`])
 //! LINE~1, round-3~1       one commit further back along the line
 //! 3f2a9c1                 a commit id prefix (at least 4 hex digits)
 //! ```
@@ -17,6 +17,7 @@
 use crate::home::LineRef;
 use crate::record::store::{Record, valid_name};
 use crate::review::history::{HistoryError, LineHistory};
+use crate::review::names::{self, NameError, Named, Questions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RevisionError {
@@ -24,6 +25,11 @@ pub enum RevisionError {
     History(#[from] HistoryError),
     #[error("'{name}': {message}")]
     Unknown { name: String, message: String },
+    /// The debate part of the name matched several debates (newest id first).
+    #[error("'{name}' names {} debates", named.debates.len())]
+    Ambiguous { name: String, named: Named },
+    #[error(transparent)]
+    Name(NameError),
 }
 
 /// A revision resolved to one entry of one line.
@@ -65,10 +71,23 @@ impl Resolved {
 }
 
 /// Resolves `name`; `current` is the line that bare names (`round-2`, `synthesis`) refer to.
+/// A debate is named by its id, its number or a prefix of the id, or by words of its id;
+/// [`resolve_with`] adds words of its question.
 pub fn resolve(
     record: &Record,
     name: &str,
     current: Option<&LineRef>,
+) -> Result<Resolved, RevisionError> {
+    resolve_with(record, name, current, None)
+}
+
+/// [`resolve`], with `questions` to find a debate by words of its question (see
+/// [`crate::review::names`]).
+pub fn resolve_with(
+    record: &Record,
+    name: &str,
+    current: Option<&LineRef>,
+    questions: Option<&dyn Questions>,
 ) -> Result<Resolved, RevisionError> {
     let unknown = |message: String| RevisionError::Unknown {
         name: name.to_owned(),
@@ -91,9 +110,10 @@ pub fn resolve(
             let index = history.entries.len() - 1;
             (history, index)
         }
-        Some(target) => find_target(record, target, current).map_err(|e| match e {
+        Some(target) => find_target(record, target, current, questions).map_err(|e| match e {
             Found::Error(e) => e,
             Found::Missing(m) => unknown(m),
+            Found::Several { name, named } => RevisionError::Ambiguous { name, named },
         })?,
     };
     let index = match selector {
@@ -133,6 +153,13 @@ fn split_back(text: &str) -> Option<(&str, usize)> {
     }
 }
 
+/// Is `text` a name of a moment of the current line (`round-2`, `round-2/critic`,
+/// `synthesis`, `start`, `tip`), perhaps with `~K`, rather than of a line, a debate or a
+/// commit?
+pub fn is_bare(text: &str) -> bool {
+    split_back(text.trim()).is_some_and(|(body, _)| is_selector(body))
+}
+
 fn is_selector(text: &str) -> bool {
     text == "synthesis" || text == "start" || text == "tip" || text.starts_with("round-")
 }
@@ -157,6 +184,20 @@ fn select(history: &LineHistory, selector: &str) -> Option<usize> {
 enum Found {
     Error(RevisionError),
     Missing(String),
+    /// `name`, the debate part of a revision, matched several debates.
+    Several {
+        name: String,
+        named: Named,
+    },
+}
+
+impl From<NameError> for Found {
+    fn from(e: NameError) -> Found {
+        match e {
+            NameError::Record(e) => e.into(),
+            e @ NameError::Search(_) => Found::Error(RevisionError::Name(e)),
+        }
+    }
 }
 
 impl From<HistoryError> for Found {
@@ -172,11 +213,13 @@ impl From<crate::record::store::RecordError> for Found {
 }
 
 /// A line (its tip) or a commit, by `DEBATE@LINE`, `LINE`, `DEBATE` or an id prefix. Only
-/// the refs of the debates the name can mean are read, never a listing of every line.
+/// the refs of the debates the name can mean are read, never a listing of every line; the
+/// words of an id or a question are looked for last, after a commit id.
 fn find_target(
     record: &Record,
     target: &str,
     current: Option<&LineRef>,
+    questions: Option<&dyn Questions>,
 ) -> Result<(LineHistory, usize), Found> {
     let tip_of = |line: LineRef| -> Result<(LineHistory, usize), Found> {
         let history = LineHistory::load(record, &line)?;
@@ -195,7 +238,7 @@ fn find_target(
         Ok(valid_name(debate) && valid_name(line) && record.tip(debate, line)?.is_some())
     };
     if let Some((debate, line)) = target.split_once('@') {
-        let debate = match_debate(record, debate)?;
+        let debate = match_debate(record, debate, questions)?;
         let line = if line.is_empty() { "main" } else { line };
         if !has_line(&debate, line)? {
             return Err(Found::Missing(format!(
@@ -210,13 +253,19 @@ fn find_target(
     {
         return tip_of(LineRef::new(&current.debate, target));
     }
-    match match_debate(record, target) {
-        Ok(debate) => return tip_of(LineRef::new(debate, "main")),
-        Err(Found::Error(e)) => return Err(Found::Error(e)),
-        Err(Found::Missing(_)) => {}
+    let named = names::by_id(record, target)?;
+    if named.rule.is_some() {
+        return tip_of(LineRef::new(one_of(target, named)?, "main"));
     }
     if target.len() >= 4 && target.chars().all(|c| c.is_ascii_hexdigit()) {
-        return find_commit(record, &target.to_ascii_lowercase());
+        match find_commit(record, &target.to_ascii_lowercase()) {
+            Err(Found::Missing(_)) => {}
+            found => return found,
+        }
+    }
+    let named = names::by_words(record, target, questions)?;
+    if named.rule.is_some() {
+        return tip_of(LineRef::new(one_of(target, named)?, "main"));
     }
     let mut message = format!("no line, debate or commit named '{target}'");
     if let Some(current) = current {
@@ -229,26 +278,27 @@ fn find_target(
     Err(Found::Missing(message))
 }
 
-/// The debate `prefix` names: itself when it is a debate's id, else the only debate whose id
-/// starts with it.
-fn match_debate(record: &Record, prefix: &str) -> Result<String, Found> {
-    if valid_name(prefix) && !record.lines_of_debate(prefix)?.is_empty() {
-        return Ok(prefix.to_owned());
+/// The one debate `name` names (see [`crate::review::names`]).
+fn match_debate(
+    record: &Record,
+    name: &str,
+    questions: Option<&dyn Questions>,
+) -> Result<String, Found> {
+    let named = names::debates(record, name, questions)?;
+    if named.rule.is_none() {
+        return Err(Found::Missing(format!("no debate '{name}' in the record")));
     }
-    let debates = if prefix.is_empty() {
-        Vec::new()
-    } else {
-        record.debates_with_prefix(prefix)?
-    };
-    match debates.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(Found::Missing(format!(
-            "no debate '{prefix}' in the record"
-        ))),
-        many => Err(Found::Missing(format!(
-            "'{prefix}' matches several debates: {}",
-            many.join(", ")
-        ))),
+    one_of(name, named)
+}
+
+/// The debate of a name that matched one; several are [`Found::Several`].
+fn one_of(name: &str, named: Named) -> Result<String, Found> {
+    match named.one() {
+        Some(one) => Ok(one.to_owned()),
+        None => Err(Found::Several {
+            name: name.to_owned(),
+            named,
+        }),
     }
 }
 

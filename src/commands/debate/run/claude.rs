@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anvil_core::error::DebateError;
 use anvil_core::home::{Home, LineRef};
-use anvil_core::model::provenance::RunCost;
+use anvil_core::model::provenance::RunTally;
 
 use super::terminal::{Input, Progress};
 use crate::error::CliError;
@@ -132,7 +132,7 @@ pub(super) fn watch(
     line: &LineRef,
     began: Instant,
     input: &mut Input,
-    cost: &mut RunCost,
+    cost: &mut RunTally,
 ) -> Result<(), CliError> {
     let mut stdout = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
@@ -201,9 +201,7 @@ pub(super) fn watch(
     let text = reader.join().unwrap_or_default();
     let _ = relay.join();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    if let Some(run) = RunCost::from_result(&json) {
-        cost.add(&run);
-    }
+    cost.add_result(&json);
     if !status.success() || json["is_error"].as_bool() == Some(true) {
         // Claude's last words are outside text: cleaned of credentials before they are shown
         // (the error itself is made visible where it is printed).

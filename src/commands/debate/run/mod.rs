@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anvil_core::home::{Home, LineRef};
-use anvil_core::model::provenance::RunCost;
+use anvil_core::model::provenance::RunTally;
 use anvil_core::model::state::{Role, State, Status};
 use anvil_core::seat::Turned;
 
@@ -36,32 +36,45 @@ use terminal::Input;
 /// by that agent (one of those `anvil seats` lists), headless, read-only, in a session of its
 /// own; the others by claude as above. A seat that fails stops the run with nothing of its
 /// phase recorded (retry with --line), unless --fallback host lets claude play it.
-///
-///   anvil run "Should we adopt GraphQL?" --rounds 2 --interactive
-///
-///   anvil run --line 20261122-graphql-3f2a@keep-rest
 #[derive(Debug, clap::Args)]
+#[command(after_long_help = "Examples:
+  anvil run \"Should we adopt GraphQL?\" --rounds 2 --interactive
+  anvil run \"Rewrite billing in Rust?\" --seat critic=codex --framework adr
+  anvil run --line graphql@keep-rest        go on with a line (a branch, one that stopped)")]
 pub struct Args {
     #[command(flatten)]
     debate: DebateArgs,
 
-    /// Run this existing line instead of starting a debate, as DEBATE[@LINE] (a prefix of the
-    /// debate id is enough): it is bound to a new headless session and goes on where it
-    /// stands. Refused when the line is over or another `anvil run` drives it.
-    #[arg(long, value_name = "DEBATE[@LINE]", conflicts_with = "DebateArgs")]
+    /// Run this line of a debate instead of starting one.
+    ///
+    /// NAME[@LINE]: any name of the debate (see `anvil log --help`). The line is bound to a new
+    /// headless session and goes on where it stands. Refused when the line is over or another
+    /// `anvil run` drives it.
+    #[arg(long, value_name = "NAME[@LINE]", conflicts_with = "DebateArgs")]
     line: Option<String>,
 
-    /// Never read stdin: pauses wait for steering queued with `anvil steer` (or the page),
-    /// questions for `anvil answer` (or the page). This is how `anvil serve` runs a line.
-    #[arg(long)]
+    /// Never read stdin: wait for `anvil steer` and `anvil answer`.
+    ///
+    /// Pauses wait for steering queued with `anvil steer` (or the page), questions for `anvil
+    /// answer` (or the page). This is how `anvil serve` runs a line.
+    #[arg(long, hide_short_help = true)]
     no_stdin: bool,
 
-    /// The Claude Code CLI to run [default: $ANVIL_CLAUDE_BIN, else `claude` on PATH].
-    #[arg(long, value_name = "PATH")]
+    /// The Claude Code CLI to run.
+    ///
+    /// Default: $ANVIL_CLAUDE_BIN, else `claude` on PATH.
+    #[arg(long, value_name = "PATH", hide_short_help = true)]
     claude: Option<PathBuf>,
 
-    /// An extra argument for claude, e.g. --claude-arg=--model --claude-arg=sonnet (repeat).
-    #[arg(long = "claude-arg", value_name = "ARG", allow_hyphen_values = true)]
+    /// An extra argument for claude (repeatable).
+    ///
+    /// For example --claude-arg=--model --claude-arg=sonnet.
+    #[arg(
+        long = "claude-arg",
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        hide_short_help = true
+    )]
     claude_args: Vec<String>,
 
     /// Where this run's output goes, relative to the project, as the line's headless record
@@ -81,7 +94,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let (line, prompt) = match &args.line {
         Some(name) => {
             let record = view::record(&home)?;
-            let line = view::line(ctx, &home, &record, Some(name))?;
+            let line = crate::naming::line(ctx, &home, &record, Some(name))?.line;
             // Refused before the line is rebound, when another run drives it.
             anvil_core::line::headless::can_run(&home, &line)?;
             let restored =
@@ -89,13 +102,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             (line, restored.prompt)
         }
         None => {
+            crate::commands::start::asks_something(&args.debate, "run")?;
             let (started, _) =
                 crate::commands::start::create(ctx, &home, args.debate, Some(&session))?;
             (started.line, started.prompt)
         }
     };
     let claim = anvil_core::line::headless::claim(&home, &line, args.log)?;
-    let mut cost = RunCost::default();
+    let mut cost = RunTally::default();
     let config = anvil_core::model::config::Config::load(&home)?;
     let fallback = fallback_given || config.seat_fallback() || {
         let state = State::load(&home.state_path(&line))?;
@@ -114,8 +128,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     }
     .drive(prompt, &mut cost);
     // What the runs cost goes in the record however they ended.
-    if cost.runs > 0
-        && let Err(e) = anvil_core::line::control::record_run(&home, &line, &session, &cost)
+    if cost.total.runs > 0
+        && let Err(e) = anvil_core::line::control::record_run(&home, &line, &session, &cost.total)
     {
         say(&format!(
             "anvil: note: the runs' cost was not recorded: {e}"
@@ -156,7 +170,7 @@ struct Driver<'a> {
 impl Driver<'_> {
     /// Runs claude from `prompt` until the line is done; returns the report's path. What
     /// each run cost is added to `cost`, whatever happens.
-    fn drive(mut self, prompt: String, cost: &mut RunCost) -> Result<PathBuf, CliError> {
+    fn drive(mut self, prompt: String, cost: &mut RunTally) -> Result<PathBuf, CliError> {
         let (home, line) = (self.home, self.line);
         anvil_core::line::control::drive_headless(home, line)?;
 
@@ -243,7 +257,7 @@ impl Driver<'_> {
             "anvil: {line} done in {:.0?} · {} phases · {}",
             began.elapsed(),
             state.progress.step,
-            cost.summary()
+            cost.total.summary()
         ));
         Ok(report)
     }

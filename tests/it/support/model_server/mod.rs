@@ -183,6 +183,16 @@ pub(super) struct Shared {
     sent: Vec<Value>,
 }
 
+/// Tokens the server reported to one agent for one model ([`ModelServer::usage_reported`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Usage {
+    pub agent: String,
+    pub model: String,
+    /// Input, output, cache read, cache write.
+    pub tokens: [u64; 4],
+    pub turns: u32,
+}
+
 /// The running server; stops when dropped.
 pub struct ModelServer {
     server: Arc<tiny_http::Server>,
@@ -281,6 +291,57 @@ impl ModelServer {
     /// When request `seq` was answered (its last byte sent), if it was.
     pub fn answered_at(&self, seq: usize) -> Option<std::time::Instant> {
         self.shared.lock().unwrap().answered.get(&seq).copied()
+    }
+
+    /// The tokens the server reported for the main turns, summed per agent and model, each in
+    /// its API's own terms: Messages' input, output, cache read and cache write; the OpenAI
+    /// APIs' input (cached tokens included), output and cached input, with no cache write.
+    pub fn usage_reported(&self) -> Vec<Usage> {
+        let mut out: Vec<Usage> = Vec::new();
+        for message in self.sent() {
+            let (agent, figures) = match message["usage"].as_array() {
+                // OpenAI's: [input, cached, output].
+                Some(u) => {
+                    let n = |i: usize| u[i].as_u64().unwrap_or(0);
+                    (
+                        message["agent"].as_str().unwrap_or("unknown").to_owned(),
+                        [n(0), n(2), n(1), 0],
+                    )
+                }
+                None => {
+                    let u = &message["usage"];
+                    let n = |k: &str| u[k].as_u64().unwrap_or(0);
+                    (
+                        "claude".to_owned(),
+                        [
+                            n("input_tokens"),
+                            n("output_tokens"),
+                            n("cache_read_input_tokens"),
+                            n("cache_creation_input_tokens"),
+                        ],
+                    )
+                }
+            };
+            let model = message["model"].as_str().unwrap_or_default().to_owned();
+            match out
+                .iter_mut()
+                .find(|u| u.agent == agent && u.model == model)
+            {
+                Some(known) => {
+                    for (sum, n) in known.tokens.iter_mut().zip(figures) {
+                        *sum += n;
+                    }
+                    known.turns += 1;
+                }
+                None => out.push(Usage {
+                    agent,
+                    model,
+                    tokens: figures,
+                    turns: 1,
+                }),
+            }
+        }
+        out
     }
 
     /// The main turns one agent sent, in arrival order.

@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use super::{Doc, Flag, Key, Negation, OptionDef, Takes, Ty, Value};
+use super::{Doc, Flag, Heading, Key, Negation, OptionDef, Takes, Ty, Value};
 use crate::model::state::Mode;
 
 /// Every option, in the order of `--help` (and of docs/options.md).
@@ -30,14 +30,14 @@ pub const ALL: [&OptionDef; 24] = [
     &RESEARCH,
     &CONVERGE,
     &AUTONOMY,
-    &OUTPUT,
-    &OUTPUT_DIR,
     &RECALL,
     &SEAT,
     &INDEPENDENT,
     &BUDGET_TOKENS,
     &BUDGET_USD,
     &FALLBACK,
+    &OUTPUT,
+    &OUTPUT_DIR,
 ];
 
 pub const MODE: OptionDef = OptionDef {
@@ -47,7 +47,8 @@ pub const MODE: OptionDef = OptionDef {
             name: "MODE",
             ty: Ty::Checked(|s| Mode::parse(s).map(drop)),
         }),
-        help: "Tone and rules of the debate [default: analyst].",
+        help: "Tone and rules of the debate [default: analyst].\n\n\
+               analyst, philosopher, devils-advocate (attacks your --position) or stakeholders.",
         example: Some("--mode devils-advocate --position \"We should keep the monolith\""),
         given: |o, v| {
             o.mode = Some(Mode::parse(&v.text()?)?);
@@ -85,7 +86,8 @@ pub const ROUNDS: OptionDef = OptionDef {
             name: "ROUNDS",
             ty: Ty::U32,
         }),
-        help: "Advocate/critic rounds (1-10) [default: 3]; in a rotation, rounds = voices.",
+        help: "Advocate/critic rounds, 1 to 10 [default: 3].\n\n\
+               In a stakeholder or persona rotation, rounds = voices.",
         example: Some("--rounds 2"),
         given: |o, v| {
             o.rounds = Some(v.number()?);
@@ -117,7 +119,8 @@ pub const POSITION: OptionDef = OptionDef {
             name: "POSITION",
             ty: Ty::Text,
         }),
-        help: "Your own stance; required by --mode devils-advocate, which attacks it.",
+        help: "Your own stance.\n\n\
+               Required by --mode devils-advocate, which attacks it; the others weigh it.",
         example: Some("--position \"Postgres is enough for our queue\""),
         given: |o, v| {
             o.position = Some(v.text()?);
@@ -149,8 +152,9 @@ pub const STAKEHOLDERS: OptionDef = OptionDef {
             name: "STAKEHOLDERS",
             ty: Ty::Text,
         }),
-        help: "Stakeholder rotation, e.g. \"Engineering Team,Product/UX,Business/Management\" (the \
-               default when given without a value). Implies --mode stakeholders.",
+        help: "A rotation of stakeholders; implies --mode stakeholders.\n\n\
+               Their names apart by commas. Without a value: \"Engineering Team,Product/UX,\
+               Business/Management\".",
         example: Some("--stakeholders \"Ops,Legal,Finance\""),
         given: |o, v| {
             o.stakeholders = Some(v.text()?);
@@ -189,8 +193,9 @@ pub const PERSONA: OptionDef = OptionDef {
             name: "NAME",
             ty: Ty::Text,
         }),
-        help: "A persona of a persona rotation (repeat, at least twice): a preset \
-               (security-engineer, startup-cfo, junior-developer, end-user) or free text.",
+        help: "A persona of a rotation (repeat, at least twice).\n\n\
+               A preset (security-engineer, startup-cfo, junior-developer, end-user) or free \
+               text.",
         example: Some("--persona startup-cfo --persona \"a burned-out SRE\""),
         given: |o, v| {
             o.personas = v.texts()?;
@@ -221,7 +226,7 @@ pub const INTERACTIVE: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "interactive",
         takes: Takes::Switch,
-        help: "Pause after every round so the human can steer the next one.",
+        help: "Pause after every round so you can steer the next one.",
         example: Some("--interactive"),
         negation: Some(Negation {
             long: "no-interactive",
@@ -257,7 +262,7 @@ pub const FRAMEWORK: OptionDef = OptionDef {
             name: "NAME",
             ty: Ty::Text,
         }),
-        help: "Shape of the synthesis: adr, pre-mortem, red-team, rfc or risks.",
+        help: "Synthesis shape: adr, pre-mortem, red-team, rfc or risks.",
         example: Some("--framework adr"),
         given: |o, v| {
             o.framework = Some(v.text()?);
@@ -289,8 +294,9 @@ pub const FOCUS: OptionDef = OptionDef {
             name: "LENS",
             ty: Ty::Text,
         }),
-        help: "One lens for every phase: a preset (security, performance, developer-experience, \
-               operational-cost, maintainability) or free text.",
+        help: "One lens for every phase: a preset or free text.\n\n\
+               The presets: security, performance, developer-experience, operational-cost, \
+               maintainability.",
         example: Some("--focus security, or --focus \"GDPR compliance\""),
         given: |o, v| {
             o.focus = Some(v.text()?);
@@ -323,14 +329,15 @@ pub const CONTEXT: OptionDef = OptionDef {
             name: "PATH",
             ty: Ty::Text,
         }),
-        help: "Code the debate is about: a file or a directory (repeatable). Directories respect \
-               .gitignore; binary files are skipped; the total is capped at 128 KiB, and what \
-               was cut is listed.",
+        help: "Code the debate is about: a file or a directory (repeatable).\n\n\
+               Directories respect .gitignore; binary files are skipped; the total is capped at \
+               128 KiB, and what was cut is listed.",
         example: Some("--context src/ --context Cargo.toml"),
         given: |o, v| {
             o.context = v.texts()?;
             Ok(())
         },
+        heading: Heading::Material,
         ..Flag::BASE
     }),
     key: Some(Key {
@@ -355,7 +362,8 @@ pub const DIFF: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "diff",
         takes: Takes::Switch,
-        help: "Add the project's uncommitted changes (staged, unstaged, untracked) as a diff.",
+        help: "Add the project's uncommitted changes as a diff.\n\n\
+               Staged, unstaged and untracked, against HEAD.",
         example: Some("--diff \"Is this change safe to ship?\""),
         negation: Some(Negation {
             long: "no-diff",
@@ -365,6 +373,7 @@ pub const DIFF: OptionDef = OptionDef {
             o.diff = Some(v.is_on());
             Ok(())
         },
+        heading: Heading::Material,
         ..Flag::BASE
     }),
     key: Some(Key {
@@ -391,15 +400,17 @@ pub const PR: OptionDef = OptionDef {
             name: "N",
             ty: Ty::U32,
         }),
-        help: "Add a pull request's changes: fetched from the project's `origin` (or `upstream`, \
-               where a fork's pull requests live) as the forge publishes them \
-               (refs/pull/N/head, or refs/merge-requests/N/head), diffed against the merge base \
-               with the default branch.",
+        help: "Add a pull request's changes.\n\n\
+               Fetched from the project's `origin` (or `upstream`, where a fork's pull requests \
+               live) as the forge publishes them (refs/pull/N/head, or \
+               refs/merge-requests/N/head), diffed against the merge base with the default \
+               branch.",
         example: Some("--pr 42 \"Should we merge this?\""),
         given: |o, v| {
             o.pr = Some(v.number()?);
             Ok(())
         },
+        heading: Heading::Material,
         ..Flag::BASE
     }),
     key: None,
@@ -418,12 +429,15 @@ pub const FOLLOW_UP: OptionDef = OptionDef {
             name: "FILE|DEBATE",
             ty: Ty::Text,
         }),
-        help: "Build on an earlier result: a report file, or a recorded debate DEBATE[@LINE].",
+        help: "Build on an earlier report or debate.\n\n\
+               A report file, or a recorded debate as NAME[@LINE] (its id, its number in `anvil \
+               log`, a prefix or words of its id): its synthesis.",
         example: Some("--follow-up .anvil/reports/20261122-graphql-3f2a.md"),
         given: |o, v| {
             o.follow_up = Some(v.text()?);
             Ok(())
         },
+        heading: Heading::Material,
         ..Flag::BASE
     }),
     key: None,
@@ -441,13 +455,15 @@ pub const VERSUS: OptionDef = OptionDef {
             names: ["A", "B"],
             ty: Ty::Text,
         },
-        help: "Pit two earlier results against each other (files, or recorded debates \
-               DEBATE[@LINE]). Without a question, the debate asks which is stronger and why.",
+        help: "Pit two earlier results against each other.\n\n\
+               Files, or recorded debates as NAME[@LINE]. Without a question, the debate asks \
+               which is stronger and why.",
         example: Some("--versus plan-a.md plan-b.md"),
         given: |o, v| {
             o.versus = v.texts()?;
             Ok(())
         },
+        heading: Heading::Material,
         ..Flag::BASE
     }),
     key: None,
@@ -463,7 +479,8 @@ pub const RESEARCH: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "research",
         takes: Takes::Switch,
-        help: "Ask the debaters to ground claims in web research; the synthesis lists its sources.",
+        help: "Ask the debaters to ground claims in web research.\n\n\
+               The synthesis lists its sources.",
         example: Some("--research"),
         negation: Some(Negation {
             long: "no-research",
@@ -496,8 +513,9 @@ pub const CONVERGE: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "converge",
         takes: Takes::Switch,
-        help: "Go to the synthesis as soon as positions stop moving: every debater kept its stance \
-               and its confidence moved by at most 0.1 since the round before.\n\n\
+        help: "Go to the synthesis as soon as positions stop moving.\n\n\
+               They stop moving when every debater kept its stance and its confidence moved by at \
+               most 0.1 since the round before. \
                Never over steering, an interactive pause or an open question. Without it, the \
                record still notes when the debate would have stopped (`anvil log --stats` sums \
                what that would have saved).",
@@ -537,8 +555,8 @@ pub const AUTONOMY: OptionDef = OptionDef {
             name: "0-5",
             ty: Ty::U8,
         }),
-        help: "How readily debaters ask you questions with `anvil ask`: 0 never (default) … 5 \
-               whenever anything is ambiguous.",
+        help: "How readily debaters ask you questions, 0 to 5 [default: 0].\n\n\
+               With `anvil ask`: 0 never … 5 whenever anything is ambiguous.",
         example: Some("--autonomy 2"),
         given: |o, v| {
             o.autonomy = Some(v.number()?);
@@ -578,6 +596,7 @@ pub const OUTPUT: OptionDef = OptionDef {
             o.output = Some(v.path()?);
             Ok(())
         },
+        heading: Heading::Report,
         ..Flag::BASE
     }),
     key: Some(Key {
@@ -616,14 +635,16 @@ pub const RECALL: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "no-recall",
         takes: Takes::Switch,
-        help: "Do not give the debaters the earlier conclusions of this project related to the \
-               question (`recall = false` in .anvil/config.toml turns recall off for every \
-               debate).",
+        help: "Do not give the debaters earlier conclusions of this project.\n\n\
+               By default they are given the conclusions of earlier debates related to the \
+               question. `recall = false` in .anvil/config.toml turns recall off for every \
+               debate.",
         example: None,
         given: |o, _| {
             o.recall = Some(false);
             Ok(())
         },
+        heading: Heading::Material,
         ..Flag::BASE
     }),
     key: Some(Key {
@@ -654,9 +675,10 @@ pub const SEAT: OptionDef = OptionDef {
             name: "ROLE=AGENT[:MODEL]",
             ty: Ty::Text,
         }),
-        help: "Let another agent play a role, in a session of its own, read-only (repeatable).\n\n\
-               ROLE is advocate, critic, synthesizer, stakeholder, persona, or a voice of the \
-               rotation; AGENT is {agents}, run as you configured it; \
+        help: "Let another agent play a role (repeatable).\n\n\
+               It plays in a session of its own, read-only. ROLE is advocate, critic, \
+               synthesizer, stakeholder, persona, or a voice of the rotation; AGENT is {agents}, \
+               run as you configured it; \
                MODEL is passed to it. A role without a seat is played by the session that \
                drives the debate. Defaults: [seats] in .anvil/config.toml. See `anvil seats`.",
         example: Some("--seat critic=codex --seat synthesizer=copilot:gpt-5.4"),
@@ -664,6 +686,7 @@ pub const SEAT: OptionDef = OptionDef {
             o.seats = v.texts()?;
             Ok(())
         },
+        heading: Heading::Seats,
         ..Flag::BASE
     }),
     key: None,
@@ -680,13 +703,14 @@ pub const INDEPENDENT: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "independent",
         takes: Takes::Switch,
-        help: "Round 1's openings are drafted blind and in parallel: no seat sees another's \
-               opening until round 2.",
+        help: "Draft round 1's openings blind and in parallel.\n\n\
+               No seat sees another's opening until round 2.",
         example: Some("--seat critic=codex --independent"),
         given: |o, v| {
             o.independent = Some(v.is_on());
             Ok(())
         },
+        heading: Heading::Seats,
         ..Flag::BASE
     }),
     key: None,
@@ -704,14 +728,15 @@ pub const BUDGET_TOKENS: OptionDef = OptionDef {
             name: "N",
             ty: Ty::U64,
         }),
-        help: "Tokens (input and output, all seats and the host) the debate may spend: when the \
-               next phase would go past it, the debate goes to its synthesis, and the record \
-               says why.",
+        help: "Tokens the debate may spend, all seats and the host.\n\n\
+               Input and output. When the next phase would go past it, the debate goes to its \
+               synthesis, and the record says why.",
         example: Some("--budget-tokens 200000"),
         given: |o, v| {
             o.budget_tokens = Some(v.number()?);
             Ok(())
         },
+        heading: Heading::Seats,
         ..Flag::BASE
     }),
     key: None,
@@ -730,13 +755,15 @@ pub const BUDGET_USD: OptionDef = OptionDef {
             name: "X",
             ty: Ty::Text,
         }),
-        help: "Dollars the debate may spend, counted where an agent reports a price (Claude \
-               Code); like --budget-tokens otherwise.",
+        help: "Dollars the debate may spend, where an agent reports a price.\n\n\
+               Counted where an agent reports a price (Claude Code); like --budget-tokens \
+               otherwise.",
         example: Some("--budget-usd 0.50"),
         given: |o, v| {
             o.budget_usd = Some(v.text()?);
             Ok(())
         },
+        heading: Heading::Seats,
         ..Flag::BASE
     }),
     key: None,
@@ -755,9 +782,9 @@ pub const FALLBACK: OptionDef = OptionDef {
             name: "host",
             ty: Ty::Checked(|s| fallback(s).map(drop)),
         }),
-        help: "Who plays a seat whose agent fails (missing, an error, a timeout, no reply): \
-               `host`, the session that drives the debate, recorded as such.\n\n\
-               Without it a failed seat records nothing: the debate waits at that phase, you \
+        help: "Who plays a seat whose agent fails: `host`.\n\n\
+               The agent fails when it is missing, errs, times out or does not reply; `host` is \
+               the session that drives the debate, recorded as such. Without it a failed seat records nothing: the debate waits at that phase, you \
                are told which seat failed and why, and the next stop (or `anvil run --line`) \
                tries the seat again.",
         example: Some("--seat critic=codex --fallback host"),
@@ -766,6 +793,7 @@ pub const FALLBACK: OptionDef = OptionDef {
             Ok(())
         },
         with_line: true,
+        heading: Heading::Seats,
         ..Flag::BASE
     }),
     key: None,
@@ -814,6 +842,7 @@ impl Flag {
         negation: None,
         given: |_, _| Ok(()),
         with_line: false,
+        heading: Heading::Debate,
     };
 }
 
