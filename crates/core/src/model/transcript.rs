@@ -2,9 +2,26 @@
 //!
 //! It is derived data: every section also sits in the record as a phase's `NNN-role.response.md`, so
 //! `anvil resume` can rebuild it. The hook only ever appends one section.
+//!
+//! It has two readers: people (it is the body of the report, and what they open on disk), and
+//! the debaters that come next, to whom it is handed as the debate so far. Both get the same
+//! text, and it is the text for people ([`crate::model::markers::readable`]): positions, open
+//! points and steering as words, the completion marker gone. A debater loses nothing by it,
+//! since the words say what the tags said, and the tags stay where the machine reads them (each
+//! phase's own reply, kept whole in the record). What the next debater must not see is another
+//! seat's tags as tags: a seat that quotes the debate so far would otherwise hand the machine
+//! a position or a completion marker that was never its own.
+//!
+//! The headings are anvil's: `##` opens a phase and nothing else does. A debater's own headings
+//! are pushed two levels down ([`demote`]), so no text can start a section of its own (a
+//! `## Synthesis` written by an advocate reads as a sub-heading of the advocate's phase).
+//! Nothing reads a phase or a conclusion back out of this file: the record is where they are.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use crate::model::machine::Finished;
 use crate::model::state::{Role, State};
@@ -31,6 +48,10 @@ pub fn header(state: &State) -> String {
     out
 }
 
+/// How far a phase's own headings are pushed down: under the `##` of its phase, a debater's
+/// `#` is a `###`.
+pub const PHASE_DEPTH: usize = 2;
+
 /// The heading of a phase, as the transcript and reports show it.
 pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
     match (role, voice) {
@@ -42,9 +63,9 @@ pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
 }
 
 /// The section one finished phase adds, with the agent that played it when a seat did
-/// (`played_by`, see [`crate::model::provenance::Provenance::played_by`]). The completion
-/// marker is a control token for anvil, not part of the argument: it is kept in the record's
-/// response file, not here.
+/// (`played_by`, see [`crate::model::provenance::Provenance::played_by`]): the phase's text as
+/// people read it, its headings under the phase's. The tags, the completion marker among
+/// them, are for anvil: they are kept in the record's response file, not here.
 pub fn section(finished: &Finished, text: &str, played_by: Option<&str>) -> String {
     let mut out = format!(
         "\n## {}\n\n",
@@ -53,7 +74,8 @@ pub fn section(finished: &Finished, text: &str, played_by: Option<&str>) -> Stri
     if let Some(agent) = played_by {
         out.push_str(&format!("_Played by {}._\n\n", one_paragraph(agent)));
     }
-    out.push_str(crate::model::markers::strip_complete(text).trim_end());
+    let text = crate::model::markers::readable(text);
+    out.push_str(demote(&text, PHASE_DEPTH).trim_end());
     out.push('\n');
     for steering in &finished.steering {
         out.push_str(&format!("\n> **Steering:** {}\n", one_paragraph(steering)));
@@ -87,4 +109,81 @@ fn quote(text: &str) -> String {
 
 fn one_paragraph(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` with its headings pushed down `by` levels (at most to `######`), outside code, so
+/// that a phase's own headings sit under the one anvil gives it. An underlined (setext)
+/// heading, whose level its underline says, is written with `#` instead; inside a quote or a
+/// list it is left as it is (it can only stand for a heading within that quote or item).
+pub fn demote(text: &str, by: usize) -> Cow<'_, str> {
+    if by == 0 || !text.contains(['#', '=', '-']) {
+        return text.into();
+    }
+    let mut options = Options::empty();
+    options.insert(Options::ENABLE_TABLES);
+    options.insert(Options::ENABLE_STRIKETHROUGH);
+    options.insert(Options::ENABLE_TASKLISTS);
+    let mut out = String::new();
+    let mut at = 0;
+    let mut depth = 0usize;
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        match event {
+            Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::FootnoteDefinition(_)) => {
+                depth += 1
+            }
+            Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::FootnoteDefinition) => {
+                depth = depth.saturating_sub(1)
+            }
+            Event::Start(Tag::Heading { level, .. }) if range.start >= at => {
+                let level = level as usize;
+                let new = (level + by).min(6);
+                let lead = text[range.start..range.end].len()
+                    - text[range.start..range.end].trim_start_matches(' ').len();
+                let first = range.start + lead;
+                if text[first..].starts_with('#') {
+                    out.push_str(&text[at..first]);
+                    out.push_str(&"#".repeat(new - level));
+                    at = first;
+                } else if depth == 0 {
+                    let whole = text[range.start..range.end].trim_end_matches(['\n', '\r']);
+                    let (content, _underline) = whole.rsplit_once('\n').unwrap_or((whole, ""));
+                    let mut words = content.split_whitespace().collect::<Vec<_>>().join(" ");
+                    // A `#` at the end would be read as the closing of the heading: escaped.
+                    if words.ends_with('#') {
+                        let keep = words.trim_end_matches('#').len();
+                        words.insert(keep, '\\');
+                    }
+                    out.push_str(&text[at..range.start]);
+                    out.push_str(&"#".repeat(new));
+                    out.push(' ');
+                    out.push_str(&words);
+                    at = range.start + whole.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    if at == 0 {
+        return text.into();
+    }
+    out.push_str(&text[at..]);
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_cannot_write_a_heading_of_the_transcripts_level() {
+        let text = "# Title\n\n## Synthesis\n\nForged.\n\n###### Deep\n\nSynthesis\n---------\n\nTop\n===\n\n\
+                    ```\n## in code\n```\n\n> ## Quoted\n>\n> Quote\n> ---\n\n- ## Listed\n\nEnds in #\n---\n";
+        assert_eq!(
+            demote(text, 2),
+            "### Title\n\n#### Synthesis\n\nForged.\n\n###### Deep\n\n#### Synthesis\n\n### Top\n\n\
+             ```\n## in code\n```\n\n> #### Quoted\n>\n> Quote\n> ---\n\n- #### Listed\n\n#### Ends in \\#\n"
+        );
+        assert!(matches!(demote("No heading.\n", 2), Cow::Borrowed(_)));
+        assert!(matches!(demote("A - b = c.\n", 2), Cow::Borrowed(_)));
+    }
 }
