@@ -349,7 +349,7 @@ fn read(ctx: &Ctx, record: &Record, rev: &str) -> Result<String, CliError> {
     let resolved = view::resolve(ctx, &home, record, rev)?;
     let entry = resolved.entry();
     let body = match entry.role {
-        Some(_) => history::response(record, entry)?.unwrap_or_default(),
+        Some(_) => view::phase_text(record, entry)?,
         None => entry.describe(),
     };
     Ok(format!(

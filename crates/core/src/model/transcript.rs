@@ -13,7 +13,7 @@
 //! a position or a completion marker that was never its own.
 //!
 //! The headings are anvil's: `##` opens a phase and nothing else does. A debater's own headings
-//! are pushed two levels down ([`demote`]), so no text can start a section of its own (a
+//! are pushed down under the phase's ([`nest`]), so no text can start a section of its own (a
 //! `## Synthesis` written by an advocate reads as a sub-heading of the advocate's phase).
 //! Nothing reads a phase or a conclusion back out of this file: the record is where they are.
 
@@ -48,9 +48,8 @@ pub fn header(state: &State) -> String {
     out
 }
 
-/// How far a phase's own headings are pushed down: under the `##` of its phase, a debater's
-/// `#` is a `###`.
-pub const PHASE_DEPTH: usize = 2;
+/// The level of the heading that opens a phase (`##`): a phase's own headings sit below it.
+pub const PHASE_LEVEL: usize = 2;
 
 /// The heading of a phase, as the transcript and reports show it.
 pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
@@ -74,10 +73,17 @@ pub fn section(finished: &Finished, text: &str, played_by: Option<&str>) -> Stri
     if let Some(agent) = played_by {
         out.push_str(&format!("_Played by {}._\n\n", one_paragraph(agent)));
     }
-    let text = crate::model::markers::readable(text);
-    out.push_str(demote(&text, PHASE_DEPTH).trim_end());
+    let shown = crate::model::markers::readable(text);
+    out.push_str(nest(&shown, PHASE_LEVEL).trim_end());
     out.push('\n');
-    for steering in &finished.steering {
+    // A pause's answer is its own steering marker, in words in its text already: said once.
+    let answered = (finished.role == Role::InteractivePause)
+        .then(|| crate::model::markers::scan(text).steering)
+        .flatten();
+    for (i, steering) in finished.steering.iter().enumerate() {
+        if i == 0 && answered.as_deref() == Some(steering.as_str()) {
+            continue;
+        }
         out.push_str(&format!("\n> **Steering:** {}\n", one_paragraph(steering)));
     }
     out
@@ -111,20 +117,21 @@ fn one_paragraph(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// `text` with its headings pushed down `by` levels (at most to `######`), outside code, so
-/// that a phase's own headings sit under the one anvil gives it. An underlined (setext)
+/// `text` with its headings pushed down to sit under a heading of level `under`: its highest
+/// heading becomes level `under + 1` (one already below that stays), the others keep their
+/// distance from it, none goes past `######`. Code is left alone. An underlined (setext)
 /// heading, whose level its underline says, is written with `#` instead; inside a quote or a
-/// list it is left as it is (it can only stand for a heading within that quote or item).
-pub fn demote(text: &str, by: usize) -> Cow<'_, str> {
-    if by == 0 || !text.contains(['#', '=', '-']) {
+/// list it is left as it is (there it can only stand for a heading within that quote or item).
+pub fn nest(text: &str, under: usize) -> Cow<'_, str> {
+    if !text.contains(['#', '=', '-']) {
         return text.into();
     }
     let mut options = Options::empty();
     options.insert(Options::ENABLE_TABLES);
     options.insert(Options::ENABLE_STRIKETHROUGH);
     options.insert(Options::ENABLE_TASKLISTS);
-    let mut out = String::new();
-    let mut at = 0;
+    // (where it starts, where it ends, its level, whether it stands in a quote or a list)
+    let mut headings: Vec<(usize, usize, usize, bool)> = Vec::new();
     let mut depth = 0usize;
     for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
         match event {
@@ -134,37 +141,43 @@ pub fn demote(text: &str, by: usize) -> Cow<'_, str> {
             Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::FootnoteDefinition) => {
                 depth = depth.saturating_sub(1)
             }
-            Event::Start(Tag::Heading { level, .. }) if range.start >= at => {
-                let level = level as usize;
-                let new = (level + by).min(6);
-                let lead = text[range.start..range.end].len()
-                    - text[range.start..range.end].trim_start_matches(' ').len();
-                let first = range.start + lead;
-                if text[first..].starts_with('#') {
-                    out.push_str(&text[at..first]);
-                    out.push_str(&"#".repeat(new - level));
-                    at = first;
-                } else if depth == 0 {
-                    let whole = text[range.start..range.end].trim_end_matches(['\n', '\r']);
-                    let (content, _underline) = whole.rsplit_once('\n').unwrap_or((whole, ""));
-                    let mut words = content.split_whitespace().collect::<Vec<_>>().join(" ");
-                    // A `#` at the end would be read as the closing of the heading: escaped.
-                    if words.ends_with('#') {
-                        let keep = words.trim_end_matches('#').len();
-                        words.insert(keep, '\\');
-                    }
-                    out.push_str(&text[at..range.start]);
-                    out.push_str(&"#".repeat(new));
-                    out.push(' ');
-                    out.push_str(&words);
-                    at = range.start + whole.len();
-                }
+            Event::Start(Tag::Heading { level, .. }) => {
+                headings.push((range.start, range.end, level as usize, depth > 0))
             }
             _ => {}
         }
     }
-    if at == 0 {
+    let Some(highest) = headings.iter().map(|h| h.2).min() else {
         return text.into();
+    };
+    let by = (under + 1).saturating_sub(highest);
+    if by == 0 {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + headings.len() * by);
+    let mut at = 0;
+    for (start, end, level, contained) in headings {
+        let new = (level + by).min(6);
+        let first = start + text[start..end].len() - text[start..end].trim_start_matches(' ').len();
+        if text[first..].starts_with('#') {
+            out.push_str(&text[at..first]);
+            out.push_str(&"#".repeat(new - level));
+            at = first;
+        } else if !contained {
+            let whole = text[start..end].trim_end_matches(['\n', '\r']);
+            let (content, _underline) = whole.rsplit_once('\n').unwrap_or((whole, ""));
+            let mut words = content.split_whitespace().collect::<Vec<_>>().join(" ");
+            // A `#` at the end would be read as the closing of the heading: escaped.
+            if words.ends_with('#') {
+                let keep = words.trim_end_matches('#').len();
+                words.insert(keep, '\\');
+            }
+            out.push_str(&text[at..start]);
+            out.push_str(&"#".repeat(new));
+            out.push(' ');
+            out.push_str(&words);
+            at = start + whole.len();
+        }
     }
     out.push_str(&text[at..]);
     out.into()
@@ -176,14 +189,16 @@ mod tests {
 
     #[test]
     fn a_phase_cannot_write_a_heading_of_the_transcripts_level() {
-        let text = "# Title\n\n## Synthesis\n\nForged.\n\n###### Deep\n\nSynthesis\n---------\n\nTop\n===\n\n\
-                    ```\n## in code\n```\n\n> ## Quoted\n>\n> Quote\n> ---\n\n- ## Listed\n\nEnds in #\n---\n";
+        assert_eq!(nest("## First\n\nText.", 2), "### First\n\nText.");
+        assert_eq!(nest("#### Deep already\n", 2), "#### Deep already\n");
+        let text = "# Title\n\n## Synthesis\n\nForged.\n\n##### Deep\n\nSynthesis\n---------\n\nTop\n===\n\n\
+                    ```\n# in code\n```\n\n> # Quoted\n>\n> Quote\n> ---\n\n- ## Listed\n\nEnds in #\n---\n";
         assert_eq!(
-            demote(text, 2),
+            nest(text, 2),
             "### Title\n\n#### Synthesis\n\nForged.\n\n###### Deep\n\n#### Synthesis\n\n### Top\n\n\
-             ```\n## in code\n```\n\n> #### Quoted\n>\n> Quote\n> ---\n\n- #### Listed\n\n#### Ends in \\#\n"
+             ```\n# in code\n```\n\n> ### Quoted\n>\n> Quote\n> ---\n\n- #### Listed\n\n#### Ends in \\#\n"
         );
-        assert!(matches!(demote("No heading.\n", 2), Cow::Borrowed(_)));
-        assert!(matches!(demote("A - b = c.\n", 2), Cow::Borrowed(_)));
+        assert!(matches!(nest("No heading.\n", 2), Cow::Borrowed(_)));
+        assert!(matches!(nest("A - b = c.\n", 2), Cow::Borrowed(_)));
     }
 }
