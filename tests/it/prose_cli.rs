@@ -285,11 +285,10 @@ fn top_headings(markdown: &str) -> Vec<String> {
     let mut current: Option<String> = None;
     for event in Parser::new(markdown) {
         match event {
-            Event::Start(Tag::Heading { level, .. })
-                if matches!(level, HeadingLevel::H1 | HeadingLevel::H2) =>
-            {
-                current = Some(String::new())
-            }
+            Event::Start(Tag::Heading {
+                level: HeadingLevel::H1 | HeadingLevel::H2,
+                ..
+            }) => current = Some(String::new()),
             Event::Text(t) | Event::Code(t) => {
                 if let Some(c) = &mut current {
                     c.push_str(&t);
