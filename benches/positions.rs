@@ -212,8 +212,7 @@ fn people() {
     let home = Home::init(work.path()).expect("init");
     let line = debate(&home);
     let record = anvil_core::record::store::Record::open(&home.record_dir()).expect("record");
-    let history =
-        anvil_core::review::history::LineHistory::load(&record, &line).expect("history");
+    let history = anvil_core::review::history::LineHistory::load(&record, &line).expect("history");
     let state = anvil_core::review::history::state_at(&record, history.tip).expect("state");
     let page = anvil_core::review::report::Report::of_line(&record, &history, &state)
         .expect("report")
