@@ -116,7 +116,11 @@ fn flags() -> impl Iterator<Item = &'static Flag> {
 
 /// The clap argument of one flag.
 fn arg(flag: &'static Flag) -> Arg {
-    let arg = with_help(Arg::new(flag.long).long(flag.long), flag.help, flag.example);
+    let arg = with_help(
+        Arg::new(flag.long).long(flag.long),
+        &flag.words(),
+        flag.example,
+    );
     let arg = match flag.short {
         Some(c) => arg.short(c),
         None => arg,
@@ -162,7 +166,7 @@ fn parser(ty: Ty) -> ValueParser {
     }
 }
 
-fn with_help(arg: Arg, words: &'static str, example: Option<&'static str>) -> Arg {
+fn with_help(arg: Arg, words: &str, example: Option<&'static str>) -> Arg {
     match help(words, example) {
         (short, Some(long)) => arg.help(short).long_help(long),
         (short, None) => arg.help(short),
@@ -171,7 +175,7 @@ fn with_help(arg: Arg, words: &'static str, example: Option<&'static str>) -> Ar
 
 /// `-h`'s line (the first paragraph, without its full stop, as clap's derive makes it) and
 /// `--help`'s words (every paragraph, and the example), when there is more than one paragraph.
-fn help(words: &'static str, example: Option<&'static str>) -> (String, Option<String>) {
+fn help(words: &str, example: Option<&'static str>) -> (String, Option<String>) {
     let first = words.split("\n\n").next().unwrap_or(words);
     let short = match first.strip_suffix('.') {
         Some(cut) if !first.ends_with("..") => cut.to_owned(),

@@ -87,13 +87,13 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     // `anvil seat-guard PROGRAM ARGS…`: this binary watching a seat's agent for `anvil run`
-    // (see anvil_core::seat::guard); not a command for people.
+    // (see anvil_core::agent::guard); not a command for people.
     let mut args = std::env::args_os().skip(1);
     if args
         .next()
-        .is_some_and(|word| word == anvil_core::seat::GUARD_WORD)
+        .is_some_and(|word| word == anvil_core::agent::GUARD_WORD)
     {
-        std::process::exit(anvil_core::seat::guard(args));
+        std::process::exit(anvil_core::agent::guard(args));
     }
     let cli = Cli::parse();
     finish(dispatch(&ctx, cli.command))

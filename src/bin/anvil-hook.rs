@@ -6,7 +6,7 @@
 //!
 //! Usage: `anvil-hook stop | session-start | prompt-expansion`, hook JSON on stdin. The Stop
 //! hook runs a seat's agent through this binary too: `anvil-hook seat-guard PROGRAM ARGS…`
-//! (see `anvil_core::seat::guard`).
+//! (see `anvil_core::agent::guard`).
 
 use std::process::ExitCode;
 
@@ -15,8 +15,8 @@ fn main() -> ExitCode {
     let Some(first) = args.next() else {
         return usage();
     };
-    if first == anvil_core::seat::GUARD_WORD {
-        std::process::exit(anvil_core::seat::guard(args));
+    if first == anvil_core::agent::GUARD_WORD {
+        std::process::exit(anvil_core::agent::guard(args));
     }
     if args.next().is_some() {
         return usage();

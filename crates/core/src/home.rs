@@ -21,7 +21,7 @@
 //! | `  .lock`, `ref-intent` | the line's lock, the commit its ref is about to name | the line's transactions |
 //! | `  asking` | held locked while `anvil ask` waits ([`Home::asking_path`]) | `anvil ask` |
 //! | `  headless.json`, `headless.lock` | the line's `anvil run`, and its lock | `anvil run` |
-//! | `  seat.lock` | held while a seat's agent plays the line's phase ([`Home::seat_lock_path`]) | `line/seat` |
+//! | `  seat.lock` | held while a seat's agent plays the line's phase ([`Home::seat_lock_path`]) | `seat` |
 //! | `sessions/SESSION` | the line a Claude Code session drives | binding, claiming |
 //! | `pending/DEBATE@LINE` | a line waiting for a session to claim it | start, branch, resume |
 //! | `streaks/SESSION` | Stop-hook continuations in a row ([`Home::streak_path`]) | the Stop hook |

@@ -3,17 +3,20 @@
 //! The folders are the architecture, each depending only on those listed before it:
 //!
 //! - [`record`]: the git repository under `.anvil/record` (the store, the commit schema, packing);
+//! - [`agent`]: other agents (Claude Code, Codex, Copilot, Qwen Code), one file each: how a
+//!   headless, read-only turn of each runs and what it left;
 //! - [`home`]: `.anvil/` in a project (live files, session bindings, the steering queue, locks);
 //! - [`model`]: the debate as data and a pure state machine (state, options, prompts, markers);
 //! - [`review`]: reading the record back (history, revisions, compare, report, context);
 //! - [`line`]: every change to a line, each one transaction under the line's lock;
+//! - [`seat`]: a role played by another agent: a line's seats played, recorded, taken over;
 //! - [`claude`]: Claude Code's side (the hook protocol, the hooks, slash commands, install);
-//! - [`doctor`]: `anvil doctor`'s checks of the installation and of the record;
-//! - [`seat`]: other agents (Claude Code, Codex, Copilot, Qwen Code) playing a role headless.
+//! - [`doctor`]: `anvil doctor`'s checks of the installation and of the record.
 //!
 //! The `anvil` and `anvil-hook` binaries are thin shells over this library; the hook binary
 //! links nothing else.
 
+pub mod agent;
 pub mod clock;
 pub mod doctor;
 pub mod error;

@@ -1,6 +1,7 @@
 //! `anvil seats`: which agents can take a seat here, and a one-turn try of one.
 
-use anvil_core::seat::{self, Seat};
+use anvil_core::agent;
+use anvil_core::model::seats::Seat;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -11,8 +12,7 @@ use crate::output::out;
 /// given a model provider), and what it may do in a seat (its read-only or plan mode).
 ///
 /// Each agent runs as you configured it; anvil never writes its configuration. The binary is
-/// found on PATH by its name (`claude`, `codex`, `copilot`, `qwen`), or named in
-/// $ANVIL_CLAUDE_BIN, $ANVIL_CODEX_BIN, $ANVIL_COPILOT_BIN, $ANVIL_QWEN_BIN.
+/// found on PATH by the agent's name, or named in $ANVIL_<AGENT>_BIN ($ANVIL_CODEX_BIN, …).
 ///
 ///   anvil seats
 ///
@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     if let Some(seat) = &args.try_seat {
         return try_seat(ctx, seat, &args);
     }
-    let all = seat::check_all();
+    let all = agent::check_all();
     if args.json {
         let json: Vec<serde_json::Value> = all
             .iter()
@@ -103,7 +103,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 }
                 text.push_str(&format!("         in a seat: {}\n", r.agent.allowed()));
             }
-            Err(seat::SeatError::Missing { reason, .. }) => text.push_str(&format!(
+            Err(agent::SeatError::Missing { reason, .. }) => text.push_str(&format!(
                 "{:<8} not installed: cannot run {} ({})\n",
                 r.agent.name(),
                 visible(&r.program),
@@ -121,7 +121,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
 
 fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
     let guard = std::env::current_exe().ok();
-    let turn = seat::Turn {
+    let turn = agent::Turn {
         cwd: &ctx.cwd,
         prompt: &args.prompt,
         resume: args.resume.as_deref(),
@@ -130,7 +130,7 @@ fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
         role: "try",
         guard: guard.as_deref(),
     };
-    let played = seat::play(seat.agent.adapter(), &turn).map_err(|e| {
+    let played = agent::play(seat.agent, &turn).map_err(|e| {
         CliError::new(format!("the seat {seat} failed: {e}")).hint(format!(
             "`anvil seats` says whether {} can run here",
             seat.agent

@@ -483,9 +483,22 @@ fn play_seats(hook: &Hook<'_>, line: &LineRef, reply: Reply) -> Result<Reply, Fa
     if !reply.is_seat() || crate::line::headless::running(hook.home, line) {
         return Ok(reply);
     }
-    let clock = crate::claude::seat_turns::HookClock::of_stop_hook(hook.home, hook.began);
-    crate::claude::seat_turns::play(hook.home, line, hook.session, &clock, reply, hook.config)
+    let clock = stop_clock(hook.home, hook.began);
+    crate::seat::hook::play(hook.home, line, hook.session, &clock, reply, hook.config)
         .map_err(|e| Failure::new(Some(line), None, crate::error::chain(&e)))
+}
+
+/// The clock of the Stop hook that began at `began` in `home`'s project: how long Claude Code
+/// lets it run, read from its settings entry.
+#[cold]
+fn stop_clock(home: &Home, began: Instant) -> crate::seat::hook::HookClock {
+    let (seconds, set_in) = crate::claude::install::stop_timeout(home.project());
+    crate::seat::hook::HookClock {
+        began,
+        timeout: std::time::Duration::from_secs(seconds),
+        set_in,
+        installed: std::time::Duration::from_secs(crate::claude::install::STOP_TIMEOUT),
+    }
 }
 
 /// A debate has just ended: the one stop where the record's maintenance is looked at (a few

@@ -7,7 +7,6 @@ pub mod hooks;
 pub mod install;
 pub mod process;
 pub mod protocol;
-pub mod seat_turns;
 pub mod session_log;
 pub(crate) mod signals;
 pub mod slash;

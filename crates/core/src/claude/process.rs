@@ -27,7 +27,7 @@ pub fn handler(word: &str) -> Option<Handler> {
 /// Runs `handler` on this process's stdin and prints its answer. A closed stdout (Claude Code
 /// gave up waiting) is not an error worth reporting.
 pub fn run(handler: Handler) {
-    if std::env::var_os(crate::seat::SEAT_VAR).is_some() {
+    if std::env::var_os(crate::agent::SEAT_VAR).is_some() {
         // A seat's own session (Claude Code playing one role for `anvil run`): anvil's hooks,
         // if the project has them, drive no debate there.
         return;

@@ -1,5 +1,5 @@
 //! Does Claude Code give anvil's Stop hook long enough for a seat's turn? The hook plays an
-//! external seat (`claude::seat_turns`) under the shorter of the seat's own timeout and what
+//! external seat (`seat::hook`) under the shorter of the seat's own timeout and what
 //! is left of the hook's; a hook whose entry allows less than a whole turn cuts every long
 //! turn short, and Claude Code kills it past its timeout (600 s when the entry names none).
 
@@ -10,9 +10,9 @@ use super::distribution::Plugin;
 use super::environment::Environment;
 use super::finding::{Finding, Level};
 use crate::claude::install::{self, STOP_TIMEOUT, StopHookEntry};
-use crate::claude::seat_turns::MARGIN;
 use crate::home::Home;
 use crate::model::config::Config;
+use crate::seat::hook::MARGIN;
 
 /// What a seat's turn needs of the Stop hook: the seat's timeout (`[seats] timeout`, ten
 /// minutes by default) and the time to record its text.

@@ -1,12 +1,12 @@
-//! Which agents could take a seat here (see [`crate::seat`]). Not part of [`super::examine`]:
+//! Which agents could take a seat here (see [`crate::agent`]). Not part of [`super::examine`]:
 //! it runs each agent's `--version`, which only `anvil doctor` itself should pay for.
 
 use super::{Finding, Level};
-use crate::seat::Readiness;
+use crate::agent::Readiness;
 
 /// One finding per agent.
 pub fn seats() -> Vec<Finding> {
-    crate::seat::check_all().iter().map(finding).collect()
+    crate::agent::check_all().iter().map(finding).collect()
 }
 
 pub(crate) fn finding(r: &Readiness) -> Finding {

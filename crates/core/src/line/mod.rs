@@ -6,7 +6,6 @@ pub mod control;
 pub mod headless;
 pub mod remote;
 pub mod restore;
-pub mod seat;
 pub mod start;
 pub mod stop;
 pub mod transaction;

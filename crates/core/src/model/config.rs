@@ -46,20 +46,23 @@ pub struct SeatsTable {
     pub budget_usd: Option<f64>,
     /// Every other key is a role or a voice.
     #[serde(flatten)]
-    pub roles: std::collections::BTreeMap<String, crate::seat::Seat>,
+    pub roles: std::collections::BTreeMap<String, crate::model::seats::Seat>,
 }
 
 impl Eq for SeatsTable {}
 
 impl Config {
     /// How long a seat's turn may take: `$ANVIL_SEAT_TIMEOUT` (seconds), else `[seats]
-    /// timeout`, else [`crate::seat::DEFAULT_TIMEOUT`].
+    /// timeout`, else [`crate::agent::DEFAULT_TIMEOUT`].
     pub fn seat_timeout(&self) -> std::time::Duration {
         std::env::var("ANVIL_SEAT_TIMEOUT")
             .ok()
             .and_then(|s| s.trim().parse().ok())
             .or_else(|| self.seats.as_ref().and_then(|s| s.timeout))
-            .map_or(crate::seat::DEFAULT_TIMEOUT, std::time::Duration::from_secs)
+            .map_or(
+                crate::agent::DEFAULT_TIMEOUT,
+                std::time::Duration::from_secs,
+            )
     }
 
     /// Does `[seats] fallback = "host"` let the host play a seat that failed?
@@ -457,7 +460,7 @@ auto_loose_debates = 20
         assert_eq!(seats.fallback, Some(Fallback::Host));
         assert_eq!(seats.timeout, Some(30));
         assert_eq!(seats.roles["critic"].to_string(), "codex:gpt-5.4");
-        assert_eq!(seats.roles["Product/UX"].agent, crate::seat::Agent::Qwen);
+        assert_eq!(seats.roles["Product/UX"].agent.name(), "qwen");
         let err = parse("[seats]\ncritic = \"gemini\"\n").unwrap_err();
         assert!(err.contains("unknown agent `gemini`"), "{err}");
         // The config's seats fill the roles the command line left open.

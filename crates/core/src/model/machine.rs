@@ -31,7 +31,7 @@ impl Cue {
     /// The seat that plays this phase of `state`'s line; `None` when the session that drives
     /// the line plays it: no seat is set for it, or the host has taken it over
     /// ([`State::seat_fallback`]).
-    pub fn seat<'s>(&self, state: &'s State) -> Option<&'s crate::seat::Seat> {
+    pub fn seat<'s>(&self, state: &'s State) -> Option<&'s crate::model::seats::Seat> {
         if state.seat_fallback.is_some() {
             return None;
         }

@@ -20,7 +20,7 @@ use crate::model::state::{Inputs, Mode, Rotation, Setup};
 
 pub mod defs;
 #[cfg(test)]
-mod docs;
+pub(crate) mod docs;
 
 pub(crate) const DEFAULT_ROUNDS: u32 = 3;
 pub(crate) const MAX_ROUNDS: u32 = 10;
@@ -112,7 +112,8 @@ pub struct Flag {
     pub long: &'static str,
     pub short: Option<char>,
     pub takes: Takes,
-    /// The words of `--help`: paragraphs apart by a blank line, the first also `-h`'s line.
+    /// The words of `--help`: paragraphs apart by a blank line, the first also `-h`'s line;
+    /// `{agents}` stands for the agents that can take a seat (see [`Flag::words`]).
     pub help: &'static str,
     /// Shown under the words in `--help`, after "Example: ".
     pub example: Option<&'static str>,
@@ -122,6 +123,18 @@ pub struct Flag {
     pub given: fn(&mut Options, Given) -> Result<(), String>,
     /// `anvil run --line` takes it too: it says how a line is played, not what the debate is.
     pub with_line: bool,
+}
+
+impl Flag {
+    /// The words of `--help`, with the list of agents ([`crate::agent::AGENTS`]) where
+    /// `{agents}` stands: written once, so a new agent reaches every flag that names them.
+    pub fn words(&self) -> std::borrow::Cow<'static, str> {
+        if self.help.contains("{agents}") {
+            self.help.replace("{agents}", &crate::agent::names()).into()
+        } else {
+            self.help.into()
+        }
+    }
 }
 
 /// `--no-…`: turns a switch off.

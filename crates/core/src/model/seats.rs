@@ -1,5 +1,5 @@
 //! Who plays each role of a debate: the seats (`--seat ROLE=AGENT[:MODEL]`, `[seats]` in
-//! `.anvil/config.toml`), whether round 1's openings are drafted blind (`--independent`), and
+//! `.anvil/config.toml`), each an agent of [`crate::agent`] and maybe a model, whether round 1's openings are drafted blind (`--independent`), and
 //! the debate's budget (`--budget-tokens`, `--budget-usd`). Part of the setup: decided when
 //! the debate starts, the same on every line and every retry.
 //!
@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::Agent;
 use crate::record::usage::Usd;
-use crate::seat::Seat;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +104,58 @@ impl Seats {
     }
 }
 
+/// `AGENT[:MODEL]`: who plays a seat, and with which model (else the agent's own default).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Seat {
+    pub agent: &'static dyn Agent,
+    pub model: Option<String>,
+}
+
+impl Seat {
+    pub fn parse(text: &str) -> Result<Seat, String> {
+        let (agent, model) = match text.split_once(':') {
+            Some((agent, model)) => (agent.trim(), Some(model.trim())),
+            None => (text.trim(), None),
+        };
+        let agent = crate::agent::find(agent).ok_or_else(|| {
+            format!(
+                "unknown agent `{agent}` (expected {})",
+                crate::agent::names()
+            )
+        })?;
+        if model.is_some_and(str::is_empty) {
+            return Err(format!("`{text}` names no model after the colon"));
+        }
+        Ok(Seat {
+            agent,
+            model: model.map(str::to_owned),
+        })
+    }
+}
+
+impl std::fmt::Display for Seat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.model {
+            Some(model) => write!(f, "{}:{model}", self.agent),
+            None => write!(f, "{}", self.agent),
+        }
+    }
+}
+
+impl TryFrom<String> for Seat {
+    type Error = String;
+    fn try_from(text: String) -> Result<Seat, String> {
+        Seat::parse(&text)
+    }
+}
+
+impl From<Seat> for String {
+    fn from(seat: Seat) -> String {
+        seat.to_string()
+    }
+}
+
 trait RoleKey {
     fn to_lowercase_role(&self) -> String;
 }
@@ -140,7 +192,26 @@ pub enum Fallback {
 mod tests {
     use super::*;
     use crate::model::state::Role;
-    use crate::seat::Agent;
+
+    #[test]
+    fn a_seat_is_an_agent_and_maybe_a_model() {
+        let seat = Seat::parse("codex:gpt-5.4").unwrap();
+        assert_eq!(
+            (seat.agent.name(), seat.model.as_deref()),
+            ("codex", Some("gpt-5.4"))
+        );
+        assert_eq!(Seat::parse("qwen").unwrap().model, None);
+        assert_eq!(
+            Seat::parse("claude:opus").unwrap().to_string(),
+            "claude:opus"
+        );
+        assert!(
+            Seat::parse("gemini-pro")
+                .unwrap_err()
+                .contains("unknown agent `gemini-pro`")
+        );
+        assert!(Seat::parse("codex:").unwrap_err().contains("no model"));
+    }
 
     #[test]
     fn a_seat_is_found_by_voice_then_by_role() {
@@ -163,14 +234,14 @@ mod tests {
         assert_eq!(
             seats
                 .seat_for(Role::Stakeholder.name(), Some("product/ux"))
-                .map(|s| s.agent),
-            Some(Agent::Qwen)
+                .map(|s| s.agent.name()),
+            Some("qwen")
         );
         assert_eq!(
             seats
                 .seat_for(Role::Stakeholder.name(), Some("Ops"))
-                .map(|s| s.agent),
-            Some(Agent::Copilot)
+                .map(|s| s.agent.name()),
+            Some("copilot")
         );
         assert!(seats.check(&["Product/UX".into()]).is_ok());
         let err = Seats::parse_assignment("judge=codex").map(|(r, s)| {

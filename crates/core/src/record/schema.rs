@@ -227,8 +227,8 @@ schema! {
     duration_ms: Option<u64> = "Anvil-Duration-Ms",
     /// and the Claude Code version that ran it.
     claude_version: Option<String> = "Anvil-Claude-Version",
-    /// A phase played by a seat (see `seat`): the agent (`claude`, `codex`, `copilot`,
-    /// `qwen`; absent when the session driving the line played it),
+    /// A phase played by a seat (see `seat`): the agent (its name in `agent::AGENTS`;
+    /// absent when the session driving the line played it),
     agent: Option<String> = "Anvil-Agent",
     /// its version,
     agent_version: Option<String> = "Anvil-Agent-Version",

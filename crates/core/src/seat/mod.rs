@@ -1,377 +1,259 @@
-//! Seats: a role of a debate played by another agent — Claude Code, OpenAI's Codex CLI,
-//! GitHub's Copilot CLI or Qwen Code — run headless in a session of its own.
+//! Seats: a role of a debate played by another agent, headless, read-only, in a session of its
+//! own. Who plays each role is part of the debate's setup ([`crate::model::seats`]); the agents
+//! and how one turn of each runs are [`crate::agent`]'s. This room plays a line's seats: the
+//! phase that is out for an agent, playing it (its text recorded with who played it and what
+//! it cost), and the host taking over a seat that failed. `anvil run` and the Stop hook of a
+//! Claude Code session ([`hook`], handed the hook's clock) both play seats through [`play`].
 //!
-//! One small trait, [`Adapter`], says how to run a turn of one agent (a prompt, in a session
-//! it creates or resumes, read-only) and how to read back what it said and what it cost, from
-//! the agent's own JSON output or transcript. [`play`] runs any adapter the same way: in a
-//! process group of its own, killed whole after a timeout, its failures told apart (missing
-//! binary, exit status, timeout, empty reply) with the agent's own last words. The rest of
-//! anvil never asks which agent played.
-//!
-//! anvil never writes another agent's configuration: each runs as the person configured it
-//! (login, provider, base URL), with only what a headless, read-only turn needs on its
-//! command line. A seat's process carries `ANVIL_SEAT` in its environment, so that anvil's own
-//! hooks, if the project has them, leave its sessions alone.
+//! A seat's turn takes minutes and never holds the line's lock meanwhile. Its own lock (the
+//! line's `seat.lock`, held for the turn) keeps a second player away — Claude Code running the
+//! hook of two settings files, a hook and an `anvil run` — and the text is recorded only onto
+//! the phase it was given: if the line moved meanwhile, nothing is recorded.
 
-mod claude;
-mod codex;
-mod copilot;
-mod guard;
-mod qwen;
-mod ready;
-mod run;
+#[cfg(test)]
+mod docs;
+pub mod hook;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use crate::agent::{Played, SeatError};
+use crate::error::{DebateError, io};
+use crate::home::{Home, LineRef};
+use crate::line::stop::{self, Reply, Stop};
+use crate::line::transaction::{self, Options, Plan};
+use crate::model::machine::{self, Cue};
+use crate::model::provenance::Provenance;
+use crate::model::seats::Seat;
+use crate::model::state::{Role, Status};
+use crate::record::schema::{PhaseFile, phase_file};
+use crate::record::store::Record;
+use crate::review::history::LineHistory;
 
-use crate::record::usage::Usd;
-
-pub use guard::{GUARD_WORD, guard};
-pub use ready::{Readiness, check, check_all};
-pub use run::{Ran, play};
-
-/// The environment variable a seat's process carries: anvil's hooks do nothing in it.
-pub const SEAT_VAR: &str = "ANVIL_SEAT";
-
-/// How long a seat's turn may take unless configured otherwise.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// An agent that can take a seat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Agent {
-    Claude,
-    Codex,
-    Copilot,
-    Qwen,
-}
-
-impl Agent {
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Copilot, Agent::Qwen];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Copilot => "copilot",
-            Agent::Qwen => "qwen",
-        }
-    }
-
-    /// The product, for people.
-    pub fn title(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude Code",
-            Agent::Codex => "Codex CLI",
-            Agent::Copilot => "Copilot CLI",
-            Agent::Qwen => "Qwen Code",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Agent> {
-        Agent::ALL.into_iter().find(|a| a.name() == name)
-    }
-
-    /// The variable that names its binary (`ANVIL_CODEX_BIN`, …); else it is found on `PATH`
-    /// by its name.
-    pub fn bin_var(self) -> &'static str {
-        match self {
-            Agent::Claude => "ANVIL_CLAUDE_BIN",
-            Agent::Codex => "ANVIL_CODEX_BIN",
-            Agent::Copilot => "ANVIL_COPILOT_BIN",
-            Agent::Qwen => "ANVIL_QWEN_BIN",
-        }
-    }
-
-    /// The binary to run: `$ANVIL_<AGENT>_BIN`, else its name (looked up on `PATH`).
-    pub fn program(self) -> PathBuf {
-        std::env::var_os(self.bin_var())
-            .filter(|v| !v.is_empty())
-            .map_or_else(|| PathBuf::from(self.name()), PathBuf::from)
-    }
-
-    /// What the agent may do in a seat, for people (the README says the same).
-    pub fn allowed(self) -> &'static str {
-        match self {
-            Agent::Claude => "plan mode (`--permission-mode plan`): reads, searches, no edits",
-            Agent::Codex => "`--sandbox read-only`: commands run, nothing written",
-            Agent::Copilot => {
-                "plan mode (`--mode plan`): reads and searches, no change outside its session folder"
-            }
-            Agent::Qwen => {
-                "plan mode (`--approval-mode plan`): reads and searches, no edits or shell"
-            }
-        }
-    }
-
-    /// Its adapter.
-    pub fn adapter(self) -> &'static dyn Adapter {
-        match self {
-            Agent::Claude => &claude::Claude,
-            Agent::Codex => &codex::Codex,
-            Agent::Copilot => &copilot::Copilot,
-            Agent::Qwen => &qwen::Qwen,
-        }
-    }
-}
-
-impl std::fmt::Display for Agent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// `AGENT[:MODEL]`: who plays a seat, and with which model (else the agent's own default).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Seat {
-    pub agent: Agent,
-    pub model: Option<String>,
-}
-
-impl Seat {
-    pub fn parse(text: &str) -> Result<Seat, String> {
-        let (agent, model) = match text.split_once(':') {
-            Some((agent, model)) => (agent.trim(), Some(model.trim())),
-            None => (text.trim(), None),
-        };
-        let agent = Agent::parse(agent).ok_or_else(|| {
-            format!(
-                "unknown agent `{agent}` (expected one of: {})",
-                Agent::ALL.map(Agent::name).join(", ")
-            )
-        })?;
-        if model.is_some_and(str::is_empty) {
-            return Err(format!("`{text}` names no model after the colon"));
-        }
-        Ok(Seat {
-            agent,
-            model: model.map(str::to_owned),
-        })
-    }
-}
-
-impl std::fmt::Display for Seat {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.model {
-            Some(model) => write!(f, "{}:{model}", self.agent),
-            None => write!(f, "{}", self.agent),
-        }
-    }
-}
-
-impl TryFrom<String> for Seat {
-    type Error = String;
-    fn try_from(text: String) -> Result<Seat, String> {
-        Seat::parse(&text)
-    }
-}
-
-impl From<Seat> for String {
-    fn from(seat: Seat) -> String {
-        seat.to_string()
-    }
-}
-
-/// One turn to play.
+/// A phase that is out for a seat.
 #[derive(Debug, Clone)]
-pub struct Turn<'a> {
-    /// The project: the agent reads it, never changes it.
-    pub cwd: &'a Path,
-    pub prompt: &'a str,
-    /// The session to resume, or `None` for a new one.
-    pub resume: Option<&'a str>,
-    pub model: Option<&'a str>,
-    pub timeout: Duration,
-    /// The role, for the seat's environment (`ANVIL_SEAT`).
-    pub role: &'a str,
-    /// The program that guards the agent ([`guard`]): the running anvil binary, whose
-    /// `seat-guard` mode kills the agent's whole process group when this process ends, however
-    /// it ends. `None` runs the agent directly (it then outlives a killed caller).
-    pub guard: Option<&'a Path>,
+pub struct Out {
+    pub seat: Seat,
+    pub role: Role,
+    pub round: u32,
+    pub voice: Option<String>,
+    /// The prompt it was given, as the record holds it.
+    pub prompt: String,
+    /// The agent's session from this role's last turn, to resume.
+    pub resume: Option<String>,
+    /// `round 2/3 · critic`, for people.
+    pub label: String,
+    /// The line's step when the phase was handed out: its text is recorded only there.
+    pub step: u32,
 }
 
-/// Tokens of a turn, as the agent counted them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tokens {
-    pub input: u64,
-    pub output: u64,
-    /// Input served from the provider's cache.
-    pub cache_read: u64,
-    /// Input written to it (Claude only).
-    pub cache_write: u64,
-}
-
-impl Tokens {
-    pub fn total(&self) -> u64 {
-        self.input + self.output
+/// The phase that is out on `line`, if a seat plays it (and the host has not taken it over).
+pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
+    let state = transaction::view(home, line)?;
+    if state.progress.status != Status::Active {
+        return Ok(None);
     }
-}
-
-/// What a seat's turn said and cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Played {
-    pub agent: Agent,
-    pub text: String,
-    /// The session, to resume for the seat's next turn.
-    pub session: String,
-    pub agent_version: Option<String>,
-    pub model: Option<String>,
-    pub tokens: Tokens,
-    /// The price, where the agent reports one in dollars (Claude Code).
-    pub cost: Option<Usd>,
-    pub duration_ms: u64,
-}
-
-/// How a seat failed. Each says what the agent said last, when it said anything.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SeatError {
-    #[error("{agent} is not installed: cannot run `{program}` ({reason}); install it, or name its binary in ${var}", var = agent.bin_var())]
-    Missing {
-        agent: Agent,
-        program: String,
-        reason: String,
-    },
-    #[error("{agent} failed ({status}){}", words(last_words))]
-    Failed {
-        agent: Agent,
-        status: String,
-        last_words: String,
-    },
-    #[error("{agent} did not answer within {} s and was stopped{}", after.as_secs(), words(last_words))]
-    TimedOut {
-        agent: Agent,
-        after: Duration,
-        last_words: String,
-    },
-    #[error("{agent} ended its turn without a reply{}", words(last_words))]
-    Empty { agent: Agent, last_words: String },
-}
-
-fn words(last_words: &str) -> String {
-    if last_words.trim().is_empty() {
-        String::new()
-    } else {
-        format!(": {}", last_words.trim())
-    }
-}
-
-impl SeatError {
-    pub fn agent(&self) -> Agent {
-        match self {
-            SeatError::Missing { agent, .. }
-            | SeatError::Failed { agent, .. }
-            | SeatError::TimedOut { agent, .. }
-            | SeatError::Empty { agent, .. } => *agent,
-        }
-    }
-}
-
-/// One agent CLI, run headless. Implementations build the command line and read the result;
-/// [`play`] does the running.
-pub trait Adapter: Sync {
-    fn agent(&self) -> Agent;
-
-    /// The arguments of one read-only, headless turn. `session` is the id of a new session
-    /// when the agent lets its caller choose one (see [`Adapter::names_sessions`]).
-    fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String>;
-
-    /// Whether anvil names a new session (`--session-id`), or the agent does (Codex).
-    fn names_sessions(&self) -> bool {
-        true
-    }
-
-    /// Reads the turn's result from what the agent printed and wrote. `session` is the one
-    /// named or resumed, if known before the run. `Err` carries the agent's last words when
-    /// its output says the turn failed.
-    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String>;
-
-    /// `--version`'s output, made short (`0.169.0`).
-    fn version(&self) -> Result<String, SeatError> {
-        run::version(self.agent())
-    }
-}
-
-/// The last few non-empty lines of `text`, at most 600 characters: what an agent said last.
-pub(crate) fn last_words(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let tail = lines[lines.len().saturating_sub(4)..].join(" · ");
-    if tail.chars().count() > 600 {
-        let skip = tail.chars().count() - 600;
-        format!("…{}", tail.chars().skip(skip).collect::<String>())
-    } else {
-        tail
-    }
-}
-
-/// The home of an agent's files: `$VAR` when set, else `~/DIR`.
-pub(crate) fn agent_home(var: &str, dir: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(dir)))
-}
-
-/// The lines of a JSONL text that parse.
-pub(crate) fn jsonl(text: &str) -> impl Iterator<Item = serde_json::Value> + '_ {
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
-}
-
-/// A new random session id (a version-4 UUID).
-pub fn new_session_id() -> String {
-    use std::hash::BuildHasher;
-    let random = |salt: u64| {
-        std::collections::hash_map::RandomState::new().hash_one((
-            salt,
-            std::process::id(),
-            std::time::SystemTime::now(),
-        ))
+    let cue = machine::current_cue(&state.setup, &state.progress);
+    let Some(seat) = cue.seat(&state).cloned() else {
+        return Ok(None);
     };
-    let (a, b) = (random(1), random(2));
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xffff,
-        a & 0x0fff,
-        0x8000 | (b >> 48 & 0x3fff),
-        b & 0xffff_ffff_ffff
+    let record = Record::open(&home.record_dir())?;
+    let history = LineHistory::load(&record, line)?;
+    let recorded = match history.entries.last() {
+        Some(tip) => record.read(
+            tip.commit,
+            &phase_file(state.progress.step + 1, cue.role.name(), PhaseFile::Prompt),
+        )?,
+        None => None,
+    };
+    let prompt = match recorded {
+        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        None => stop::render_prompt(home, &state, &cue, true, "")?,
+    };
+    Ok(Some(Out {
+        resume: last_session(&history, &cue, &seat),
+        label: state.standing(),
+        step: state.progress.step,
+        seat,
+        role: cue.role,
+        round: cue.round,
+        voice: cue.voice,
+        prompt,
+    }))
+}
+
+/// The agent session that played this role (this voice) on the line last, by this agent.
+fn last_session(history: &LineHistory, cue: &Cue, seat: &Seat) -> Option<String> {
+    history
+        .entries
+        .iter()
+        .rev()
+        .find(|e| {
+            e.role == Some(cue.role)
+                && e.meta.voice == cue.voice
+                && e.meta.agent.as_deref() == Some(seat.agent.name())
+        })
+        .and_then(|e| e.meta.agent_session.clone())
+}
+
+/// The prompt `role` would get in round 1 with nothing said yet: an opening drafted blind
+/// (`--independent`), in a seat's words.
+pub fn blind_prompt(home: &Home, line: &LineRef, role: Role) -> Result<String, DebateError> {
+    let mut state = transaction::view(home, line)?;
+    let cue = Cue {
+        role,
+        round: 1,
+        voice: None,
+        steering: state.progress.steering.clone(),
+    };
+    state.seat_fallback = None;
+    // Rendered with an empty debate so far, whatever the transcript holds by now.
+    let mut blind = state.clone();
+    blind
+        .setup
+        .seats
+        .roles
+        .entry(role.name().to_owned())
+        .or_insert(Seat {
+            agent: crate::agent::RUN_HOST,
+            model: None,
+        });
+    let header = stop::read_transcript(home, line)?;
+    // The transcript's title block only: its first phase section starts with "\n## ".
+    let header = header.split("\n## ").next().unwrap_or_default().to_owned();
+    stop::render_prompt(home, &blind, &cue, true, &header)
+}
+
+/// Records `text`, played by a seat, as the phase that is out, cleaned of credentials first
+/// (another agent's text enters anvil here); `provenance` names the agent and what it cost.
+/// `next_prompt` is what the next phase was really given, when it was drafted already (an
+/// independent opening).
+pub fn record(
+    home: &Home,
+    line: &LineRef,
+    session: &str,
+    text: &str,
+    provenance: &Provenance,
+    next_prompt: Option<&str>,
+) -> Result<Reply, DebateError> {
+    let mut intake = crate::model::secrets::Intake::new(home.root());
+    record_at(
+        home,
+        line,
+        Stop {
+            provenance: Some(provenance),
+            next_prompt,
+            ..Stop::of(session)
+        },
+        text,
+        &mut intake,
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// [`record`], with what `stop` says of the seat's text (what it cost, the next phase's prompt
+/// when it was drafted already, the step it answers: a line that moved meanwhile records
+/// nothing and answers where it stands), cleaned through `intake`.
+fn record_at(
+    home: &Home,
+    line: &LineRef,
+    stop: Stop<'_>,
+    text: &str,
+    intake: &mut crate::model::secrets::Intake,
+) -> Result<Reply, DebateError> {
+    stop::record_cleaned(
+        home,
+        line,
+        "the seat's text",
+        text,
+        Stop { seat: true, ..stop },
+        intake,
+    )
+}
 
-    #[test]
-    fn a_seat_is_an_agent_and_maybe_a_model() {
-        assert_eq!(
-            Seat::parse("codex:gpt-5.4").unwrap(),
-            Seat {
-                agent: Agent::Codex,
-                model: Some("gpt-5.4".into())
-            }
-        );
-        assert_eq!(Seat::parse("qwen").unwrap().model, None);
-        assert_eq!(
-            Seat::parse("claude:opus").unwrap().to_string(),
-            "claude:opus"
-        );
-        assert!(
-            Seat::parse("gemini")
-                .unwrap_err()
-                .contains("unknown agent `gemini`")
-        );
-        assert!(Seat::parse("codex:").unwrap_err().contains("no model"));
-    }
+/// The host takes over the seat of the phase that is out, which failed (`--fallback host`):
+/// the phase is recorded with `why` when the host's text arrives. Returns the prompt for the
+/// host, in full.
+pub fn fall_back(home: &Home, line: &LineRef, why: &str) -> Result<String, DebateError> {
+    let done = transaction::run(home, line, Options::default(), |current| {
+        let mut state = current.state()?;
+        state.seat_fallback = Some(why.to_owned());
+        state.informed_session = None;
+        let cue = machine::current_cue(&state.setup, &state.progress);
+        let transcript = stop::read_transcript(home, line)?;
+        let prompt = stop::render_prompt(home, &state, &cue, true, &transcript)?;
+        Ok(Plan::Live(Box::new(state), prompt))
+    })?;
+    Ok(done.value)
+}
 
-    #[test]
-    fn last_words_are_the_end_of_what_was_said() {
-        assert_eq!(last_words("a\n\n b \nc\nd\ne\n"), "b · c · d · e");
-        assert_eq!(last_words(""), "");
-        assert!(last_words(&"x".repeat(700)).starts_with('…'));
+/// How one seat's turn went ([`play`]).
+#[derive(Debug)]
+pub enum Turned {
+    /// The agent answered and its text is recorded; `reply` is what recording it answered
+    /// (the next prompt for the host, another seat's turn, the end).
+    Played { played: Played, reply: Reply },
+    /// The agent failed: nothing was recorded, the line stands where it stood.
+    Failed(SeatError),
+    /// Another process plays this seat now (it holds the seat's lock): nothing was done.
+    Busy,
+}
+
+/// Plays the phase that is out (`out`) with its seat's agent, under `timeout`, and records
+/// what it said; `guard` is the program that guards the agent ([`crate::agent::Turn::guard`]);
+/// `config` is the run's (whether credentials in the text are kept).
+pub fn play(
+    home: &Home,
+    line: &LineRef,
+    session: &str,
+    out: &Out,
+    guard: Option<&std::path::Path>,
+    timeout: std::time::Duration,
+    config: &crate::model::config::Lazy,
+) -> Result<Turned, DebateError> {
+    let lock = home.seat_lock_path(line);
+    let Some(_held) = crate::fsutil::hold(&lock, std::time::Duration::from_millis(20))
+        .map_err(io("cannot lock", &lock))?
+    else {
+        return Ok(Turned::Busy);
+    };
+    let turn = crate::agent::Turn {
+        cwd: home.project(),
+        prompt: &out.prompt,
+        resume: out.resume.as_deref(),
+        model: out.seat.model.as_deref(),
+        timeout,
+        role: out.role.name(),
+        guard,
+    };
+    let played = match crate::agent::play(out.seat.agent, &turn) {
+        Ok(played) => played,
+        Err(e) => return Ok(Turned::Failed(e)),
+    };
+    let mut intake = crate::model::secrets::Intake::with_config(config);
+    let reply = record_at(
+        home,
+        line,
+        Stop {
+            provenance: Some(&provenance(&played)),
+            at_step: Some(out.step),
+            ..Stop::of(session)
+        },
+        &played.text,
+        &mut intake,
+    )?;
+    Ok(Turned::Played { played, reply })
+}
+
+/// What a seat's turn is recorded with: who played it and what it cost.
+pub fn provenance(played: &Played) -> Provenance {
+    Provenance {
+        model: played.model.clone(),
+        input_tokens: played.tokens.input,
+        output_tokens: played.tokens.output,
+        cache_read_tokens: played.tokens.cache_read,
+        cache_write_tokens: played.tokens.cache_write,
+        duration_ms: Some(played.duration_ms),
+        claude_version: None,
+        agent: Some(played.agent.name().to_owned()),
+        agent_version: played.agent_version.clone(),
+        agent_session: Some(played.session.clone()),
+        cost: played.cost,
     }
 }

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anvil_core::home::{Home, LineRef};
-use anvil_core::line::seat::Turned;
 use anvil_core::model::provenance::RunCost;
 use anvil_core::model::state::{Role, State, Status};
+use anvil_core::seat::Turned;
 
 use crate::commands::start::DebateArgs;
 use crate::ctx::Ctx;
@@ -33,7 +33,7 @@ use terminal::Input;
 /// printed on stdout at the end.
 ///
 /// A role with a seat (--seat ROLE=AGENT[:MODEL], or [seats] in .anvil/config.toml) is played
-/// by that agent — claude, codex, copilot or qwen — headless, read-only, in a session of its
+/// by that agent (one of those `anvil seats` lists), headless, read-only, in a session of its
 /// own; the others by claude as above. A seat that fails stops the run with nothing of its
 /// phase recorded (retry with --line), unless --fallback host lets claude play it.
 ///
@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         .claude
         .or_else(|| std::env::var_os("ANVIL_CLAUDE_BIN").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("claude"));
-    let session = anvil_core::seat::new_session_id();
+    let session = anvil_core::agent::new_session_id();
     // `--fallback host` says how this run plays the line, whether it starts a debate or not.
     let fallback_given = args.debate.options.fallback.is_some();
     let (line, prompt) = match &args.line {
@@ -191,7 +191,7 @@ impl Driver<'_> {
                 prompt = self.play_openings(began)?;
                 continue;
             }
-            if let Some(out) = anvil_core::line::seat::out(home, line)? {
+            if let Some(out) = anvil_core::seat::out(home, line)? {
                 prompt = self.play_seat(out, began)?;
                 continue;
             }
@@ -224,7 +224,7 @@ impl Driver<'_> {
                     }
                 }
                 // Claude stopped for a seat's phase: played at the top of the loop.
-                (Status::Active, _) if anvil_core::line::seat::out(home, line)?.is_some() => {}
+                (Status::Active, _) if anvil_core::seat::out(home, line)?.is_some() => {}
                 (status, phase) => {
                     return Err(CliError::new(format!(
                         "claude stopped before the debate finished ({} at round {}, {})",
@@ -251,7 +251,7 @@ impl Driver<'_> {
     /// the host plays the next phase (or takes this one over, with --fallback host).
     fn play_seat(
         &mut self,
-        out: anvil_core::line::seat::Out,
+        out: anvil_core::seat::Out,
         began: Instant,
     ) -> Result<Option<String>, CliError> {
         let (home, line) = (self.home, self.line);
@@ -262,7 +262,7 @@ impl Driver<'_> {
             out.seat
         ));
         let guard = std::env::current_exe().ok();
-        let turned = anvil_core::line::seat::play(
+        let turned = anvil_core::seat::play(
             home,
             line,
             self.session,
@@ -289,8 +289,8 @@ impl Driver<'_> {
     fn seat_failed(
         &mut self,
         label: &str,
-        seat: &anvil_core::seat::Seat,
-        e: &anvil_core::seat::SeatError,
+        seat: &anvil_core::model::seats::Seat,
+        e: &anvil_core::agent::SeatError,
     ) -> Result<Option<String>, CliError> {
         let line = self.line;
         if self.fallback {
@@ -299,7 +299,7 @@ impl Driver<'_> {
                 crate::term::visible(&e.to_string())
             ));
             let prompt =
-                anvil_core::line::seat::fall_back(self.home, line, &format!("{seat} failed: {e}"))?;
+                anvil_core::seat::fall_back(self.home, line, &format!("{seat} failed: {e}"))?;
             return Ok(Some(prompt));
         }
         Err(
@@ -340,12 +340,12 @@ impl Driver<'_> {
             (
                 first,
                 seat_of(first),
-                anvil_core::line::seat::blind_prompt(home, line, first)?,
+                anvil_core::seat::blind_prompt(home, line, first)?,
             ),
             (
                 second,
                 seat_of(second),
-                anvil_core::line::seat::blind_prompt(home, line, second)?,
+                anvil_core::seat::blind_prompt(home, line, second)?,
             ),
         ];
         say(&format!(
@@ -366,22 +366,22 @@ impl Driver<'_> {
             Err(e) => return self.seat_failed(&label(first), &jobs[0].1, &e),
         };
         // The first opening is recorded with the blind prompt the second one really had.
-        anvil_core::line::seat::record(
+        anvil_core::seat::record(
             home,
             line,
             self.session,
             &opening.text,
-            &anvil_core::line::seat::provenance(&opening),
+            &anvil_core::seat::provenance(&opening),
             Some(&jobs[1].2),
         )?;
         match answer {
             Ok(played) => {
-                let reply = anvil_core::line::seat::record(
+                let reply = anvil_core::seat::record(
                     home,
                     line,
                     self.session,
                     &played.text,
-                    &anvil_core::line::seat::provenance(&played),
+                    &anvil_core::seat::provenance(&played),
                     None,
                 )?;
                 Ok(reply.into_prompt())
@@ -435,14 +435,14 @@ impl Driver<'_> {
 }
 
 /// The seat of `role`, or claude for a role without one.
-fn seat_or_claude(state: &State, role: Role) -> anvil_core::seat::Seat {
+fn seat_or_claude(state: &State, role: Role) -> anvil_core::model::seats::Seat {
     state
         .setup
         .seats
         .seat_for(role.name(), None)
         .cloned()
-        .unwrap_or(anvil_core::seat::Seat {
-            agent: anvil_core::seat::Agent::Claude,
+        .unwrap_or(anvil_core::model::seats::Seat {
+            agent: anvil_core::agent::RUN_HOST,
             model: None,
         })
 }
@@ -450,17 +450,17 @@ fn seat_or_claude(state: &State, role: Role) -> anvil_core::seat::Seat {
 /// Plays each (role, seat, prompt) of `jobs` in a thread of its own, all at once; what each
 /// said, in the order of `jobs`.
 fn draft_at_once(
-    jobs: &[(Role, anvil_core::seat::Seat, String)],
+    jobs: &[(Role, anvil_core::model::seats::Seat, String)],
     cwd: &Path,
     timeout: Duration,
     guard: Option<&Path>,
-) -> Vec<Result<anvil_core::seat::Played, anvil_core::seat::SeatError>> {
+) -> Vec<Result<anvil_core::agent::Played, anvil_core::agent::SeatError>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
             .map(|(role, seat, prompt)| {
                 scope.spawn(move || {
-                    let turn = anvil_core::seat::Turn {
+                    let turn = anvil_core::agent::Turn {
                         cwd,
                         prompt,
                         resume: None,
@@ -469,7 +469,7 @@ fn draft_at_once(
                         role: role.name(),
                         guard,
                     };
-                    anvil_core::seat::play(seat.agent.adapter(), &turn)
+                    anvil_core::agent::play(seat.agent, &turn)
                 })
             })
             .collect();

@@ -18,7 +18,7 @@ pub(crate) const HOOKS: [(&str, &str); 3] = [
 pub(super) const STEP: Step = Step { add, remove };
 
 /// The Stop hook's `timeout`, in seconds: long enough for the seats' turns the hook plays
-/// (`claude::seat_turns`), each ten minutes at most by default, two of them in a row with
+/// (`seat::hook`), each ten minutes at most by default, two of them in a row with
 /// room to spare. Claude Code kills a hook past its timeout (600 s when the entry has none).
 pub(crate) const STOP_TIMEOUT: u64 = 1800;
 /// Claude Code's timeout for a command hook whose entry names none, in seconds.

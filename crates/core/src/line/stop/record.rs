@@ -25,7 +25,7 @@ pub(super) struct Recorded {
     /// The next phase's prompt; `None` when the debate is done.
     pub prompt: Option<String>,
     /// The seat that plays the next phase, when it is a seat's.
-    pub next_seat: Option<crate::seat::Seat>,
+    pub next_seat: Option<crate::model::seats::Seat>,
     /// The open points a synthesis does not mention (recorded as dissent).
     pub unmentioned: Vec<OpenPoint>,
 }
@@ -159,7 +159,7 @@ fn next_prompt(
     outcome: &Outcome,
     stop: Stop<'_>,
     section: &str,
-) -> Result<(Option<String>, Option<crate::seat::Seat>), DebateError> {
+) -> Result<(Option<String>, Option<crate::model::seats::Seat>), DebateError> {
     let Next::Prompt(cue) = &outcome.next else {
         return Ok((None, None));
     };

@@ -26,7 +26,7 @@ pub enum Kind {
     Pause,
     /// The phase that is out is a seat's, played by another agent: `anvil run` plays it, or
     /// the Stop hook of the session that drives the line, before the host's next turn
-    /// (`claude::seat_turns`). Claude is let stop when neither can.
+    /// (`seat::hook`). Claude is let stop when neither can.
     Seat,
     /// Let Claude stop: a question waits for the human, or steering came too late.
     Message,
@@ -136,7 +136,7 @@ pub(super) fn after_phase(
     line: &LineRef,
     state: &State,
     prompt: Option<String>,
-    next_seat: Option<&crate::seat::Seat>,
+    next_seat: Option<&crate::model::seats::Seat>,
     unmentioned: &[OpenPoint],
 ) -> Result<Reply, DebateError> {
     Ok(match prompt {
@@ -187,7 +187,11 @@ fn finished(
 }
 
 /// What the person is told when the next phase is a seat's.
-pub(super) fn seat_notice(state: &State, line: &LineRef, seat: &crate::seat::Seat) -> String {
+pub(super) fn seat_notice(
+    state: &State,
+    line: &LineRef,
+    seat: &crate::model::seats::Seat,
+) -> String {
     format!("anvil {line}: {} · played by {seat}", state.standing())
 }
 

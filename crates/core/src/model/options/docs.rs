@@ -5,8 +5,6 @@
 use super::defs::ALL;
 use super::{Takes, Value};
 
-const PAGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/options.md");
-
 /// The table of every option with a flag: how it is typed, its config key, what it does, an
 /// example.
 fn table() -> String {
@@ -69,35 +67,52 @@ fn config_example() -> String {
     out
 }
 
-/// `page` with the text between `<!-- BEGIN name -->` and `<!-- END name -->` replaced.
-fn replace(page: &str, name: &str, text: &str) -> String {
-    let begin =
-        format!("<!-- BEGIN {name}: generated from crates/core/src/model/options/defs.rs -->\n");
-    let end = format!("<!-- END {name} -->");
-    let start = page
-        .find(&begin)
-        .unwrap_or_else(|| panic!("docs/options.md has no {begin:?}"))
-        + begin.len();
-    let stop = page[start..]
-        .find(&end)
-        .unwrap_or_else(|| panic!("docs/options.md has no {end:?}"))
-        + start;
-    format!("{}{text}{}", &page[..start], &page[stop..])
+/// `page` (the file at `path`) with the text between `<!-- BEGIN name: generated from SOURCE
+/// -->` and `<!-- END name -->` replaced by each `(name, text)` of `parts`, `source` being the
+/// file the text is made from.
+fn replace(page: &str, path: &str, source: &str, parts: &[(&str, String)]) -> String {
+    let mut page = page.to_owned();
+    for (name, text) in parts {
+        let begin = format!("<!-- BEGIN {name}: generated from {source} -->\n");
+        let end = format!("<!-- END {name} -->");
+        let start = page
+            .find(&begin)
+            .unwrap_or_else(|| panic!("{path} has no {begin:?}"))
+            + begin.len();
+        let stop = page[start..]
+            .find(&end)
+            .unwrap_or_else(|| panic!("{path} has no {end:?}"))
+            + start;
+        page = format!("{}{text}{}", &page[..start], &page[stop..]);
+    }
+    page
 }
 
-#[test]
-fn docs_options_md_shows_every_option_as_defined() {
-    let page = std::fs::read_to_string(PAGE).expect("docs/options.md");
-    let expected = replace(&page, "options", &table());
-    let expected = replace(&expected, "config", &config_example());
+/// Checks that the page `docs/NAME` holds `parts` ([`replace`]) made from `source`; with
+/// `ANVIL_WRITE_DOCS` set, writes them into it instead. `test` is the test's path, for the
+/// message.
+pub(crate) fn check_page(name: &str, source: &str, parts: &[(&str, String)], test: &str) {
+    let path = format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("docs/{name}: {e}"));
+    let expected = replace(&page, &format!("docs/{name}"), source, parts);
     if std::env::var_os("ANVIL_WRITE_DOCS").is_some() {
-        std::fs::write(PAGE, &expected).expect("write docs/options.md");
+        std::fs::write(&path, &expected).unwrap_or_else(|e| panic!("write docs/{name}: {e}"));
         return;
     }
     assert!(
         page == expected,
-        "docs/options.md differs from the option definitions; \
-         `ANVIL_WRITE_DOCS=1 cargo test -p anvil-debate-core options::docs` rewrites it. Expected:\n{expected}"
+        "docs/{name} differs from {source}; `ANVIL_WRITE_DOCS=1 cargo test -p \
+         anvil-debate-core {test}` rewrites it. Expected:\n{expected}"
+    );
+}
+
+#[test]
+fn docs_options_md_shows_every_option_as_defined() {
+    check_page(
+        "options.md",
+        "crates/core/src/model/options/defs.rs",
+        &[("options", table()), ("config", config_example())],
+        "options::docs",
     );
 }
 

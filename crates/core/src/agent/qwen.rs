@@ -7,13 +7,34 @@
 
 use serde_json::Value;
 
-use super::{Adapter, Agent, Played, Ran, Tokens, Turn};
+use super::{About, Agent, Played, Ran, Tokens, Turn};
+use super::ready::home_file;
 
 pub(super) struct Qwen;
 
-impl Adapter for Qwen {
-    fn agent(&self) -> Agent {
-        Agent::Qwen
+impl Agent for Qwen {
+    fn about(&self) -> &'static About {
+        &About {
+            name: "qwen",
+            title: "Qwen Code",
+            allowed: "plan mode (`--approval-mode plan`): reads and searches, no edits or shell",
+        }
+    }
+
+    fn signed_in(&self) -> Result<String, String> {
+        let settings = home_file(".qwen/settings.json")
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+        settings
+            .as_ref()
+            .and_then(|s| s["security"]["auth"]["selectedType"].as_str())
+            .map(|t| format!("authentication `{t}` in its settings.json"))
+            .or_else(|| home_file(".qwen/oauth_creds.json").map(|_| "signed in".to_owned()))
+            .ok_or_else(|| {
+                "no authentication chosen: run `qwen` once and pick one (its settings.json has \
+                 none)"
+                    .to_owned()
+            })
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
@@ -66,7 +87,7 @@ impl Adapter for Qwen {
             model = message["model"].as_str().map(str::to_owned).or(model);
         }
         Ok(Played {
-            agent: Agent::Qwen,
+            agent: &Qwen,
             text: result
                 .and_then(|r| r["result"].as_str())
                 .unwrap_or_default()

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{Adapter, Agent, Played, SeatError, Turn, last_words};
+use super::{Agent, Played, SeatError, Turn, last_words};
 
 /// What one run of an agent left.
 #[derive(Debug, Clone)]
@@ -19,17 +19,16 @@ pub struct Ran {
     pub duration: Duration,
 }
 
-/// Plays one turn with `adapter`.
-pub fn play(adapter: &dyn Adapter, turn: &Turn<'_>) -> Result<Played, SeatError> {
-    let agent = adapter.agent();
-    let named = match (turn.resume, adapter.names_sessions()) {
+/// Plays one turn of `agent`.
+pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatError> {
+    let named = match (turn.resume, agent.names_sessions()) {
         (Some(id), _) => Some(id.to_owned()),
         (None, true) => Some(super::new_session_id()),
         (None, false) => None,
     };
     let mut command = Command::new(agent.program());
     command
-        .args(adapter.args(turn, named.as_deref()))
+        .args(agent.args(turn, named.as_deref()))
         .current_dir(turn.cwd)
         .env(super::SEAT_VAR, turn.role)
         // A seat is a session of its own, whichever session started anvil.
@@ -55,7 +54,7 @@ pub fn play(adapter: &dyn Adapter, turn: &Turn<'_>) -> Result<Played, SeatError>
             });
         }
     };
-    let read = adapter.read(&ran, named.as_deref());
+    let read = agent.read(&ran, named.as_deref());
     if !ran.status.success() {
         let said = match &read {
             Err(words) if !words.is_empty() => words.clone(),
@@ -70,7 +69,7 @@ pub fn play(adapter: &dyn Adapter, turn: &Turn<'_>) -> Result<Played, SeatError>
     }
     match read {
         Ok(played) if !played.text.trim().is_empty() => Ok(Played {
-            agent_version: played.agent_version.or_else(|| cached_version(adapter)),
+            agent_version: played.agent_version.or_else(|| cached_version(agent)),
             duration_ms: if played.duration_ms == 0 {
                 ran.duration.as_millis() as u64
             } else {
@@ -95,15 +94,14 @@ pub fn play(adapter: &dyn Adapter, turn: &Turn<'_>) -> Result<Played, SeatError>
 }
 
 /// The agent's version from `--version`, asked once per process.
-fn cached_version(adapter: &dyn Adapter) -> Option<String> {
-    static SEEN: std::sync::Mutex<Vec<(Agent, String)>> = std::sync::Mutex::new(Vec::new());
-    let agent = adapter.agent();
+fn cached_version(agent: &'static dyn Agent) -> Option<String> {
+    static SEEN: std::sync::Mutex<Vec<(&'static str, String)>> = std::sync::Mutex::new(Vec::new());
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, v)) = seen.iter().find(|(a, _)| *a == agent) {
+    if let Some((_, v)) = seen.iter().find(|(a, _)| *a == agent.name()) {
         return Some(v.clone());
     }
-    let version = adapter.version().ok()?;
-    seen.push((agent, version.clone()));
+    let version = version(agent).ok()?;
+    seen.push((agent.name(), version.clone()));
     Some(version)
 }
 
@@ -214,7 +212,7 @@ fn guarded(command: &Command, guard: &Path) -> Command {
 }
 
 /// `AGENT --version`, made short: the first word that looks like a version number.
-pub(super) fn version(agent: Agent) -> Result<String, SeatError> {
+pub fn version(agent: &'static dyn Agent) -> Result<String, SeatError> {
     let mut command = Command::new(agent.program());
     command.arg("--version").env(super::SEAT_VAR, "version");
     let ran = match run(command, Duration::from_secs(60), None) {

@@ -10,13 +10,38 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Adapter, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+use super::{About, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+use super::ready::set_among;
 
 pub(super) struct Codex;
 
-impl Adapter for Codex {
-    fn agent(&self) -> Agent {
-        Agent::Codex
+impl Agent for Codex {
+    fn about(&self) -> &'static About {
+        &About {
+            name: "codex",
+            title: "Codex CLI",
+            allowed: "`--sandbox read-only`: commands run, nothing written",
+        }
+    }
+
+    fn signed_in(&self) -> Result<String, String> {
+        let home = agent_home("CODEX_HOME", ".codex");
+        let config = home
+            .as_ref()
+            .and_then(|h| std::fs::read_to_string(h.join("config.toml")).ok())
+            .unwrap_or_default();
+        let provider = config
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("model_provider"))
+            .and_then(|rest| rest.split('"').nth(1))
+            .map(|p| format!("model provider `{p}` in its config.toml"));
+        provider
+            .or_else(|| {
+                home.filter(|h| h.join("auth.json").exists())
+                    .map(|_| "signed in".to_owned())
+            })
+            .or_else(|| set_among(&["OPENAI_API_KEY", "CODEX_API_KEY"]))
+            .ok_or_else(|| "no sign-in found: run `codex login`, or set $OPENAI_API_KEY".to_owned())
     }
 
     fn names_sessions(&self) -> bool {
@@ -81,7 +106,7 @@ impl Adapter for Codex {
             None => (None, None, fallback),
         };
         Ok(Played {
-            agent: Agent::Codex,
+            agent: &Codex,
             text,
             session: thread,
             agent_version: version,

@@ -8,13 +8,35 @@
 
 use serde_json::Value;
 
-use super::{Adapter, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+use super::{About, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+use super::ready::set_among;
 
 pub(super) struct Copilot;
 
-impl Adapter for Copilot {
-    fn agent(&self) -> Agent {
-        Agent::Copilot
+impl Agent for Copilot {
+    fn about(&self) -> &'static About {
+        &About {
+            name: "copilot",
+            title: "Copilot CLI",
+            allowed: "plan mode (`--mode plan`): reads and searches, no change outside its session folder",
+        }
+    }
+
+    fn signed_in(&self) -> Result<String, String> {
+        set_among(&["COPILOT_PROVIDER_BASE_URL"])
+            .map(|s| format!("its own model provider ({s})"))
+            .or_else(|| set_among(&["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"]))
+            .or_else(|| {
+                let config = agent_home("COPILOT_HOME", ".copilot")?.join("config.json");
+                let text = std::fs::read_to_string(config).ok()?;
+                text.contains("logged_in_users")
+                    .then(|| "signed in".to_owned())
+            })
+            .ok_or_else(|| {
+                "no sign-in found: run `copilot login`, or set $COPILOT_GITHUB_TOKEN (or a \
+                 provider with $COPILOT_PROVIDER_BASE_URL)"
+                    .to_owned()
+            })
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
@@ -94,7 +116,7 @@ impl Adapter for Copilot {
             model = u["model"].as_str().map(str::to_owned).or(model);
         }
         Ok(Played {
-            agent: Agent::Copilot,
+            agent: &Copilot,
             text,
             session: id,
             agent_version: version,

@@ -6,14 +6,39 @@
 
 use serde_json::Value;
 
-use super::{Adapter, Agent, Played, Ran, Tokens, Turn};
+use super::{About, Agent, Played, Ran, Tokens, Turn};
+use super::ready::{home_file, set_among};
 use crate::record::usage::Usd;
 
 pub(super) struct Claude;
 
-impl Adapter for Claude {
-    fn agent(&self) -> Agent {
-        Agent::Claude
+impl Agent for Claude {
+    fn about(&self) -> &'static About {
+        &About {
+            name: "claude",
+            title: "Claude Code",
+            allowed: "plan mode (`--permission-mode plan`): reads, searches, no edits",
+        }
+    }
+
+    fn signed_in(&self) -> Result<String, String> {
+        set_among(&[
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "CLAUDE_CODE_USE_BEDROCK",
+            "CLAUDE_CODE_USE_VERTEX",
+        ])
+        .or_else(|| home_file(".claude/.credentials.json").map(|_| "signed in".to_owned()))
+        .or_else(|| {
+            let config = std::fs::read_to_string(home_file(".claude.json")?).ok()?;
+            config
+                .contains("\"oauthAccount\"")
+                .then(|| "signed in".to_owned())
+        })
+        .ok_or_else(|| {
+            "no sign-in found: run `claude` once and log in, or set $ANTHROPIC_API_KEY".to_owned()
+        })
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
@@ -49,7 +74,7 @@ impl Adapter for Claude {
                 .map(|(name, _)| name.clone())
         });
         Ok(Played {
-            agent: Agent::Claude,
+            agent: &Claude,
             text,
             session: json["session_id"]
                 .as_str()

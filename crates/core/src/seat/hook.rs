@@ -1,17 +1,17 @@
-//! The seats of a debate that a Claude Code session drives, played by its Stop hook.
+//! The seats of a debate that a Claude Code session drives, played by its Stop hook (which
+//! hands over its clock: [`HookClock`]).
 //!
 //! When the phase that comes out next belongs to an external seat (`/anvil "…" --seat
 //! critic=codex`), the host session does not play it and is given no turn for it: the Stop
-//! hook, once the host's phase is recorded, runs the seat's agent itself — the same adapter and
-//! the same recording as `anvil run` ([`crate::line::seat::play`]; the seat's text is cleaned of
+//! hook, once the host's phase is recorded, runs the seat's agent itself — the same agent and
+//! the same recording as `anvil run` ([`super::play`]; the seat's text is cleaned of
 //! credentials there) — goes on while the next phase is a seat's too, and only then hands the
 //! host its next prompt, which brings the seats' recorded texts in full. A seat's phase costs
 //! no continuation of Claude Code's block cap.
 //!
 //! Two clocks bound a turn: the seat's own timeout (`[seats] timeout`, ten minutes by default)
 //! and what is left of the hook's (the `timeout` of anvil's Stop hook entry, which `anvil
-//! install` sets to [`STOP_TIMEOUT`](crate::claude::install::STOP_TIMEOUT): Claude Code kills
-//! a hook past it), less [`MARGIN`] to record and answer. A turn that no longer fits is not
+//! install` sets to [`HookClock::installed`]: Claude Code kills a hook past it), less [`MARGIN`] to record and answer. A turn that no longer fits is not
 //! started: the person is told, and the next stop plays it.
 //!
 //! A seat that fails (its agent missing, failing, timing out or silent) records nothing: the
@@ -19,14 +19,14 @@
 //! and the next stop (or `anvil run --line`) tries again. With `--fallback host` (or `[seats]
 //! fallback = "host"`) the host is handed the seat's prompt instead, and the record says so.
 //! A hook killed meanwhile (Ctrl+C, its timeout) takes the agent with it
-//! ([`crate::seat::guard`]) and has recorded nothing of the seat's phase.
+//! ([`crate::agent::guard`]) and has recorded nothing of the seat's phase.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use super::{Out, Turned};
 use crate::error::DebateError;
 use crate::home::{Home, LineRef};
-use crate::line::seat::{Out, Turned};
 use crate::line::stop::Reply;
 
 /// Time kept back from the hook's timeout to record a seat's text and answer Claude Code.
@@ -35,27 +35,18 @@ pub const MARGIN: Duration = Duration::from_secs(10);
 /// stop.
 pub const SHORTEST_TURN: Duration = Duration::from_secs(20);
 
-/// The hook's own clock: when it started and how long Claude Code lets it run.
+/// The hook's own clock: when it started and how long its client lets it run.
 #[derive(Debug, Clone)]
-pub(crate) struct HookClock {
+pub struct HookClock {
     pub began: Instant,
     pub timeout: Duration,
-    /// The file whose entry sets the timeout (`None`: Claude Code's default).
+    /// The file whose entry sets the timeout (`None`: the client's default).
     pub set_in: Option<PathBuf>,
+    /// The timeout `anvil install` gives the hook, which leaves room for seats' turns.
+    pub installed: Duration,
 }
 
 impl HookClock {
-    /// The clock of a Stop hook that began at `began` in `home`'s project.
-    #[cold]
-    pub(crate) fn of_stop_hook(home: &Home, began: Instant) -> HookClock {
-        let (seconds, set_in) = crate::claude::install::stop_timeout(home.project());
-        HookClock {
-            began,
-            timeout: Duration::from_secs(seconds),
-            set_in,
-        }
-    }
-
     /// What is left for a seat's turn: the hook's timeout, less what has gone and [`MARGIN`].
     fn left(&self) -> Duration {
         self.timeout
@@ -85,7 +76,7 @@ impl HookClock {
 /// hot path stays together, apart from the seats' code).
 #[cold]
 #[inline(never)]
-pub(crate) fn play(
+pub fn play(
     home: &Home,
     line: &LineRef,
     session: &str,
@@ -100,7 +91,7 @@ pub(crate) fn play(
     let mut played_lines: Vec<String> = Vec::new();
     let mut reply = due;
     while reply.is_seat() {
-        let Some(out) = crate::line::seat::out(home, line)? else {
+        let Some(out) = super::out(home, line)? else {
             // Played meanwhile by another player (a second hook of the same stop): what is
             // out now is handed out, as to a repeated stop.
             reply = crate::line::stop::stop(home, line, crate::line::stop::Stop::of(session))?;
@@ -115,8 +106,7 @@ pub(crate) fn play(
             break;
         }
         let timeout = seat_timeout.min(left);
-        let turned =
-            crate::line::seat::play(home, line, session, &out, guard.as_deref(), timeout, lazy)?;
+        let turned = super::play(home, line, session, &out, guard.as_deref(), timeout, lazy)?;
         reply = match turned {
             Turned::Played { played, reply } => {
                 played_lines.push(played_line(&out, &played));
@@ -137,7 +127,7 @@ pub(crate) fn play(
 }
 
 /// `anvil: critic played by codex (gpt-5.4), 12 s`.
-fn played_line(out: &Out, played: &crate::seat::Played) -> String {
+fn played_line(out: &Out, played: &crate::agent::Played) -> String {
     let who = match (&played.model, &out.seat.model) {
         (Some(model), _) | (None, Some(model)) => format!("{} ({model})", played.agent),
         (None, None) => played.agent.to_string(),
@@ -171,7 +161,7 @@ fn no_time(home: &Home, line: &LineRef, out: &Out, clock: &HookClock, played: bo
             out.label,
             out.seat,
             clock.describe(home),
-            crate::claude::install::STOP_TIMEOUT
+            clock.installed.as_secs()
         )
     };
     Reply::message(notice)
@@ -183,29 +173,28 @@ fn failed(
     home: &Home,
     line: &LineRef,
     out: &Out,
-    e: &crate::seat::SeatError,
+    e: &crate::agent::SeatError,
     clock: &HookClock,
     cut_short: bool,
     config: &crate::model::config::Config,
 ) -> Result<Reply, DebateError> {
     let mut why = e.to_string();
-    if cut_short && matches!(e, crate::seat::SeatError::TimedOut { .. }) {
+    if cut_short && matches!(e, crate::agent::SeatError::TimedOut { .. }) {
         why.push_str(&format!(
             " (cut short by the Stop hook's own timeout, {}",
             clock.describe(home)
         ));
-        if clock.timeout < Duration::from_secs(crate::claude::install::STOP_TIMEOUT) {
+        if clock.timeout < clock.installed {
             why.push_str(&format!(
                 "; `anvil install` sets it to {} s",
-                crate::claude::install::STOP_TIMEOUT
+                clock.installed.as_secs()
             ));
         }
         why.push(')');
     }
     let state = crate::line::transaction::view(home, line)?;
     if state.setup.seats.fallback.is_some() || config.seat_fallback() {
-        let prompt =
-            crate::line::seat::fall_back(home, line, &format!("{} failed: {why}", out.seat))?;
+        let prompt = super::fall_back(home, line, &format!("{} failed: {why}", out.seat))?;
         return Ok(Reply::block(
             prompt,
             format!(

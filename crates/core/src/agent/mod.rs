@@ -1,0 +1,375 @@
+//! Other agents: everything anvil knows of an agent CLI (Claude Code, OpenAI's Codex CLI,
+//! GitHub's Copilot CLI, Qwen Code), one file per agent behind one small trait, [`Agent`].
+//!
+//! An agent's file says who it is (its name and title, how its binary is found), how to run a
+//! headless, read-only turn of it and resume one, how to read back what the turn said and
+//! cost (reply, tokens, price, model, version: from its JSON, its events or its own session
+//! files), whether it is installed and signed in here, and what it may do in a seat. Nothing
+//! outside its file knows any of that: [`play`] runs any agent the same way (a process group
+//! of its own, killed whole after a timeout, its failures told apart with the agent's own last
+//! words), and the rest of anvil asks only [`AGENTS`], the list written once below, from which
+//! `--seat`'s help, `anvil seats`, the error messages and `docs/agents.md` are made.
+//!
+//! The trait is the seat side of an agent. What else an agent can do fits beside it, in the
+//! same file, as an optional capability the runner and the hosts ask for (a default method
+//! answering `None`), so that none of the trait's users changes when one arrives: an agent
+//! that hosts a debate (its hook input, how the next prompt goes back, its cap, transcript
+//! and install); an agent whose output can be read while its turn runs (its events as they
+//! arrive). An agent whose turn anvil plays itself (a model behind an HTTP endpoint, no CLI)
+//! is an agent whose [`Agent::program`] is the `anvil` binary with a subcommand that reads
+//! the turn and prints JSON: the runner treats it like any other program, and its HTTP
+//! client stays out of the hook's binary.
+//!
+//! anvil never writes another agent's configuration: each runs as the person configured it
+//! (login, provider, base URL), with only what a headless, read-only turn needs on its
+//! command line. A seat's process carries `ANVIL_SEAT` in its environment, so that anvil's own
+//! hooks, if the project has them, leave its sessions alone.
+
+mod guard;
+mod ready;
+mod run;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::record::usage::Usd;
+
+pub use guard::{GUARD_WORD, guard};
+pub use ready::{Readiness, check, check_all};
+pub use run::{Ran, play, version};
+
+/// The agents, each in its own file, listed once: `file::Type`, in the order people see them.
+/// Adding an agent is its file and its line here.
+macro_rules! agents {
+    ($($file:ident::$agent:ident),* $(,)?) => {
+        $(mod $file;)*
+        /// Every agent anvil can seat, in the order of `--help`, `anvil seats` and the docs.
+        pub static AGENTS: &[&dyn Agent] = &[$(&$file::$agent),*];
+    };
+}
+
+agents! {
+    claude::Claude,
+    codex::Codex,
+    copilot::Copilot,
+    qwen::Qwen,
+}
+
+/// The agent `anvil run` hosts a debate in (`claude -p`), which also drafts a blind opening for
+/// a role without a seat.
+pub static RUN_HOST: &dyn Agent = &claude::Claude;
+
+/// The environment variable a seat's process carries: anvil's hooks do nothing in it.
+pub const SEAT_VAR: &str = "ANVIL_SEAT";
+
+/// How long a seat's turn may take unless configured otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The agent named `name` (`codex`).
+pub fn find(name: &str) -> Option<&'static dyn Agent> {
+    AGENTS.iter().copied().find(|a| a.name() == name)
+}
+
+/// The agents' names, for people: `claude, codex, copilot or qwen`.
+pub fn names() -> String {
+    let names: Vec<&str> = AGENTS.iter().map(|a| a.name()).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// One agent CLI: who it is, how a headless, read-only turn of it runs, and how to read what
+/// the turn left. Implementations build the command line and read the result; [`play`] does
+/// the running. Each lives in the agent's own file.
+pub trait Agent: Sync + Send {
+    /// Who it is and what it may do in a seat: the facts of its file.
+    fn about(&self) -> &'static About;
+
+    /// Its name on the command line and in the record (`codex`).
+    fn name(&self) -> &'static str {
+        self.about().name
+    }
+
+    /// The product, for people (`Codex CLI`).
+    fn title(&self) -> &'static str {
+        self.about().title
+    }
+
+    /// What it may do in a seat, for people: its read-only or plan mode.
+    fn allowed(&self) -> &'static str {
+        self.about().allowed
+    }
+
+    /// The variable that names its binary (`ANVIL_CODEX_BIN`); else it is found on `PATH` by
+    /// its name.
+    fn bin_var(&self) -> String {
+        format!("ANVIL_{}_BIN", self.name().to_uppercase())
+    }
+
+    /// The binary to run: `$ANVIL_<AGENT>_BIN`, else its name (looked up on `PATH`).
+    fn program(&self) -> PathBuf {
+        std::env::var_os(self.bin_var())
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| PathBuf::from(self.name()), PathBuf::from)
+    }
+
+    /// The arguments of one read-only, headless turn. `session` is the id of a new session
+    /// when the agent lets its caller choose one (see [`Agent::names_sessions`]), else the
+    /// one resumed.
+    fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String>;
+
+    /// Whether anvil names a new session (`--session-id`), or the agent does (Codex).
+    fn names_sessions(&self) -> bool {
+        true
+    }
+
+    /// Reads the turn's result from what the agent printed and wrote. `session` is the one
+    /// named or resumed, if known before the run. `Err` carries the agent's last words when
+    /// its output says the turn failed.
+    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String>;
+
+    /// How it would reach a model headless here (`Ok`: signed in, a key or a provider set),
+    /// or what seems to be missing (`Err`), told from its own files and the environment
+    /// without sending a request anywhere.
+    fn signed_in(&self) -> Result<String, String>;
+}
+
+/// What an agent's file says of it, beside how it runs.
+#[derive(Debug)]
+pub struct About {
+    /// Its name on the command line and in the record (`codex`); also its binary's name.
+    pub name: &'static str,
+    /// The product, for people (`Codex CLI`).
+    pub title: &'static str,
+    /// What it may do in a seat, for people: its read-only or plan mode.
+    pub allowed: &'static str,
+}
+
+impl std::fmt::Debug for dyn Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::fmt::Display for dyn Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Agents are the same when their names are.
+impl PartialEq for dyn Agent {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for dyn Agent {}
+
+impl std::hash::Hash for dyn Agent {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+/// One turn to play.
+#[derive(Debug, Clone)]
+pub struct Turn<'a> {
+    /// The project: the agent reads it, never changes it.
+    pub cwd: &'a std::path::Path,
+    pub prompt: &'a str,
+    /// The session to resume, or `None` for a new one.
+    pub resume: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub timeout: Duration,
+    /// The role, for the seat's environment (`ANVIL_SEAT`).
+    pub role: &'a str,
+    /// The program that guards the agent ([`guard`]): the running anvil binary, whose
+    /// `seat-guard` mode kills the agent's whole process group when this process ends, however
+    /// it ends. `None` runs the agent directly (it then outlives a killed caller).
+    pub guard: Option<&'a std::path::Path>,
+}
+
+/// Tokens of a turn, as the agent counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    /// Input served from the provider's cache.
+    pub cache_read: u64,
+    /// Input written to it (Claude only).
+    pub cache_write: u64,
+}
+
+impl Tokens {
+    pub fn total(&self) -> u64 {
+        self.input + self.output
+    }
+}
+
+/// What a seat's turn said and cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Played {
+    pub agent: &'static dyn Agent,
+    pub text: String,
+    /// The session, to resume for the seat's next turn.
+    pub session: String,
+    pub agent_version: Option<String>,
+    pub model: Option<String>,
+    pub tokens: Tokens,
+    /// The price, where the agent reports one in dollars (Claude Code).
+    pub cost: Option<Usd>,
+    pub duration_ms: u64,
+}
+
+/// How a seat failed. Each says what the agent said last, when it said anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeatError {
+    #[error("{agent} is not installed: cannot run `{program}` ({reason}); install it, or name its binary in ${var}", var = agent.bin_var())]
+    Missing {
+        agent: &'static dyn Agent,
+        program: String,
+        reason: String,
+    },
+    #[error("{agent} failed ({status}){}", words(last_words))]
+    Failed {
+        agent: &'static dyn Agent,
+        status: String,
+        last_words: String,
+    },
+    #[error("{agent} did not answer within {} s and was stopped{}", after.as_secs(), words(last_words))]
+    TimedOut {
+        agent: &'static dyn Agent,
+        after: Duration,
+        last_words: String,
+    },
+    #[error("{agent} ended its turn without a reply{}", words(last_words))]
+    Empty {
+        agent: &'static dyn Agent,
+        last_words: String,
+    },
+}
+
+fn words(last_words: &str) -> String {
+    if last_words.trim().is_empty() {
+        String::new()
+    } else {
+        format!(": {}", last_words.trim())
+    }
+}
+
+impl SeatError {
+    pub fn agent(&self) -> &'static dyn Agent {
+        match self {
+            SeatError::Missing { agent, .. }
+            | SeatError::Failed { agent, .. }
+            | SeatError::TimedOut { agent, .. }
+            | SeatError::Empty { agent, .. } => *agent,
+        }
+    }
+}
+
+/// The last few non-empty lines of `text`, at most 600 characters: what an agent said last.
+pub(crate) fn last_words(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = lines[lines.len().saturating_sub(4)..].join(" · ");
+    if tail.chars().count() > 600 {
+        let skip = tail.chars().count() - 600;
+        format!("…{}", tail.chars().skip(skip).collect::<String>())
+    } else {
+        tail
+    }
+}
+
+/// The home of an agent's files: `$VAR` when set, else `~/DIR`.
+pub(crate) fn agent_home(var: &str, dir: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(dir)))
+}
+
+/// The lines of a JSONL text that parse.
+pub(crate) fn jsonl(text: &str) -> impl Iterator<Item = serde_json::Value> + '_ {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+}
+
+/// A new random session id (a version-4 UUID).
+pub fn new_session_id() -> String {
+    use std::hash::BuildHasher;
+    let random = |salt: u64| {
+        std::collections::hash_map::RandomState::new().hash_one((
+            salt,
+            std::process::id(),
+            std::time::SystemTime::now(),
+        ))
+    };
+    let (a, b) = (random(1), random(2));
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0x0fff,
+        0x8000 | (b >> 48 & 0x3fff),
+        b & 0xffff_ffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_are_found_by_name_and_listed_once() {
+        assert_eq!(find("codex").map(|a| a.title()), Some("Codex CLI"));
+        assert!(find("gemini-pro").is_none());
+        assert_eq!(names(), "claude, codex, copilot or qwen");
+        let mut seen: Vec<&str> = AGENTS.iter().map(|a| a.name()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), AGENTS.len(), "each agent once");
+    }
+
+    /// Adding an agent is one file plus one line: each file of this room that implements
+    /// [`Agent`] is named for its agent and is in [`AGENTS`], and each agent of the list has
+    /// its file.
+    #[test]
+    fn each_agent_is_one_file_and_one_line_of_the_list() {
+        let room = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent");
+        let mut files: Vec<String> = std::fs::read_dir(&room)
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("impl Agent for "))
+            })
+            .map(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_owned()
+            })
+            .filter(|stem| stem != "mod")
+            .collect();
+        files.sort();
+        let mut listed: Vec<String> = AGENTS.iter().map(|a| a.name().to_owned()).collect();
+        listed.sort();
+        assert_eq!(
+            files, listed,
+            "the agents' files and the list in agent/mod.rs"
+        );
+    }
+
+    #[test]
+    fn last_words_are_the_end_of_what_was_said() {
+        assert_eq!(last_words("a\n\n b \nc\nd\ne\n"), "b · c · d · e");
+        assert_eq!(last_words(""), "");
+        assert!(last_words(&"x".repeat(700)).starts_with('…'));
+    }
+}
