@@ -18,7 +18,8 @@
 //!    for people; the same phase as a transcript section (`transcript::section`: words,
 //!    headings nested under the phase's), what the hook appends at every stop; and the whole
 //!    report of a 10-round debate (21 phases) made from the record and rendered as its HTML
-//!    page with the chart (`Report::of_line` + `html`), what the hook writes at the end.
+//!    page with the chart (`Report::of_line` + `html`), what the hook writes at the end; and
+//!    the renderer on measurement 1's three 5 MB texts.
 //!
 //! `cargo bench --bench positions -- prose` runs measurement 3 alone.
 //!
@@ -66,6 +67,21 @@ fn parser() {
         ms(phase_time)
     );
 
+    for (what, text) in &big_texts() {
+        let found = markers::scan(text);
+        let t = time(5, || markers::scan(text));
+        println!(
+            "  {what} {:>9.1} ms  (position: {}, open points: {})",
+            ms(t),
+            found.position.is_some(),
+            found.open.len()
+        );
+    }
+}
+
+/// Three 5 MB texts: prose with the tags at its end; a tag and inline code in every paragraph;
+/// and a hostile one, opening tags and a single closing tag at its end.
+fn big_texts() -> [(&'static str, String); 3] {
     let tail = format!(
         "{}\n\n{}",
         prose(MB5),
@@ -82,20 +98,11 @@ fn parser() {
     }
     let unit = "<anvil-open>never closed ";
     let hostile = format!("{}</anvil-open>", unit.repeat(MB5 / unit.len()));
-    for (what, text) in [
-        ("5 MB of prose, the tags at its end            ", &tail),
-        ("5 MB, a tag and inline code in each paragraph ", &dense),
-        ("5 MB of opening tags, one close at the end   ", &hostile),
-    ] {
-        let found = markers::scan(text);
-        let t = time(5, || markers::scan(text));
-        println!(
-            "  {what} {:>9.1} ms  (position: {}, open points: {})",
-            ms(t),
-            found.position.is_some(),
-            found.open.len()
-        );
-    }
+    [
+        ("5 MB of prose, the tags at its end            ", tail),
+        ("5 MB, a tag and inline code in each paragraph ", dense),
+        ("5 MB of opening tags, one close at the end   ", hostile),
+    ]
 }
 
 /// Measurement 2.
@@ -224,6 +231,14 @@ fn people() {
             .html()
             .len()
     });
+    let big: Vec<(&str, f64)> = big_texts()
+        .iter()
+        .map(|(what, text)| {
+            let shown = markers::readable(text);
+            assert!(markers::scan(&shown) == markers::Markers::default());
+            (*what, ms(time(5, || markers::readable(text).len())))
+        })
+        .collect();
     println!(
         "a phase for people (median, in process; target: a 400-word phase under 5 ms):\n  \
          {words}-word phase ({} KB), a position, 2 open points: markers::readable   {:>8.3} ms\n  \
@@ -236,6 +251,9 @@ fn people() {
         ms(report),
         page.len() / 1024
     );
+    for (what, t) in big {
+        println!("  markers::readable, {what} {t:>9.1} ms");
+    }
 }
 
 /// About 400 words as a debater writes them: a heading, paragraphs, a list, a fenced block

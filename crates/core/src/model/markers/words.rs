@@ -60,7 +60,11 @@ fn once(text: &str) -> Option<String> {
         return None;
     }
     let partners = tags::partners(&tags);
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut out = Written {
+        text: String::with_capacity(text.len() + text.len() / 8),
+        line_start: 0,
+        line_blank: true,
+    };
     let mut at = 0;
     let mut i = 0;
     while i < tags.len() {
@@ -78,41 +82,64 @@ fn once(text: &str) -> Option<String> {
         };
         at = put(&mut out, text, at, tag.start..end, words);
     }
-    out.push_str(&text[at..]);
-    Some(out)
+    out.push(&text[at..]);
+    Some(out.text)
+}
+
+/// The text being written, with where its last line starts and whether that line is blank so
+/// far: kept as it grows, so that asking costs nothing however long a line is (a hostile text
+/// of tags on one line would otherwise be read back once per tag).
+struct Written {
+    text: String,
+    line_start: usize,
+    line_blank: bool,
+}
+
+impl Written {
+    fn push(&mut self, chunk: &str) {
+        match chunk.rfind('\n') {
+            Some(n) => {
+                self.line_start = self.text.len() + n + 1;
+                self.line_blank = chunk[n + 1..].trim().is_empty();
+            }
+            None if self.line_blank => self.line_blank = chunk.trim().is_empty(),
+            None => {}
+        }
+        self.text.push_str(chunk);
+    }
 }
 
 /// Writes what comes before `span` and the words in its place (or nothing); returns where the
 /// text goes on. A tag that leaves no words and stood alone on its line takes the line with
 /// it; words followed by a line break end in a hard break, so the next line stays its own.
 fn put(
-    out: &mut String,
+    out: &mut Written,
     text: &str,
     at: usize,
     span: Range<usize>,
     words: Option<String>,
 ) -> usize {
-    out.push_str(&text[at..span.start]);
+    out.push(&text[at..span.start]);
     match words {
         Some(words) => {
-            out.push_str(&words);
+            out.push(&words);
             if text[span.end..].starts_with(['\n', '\r']) {
-                out.push_str("  ");
+                out.push("  ");
             }
             span.end
         }
-        None => {
-            let line_start = out.rfind('\n').map_or(0, |n| n + 1);
-            let line_end = text[span.end..]
-                .find('\n')
-                .map_or(text.len(), |n| span.end + n);
-            if out[line_start..].trim().is_empty() && text[span.end..line_end].trim().is_empty() {
-                out.truncate(line_start);
-                (line_end + 1).min(text.len())
-            } else {
-                span.end
+        None if out.line_blank => {
+            // The rest of the line, up to its end or to the first thing that is not blank.
+            let rest = &text[span.end..];
+            match rest.find(|c: char| c == '\n' || !c.is_whitespace()) {
+                Some(n) if !rest[n..].starts_with('\n') => span.end,
+                found => {
+                    out.text.truncate(out.line_start);
+                    found.map_or(text.len(), |n| span.end + n + 1)
+                }
             }
         }
+        None => span.end,
     }
 }
 
