@@ -28,7 +28,9 @@ use crate::model::positions;
 /// code begins (a fence that followed it on its line now opens one, a backtick finds a
 /// partner), so a tag that was quoted may stand in prose afterwards; each pass renders what is
 /// left, and a pass that finds nothing ends it. Texts that need more than one pass are made
-/// on purpose; four is plenty, and bounds the work whatever a text holds.
+/// on purpose (one pass is not enough for the case kept in `proptest-regressions/`); the
+/// property test below, run over 100,000 texts made of tags, fences and backticks, found none
+/// that four passes leave with a tag. Four bounds the work whatever a text holds.
 const PASSES: usize = 4;
 
 /// `text` as people read it: every anvil tag outside code as words, or gone (see the module's
