@@ -4,7 +4,9 @@
     python3 benches/hook-ab.py BEFORE/anvil-hook AFTER/anvil-hook AFTER/anvil [SAMPLES]
 
 With `ANVIL_AB_POSITIONS=1`, every phase ends with a position and two open points, as in the
-hook bench's positions case.
+hook bench's positions case. With `ANVIL_AB_SYNTHESIS=1`, the stop timed is the synthesis's
+(the debate advanced through round 3, the synthesis out): its commit and the report written
+at the end.
 
 It then times the no-debate path the same way: a stop of a session that drives no debate, in
 a project that has `.anvil/` (the hook's answer at the end of every turn of every session).
@@ -77,7 +79,11 @@ def main():
         )
         run([anvil, "init"])
         run([anvil, "start", "Should we?", "--rounds", "3", "--session", SESSION])
-        for label in ["ADVOCATE round 1", "CRITIC round 1", "ADVOCATE round 2", "CRITIC round 2"]:
+        synthesis = bool(os.environ.get("ANVIL_AB_SYNTHESIS"))
+        labels = ["ADVOCATE round 1", "CRITIC round 1", "ADVOCATE round 2", "CRITIC round 2"]
+        if synthesis:
+            labels += ["ADVOCATE round 3", "CRITIC round 3"]
+        for label in labels:
             run([after, "stop"], stop_input(template, phase(label, 7500, int(label[-1]))))
         pairs = []
         for i in range(samples):
@@ -88,7 +94,8 @@ def main():
         # The copies reach the disk first, so that their write-back is not what gets timed.
         subprocess.run(["sync"])
         time.sleep(1)
-        text = phase("ADVOCATE round 3", 7500, 3)
+        text = phase("SYNTHESIS", 7500, 3) if synthesis else phase("ADVOCATE round 3", 7500, 3)
+        what_stop = "synthesis (commit and report)" if synthesis else "mid-debate phase"
         wall = {before: [], after: []}
         cpu = {before: [], after: []}
         for i, (b, a) in enumerate(pairs):
@@ -103,9 +110,15 @@ def main():
                 cpu[program].append(
                     (now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime) * 1000
                 )
-                # Each stop records the phase and hands out the critic's prompt.
-                assert done.returncode == 0 and b"Critic" in done.stdout, done
-        report("mid-debate phase", samples, before, after, wall, cpu)
+                # Each stop records the phase and hands out the critic's prompt, or ends the
+                # debate with its report.
+                assert done.returncode == 0, done
+                if synthesis:
+                    reports = os.path.join(project, ".anvil", "reports")
+                    assert os.listdir(reports), done
+                else:
+                    assert b"Critic" in done.stdout, done
+        report(what_stop, samples, before, after, wall, cpu)
 
         # The no-debate path: one project, stops of a session bound to nothing.
         quiet = os.path.join(work, "quiet")

@@ -12,6 +12,17 @@
 //!    charts, template) and, within it, the template's render (its `Server-Timing`); beside
 //!    it the charts alone (the three lines' `chart` and `svg`), in process. Target: < 100 ms.
 //!
+//! 3. a phase for people (issue "The first hour", its Speed section: a 400-word phase under
+//!    5 ms), in process: a 400-word phase (a heading, a list, a fenced block quoting a tag, a
+//!    position and two open points) through `markers::readable`, the one renderer of a phase
+//!    for people; the same phase as a transcript section (`transcript::section`: words,
+//!    headings nested under the phase's), what the hook appends at every stop; and the whole
+//!    report of a 10-round debate (21 phases) made from the record and rendered as its HTML
+//!    page with the chart (`Report::of_line` + `html`), what the hook writes at the end; and
+//!    the renderer on measurement 1's three 5 MB texts.
+//!
+//! `cargo bench --bench positions -- prose` runs measurement 3 alone.
+//!
 //! The debates are built in process through the library calls the Stop hook makes; branches
 //! through the `anvil branch` command.
 
@@ -29,8 +40,12 @@ const SESSION: &str = "0b3c2a4e-5f60-4718-8293-a4b5c6d7e8f9";
 const MB5: usize = 5 * 1024 * 1024;
 
 fn main() {
+    if std::env::args().any(|a| a == "prose") {
+        return people();
+    }
     parser();
     page();
+    people();
 }
 
 /// Measurement 1.
@@ -52,6 +67,21 @@ fn parser() {
         ms(phase_time)
     );
 
+    for (what, text) in &big_texts() {
+        let found = markers::scan(text);
+        let t = time(5, || markers::scan(text));
+        println!(
+            "  {what} {:>9.1} ms  (position: {}, open points: {})",
+            ms(t),
+            found.position.is_some(),
+            found.open.len()
+        );
+    }
+}
+
+/// Three 5 MB texts: prose with the tags at its end; a tag and inline code in every paragraph;
+/// and a hostile one, opening tags and a single closing tag at its end.
+fn big_texts() -> [(&'static str, String); 3] {
     let tail = format!(
         "{}\n\n{}",
         prose(MB5),
@@ -68,20 +98,11 @@ fn parser() {
     }
     let unit = "<anvil-open>never closed ";
     let hostile = format!("{}</anvil-open>", unit.repeat(MB5 / unit.len()));
-    for (what, text) in [
-        ("5 MB of prose, the tags at its end            ", &tail),
-        ("5 MB, a tag and inline code in each paragraph ", &dense),
-        ("5 MB of opening tags, one close at the end   ", &hostile),
-    ] {
-        let found = markers::scan(text);
-        let t = time(5, || markers::scan(text));
-        println!(
-            "  {what} {:>9.1} ms  (position: {}, open points: {})",
-            ms(t),
-            found.position.is_some(),
-            found.open.len()
-        );
-    }
+    [
+        ("5 MB of prose, the tags at its end            ", tail),
+        ("5 MB, a tag and inline code in each paragraph ", dense),
+        ("5 MB of opening tags, one close at the end   ", hostile),
+    ]
 }
 
 /// Measurement 2.
@@ -171,6 +192,87 @@ fn page() {
         ms(median(&mut renders)),
         ms(charts)
     );
+}
+
+/// Measurement 3.
+fn people() {
+    let phase = four_hundred_words();
+    let words = phase.split_whitespace().count();
+    let shown = markers::readable(&phase);
+    assert!(
+        shown.contains("**Position:** against 0.7") && shown.contains("```xml\n<anvil-open>"),
+        "{shown}"
+    );
+    let finished = anvil_core::model::machine::Finished {
+        role: anvil_core::model::state::Role::Critic,
+        round: 2,
+        voice: None,
+        markers: markers::scan(&phase),
+        steering: Vec::new(),
+    };
+    let readable = time(2_001, || markers::readable(&phase).len());
+    let section = time(2_001, || {
+        anvil_core::model::transcript::section(&finished, &phase, None).len()
+    });
+
+    let work = tempfile::tempdir().expect("temp dir");
+    let home = Home::init(work.path()).expect("init");
+    let line = debate(&home);
+    let record = anvil_core::record::store::Record::open(&home.record_dir()).expect("record");
+    let history = anvil_core::review::history::LineHistory::load(&record, &line).expect("history");
+    let state = anvil_core::review::history::state_at(&record, history.tip).expect("state");
+    let page = anvil_core::review::report::Report::of_line(&record, &history, &state)
+        .expect("report")
+        .html();
+    assert!(page.contains("anvil-chart") && !page.contains("&lt;anvil-"));
+    let report = time(51, || {
+        anvil_core::review::report::Report::of_line(&record, &history, &state)
+            .expect("report")
+            .html()
+            .len()
+    });
+    let big: Vec<(&str, f64)> = big_texts()
+        .iter()
+        .map(|(what, text)| {
+            let shown = markers::readable(text);
+            assert!(markers::scan(&shown) == markers::Markers::default());
+            (*what, ms(time(5, || markers::readable(text).len())))
+        })
+        .collect();
+    println!(
+        "a phase for people (median, in process; target: a 400-word phase under 5 ms):\n  \
+         {words}-word phase ({} KB), a position, 2 open points: markers::readable   {:>8.3} ms\n  \
+         the same as a transcript section (words, headings nested)      {:>8.3} ms\n  \
+         report of a 10-round debate ({} phases) from the record, HTML + chart {:>8.3} ms  ({} KB)",
+        phase.len() / 1024,
+        ms(readable),
+        ms(section),
+        history.entries.iter().filter(|e| e.role.is_some()).count(),
+        ms(report),
+        page.len() / 1024
+    );
+    for (what, t) in big {
+        println!("  markers::readable, {what} {t:>9.1} ms");
+    }
+}
+
+/// About 400 words as a debater writes them: a heading, paragraphs, a list, a fenced block
+/// that quotes a tag (left as it is), a position and two open points.
+fn four_hundred_words() -> String {
+    let mut text = String::from("## Why the write path is not the bottleneck\n\n");
+    text.push_str(&prose(1_100));
+    text.push_str(
+        "\n\n- replicas take the reads\n- the ledger keeps its transactions\n\
+         - the migration waits a year\n\n```xml\n<anvil-open>quoted, not a point</anvil-open>\n```\n\n",
+    );
+    text.push_str(&prose(1_200));
+    text.push_str("\n\n");
+    text.push_str(&tags(
+        "against",
+        "0.7",
+        "Billing's write path is not the bottleneck",
+    ));
+    text
 }
 
 /// A 10-round debate whose seats state positions that move (the critic softens, then turns

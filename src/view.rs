@@ -158,7 +158,7 @@ pub fn render_entry(
             .unwrap_or_else(|| "(no prompt recorded)".to_owned())
     } else {
         match entry.role {
-            Some(_) => anvil_core::review::history::response(record, entry)?.unwrap_or_default(),
+            Some(_) => phase_text(record, entry)?,
             None => entry.describe(),
         }
     };
@@ -183,6 +183,14 @@ pub fn render_entry(
         }
     }
     Ok(out)
+}
+
+/// The text `entry`'s phase recorded, as people read it: the tags debaters write for anvil as
+/// words (see `anvil_core::model::markers::readable`). What `show`, `replay` and the MCP server
+/// print of a phase.
+pub fn phase_text(record: &Record, entry: &Entry) -> Result<String, CliError> {
+    let text = anvil_core::review::history::response(record, entry)?.unwrap_or_default();
+    Ok(anvil_core::model::markers::readable(&text).into_owned())
 }
 
 /// The earlier conclusions a debate's `start` commit recalled (none for any other commit).

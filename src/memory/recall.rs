@@ -74,8 +74,7 @@ fn read(
         return Ok(None);
     };
     let question = history::state_at(record, entry.commit)?.setup.question;
-    let text = history::response(record, entry)?.unwrap_or_default();
-    Ok(Some((question, text)))
+    Ok(Some((question, crate::view::phase_text(record, entry)?)))
 }
 
 fn cut(text: &str, max: usize) -> String {

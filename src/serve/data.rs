@@ -633,18 +633,17 @@ pub fn prompt(home: &Home, debate: &str, line: &str, step: u32) -> Result<String
         .unwrap_or_else(|| "(no prompt recorded)".to_owned()))
 }
 
-/// The report of a line as markdown, built from its record (finished or not).
-pub fn report(home: &Home, debate: &str, line: &str) -> Result<(String, String), ApiError> {
+/// The report of a line, built from its record (finished or not).
+pub fn report(
+    home: &Home,
+    debate: &str,
+    line: &str,
+) -> Result<anvil_core::review::report::Report, ApiError> {
     let not_found = || ApiError::not_found(format!("no line '{debate}@{line}'"));
     let record = named_record(home, &[debate, line], not_found)?;
     let line = LineRef::new(debate, line);
     let history = LineHistory::load(&record, &line).map_err(|_| not_found())?;
     let state = history::state_at(&record, history.tip).map_err(ApiError::internal)?;
-    let transcript = history::transcript(&record, &history, history.entries.len() - 1, &state)
-        .map_err(ApiError::internal)?;
-    let title = anvil_core::model::state::first_line(&state.setup.question).to_owned();
-    Ok((
-        title,
-        anvil_core::review::report::markdown(&state, &transcript),
-    ))
+    anvil_core::review::report::Report::of_line(&record, &history, &state)
+        .map_err(ApiError::internal)
 }

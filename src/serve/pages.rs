@@ -411,15 +411,15 @@ pub async fn report(
     };
     let a = app.clone();
     let (d, l) = (debate.clone(), line.clone());
-    let (title, markdown) = blocking(move || data::report(&a.home, &d, &l)).await?;
+    let report = blocking(move || data::report(&a.home, &d, &l)).await?;
     let (body, kind, ext) = if html {
-        (
-            anvil_core::review::report::html(&title, &markdown),
-            "text/html; charset=utf-8",
-            "html",
-        )
+        (report.html(), "text/html; charset=utf-8", "html")
     } else {
-        (markdown, "text/markdown; charset=utf-8", "md")
+        (
+            report.markdown().to_owned(),
+            "text/markdown; charset=utf-8",
+            "md",
+        )
     };
     let name = if line == "main" {
         format!("{debate}.{ext}")

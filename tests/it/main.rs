@@ -34,6 +34,7 @@ mod npm_dist;
 mod options_cli;
 mod other_writers;
 mod positions_cli;
+mod prose_cli;
 mod recall_cli;
 mod record_faults;
 mod record_races;

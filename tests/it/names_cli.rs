@@ -175,7 +175,12 @@ fn a_debate_is_named_by_words_of_its_id_or_question_or_by_its_number() {
         status.describe()
     );
     // --follow-up too (the synthesis of the Rust debate, found by words of its id).
-    let follow = d.anvil(&["start", "What next for billing?", "--follow-up", "rewrite-billing"]);
+    let follow = d.anvil(&[
+        "start",
+        "What next for billing?",
+        "--follow-up",
+        "rewrite-billing",
+    ]);
     assert!(follow.stdout.contains("Keep Go."), "{}", follow.describe());
     d.anvil(&["cancel", "adopt-graphql"]);
     assert!(

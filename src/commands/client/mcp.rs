@@ -351,7 +351,7 @@ fn read(ctx: &Ctx, record: &Record, rev: &str) -> Result<String, CliError> {
     let resolved = crate::naming::resolve(ctx, &home, record, rev)?.resolved;
     let entry = resolved.entry();
     let body = match entry.role {
-        Some(_) => history::response(record, entry)?.unwrap_or_default(),
+        Some(_) => view::phase_text(record, entry)?,
         None => entry.describe(),
     };
     Ok(format!(

@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
+use anvil_core::model::markers::readable;
+use anvil_core::model::transcript::nest;
 use anvil_core::review::history::{self, LineHistory};
+use anvil_core::review::report::Report;
 
 use crate::ctx::Ctx;
 use crate::error::CliError;
@@ -42,28 +45,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         return Err(CliError::new(format!("no line {line}")));
     };
     let state = history::line_state(&record, &line, this.tip)?;
-    let transcript = history::transcript(&record, this, this.entries.len() - 1, &state)?;
-    let mut markdown = anvil_core::review::report::markdown(&state, &transcript);
-    markdown.push_str(&branches(&record, &lines)?);
-    markdown.push_str("\n## Cost\n\n```text\n");
-    markdown.push_str(&crate::commands::log::stats(&lines, Paint { on: false }));
-    markdown.push_str("```\n");
+    let mut report = Report::of_line(&record, this, &state)?;
+    report.push(&branches(&record, &lines)?);
+    report.push("\n## Cost\n\n```text\n");
+    report.push(&crate::commands::log::stats(&lines, Paint { on: false }));
+    report.push("```\n");
     match args.output {
         // To a terminal the report is shown, never obeyed; a file keeps the text whole.
-        None => out(&crate::term::visible(&markdown)),
+        None => out(&crate::term::visible(report.markdown())),
         Some(path) => {
-            let is_html = path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
-            let bytes = if is_html {
-                anvil_core::review::report::html(
-                    anvil_core::model::state::first_line(&state.setup.question),
-                    &markdown,
-                )
-            } else {
-                markdown
-            };
-            anvil_core::fsutil::write_atomic(&path, bytes.as_bytes())
+            report
+                .write(&path)
                 .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))?;
             say(&format!(
                 "anvil: report of {line} written to {}",
@@ -96,8 +88,8 @@ fn branches(
             .own_start()
             .map(|i| &h.entries[i])
             .filter(|e| e.meta.phase == "branch");
-        let synthesis = match h.synthesis() {
-            Some(i) => history::response(record, &h.entries[i])?.unwrap_or_default(),
+        let synthesis = match history::conclusion(record, h)? {
+            Some((_, text)) => readable(&text).into_owned(),
             None => String::new(),
         };
         let cell = |s: &str| {
@@ -127,7 +119,7 @@ fn branches(
             full.push_str(&format!(
                 "\n### Synthesis of `{}`\n\n{}\n",
                 h.line.line,
-                synthesis.trim()
+                nest(synthesis.trim(), 3).trim()
             ));
         }
     }

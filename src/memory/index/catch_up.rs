@@ -196,8 +196,13 @@ fn index_line(
         }
         tx.execute("INSERT INTO seen VALUES (?1)", [&id])
             .map_err(err)?;
+        // A phase is indexed as people read it (tags as words): its snippets are what a search
+        // shows.
         let text = match entry.role {
-            Some(_) => history::response(record, entry)?.unwrap_or_default(),
+            Some(_) => {
+                let text = history::response(record, entry)?.unwrap_or_default();
+                anvil_core::model::markers::readable(&text).into_owned()
+            }
             // Bookkeeping commits: the question, steering and answers they carry.
             None => entry.describe(),
         };

@@ -30,8 +30,9 @@ mod search;
 
 pub use search::terms;
 
-/// Bumped when the schema changes: an index of another version is built again.
-const VERSION: i64 = 3;
+/// Bumped when the schema changes, or what is indexed of a phase: an index of another version
+/// is built again. (4: phases indexed as people read them, tags as words.)
+const VERSION: i64 = 4;
 
 /// How long a writer waits for another process's catch-up before it gives up.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);

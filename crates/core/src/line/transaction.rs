@@ -194,7 +194,15 @@ pub fn run<T>(
         let (new, after) = commit_of(*change, tip);
         match publish(&record, line, &new) {
             Ok(id) => {
-                follow(home, line, after.state, id, after.transcript, after.report)?;
+                follow(
+                    home,
+                    &record,
+                    line,
+                    after.state,
+                    id,
+                    after.transcript,
+                    after.report,
+                )?;
                 return Ok(Done {
                     value,
                     tip: Some(id),
@@ -402,6 +410,7 @@ fn roll_forward(
     let text = history::transcript(record, &history, history.entries.len() - 1, &state)?;
     follow(
         home,
+        record,
         line,
         state.clone(),
         tip,
@@ -419,6 +428,7 @@ fn roll_forward(
 /// done (and every stop of a session bound to a line that is over unbinds it anyway).
 fn follow(
     home: &Home,
+    record: &Record,
     line: &LineRef,
     mut state: State,
     tip: ObjectId,
@@ -438,7 +448,7 @@ fn follow(
             .and_then(|()| fsutil::write_atomic(&path, all.as_bytes()))
             .map_err(io)?,
     }
-    settle(home, line, &state, report)?;
+    settle(home, record, (line, tip), &state, report)?;
     if !state.progress.status.is_over() {
         crate::line::active::mark(home, line).map_err(|source| DebateError::Io {
             what: "cannot write the active index in",
@@ -452,8 +462,15 @@ fn follow(
 }
 
 /// What follows from a line's state outside the record, done so that doing it again is
-/// harmless: delivered steering leaves the queue; a finished line has its report.
-fn settle(home: &Home, line: &LineRef, state: &State, report: bool) -> Result<(), DebateError> {
+/// harmless: delivered steering leaves the queue; a finished line has its report, made from
+/// the record at `tip` (its conclusion is the synthesis recorded there).
+fn settle(
+    home: &Home,
+    record: &Record,
+    (line, tip): (&LineRef, ObjectId),
+    state: &State,
+    report: bool,
+) -> Result<(), DebateError> {
     fault::point("settling").map_err(|source| DebateError::Io {
         what: "cannot settle",
         path: home.line_dir(line),
@@ -473,16 +490,11 @@ fn settle(home: &Home, line: &LineRef, state: &State, report: bool) -> Result<()
     if state.progress.status == Status::Done
         && (report || !crate::review::report::output_path(home, state).exists())
     {
-        let path = home.transcript_path(line);
-        let text = fsutil::read_optional(&path)
-            .map_err(io("cannot read", &path))?
-            .unwrap_or_default();
-        let report = crate::review::report::output_path(home, state);
-        crate::review::report::write(&report, state, &text).map_err(|source| DebateError::Io {
-            what: "cannot write the report",
-            path: report.clone(),
-            source,
-        })?;
+        let history = LineHistory::at(record, line, tip)?;
+        let path = crate::review::report::output_path(home, state);
+        crate::review::report::Report::of_line(record, &history, state)?
+            .write(&path)
+            .map_err(io("cannot write the report", &path))?;
     }
     Ok(())
 }

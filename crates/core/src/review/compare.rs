@@ -3,6 +3,8 @@
 //! Between two rounds the Advocate is compared with the Advocate and the Critic with the
 //! Critic, so the diff shows how each position moved; between two lines at their syntheses
 //! the syntheses are compared. A single phase against a single phase is compared directly.
+//! The texts are the phases as people read them (tags as words, see
+//! [`crate::model::markers::readable`]); positions move in the line `diff` opens with.
 
 use crate::record::store::Record;
 use crate::review::history::{self, HistoryError};
@@ -70,6 +72,7 @@ fn sides(record: &Record, r: &Resolved) -> Result<Vec<(String, String, String)>,
         match entry.role {
             Some(role) => {
                 let text = history::response(record, entry)?.unwrap_or_default();
+                let text = crate::model::markers::readable(&text).into_owned();
                 out.push((role.name().to_owned(), label, text));
             }
             None => {

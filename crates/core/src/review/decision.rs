@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::model::markers::readable;
+use crate::model::transcript::nest;
+
 /// Where decision records go when neither `--dir` nor `.adr-dir` says otherwise.
 pub const DEFAULT_DIR: &str = "docs/decisions";
 
@@ -225,8 +228,18 @@ struct FrontMatter<'a> {
     decision_makers: &'a [String],
 }
 
-/// The record as markdown with YAML front matter.
+/// The record as markdown with YAML front matter. The debaters' texts read as people read them
+/// (tags as words, see [`crate::model::markers::readable`]), their headings under the record's.
 pub fn render(d: &Decision) -> String {
+    let synthesis = readable(&d.synthesis);
+    let positions: Vec<Position> = d
+        .positions
+        .iter()
+        .map(|p| Position {
+            by: p.by.clone(),
+            text: readable(&p.text).into_owned(),
+        })
+        .collect();
     let front = serde_saphyr::to_string(&FrontMatter {
         status: "proposed",
         date: &d.date,
@@ -255,7 +268,7 @@ pub fn render(d: &Decision) -> String {
         d.line
     ));
     out.push_str("## Considered Options\n\n");
-    for p in &d.positions {
+    for p in &positions {
         out.push_str(&format!("* {}: {}\n", p.by, gist(&p.text)));
     }
     out.push_str("\n## Decision Outcome\n\n");
@@ -265,17 +278,17 @@ pub fn render(d: &Decision) -> String {
              their stances and confidences, not stated by a model).\n\n"
         ));
     }
-    out.push_str(&demote(d.synthesis.trim(), 2));
+    out.push_str(&nest(synthesis.trim(), 2));
     out.push_str("\n\n### Consequences\n\n");
-    match section(&d.synthesis, &["consequence"]) {
+    match section(&synthesis, &["consequence"]) {
         Some(text) => out.push_str(&text),
         None => out.push_str(
             "* The synthesis above names none on their own; its conditions and risks stand for them.",
         ),
     }
     out.push_str("\n\n## Pros and Cons of the Options\n\n");
-    for p in &d.positions {
-        out.push_str(&format!("### {}\n\n{}\n\n", p.by, demote(p.text.trim(), 3)));
+    for p in &positions {
+        out.push_str(&format!("### {}\n\n{}\n\n", p.by, nest(p.text.trim(), 3)));
     }
     out.push_str("## More Information\n\n### Dissent left open\n\n");
     if !d.dissent.is_empty() {
@@ -291,7 +304,7 @@ pub fn render(d: &Decision) -> String {
         out.pop();
     } else {
         match section(
-            &d.synthesis,
+            &synthesis,
             &[
                 "open question",
                 "dissent",
@@ -363,27 +376,6 @@ fn gist(text: &str) -> String {
     }
 }
 
-/// Headings of `text` pushed down by `by` levels (at most to `######`), outside code blocks,
-/// so that a phase's own headings sit under the record's.
-fn demote(text: &str, by: usize) -> String {
-    let mut fenced = false;
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            fenced = !fenced;
-        }
-        let level = trimmed.chars().take_while(|c| *c == '#').count();
-        if !fenced && level > 0 && trimmed[level..].starts_with(' ') {
-            let new = (level + by).min(6);
-            out.push(format!("{}{}", "#".repeat(new), &trimmed[level..]));
-        } else {
-            out.push(line.to_owned());
-        }
-    }
-    out.join("\n")
-}
-
 /// The body of the first section of `text` whose heading (a `#` line, or a line that is all
 /// bold) names one of `words`, up to the next heading of its level or above.
 fn section(text: &str, words: &[&str]) -> Option<String> {
@@ -425,7 +417,7 @@ fn section(text: &str, words: &[&str]) -> Option<String> {
         body.push((*line).to_owned());
     }
     let body = body.join("\n").trim().to_owned();
-    (!body.is_empty()).then(|| demote(&body, 2))
+    (!body.is_empty()).then(|| nest(&body, 3).into_owned())
 }
 
 #[cfg(test)]

@@ -1,5 +1,10 @@
 //! Earlier results that a new debate builds on (`--follow-up`) or weighs against each other
-//! (`--versus`): a file, or the synthesis of a debate recorded here.
+//! (`--versus`): a file, or the conclusion of a debate recorded here.
+//!
+//! A debate's conclusion is what its synthesis phase recorded, read from the record (the live
+//! files only help find the debate by a prefix of its id): a heading in a debater's text
+//! cannot pass for it. A line without a synthesis gives its whole debate, headed by a line
+//! that says it reached no conclusion. Both read as people read them: tags as words.
 //!
 //! Reading one needs the live lines and the record's layout, which [`crate::home`] and [`crate::record::schema`] own;
 //! [`crate::review::context`] only bundles the texts, so the debate can depend on it and not the
@@ -8,9 +13,11 @@
 use std::path::Path;
 
 use crate::home::{Home, LineRef};
-use crate::model::state::{Inputs, Role, State};
+use crate::model::markers::readable;
+use crate::model::state::Inputs;
 use crate::record::store::Record;
 use crate::review::context::{ContextError, Earlier};
+use crate::review::history::{self, LineHistory};
 
 /// Reads the earlier results `inputs` names. Relative paths are found from `cwd`.
 pub fn read(home: &Home, cwd: &Path, inputs: &Inputs) -> Result<Earlier, ContextError> {
@@ -29,8 +36,8 @@ pub fn read(home: &Home, cwd: &Path, inputs: &Inputs) -> Result<Earlier, Context
     })
 }
 
-/// An earlier result: a file, or the synthesis of a recorded debate `DEBATE[@LINE]` (from its
-/// live files, else from the record); a line without a synthesis gives its whole transcript.
+/// An earlier result: a file, or the conclusion of a recorded debate `DEBATE[@LINE]` (see the
+/// module's documentation).
 fn read_result(
     home: &Home,
     cwd: &Path,
@@ -64,15 +71,9 @@ fn read_result(
         .iter()
         .filter(|l| l.line == wanted.line && l.debate.starts_with(&wanted.debate))
         .collect();
-    match matches.as_slice() {
-        [one] => {
-            let path = home.transcript_path(one);
-            let transcript = crate::fsutil::read_optional(&path)
-                .map_err(|source| ContextError::Read { path, source })?
-                .unwrap_or_default();
-            return Ok(synthesis_of(&transcript).unwrap_or(transcript));
-        }
-        [] => {}
+    let exact = match matches.as_slice() {
+        [one] => Some(*one),
+        [] => None,
         many => {
             return Err(fail(format!(
                 "ambiguous: it matches {}",
@@ -82,8 +83,15 @@ fn read_result(
                     .join(", ")
             )));
         }
-    }
-    from_record(home, option, source, &wanted)?.ok_or_else(|| {
+    };
+    from_record(
+        home,
+        option,
+        source,
+        exact.unwrap_or(&wanted),
+        exact.is_some(),
+    )?
+    .ok_or_else(|| {
         fail(
             "no such file, and no recorded debate of that name; `anvil status` lists debates"
                 .into(),
@@ -91,18 +99,15 @@ fn read_result(
     })
 }
 
-fn synthesis_of(transcript: &str) -> Option<String> {
-    transcript
-        .rsplit_once("\n## Synthesis\n")
-        .map(|(_, s)| format!("## Synthesis\n{}", s.trim_start()))
-}
-
-/// The synthesis a line's record holds, if the line is in the record and finished.
+/// The conclusion of `wanted`'s line in the record (its debate named in full when `exact`,
+/// else by a prefix), or its whole debate when it has none; `None` when the record has no
+/// such line.
 fn from_record(
     home: &Home,
     option: &'static str,
     name: &str,
     wanted: &LineRef,
+    exact: bool,
 ) -> Result<Option<String>, ContextError> {
     if !home.record_dir().join("HEAD").is_file() {
         return Ok(None);
@@ -112,51 +117,41 @@ fn from_record(
         name: name.to_owned(),
         source,
     };
+    let history_error = |source| ContextError::History {
+        option,
+        name: name.to_owned(),
+        source,
+    };
     let record = Record::open(&home.record_dir()).map_err(record_error)?;
-    // The first debate the name names that has the line (any name but words of a question:
-    // see `review::names`).
+    let debates = if exact {
+        vec![wanted.debate.clone()]
+    } else {
+        // Any name but words of a question: see `review::names`.
+        crate::review::names::in_record(&record, &wanted.debate)
+            .map_err(record_error)?
+            .debates
+    };
+    // The first debate the name names that has the line.
     let mut found = None;
-    for debate in crate::review::names::in_record(&record, &wanted.debate)
-        .map_err(record_error)?
-        .debates
-    {
+    for debate in debates {
         if let Some(tip) = record.tip(&debate, &wanted.line).map_err(record_error)? {
-            found = Some((debate, tip));
+            found = Some((LineRef::new(&debate, &wanted.line), tip));
             break;
         }
     }
-    let Some((debate, tip)) = found else {
+    let Some((line, tip)) = found else {
         return Ok(None);
     };
-    let read = |path: &str| -> Result<Option<String>, ContextError> {
-        Ok(record
-            .read(tip, path)
-            .map_err(record_error)?
-            .map(|b| String::from_utf8_lossy(&b).into_owned()))
-    };
-    let Some(state_text) = read(crate::record::schema::STATE_FILE)? else {
-        return Ok(None);
-    };
-    let state = State::from_markdown(&state_text, Path::new(crate::record::schema::STATE_FILE))
-        .map_err(|source| ContextError::State {
-            option,
-            name: name.to_owned(),
-            source,
-        })?;
-    let path = crate::record::schema::phase_file(
-        state.progress.step,
-        Role::Synthesizer.name(),
-        crate::record::schema::PhaseFile::Response,
-    );
-    match read(&path)? {
-        Some(text) => Ok(Some(format!("## Synthesis\n\n{text}"))),
-        None => Err(ContextError::Source {
-            option,
-            name: name.to_owned(),
-            message: format!(
-                "debate {debate}@{} has no synthesis yet; wait until it is done",
-                wanted.line
-            ),
-        }),
+    let history = LineHistory::at(&record, &line, tip).map_err(history_error)?;
+    if let Some((_, text)) = history::conclusion(&record, &history).map_err(history_error)? {
+        return Ok(Some(format!("## Synthesis\n\n{}", readable(&text).trim())));
     }
+    let state = history::line_state(&record, &line, tip).map_err(history_error)?;
+    let debate = history::transcript(&record, &history, history.entries.len() - 1, &state)
+        .map_err(history_error)?;
+    Ok(Some(format!(
+        "_{line} reached no conclusion: it has no synthesis ({}). What follows is its debate, \
+         not a conclusion._\n\n{debate}",
+        state.standing()
+    )))
 }

@@ -170,6 +170,8 @@ impl LineHistory {
             .rposition(|e| e.role == Some(role) && e.meta.round == n)
     }
 
+    /// The index of the line's synthesis phase, if it has one: where its conclusion is (see
+    /// [`conclusion`]).
     pub fn synthesis(&self) -> Option<usize> {
         self.entries
             .iter()
@@ -233,7 +235,7 @@ impl LineHistory {
 /// [`read_text`]).
 pub fn state_at(record: &Record, commit: ObjectId) -> Result<State, HistoryError> {
     let bytes = record
-        .read(commit, "state.md")?
+        .read(commit, crate::record::schema::STATE_FILE)?
         .ok_or_else(|| HistoryError::Damaged(commit, "no state.md in its tree".into()))?;
     let text = String::from_utf8_lossy(&bytes);
     let mut state =
@@ -290,7 +292,7 @@ pub fn read_text(
         return Ok(None);
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    if path == "state.md"
+    if path == crate::record::schema::STATE_FILE
         && secrets::needs_cleaning(record.path(), &text)
         && let Ok(state) = state_at(record, commit)
     {
@@ -306,6 +308,19 @@ pub fn response(record: &Record, entry: &Entry) -> Result<Option<String>, Histor
         Some(path) => read_text(record, entry.commit, &path),
         None => Ok(None),
     }
+}
+
+/// The conclusion of `history`'s line: its synthesis phase and the text that phase recorded;
+/// `None` for a line without one (cancelled before it, or still running). Only the record's
+/// synthesis phase says what a line concluded: a heading in a debater's text says nothing.
+pub fn conclusion<'h>(
+    record: &Record,
+    history: &'h LineHistory,
+) -> Result<Option<(&'h Entry, String)>, HistoryError> {
+    let Some(entry) = history.synthesis().map(|i| &history.entries[i]) else {
+        return Ok(None);
+    };
+    Ok(Some((entry, response(record, entry)?.unwrap_or_default())))
 }
 
 /// The prompt that asked for `entry`'s phase (it was written by the commit before).
@@ -325,6 +340,18 @@ pub fn transcript(
     state: &State,
 ) -> Result<String, HistoryError> {
     let mut out = crate::model::transcript::header(state);
+    out.push_str(&sections(record, history, upto)?);
+    Ok(out)
+}
+
+/// The transcript's sections of `history` up to and including entry `upto`: one per recorded
+/// phase, without the title block.
+pub fn sections(
+    record: &Record,
+    history: &LineHistory,
+    upto: usize,
+) -> Result<String, HistoryError> {
+    let mut out = String::new();
     for entry in &history.entries[..=upto] {
         let Some(role) = entry.role else { continue };
         let text = response(record, entry)?.unwrap_or_default();

@@ -271,9 +271,12 @@ fn with_dissent(
     unmentioned
 }
 
-/// The commit's subject: who spoke in which round, and the gist of what they said.
+/// The commit's subject: who spoke in which round, and the gist of what they said (its first
+/// line as people read it: a phase that opens with its position opens with it in words).
 fn subject(finished: &Finished, text: &str) -> String {
-    let gist: String = crate::model::state::first_line(text)
+    let text = crate::model::markers::readable(text);
+    let gist: String = crate::model::state::first_line(&text)
+        .replace("**", "")
         .trim_start_matches(['#', ' ', '*', '>', '-'])
         .chars()
         .take(60)

@@ -40,12 +40,13 @@ pub enum ContextError {
         #[source]
         source: crate::record::store::RecordError,
     },
+    /// The earlier debate's line could not be read back from the record.
     #[error("--{option} {name}: {source}")]
-    State {
+    History {
         option: &'static str,
         name: String,
         #[source]
-        source: crate::model::state::StateError,
+        source: crate::review::history::HistoryError,
     },
     /// What went wrong making the diff: gix's error, or anvil's own words.
     #[error("--diff: {0}")]
