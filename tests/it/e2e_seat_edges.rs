@@ -1,8 +1,10 @@
 //! Seats at their edges, with the real Codex CLI against the scripted server: two Stop hooks
 //! of one line that run at once while a seat plays (Claude Code runs every hook wired for a
-//! stop, and anvil's may be wired twice), and a token budget reached by a round's last phase
-//! rather than in the middle of a round.
+//! stop, and anvil's may be wired twice), a token budget reached by a round's last phase
+//! rather than in the middle of a round, and an agent that answers every turn with the same
+//! words (a canned refusal), in the Stop hook and in `anvil run`.
 
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -12,9 +14,9 @@ use crate::e2e_session_seats::{
     answer_of, assert_the_hosts_synthesis_ends, spawn_stop, start_seated, stop_input,
 };
 use crate::support::agents::AgentsHome;
-use crate::support::anvil::{Project, find_tag};
+use crate::support::anvil::{Project, Run, find_tag};
 use crate::support::claude::new_session_id;
-use crate::support::model_server::{Agent, ModelServer, Turn};
+use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
 
 /// Two Stop hooks of the same session and line start together on the advocate's turn, whose
 /// next phase is Codex's seat. The seat's answer is held back until one hook has answered (a
@@ -189,4 +191,128 @@ fn a_token_budget_reached_at_the_end_of_a_round_goes_to_that_rounds_synthesis() 
         .filter_map(|t| find_tag(&t.latest_user_text_raw()).map(|tag| tag.key()))
         .collect();
     assert_eq!(host_tags, ["SYNTHESIS"], "{}", run.describe());
+}
+
+/// What an agent that will not debate says, every time.
+const REFUSAL: &str = "I can't help with that.";
+
+/// A debater whose Codex refuses every turn in the same words.
+fn codex_refuses(turn: &Turn) -> Reply {
+    if turn.agent == Agent::Codex {
+        return Reply::text(REFUSAL);
+    }
+    debater(turn)
+}
+
+/// Waits for `child` until `limit`, then kills it: a run that would go on without end fails
+/// the test instead of hanging it.
+fn finish_within(mut child: Child, limit: Duration) -> Run {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let run = Run::from_output(child.wait_with_output().unwrap());
+            panic!("still running after {limit:?}: {}", run.describe());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Run::from_output(child.wait_with_output().unwrap())
+}
+
+/// Every recorded response of the line, in order.
+fn responses(project: &Project, debate: &str) -> Vec<String> {
+    project
+        .tree_files(debate)
+        .iter()
+        .filter(|f| f.ends_with(".response.md"))
+        .map(|f| String::from_utf8(project.git_show_bytes(debate, f)).unwrap())
+        .collect()
+}
+
+/// The advocate's and the critic's seats are both Codex, which answers every turn with the
+/// same refusal: the critic's words are the advocate's, byte for byte. Each is a phase of its
+/// own (the critic's turn was given for the critic's phase), so the Stop hook records both and
+/// hands the host the synthesis: Codex is run twice, not again and again.
+#[test]
+fn a_seat_that_answers_as_the_phase_before_it_is_recorded_and_never_played_again() {
+    let server = ModelServer::start(codex_refuses);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let session = new_session_id();
+    project
+        .anvil(&[
+            "start",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "1",
+            "--seat",
+            "advocate=codex:codex-seat-model",
+            "--seat",
+            "critic=codex:codex-seat-model",
+            "--session",
+            &session,
+        ])
+        .ok();
+    let debate = project.only_debate();
+    let hook = spawn_stop(
+        &project,
+        &home,
+        &stop_input(&project, &session, "Waiting for codex."),
+    );
+    let run = finish_within(hook, Duration::from_secs(180));
+    let answer = run.json().unwrap_or_else(|| panic!("{}", run.describe()));
+    assert_eq!(server.turns_of(Agent::Codex).len(), 2, "{}", run.describe());
+    let prompt = answer["reason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the host is handed the synthesis: {answer}"));
+    assert_eq!(
+        find_tag(prompt).map(|t| t.key()).as_deref(),
+        Some("SYNTHESIS")
+    );
+    assert_eq!(
+        phases(&project.commits(&debate)),
+        want(&[("advocate", "1", "codex"), ("critic", "1", "codex")])
+    );
+    assert_eq!(responses(&project, &debate), [REFUSAL, REFUSAL]);
+}
+
+/// `anvil run` with every role seated in a Codex that refuses every turn in the same words:
+/// each phase is recorded once, and the run ends with its report.
+#[test]
+fn anvil_run_with_seats_that_repeat_themselves_ends() {
+    let server = ModelServer::start(codex_refuses);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let run = project
+        .command(&[
+            "run",
+            "Should we adopt GraphQL?",
+            "--rounds",
+            "1",
+            "--seat",
+            "advocate=codex:codex-seat-model",
+            "--seat",
+            "critic=codex:codex-seat-model",
+            "--seat",
+            "synthesizer=codex:codex-seat-model",
+        ])
+        .env_clear()
+        .envs(home.env())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run anvil");
+    let run = finish_within(run, Duration::from_secs(240)).ok();
+    let debate = project.only_debate();
+    assert_eq!(server.turns_of(Agent::Codex).len(), 3, "{}", run.describe());
+    assert_eq!(
+        phases(&project.commits(&debate)),
+        want(&[
+            ("advocate", "1", "codex"),
+            ("critic", "1", "codex"),
+            ("synthesizer", "1", "codex")
+        ])
+    );
+    assert_eq!(responses(&project, &debate), [REFUSAL, REFUSAL, REFUSAL]);
+    assert!(project.state_md(&debate).contains("status: done"));
 }

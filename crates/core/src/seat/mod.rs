@@ -130,7 +130,8 @@ pub fn blind_prompt(home: &Home, line: &LineRef, role: Role) -> Result<String, D
     stop::render_prompt(home, &blind, &cue, true, &header)
 }
 
-/// Records `text`, played by a seat, as the phase that is out, cleaned of credentials first
+/// Records `text`, played by a seat, as the phase that is out at the line's step `step` (if
+/// the line has moved since, nothing is recorded), cleaned of credentials first
 /// (another agent's text enters anvil here); `provenance` names the agent and what it cost.
 /// `next_prompt` is what the next phase was really given, when it was drafted already (an
 /// independent opening).
@@ -139,6 +140,7 @@ pub fn record(
     line: &LineRef,
     session: &str,
     text: &str,
+    step: u32,
     provenance: &Provenance,
     next_prompt: Option<&str>,
 ) -> Result<Reply, DebateError> {
@@ -151,6 +153,7 @@ pub fn record(
         Stop {
             provenance: Some(&provenance),
             next_prompt,
+            at_step: Some(step),
             ..Stop::of(session)
         },
         text,

@@ -399,11 +399,13 @@ impl Driver<'_> {
             Err(e) => return self.seat_failed(&label(first), &jobs[0].1, &e),
         };
         // The first opening is recorded with the blind prompt the second one really had.
+        let step = state.progress.step;
         anvil_core::seat::record(
             home,
             line,
             self.session,
             &opening.text,
+            step,
             &anvil_core::seat::provenance(&opening),
             Some(&jobs[1].2),
         )?;
@@ -414,6 +416,7 @@ impl Driver<'_> {
                     line,
                     self.session,
                     &played.text,
+                    step + 1,
                     &anvil_core::seat::provenance(&played),
                     None,
                 )?;

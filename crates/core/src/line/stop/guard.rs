@@ -1,6 +1,10 @@
 //! The first step of a stop: is the turn a phase to record? A line that is over or waits for
 //! the human, a turn with no text, a session that never saw the debate, a repeat, a host's turn
 //! while a seat's phase is out: each is answered here, and nothing is recorded.
+//!
+//! A repeat is a turn the line knows by its text (its blob id): the same stop delivered again.
+//! A seat's text is known by the step it was given for instead: a seat played once per phase,
+//! so the same words from it for a new phase are that phase, however often it says them.
 
 use crate::error::DebateError;
 use crate::home::{Home, LineRef};
@@ -47,9 +51,15 @@ pub(super) fn guard<'a>(
         // A session that never saw the debate, or a turn with no text: hand out the prompt.
         return reissue(home, current, state, stop.session).map(Guarded::Answered);
     };
-    if stop.at_step.is_some_and(|step| step != state.progress.step) {
-        // A seat's text for a phase that was recorded meanwhile (by another player).
-        return reissue(home, current, state, stop.session).map(Guarded::Answered);
+    if let Some(step) = stop.at_step {
+        if step != state.progress.step {
+            // A seat's text for a phase that was recorded meanwhile (by another player).
+            return reissue(home, current, state, stop.session).map(Guarded::Answered);
+        }
+        // A seat's text given for the phase that is out is that phase, whatever it says: the
+        // same words as the phase before (a canned refusal, one error text twice) are recorded
+        // again, never taken for a repeated stop (which would play the seat again, without end).
+        return Ok(phase(state, text, response_id, stop));
     }
     let cue = machine::current_cue(&state.setup, &state.progress);
     if !stop.seat
@@ -73,12 +83,16 @@ pub(super) fn guard<'a>(
         // before, recorded once.
         return reissue(home, current, state, stop.session).map(Guarded::Answered);
     }
-    Ok(Guarded::Phase(Box::new(Phase {
+    Ok(phase(state, text, response_id, stop))
+}
+
+fn phase<'a>(state: State, text: &'a str, response_id: &'a str, stop: Stop<'a>) -> Guarded<'a> {
+    Guarded::Phase(Box::new(Phase {
         state,
         text,
         response_id,
         stop,
-    })))
+    }))
 }
 
 /// The answer of a line that does not take phases now: it waits for the human's answer, or it

@@ -51,7 +51,8 @@ pub struct Stop<'a> {
     pub next_prompt: Option<&'a str>,
     /// The line's step when the phase this text answers was handed out (a seat's turn, which
     /// takes minutes without the line's lock): if the line has moved since, the text is not
-    /// recorded.
+    /// recorded; if not, it is that phase, even in the words of the phase before (the text
+    /// is known by its step, not taken for a repeated stop).
     pub at_step: Option<u32>,
 }
 
