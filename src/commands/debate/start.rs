@@ -91,6 +91,16 @@ pub fn create(
     for p in &mut config.defaults.context {
         *p = home.project().join(&*p).display().to_string();
     }
+    // The roles the command line seats; the config's `[seats]` fills the others.
+    let seated_here: Vec<String> = args
+        .options
+        .seats
+        .iter()
+        .filter_map(|s| {
+            s.split_once('=')
+                .map(|(role, _)| role.trim().to_lowercase())
+        })
+        .collect();
     let options = Options {
         cwd: ctx.cwd.clone(),
         ..args.options
@@ -137,6 +147,20 @@ pub fn create(
     let started = anvil_core::line::start::start_with(home, setup, session, inputs)?;
     for note in &started.notes {
         say(&format!("anvil: note: {note}"));
+    }
+    // Where each endpoint seat's turns go, before the first of them is sent: a config can
+    // choose an endpoint, and nobody should send a debate somewhere they did not see.
+    for (role, seat) in &started.state.setup.seats.roles {
+        if let Some(to) = seat.destination() {
+            let chosen = match seated_here.contains(&role.to_lowercase()) {
+                true => "",
+                false => " (chosen by .anvil/config.toml)",
+            };
+            say(&format!(
+                "anvil: note: the {role} is {seat}, at {}{chosen}",
+                crate::term::visible(&to)
+            ));
+        }
     }
     Ok(started)
 }

@@ -15,16 +15,19 @@
 //! answering `None`), so that none of the trait's users changes when one arrives: an agent
 //! that hosts a debate (its hook input, how the next prompt goes back, its cap, transcript
 //! and install); an agent whose output can be read while its turn runs (its events as they
-//! arrive). An agent whose turn anvil plays itself (a model behind an HTTP endpoint, no CLI)
-//! is an agent whose [`Agent::program`] is the `anvil` binary with a subcommand that reads
-//! the turn and prints JSON: the runner treats it like any other program, and its HTTP
-//! client stays out of the hook's binary.
+//! arrive). An agent whose turn anvil plays itself (a model behind an OpenAI-compatible
+//! endpoint, no CLI: [`endpoint`]) is an agent whose [`Agent::program`] is the `anvil` binary
+//! with a subcommand that reads the turn and prints JSON: the runner treats it like any other
+//! program, and its HTTP client stays out of the hook's binary. The presets are files and
+//! lines of the list like the CLIs; an endpoint named in the config is resolved against it
+//! when a seat names it ([`endpoint::resolve`]), not listed a second time.
 //!
 //! anvil never writes another agent's configuration: each runs as the person configured it
 //! (login, provider, base URL), with only what a headless, read-only turn needs on its
 //! command line. A seat's process carries `ANVIL_SEAT` in its environment, so that anvil's own
 //! hooks, if the project has them, leave its sessions alone.
 
+pub mod endpoint;
 mod guard;
 mod ready;
 mod run;
@@ -39,7 +42,8 @@ pub use ready::{Readiness, check, check_all};
 pub use run::{Ran, play, version};
 
 /// The agents, each in its own file, listed once: `file::Type`, in the order people see them.
-/// Adding an agent is its file and its line here.
+/// Adding an agent is its file and its line here (an endpoint preset: a `static` [`Endpoint`]
+/// of its file).
 macro_rules! agents {
     ($($file:ident::$agent:ident),* $(,)?) => {
         $(mod $file;)*
@@ -53,6 +57,10 @@ agents! {
     codex::Codex,
     copilot::Copilot,
     qwen::Qwen,
+    openai::OPENAI,
+    openrouter::OPENROUTER,
+    ollama::OLLAMA,
+    lmstudio::LMSTUDIO,
 }
 
 /// The agent `anvil run` hosts a debate in (`claude -p`), which also drafts a blind opening for
@@ -70,7 +78,7 @@ pub fn find(name: &str) -> Option<&'static dyn Agent> {
     AGENTS.iter().copied().find(|a| a.name() == name)
 }
 
-/// The agents' names, for people: `claude, codex, copilot or qwen`.
+/// The agents' names, for people: `claude, codex, copilot, …, ollama or lmstudio`.
 pub fn names() -> String {
     let names: Vec<&str> = AGENTS.iter().map(|a| a.name()).collect();
     match names.split_last() {
@@ -134,6 +142,27 @@ pub trait Agent: Sync + Send {
     /// or what seems to be missing (`Err`), told from its own files and the environment
     /// without sending a request anywhere.
     fn signed_in(&self) -> Result<String, String>;
+
+    /// What to say when its program `program` cannot be started, for `reason`.
+    fn missing(&self, program: &str, reason: &str) -> String {
+        format!(
+            "{} is not installed: cannot run `{program}` ({reason}); install it, or name its \
+             binary in ${}",
+            self.name(),
+            self.bin_var()
+        )
+    }
+
+    /// The endpoint behind it, when anvil plays its turns itself over HTTP
+    /// ([`endpoint::Endpoint`]).
+    fn endpoint(&self) -> Option<&endpoint::Endpoint> {
+        None
+    }
+
+    /// Does its program read the prompt on stdin (else it is among its arguments)?
+    fn prompt_on_stdin(&self) -> bool {
+        false
+    }
 }
 
 /// What an agent's file says of it, beside how it runs.
@@ -227,7 +256,7 @@ pub struct Played {
 /// How a seat failed. Each says what the agent said last, when it said anything.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeatError {
-    #[error("{agent} is not installed: cannot run `{program}` ({reason}); install it, or name its binary in ${var}", var = agent.bin_var())]
+    #[error("{}", agent.missing(program, reason))]
     Missing {
         agent: &'static dyn Agent,
         program: String,
@@ -330,7 +359,10 @@ mod tests {
     fn agents_are_found_by_name_and_listed_once() {
         assert_eq!(find("codex").map(|a| a.title()), Some("Codex CLI"));
         assert!(find("gemini-pro").is_none());
-        assert_eq!(names(), "claude, codex, copilot or qwen");
+        assert_eq!(
+            names(),
+            "claude, codex, copilot, qwen, openai, openrouter, ollama or lmstudio"
+        );
         let mut seen: Vec<&str> = AGENTS.iter().map(|a| a.name()).collect();
         seen.sort_unstable();
         seen.dedup();
@@ -338,8 +370,8 @@ mod tests {
     }
 
     /// Adding an agent is one file plus one line: each file of this room that implements
-    /// [`Agent`] is named for its agent and is in [`AGENTS`], and each agent of the list has
-    /// its file.
+    /// [`Agent`] (or makes an endpoint preset) is named for its agent and is in [`AGENTS`], and
+    /// each agent of the list has its file. `endpoint.rs` is what the presets share, no agent.
     #[test]
     fn each_agent_is_one_file_and_one_line_of_the_list() {
         let room = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent");
@@ -347,7 +379,8 @@ mod tests {
             .unwrap()
             .flatten()
             .filter(|e| {
-                std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("impl Agent for "))
+                std::fs::read_to_string(e.path())
+                    .is_ok_and(|t| t.contains("impl Agent for ") || t.contains("Endpoint::preset("))
             })
             .map(|e| {
                 e.file_name()
@@ -355,7 +388,7 @@ mod tests {
                     .trim_end_matches(".rs")
                     .to_owned()
             })
-            .filter(|stem| stem != "mod")
+            .filter(|stem| stem != "mod" && stem != "endpoint")
             .collect();
         files.sort();
         let mut listed: Vec<String> = AGENTS.iter().map(|a| a.name().to_owned()).collect();

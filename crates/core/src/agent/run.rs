@@ -33,7 +33,13 @@ pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatEr
         .env(super::SEAT_VAR, turn.role)
         // A seat is a session of its own, whichever session started anvil.
         .env_remove("CLAUDE_CODE_SESSION_ID");
-    let ran = match run(command, turn.timeout, turn.guard) {
+    // A program that reads its prompt on stdin (an endpoint's turn, played by `anvil`, one
+    // process that watches its own stdin and timeout) runs without the guard.
+    let (stdin, guard) = match agent.prompt_on_stdin() {
+        true => (Some(turn.prompt.as_bytes()), None),
+        false => (None, turn.guard),
+    };
+    let ran = match run(command, turn.timeout, guard, stdin) {
         Ok(ran) => ran,
         Err(Spawn(reason)) => {
             return Err(SeatError::Missing {
@@ -122,15 +128,21 @@ enum RunError {
 use RunError::{Spawn, TimedOut};
 
 /// Runs `command` in a process group of its own, to its end or its timeout; through the
-/// guard program `guard` (this binary, in its `seat-guard` mode) when given.
-fn run(command: Command, timeout: Duration, guard: Option<&Path>) -> Result<Ran, RunError> {
+/// guard program `guard` (this binary, in its `seat-guard` mode) when given; with `input` as
+/// its whole stdin when given (without a guard).
+fn run(
+    command: Command,
+    timeout: Duration,
+    guard: Option<&Path>,
+    input: Option<&[u8]>,
+) -> Result<Ran, RunError> {
     use std::os::unix::process::CommandExt;
     let mut command = match guard {
         Some(guard) => guarded(&command, guard),
         None => command,
     };
     command
-        .stdin(if guard.is_some() {
+        .stdin(if guard.is_some() || input.is_some() {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -142,8 +154,19 @@ fn run(command: Command, timeout: Duration, guard: Option<&Path>) -> Result<Ran,
     let mut child = command.spawn().map_err(|e| Spawn(e.to_string()))?;
     let group = rustix::process::Pid::from_child(&child);
     // The guard's end of the pipe: held until the agent is done, closed when this process
-    // ends in any way.
-    let _lifeline = child.stdin.take();
+    // ends in any way. Or the program's input, written while it runs, then closed.
+    let _lifeline = match input {
+        Some(input) => {
+            let mut pipe = child.stdin.take().expect("piped");
+            let input = input.to_vec();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = pipe.write_all(&input);
+            });
+            None
+        }
+        None => child.stdin.take(),
+    };
     let reader = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -215,7 +238,7 @@ fn guarded(command: &Command, guard: &Path) -> Command {
 pub fn version(agent: &'static dyn Agent) -> Result<String, SeatError> {
     let mut command = Command::new(agent.program());
     command.arg("--version").env(super::SEAT_VAR, "version");
-    let ran = match run(command, Duration::from_secs(60), None) {
+    let ran = match run(command, Duration::from_secs(60), None, None) {
         Ok(ran) => ran,
         Err(TimedOut(..)) => {
             return Err(SeatError::TimedOut {
@@ -284,7 +307,7 @@ mod tests {
             marker.display()
         ));
         let began = Instant::now();
-        match run(command, Duration::from_millis(500), None) {
+        match run(command, Duration::from_millis(500), None, None) {
             Err(TimedOut(out, _)) => assert_eq!(out.trim(), "started"),
             _ => panic!("expected a timeout"),
         }
@@ -297,7 +320,7 @@ mod tests {
     fn a_missing_program_is_told_apart() {
         let command = Command::new("/nonexistent/agent-binary");
         assert!(matches!(
-            run(command, Duration::from_secs(5), None),
+            run(command, Duration::from_secs(5), None, None),
             Err(Spawn(_))
         ));
     }
