@@ -212,6 +212,7 @@ pub fn models(
         .ok()
         .and_then(|v| v["data"].as_array().map(Vec::len));
     Ok(match listed {
+        Some(1) => "it answers (1 model listed)".to_owned(),
         Some(n) => format!("it answers ({n} models listed)"),
         None => "it answers".to_owned(),
     })

@@ -612,3 +612,259 @@ fn a_config_cannot_point_a_key_at_a_host_it_is_not_for() {
         Some("https://llm.example.com/v1 with the key in $ANVIL_MYGW_API_KEY")
     );
 }
+
+#[test]
+fn endpoint_openings_drafted_blind_at_once_and_a_dollar_budget_from_openrouters_price() {
+    // Round 1's openings each take a while, so that two drafted at once overlap.
+    let slow = |turn: &Turn| {
+        let reply = debater(turn);
+        match crate::support::anvil::turn_tag(turn) {
+            Some(tag) if tag.round == Some(1) => reply.delayed(Duration::from_secs(2)),
+            _ => reply,
+        }
+    };
+    let table = Endpoints::with(slow, slow);
+    let project = table.project("");
+    let price = format!("{}", OPENROUTER_COST * 0.8);
+    let run = table
+        .anvil(
+            &project,
+            &[
+                "run",
+                "Should we adopt GraphQL?",
+                "--rounds",
+                "3",
+                "--independent",
+                "--seat",
+                "advocate=ollama:llama-local",
+                "--seat",
+                "critic=openrouter:meta/llama-remote",
+                "--budget-usd",
+                &price,
+            ],
+        )
+        .ok();
+    let debate = project.only_debate();
+    let commits = project.commits(&debate);
+    // OpenRouter's price of its first turn passes the budget: the debate goes to its
+    // synthesis after round 1, played by the host.
+    assert_eq!(
+        phases(&commits),
+        want(&[
+            ("advocate", "1", "ollama"),
+            ("critic", "1", "openrouter"),
+            ("synthesizer", "1", "host"),
+        ]),
+        "{}",
+        run.describe()
+    );
+    let critic = commits.iter().find(|c| c.phase() == "critic").unwrap();
+    let why = critic.trailer("Anvil-Budget").expect("the budget is named");
+    assert!(why.contains("spent"), "{why}");
+    // Drafted blind, at once.
+    let (advocate, critic) = (
+        table.ollama_turns().remove(0),
+        table.openrouter_turns().remove(0),
+    );
+    let (a_end, c_end) = (
+        table.local.answered_at(advocate.seq).unwrap(),
+        table.remote.answered_at(critic.seq).unwrap(),
+    );
+    assert!(
+        advocate.received < c_end && critic.received < a_end,
+        "{}",
+        run.describe()
+    );
+    assert!(!advocate.all_text().contains("CRITIC r1"));
+    assert!(!critic.all_text().contains("ADVOCATE r1"));
+}
+
+#[test]
+fn with_fallback_host_the_host_plays_a_failed_endpoint_seat_and_the_record_says_so() {
+    let table = Endpoints::with(debater, |_: &Turn| {
+        Reply::error(404, "model 'meta/llama-remote' not found")
+    });
+    let project = table.project("");
+    let run = table
+        .anvil(
+            &project,
+            &[
+                "run",
+                "Should we adopt GraphQL?",
+                "--rounds",
+                "1",
+                "--seat",
+                "critic=openrouter:meta/llama-remote",
+                "--fallback",
+                "host",
+            ],
+        )
+        .ok();
+    let debate = project.only_debate();
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases(&commits),
+        want(&[
+            ("advocate", "1", "host"),
+            ("critic", "1", "host"),
+            ("synthesizer", "1", "host"),
+        ]),
+        "{}",
+        run.describe()
+    );
+    let why = commits
+        .iter()
+        .find(|c| c.phase() == "critic")
+        .and_then(|c| c.trailer("Anvil-Seat-Fallback"))
+        .expect("the fallback is recorded");
+    assert!(
+        why.contains("openrouter:meta/llama-remote failed")
+            && why.contains("model 'meta/llama-remote' not found"),
+        "{why}"
+    );
+    assert_eq!(
+        files_holding(&project.anvil_home(), KEY),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn five_agents_at_one_table_reach_the_synthesis_and_log_stats_sums_each_agent_and_model() {
+    let table = Endpoints::new(debater);
+    let project = table.project("");
+    let run = table
+        .anvil(
+            &project,
+            &[
+                "run",
+                "Should we adopt GraphQL?",
+                "--stakeholders",
+                "Engineering,Product,Security,Finance",
+                "--seat",
+                "Engineering=claude:claude-seat-model",
+                "--seat",
+                "Product=codex:codex-seat-model",
+                "--seat",
+                "Security=copilot:copilot-seat-model",
+                "--seat",
+                "Finance=qwen:qwen-seat-model",
+                "--seat",
+                "synthesizer=ollama:llama-local",
+            ],
+        )
+        .ok();
+    let debate = project.only_debate();
+    let commits = project.commits(&debate);
+    let played: Vec<&str> = commits
+        .iter()
+        .filter_map(|c| c.trailer("Anvil-Agent"))
+        .collect();
+    assert_eq!(
+        played,
+        ["claude", "codex", "copilot", "qwen", "ollama"],
+        "{}",
+        run.describe()
+    );
+    assert!(project.state_md(&debate).contains("status: done"));
+    // The synthesis, by the endpoint, heard every voice.
+    let synthesis = table.ollama_turns().remove(0);
+    for voice in ["Engineering", "Product", "Security", "Finance"] {
+        assert!(
+            synthesis.all_text().contains(voice),
+            "the synthesis did not hear {voice}"
+        );
+    }
+    let stats = table
+        .anvil(&project, &["log", "--stats", "--no-pager"])
+        .ok();
+    insta::assert_snapshot!(
+        "log_stats_five_agents",
+        Filters::of(&project).without_usage().redact(&stats.stdout)
+    );
+}
+
+#[test]
+fn anvil_seats_lists_each_endpoint_whether_its_key_is_set_and_whether_it_answers() {
+    let table = Endpoints::new(debater);
+    let gone = closed_port();
+    let project = table.project(&format!(
+        "\n[agents.lmstudio]\nbase_url = \"http://127.0.0.1:{gone}/v1\"\n\n\
+         [agents.vllm]\nbase_url = \"{}/v1\"\napi_key_env = \"ANVIL_VLLM_API_KEY\"\n",
+        table.local.base_url()
+    ));
+    // No provider key is set: the presets that would go to a provider's own host are not
+    // asked (this machine reaches none).
+    let env: Vec<_> = table
+        .env()
+        .into_iter()
+        .filter(|(k, _)| !["OPENAI_API_KEY", "OPENROUTER_API_KEY"].contains(k))
+        .collect();
+    let run = Run::from_output(
+        project
+            .command(&["seats"])
+            .env_clear()
+            .envs(env.clone())
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let endpoints = run
+        .stdout
+        .split_once("openai ")
+        .map(|(_, rest)| format!("openai {rest}"))
+        .unwrap_or_else(|| panic!("no endpoints listed: {}", run.describe()));
+    insta::assert_snapshot!(
+        "seats_endpoints",
+        Filters::of(&project)
+            .text(&table.local.base_url(), "[local]")
+            .text(&table.remote.base_url(), "[remote]")
+            .text(&format!("127.0.0.1:{gone}"), "127.0.0.1:[closed]")
+            .redact(&endpoints)
+    );
+    // Each was asked `GET …/models`, with its key where it takes one and it is set.
+    let asked = table.remote.other_requests();
+    assert!(
+        asked
+            .iter()
+            .any(|(m, u)| m == "GET" && u.starts_with("/api/v1/models") && u.ends_with(KEY)),
+        "{asked:?}"
+    );
+    assert!(
+        table
+            .local
+            .other_requests()
+            .iter()
+            .all(|(_, u)| !u.contains(KEY))
+    );
+    // The same, for scripts.
+    let json = Run::from_output(
+        project
+            .command(&["seats", "--json"])
+            .env_clear()
+            .envs(env)
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let list: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
+    let ready: Vec<(String, bool)> = list
+        .iter()
+        .filter(|a| a.get("endpoint").is_some())
+        .map(|a| {
+            (
+                a["agent"].as_str().unwrap().to_owned(),
+                a["ready"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ready,
+        [
+            ("openai".to_owned(), false),
+            ("openrouter".to_owned(), true),
+            ("ollama".to_owned(), true),
+            ("lmstudio".to_owned(), false),
+            ("vllm".to_owned(), false),
+        ]
+    );
+}

@@ -264,7 +264,11 @@ fn anvil_seats_lists_the_agents_their_versions_and_whether_each_runs_headless() 
         project
             .command(&["seats", "--json"])
             .env_clear()
-            .envs(home.env().into_iter().filter(|(k, _)| *k != "OPENAI_API_KEY"))
+            .envs(
+                home.env()
+                    .into_iter()
+                    .filter(|(k, _)| *k != "OPENAI_API_KEY"),
+            )
             .output()
             .unwrap(),
     )

@@ -170,30 +170,30 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         match &r.version {
             Ok(version) => {
                 text.push_str(&format!(
-                    "{:<8} {} {version} ({})\n",
+                    "{:<10} {} {version} ({})\n",
                     r.agent.name(),
                     r.agent.title(),
                     visible(&r.program)
                 ));
                 match &r.headless {
                     Ok(how) => {
-                        text.push_str(&format!("         headless: yes, {}\n", visible(how)))
+                        text.push_str(&format!("           headless: yes, {}\n", visible(how)))
                     }
                     Err(missing) => text.push_str(&format!(
-                        "         headless: not yet, {}\n",
+                        "           headless: not yet, {}\n",
                         visible(missing)
                     )),
                 }
-                text.push_str(&format!("         in a seat: {}\n", r.agent.allowed()));
+                text.push_str(&format!("           in a seat: {}\n", r.agent.allowed()));
             }
             Err(agent::SeatError::Missing { reason, .. }) => text.push_str(&format!(
-                "{:<8} not installed: cannot run {} ({})\n",
+                "{:<10} not installed: cannot run {} ({})\n",
                 r.agent.name(),
                 visible(&r.program),
                 visible(reason)
             )),
             Err(e) => text.push_str(&format!(
-                "{:<8} cannot run: {}\n",
+                "{:<10} cannot run: {}\n",
                 r.agent.name(),
                 visible(&e.to_string())
             )),
@@ -202,7 +202,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     for r in &reach {
         let visible = |t: &str| crate::term::visible(t).into_owned();
         text.push_str(&format!(
-            "{:<8} {}, endpoint {}{}\n",
+            "{:<10} {} at {}{}\n",
             r.agent.name(),
             r.agent.title(),
             visible(r.endpoint.base_url()),
@@ -213,19 +213,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             }
         ));
         match &r.key {
-            Ok(how) => text.push_str(&format!("         key: {}\n", visible(how))),
+            Ok(how) => text.push_str(&format!("           key: {}\n", visible(how))),
             Err(missing) => {
-                text.push_str(&format!("         key: not yet, {}\n", visible(missing)))
+                text.push_str(&format!("           key: not yet, {}\n", visible(missing)))
             }
         }
         match &r.answers {
-            Ok(how) => text.push_str(&format!("         answers: yes, {}\n", visible(how))),
-            Err(why) => text.push_str(&format!("         answers: no, {}\n", visible(why))),
+            Ok(how) => text.push_str(&format!("           answers: yes, {}\n", visible(how))),
+            Err(why) => text.push_str(&format!("           answers: no, {}\n", visible(why))),
         }
         if !r.ready() && !r.endpoint.hint().is_empty() {
-            text.push_str(&format!("         to start: {}\n", r.endpoint.hint()));
+            text.push_str(&format!("           to start: {}\n", r.endpoint.hint()));
         }
-        text.push_str(&format!("         in a seat: {}\n", r.agent.allowed()));
+        text.push_str(&format!("           in a seat: {}\n", r.agent.allowed()));
     }
     out(&text)
 }

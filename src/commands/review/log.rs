@@ -381,6 +381,16 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
             visible(&p.summary())
         ));
     }
+    text.push_str(&paint.dim("cost per agent and model:\n"));
+    for ((agent, model), (phases, p)) in per_agent_and_model(lines) {
+        text.push_str(&format!(
+            "  {:<18} {} · {phases} phase{} · {}\n",
+            visible(&agent),
+            visible(&model),
+            if phases == 1 { "" } else { "s" },
+            visible(&p.tokens_and_cost())
+        ));
+    }
     text.push_str(&format!(
         "{} {}\n",
         paint.dim("debate total:"),
@@ -492,6 +502,31 @@ fn run_costs(lines: &[LineHistory]) -> (Vec<(String, RunCost)>, RunCost) {
 /// Each line's own cost (the commits only it holds), and the debate's.
 fn costs(lines: &[LineHistory]) -> (Vec<(String, Provenance)>, Provenance) {
     sums(lines, Provenance::read_from, Provenance::add)
+}
+
+/// The phases of every line (each commit once), summed per agent (`host` for the session
+/// that drives the line) and model, in the order of the names.
+fn per_agent_and_model(
+    lines: &[LineHistory],
+) -> std::collections::BTreeMap<(String, String), (u64, Provenance)> {
+    let mut sums = std::collections::BTreeMap::<(String, String), (u64, Provenance)>::new();
+    let entries = anvil_core::review::graph::entries(lines);
+    for segment in anvil_core::review::graph::segments(lines) {
+        for commit in &segment.commits {
+            let Some(p) = Provenance::read_from(&entries[commit].meta) else {
+                continue;
+            };
+            let agent = p.agent.clone().unwrap_or_else(|| "host".to_owned());
+            let model = p
+                .model
+                .clone()
+                .unwrap_or_else(|| "(model not said)".to_owned());
+            let (phases, sum) = sums.entry((agent, model)).or_default();
+            *phases += 1;
+            sum.add(&p);
+        }
+    }
+    sums
 }
 
 /// The figures `read` finds in each line's own commits, summed per line and for the debate.

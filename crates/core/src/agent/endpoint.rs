@@ -342,7 +342,7 @@ fn named_about(name: &str) -> &'static About {
     }
     let about: &'static About = Box::leak(Box::new(About {
         name: Box::leak(name.to_owned().into_boxed_str()),
-        title: "an OpenAI-compatible endpoint ([agents] in .anvil/config.toml)",
+        title: "OpenAI-compatible endpoint",
         allowed: ALLOWED,
     }));
     seen.push(about);
@@ -566,10 +566,7 @@ impl Agent for Endpoint {
             Some(var) if std::env::var_os(var.as_ref()).is_some_and(|v| !v.is_empty()) => {
                 Ok(format!("${var} is set"))
             }
-            Some(var) => Err(format!(
-                "${var} is not set: set it to the key for {}",
-                self.base_url
-            )),
+            Some(var) => Err(format!("${var} is not set")),
         }
     }
 }
