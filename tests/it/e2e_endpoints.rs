@@ -868,3 +868,50 @@ fn anvil_seats_lists_each_endpoint_whether_its_key_is_set_and_whether_it_answers
         ]
     );
 }
+
+#[test]
+fn a_claude_code_session_reaches_its_synthesis_with_an_ollama_critic() {
+    use crate::support::claude::{Claude, Client};
+    let table = Endpoints::new(debater);
+    let project = Project::installed();
+    std::fs::write(project.anvil_home().join("config.toml"), table.config()).unwrap();
+    let out = Claude::new(
+        &table.local,
+        project.path(),
+        "/anvil \"Should we adopt GraphQL?\" --rounds 1 --seat critic=ollama:llama-local",
+    )
+    .client(Client::Newest)
+    .session_id(&new_session_id())
+    .timeout(Duration::from_secs(240))
+    .run();
+    assert!(out.success(), "{}", out.describe());
+    let debate = project.only_debate();
+    assert!(
+        project.state_md(&debate).contains("status: done"),
+        "the debate reached its synthesis: {}",
+        out.describe()
+    );
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases(&commits),
+        want(&[
+            ("advocate", "1", "host"),
+            ("critic", "1", "ollama"),
+            ("synthesizer", "1", "host"),
+        ])
+    );
+    // The endpoint played the critic once, and the host's synthesis prompt carried its text.
+    assert_eq!(table.ollama_turns().len(), 1);
+    let synthesis = table
+        .local
+        .turns_of(Agent::Claude)
+        .into_iter()
+        .find(|t| crate::support::anvil::turn_tag(t).is_some_and(|tag| tag.is_synthesis()))
+        .expect("the host was asked for the synthesis");
+    assert!(
+        synthesis
+            .prompt()
+            .contains(&format!("CRITIC r1 of {debate}@main"))
+    );
+    project.assert_fsck_clean();
+}
