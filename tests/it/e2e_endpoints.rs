@@ -881,7 +881,7 @@ fn a_claude_code_session_reaches_its_synthesis_with_an_ollama_critic() {
         "/anvil \"Should we adopt GraphQL?\" --rounds 1 --seat critic=ollama:llama-local",
     )
     .client(Client::Newest)
-    .session_id(&new_session_id())
+    .session_id(new_session_id())
     .timeout(Duration::from_secs(240))
     .run();
     assert!(out.success(), "{}", out.describe());
