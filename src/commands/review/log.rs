@@ -381,8 +381,11 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
             visible(&p.summary())
         ));
     }
-    text.push_str(&paint.dim("cost per agent and model:\n"));
-    for ((agent, model), (phases, p)) in per_agent_and_model(lines) {
+    let per_agent = per_agent_and_model(lines);
+    if !per_agent.is_empty() {
+        text.push_str(&paint.dim("cost per agent and model:\n"));
+    }
+    for ((agent, model), (phases, p)) in per_agent {
         text.push_str(&format!(
             "  {:<18} {} · {phases} phase{} · {}\n",
             visible(&agent),
