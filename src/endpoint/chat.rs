@@ -63,6 +63,18 @@ impl Usage {
     }
 }
 
+/// The HTTP client of one request: done within `timeout`, following no redirect (the key
+/// goes to its endpoint and nowhere else), an HTTP error read as an answer.
+fn client(timeout: std::time::Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .user_agent(format!("anvil/{}", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
 /// Sends `request` and reads its answer, by the deadline.
 pub fn send(request: &Request<'_>) -> Result<Reply, String> {
     let url = format!(
@@ -73,14 +85,7 @@ pub fn send(request: &Request<'_>) -> Result<Reply, String> {
         .deadline
         .saturating_duration_since(Instant::now())
         .max(std::time::Duration::from_millis(100));
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(left))
-        // The key goes to its endpoint and nowhere else.
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .user_agent(format!("anvil/{}", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
+    let agent = client(left);
     let body = json!({
         "model": request.model,
         "messages": request.messages,
@@ -182,13 +187,7 @@ pub fn models(
     timeout: std::time::Duration,
 ) -> Result<String, String> {
     let url = format!("{}/models", base_url.trim_end_matches('/'));
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .user_agent(format!("anvil/{}", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
+    let agent = client(timeout);
     let mut call = agent.get(&url);
     if let Some(key) = key {
         call = call.header("Authorization", format!("Bearer {key}"));
