@@ -23,6 +23,7 @@ mod support {
     pub mod agents;
     pub mod anvil;
     pub mod claude;
+    pub mod gemini;
     pub mod model_server;
     pub mod openai;
     pub mod processes;

@@ -1,7 +1,7 @@
 //! The JSON API under `/api/` (documented in docs/serve.md). The page's scripts use it, and so
 //! can any script that has the token. Every change goes through the same library functions as
-//! the commands (`anvil steer`, `answer`, `cancel`, `branch`), so the record cannot tell them
-//! apart.
+//! the commands (`anvil start`, `steer`, `answer`, `cancel`, `branch`, `run --line`), so the
+//! record cannot tell them apart.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -235,6 +235,16 @@ pub async fn run(
         },
     )
     .await
+}
+
+/// Starts a debate (the page's "New debate") and runs it headless: 201 with where to follow it.
+pub async fn start(
+    State(app): State<Arc<App>>,
+    bytes: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let req: super::start::NewDebate = body(bytes)?;
+    let response = blocking(move || super::start::start(&app, req)).await?;
+    Ok((StatusCode::CREATED, Json(response)).into_response())
 }
 
 #[derive(Deserialize)]

@@ -139,6 +139,10 @@ pub struct PositionsView {
     pub converged: Option<u32>,
     /// `--converge` acted on it.
     pub stopped: bool,
+    /// What that means, in the words `log` and `show` use (`positions steady: would have
+    /// stopped after round 2`); `None` when there is nothing worth saying, as when stopping
+    /// would have saved nothing.
+    pub steady: Option<String>,
     /// The points still open at the synthesis, and whether it mentions each.
     pub dissent: Vec<DissentView>,
 }
@@ -186,6 +190,9 @@ pub fn positions_view(
         consensus: chart.consensus.map(|c| c.as_f64()),
         converged: chart.converged.map(|c| c.0),
         stopped: chart.converged.is_some_and(|c| c.1),
+        steady: chart.converged.map(|(round, acted)| {
+            format!("positions steady: {}", positions::stop_words(round, acted))
+        }),
         dissent,
         chart: positions::svg(&chart, label),
     })

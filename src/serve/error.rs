@@ -65,6 +65,26 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// An error of the command line's functions (the room starts a debate through
+    /// `anvil start`'s): bad input (its usage code) is 400 with the whole text (causes and
+    /// hint on the same line), anything else the server's failure.
+    pub fn from_cli(e: crate::error::CliError) -> ApiError {
+        let text = e.to_text();
+        let said = text
+            .trim()
+            .trim_start_matches("error: ")
+            .lines()
+            .collect::<Vec<_>>()
+            .join("; ");
+        if e.code == 2 {
+            ApiError::bad_request(said)
+        } else {
+            ApiError::internal(said)
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.message });

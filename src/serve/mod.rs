@@ -1,5 +1,5 @@
-//! `anvil serve`: the debate room in a browser — read, compare, watch live, steer, answer,
-//! branch, and send feedback to any Claude session of the project.
+//! `anvil serve`: the debate room in a browser — start a debate, read, compare, watch live,
+//! steer, answer, branch, and send feedback to any Claude session of the project.
 //!
 //! The server lives in the `anvil` binary only (axum on tokio); the library it calls is the
 //! same one the commands use, so a change made on the page is recorded exactly as the
@@ -27,6 +27,7 @@ mod guard;
 mod pages;
 mod render;
 mod runs;
+mod start;
 mod watch;
 
 /// Open the debate room in a browser: read and compare debates, watch them live, steer, answer
@@ -129,7 +130,7 @@ async fn serve(home: Home, ip: IpAddr, args: Args) -> Result<(), CliError> {
 
 fn router(app: Arc<App>) -> Router {
     let api = Router::new()
-        .route("/debates", get(api::debates))
+        .route("/debates", get(api::debates).post(api::start))
         .route("/search", get(api::search))
         .route("/debates/{debate}", get(api::debate))
         .route("/debates/{debate}/lines/{line}/steer", post(api::steer))
@@ -145,6 +146,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/", get(pages::index))
         .route("/sessions", get(pages::sessions))
         .route("/search", get(pages::search))
+        .route("/new", get(pages::new_debate))
         .route("/debates/{debate}", get(pages::debate))
         .route("/debates/{debate}/compare", get(pages::compare))
         .route(

@@ -24,6 +24,7 @@ pub fn templates() -> Environment<'static> {
         ("sessions.html", include_str!("templates/sessions.html")),
         ("prompt.html", include_str!("templates/prompt.html")),
         ("search.html", include_str!("templates/search.html")),
+        ("new.html", include_str!("templates/new.html")),
     ] {
         env.add_template(name, source)
             .expect("the built-in templates parse");
@@ -146,6 +147,21 @@ pub async fn search(
     )?)
 }
 
+/// The "New debate" form: the question, rounds, mode, and a seat for each role among the
+/// agents ready here.
+pub async fn new_debate(State(app): State<Arc<App>>) -> Result<Response, PageError> {
+    let a = app.clone();
+    let (agents, form) =
+        blocking(move || Ok((super::start::agents(), super::start::form(&a.home)?))).await?;
+    Ok(page(
+        &app,
+        "new.html",
+        context! {
+            token => app.token.as_str(), page => "new", agents => ser(&agents), form => ser(&form),
+        },
+    )?)
+}
+
 #[derive(Deserialize)]
 pub struct LineQuery {
     #[serde(default)]
@@ -244,40 +260,47 @@ pub async fn compare(
     Query(query): Query<CompareQuery>,
 ) -> Result<Response, PageError> {
     let a = app.clone();
-    let (view, revisions, chosen, pairs, error) = blocking(move || {
+    let (view, revisions, chosen, found) = blocking(move || {
         let view = data::debate(&a.home, &id)?;
-        let revisions: Vec<String> = view
+        let mut revisions: Vec<String> = view
             .lines
             .iter()
             .flat_map(|l| l.revisions.iter().map(|r| r.rev.clone()))
             .collect();
         // By default: the last two rounds of the main line.
-        let default_b = view
+        let main = view
             .lines
-            .first()
-            .and_then(|l| l.revisions.last())
-            .map(|r| r.rev.clone());
-        let default_a = view
-            .lines
-            .first()
+            .iter()
+            .find(|l| l.name == "main")
+            .or(view.lines.first());
+        let default_b = main.and_then(|l| l.revisions.last()).map(|r| r.rev.clone());
+        let default_a = main
             .and_then(|l| l.revisions.iter().rev().nth(1))
             .map(|r| r.rev.clone());
-        let ra = query.a.or(default_a);
-        let rb = query.b.or(default_b);
-        let mut pairs = Vec::new();
-        let mut error = None;
-        let mut charts = serde_json::Value::Null;
-        if let (Some(ra), Some(rb)) = (&ra, &rb) {
-            match compare_pairs(&a, &id, ra, rb) {
-                Ok(p) => pairs = p,
-                Err(e) => error = Some(e.message),
-            }
-            charts = compare_charts(&a, &id, ra, rb).unwrap_or(serde_json::Value::Null);
+        let given = |q: Option<String>| q.filter(|r| !r.trim().is_empty());
+        let mut chosen = (given(query.a).or(default_a), given(query.b).or(default_b));
+        let found = match &chosen {
+            (Some(ra), Some(rb)) => Some(compared(&a, &id, ra, rb)),
+            _ => None,
+        };
+        // The pickers show the moments compared, however the address named them
+        // (`round-1`, a commit): by the names they list.
+        if let Some(Ok(c)) = &found {
+            chosen = (Some(c.a.clone()), Some(c.b.clone()));
         }
-        Ok((view, revisions, (ra, rb), (pairs, charts), error))
+        for name in [&chosen.0, &chosen.1].into_iter().flatten() {
+            if !revisions.contains(name) {
+                revisions.push(name.clone());
+            }
+        }
+        Ok((view, revisions, chosen, found))
     })
     .await?;
-    let (pairs, charts) = pairs;
+    let (pairs, charts, error) = match found {
+        Some(Ok(c)) => (c.pairs, c.charts, None),
+        Some(Err(e)) => (Vec::new(), serde_json::Value::Null, Some(e.message)),
+        None => (Vec::new(), serde_json::Value::Null, None),
+    };
     Ok(page(
         &app,
         "compare.html",
@@ -288,60 +311,66 @@ pub async fn compare(
     )?)
 }
 
-/// Both moments' positions side by side, and how each seat moved from one to the other;
-/// `null` when neither side stated a position.
-fn compare_charts(
-    app: &App,
-    debate: &str,
-    a: &str,
-    b: &str,
-) -> Result<serde_json::Value, ApiError> {
-    use anvil_core::review::positions;
-    let record = data::record(&app.home)?.ok_or_else(|| ApiError::not_found("no record"))?;
-    let ra = data::moment(&record, debate, a)?;
-    let rb = data::moment(&record, debate, b)?;
-    let ea = &ra.history.entries[..=ra.index];
-    let eb = &rb.history.entries[..=rb.index];
-    let (ca, cb) = (positions::chart(ea), positions::chart(eb));
-    if ca.is_empty() && cb.is_empty() {
-        return Ok(serde_json::Value::Null);
-    }
-    Ok(serde_json::json!({
-        "a": positions::svg(&ca, &ra.canonical()),
-        "b": positions::svg(&cb, &rb.canonical()),
-        "a_label": ra.canonical(),
-        "b_label": rb.canonical(),
-        "movement": positions::movement(&ca, &cb),
-    }))
+/// Two moments of a debate side by side: their canonical names, each of their files word by
+/// word, and their positions.
+struct Compared {
+    a: String,
+    b: String,
+    pairs: Vec<serde_json::Value>,
+    charts: serde_json::Value,
 }
 
-fn compare_pairs(
-    app: &App,
-    debate: &str,
-    a: &str,
-    b: &str,
-) -> Result<Vec<serde_json::Value>, ApiError> {
+fn compared(app: &App, debate: &str, a: &str, b: &str) -> Result<Compared, ApiError> {
     let record = data::record(&app.home)?.ok_or_else(|| ApiError::not_found("no record"))?;
     let ra = data::moment(&record, debate, a)?;
     let rb = data::moment(&record, debate, b)?;
     let pairs =
         anvil_core::review::compare::pairs(&record, &ra, &rb).map_err(ApiError::internal)?;
-    Ok(pairs
-        .iter()
-        .map(|p| {
-            let (old, new) = render::word_diff(p.old_text(), p.new_text());
-            let stat = p.stat();
-            serde_json::json!({
-                "name": p.name,
-                "a_label": p.a.as_ref().map(|(l, _)| l),
-                "b_label": p.b.as_ref().map(|(l, _)| l),
-                "old": old,
-                "new": new,
-                "insertions": stat.insertions,
-                "deletions": stat.deletions,
+    Ok(Compared {
+        a: ra.canonical(),
+        b: rb.canonical(),
+        charts: compare_charts(&ra, &rb),
+        pairs: pairs
+            .iter()
+            .map(|p| {
+                // Positions and open points in words, as the debate page shows them.
+                let (old, new) =
+                    render::word_diff(&render::plain(p.old_text()), &render::plain(p.new_text()));
+                let stat = p.stat();
+                serde_json::json!({
+                    "name": p.name,
+                    "a_label": p.a.as_ref().map(|(l, _)| l),
+                    "b_label": p.b.as_ref().map(|(l, _)| l),
+                    "old": old,
+                    "new": new,
+                    "insertions": stat.insertions,
+                    "deletions": stat.deletions,
+                })
             })
-        })
-        .collect())
+            .collect(),
+    })
+}
+
+/// Both moments' positions side by side, and how each seat moved from one to the other;
+/// `null` when neither side stated a position.
+fn compare_charts(
+    ra: &anvil_core::review::revision::Resolved,
+    rb: &anvil_core::review::revision::Resolved,
+) -> serde_json::Value {
+    use anvil_core::review::positions;
+    let ea = &ra.history.entries[..=ra.index];
+    let eb = &rb.history.entries[..=rb.index];
+    let (ca, cb) = (positions::chart(ea), positions::chart(eb));
+    if ca.is_empty() && cb.is_empty() {
+        return serde_json::Value::Null;
+    }
+    serde_json::json!({
+        "a": positions::svg(&ca, &ra.canonical()),
+        "b": positions::svg(&cb, &rb.canonical()),
+        "a_label": ra.canonical(),
+        "b_label": rb.canonical(),
+        "movement": positions::movement(&ca, &cb),
+    })
 }
 
 pub async fn sessions(State(app): State<Arc<App>>) -> Result<Response, PageError> {

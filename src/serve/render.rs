@@ -33,6 +33,16 @@ pub fn markdown(text: &str) -> String {
     CLEANER.clean(&html).to_string()
 }
 
+/// A debater's text as plain words, for the compare page (which shows text, not markdown): its
+/// position and open points as the debate page words them, without the emphasis.
+pub fn plain(text: &str) -> String {
+    anvil_core::model::markers::readable(text)
+        .replace("**Position:**", "Position:")
+        .replace("**Open point:**", "Open point:")
+        // Markdown's hard line breaks, which keep each of them on a line of its own.
+        .replace("  \n", "\n")
+}
+
 /// Text escaped for HTML.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -95,6 +105,15 @@ mod tests {
         );
         assert!(html.contains("onerror=alert(2)"), "shown as text: {html}");
         assert!(html.contains("href=\"https://example.org\""), "{html}");
+    }
+
+    #[test]
+    fn plain_text_has_no_tags_and_no_emphasis_marks() {
+        let text = "Yes.\n\n<anvil-position stance=\"for\" confidence=\"0.8\">It pays</anvil-position>\n<anvil-open>Who runs it?</anvil-open>";
+        assert_eq!(
+            plain(text),
+            "Yes.\n\nPosition: for 0.8: It pays\nOpen point: Who runs it?"
+        );
     }
 
     #[test]

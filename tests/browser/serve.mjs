@@ -8,17 +8,11 @@
 // debate), CHROMIUM, SCREENSHOTS (a directory). The server was started with a Claude Code CLI
 // and a scripted model in its environment, for the headless run it starts.
 
-import { chromium } from "playwright-core";
 import { execFileSync, spawn } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
+import { check, env, run } from "./common.mjs";
+
 const URL_WITH_TOKEN = env("SERVE_URL");
 const ANVIL = env("ANVIL_BIN");
 const PROJECT = env("PROJECT");
@@ -27,11 +21,6 @@ const SESSION = env("SESSION");
 const FEEDBACK_SESSION = env("FEEDBACK_SESSION");
 const SHOTS = env("SCREENSHOTS");
 const BASE = URL_WITH_TOKEN.split("/?")[0];
-
-function check(ok, what) {
-  if (!ok) throw new Error("check failed: " + what);
-  console.log("ok: " + what);
-}
 
 const childEnv = { ...process.env };
 for (const k of ["CLAUDE_CODE_SESSION_ID", "ANVIL_NOW", "CLAUDE_PROJECT_DIR"]) delete childEnv[k];
@@ -49,36 +38,8 @@ function hookStop(session, text) {
   return out.trim() ? JSON.parse(out) : null;
 }
 
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "anvil-chromium-"));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: env("CHROMIUM"),
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-  viewport: { width: 1200, height: 900 },
-});
-const problems = [];
-let exitCode = 1;
-try {
-  const page = context.pages()[0] ?? (await context.newPage());
+await run({ width: 1200, height: 900 }, path.join(SHOTS, "failure.png"), async (page) => {
   page.setDefaultTimeout(10000);
-  // Any dialog (alert from a payload) or uncaught page error is a failure.
-  page.on("dialog", async (d) => {
-    problems.push("dialog: " + d.message());
-    await d.dismiss();
-  });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push("console error: " + m.text());
-  });
 
   // ---- the list, opened with the token ----
   await page.goto(URL_WITH_TOKEN);
@@ -205,19 +166,4 @@ try {
     "the session's next stop gets the feedback");
   await page.locator(`#session-${FEEDBACK_SESSION} li.delivered`).waitFor();
   await page.screenshot({ path: path.join(SHOTS, "sessions.png"), fullPage: true });
-
-  check(problems.length === 0, "no dialog, page error or console error: " + JSON.stringify(problems));
-  console.log("browser: all checks passed");
-  exitCode = 0;
-} catch (e) {
-  console.error(String(e?.stack || e));
-  if (problems.length) console.error("problems: " + JSON.stringify(problems));
-  try {
-    const page = context.pages()[0];
-    if (page) await page.screenshot({ path: path.join(SHOTS, "failure.png"), fullPage: true });
-  } catch (_) { /* the failure itself is what matters */ }
-} finally {
-  await context.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+});

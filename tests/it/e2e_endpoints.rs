@@ -597,8 +597,9 @@ fn a_config_cannot_point_a_key_at_a_host_it_is_not_for() {
     let run = project.anvil(&["start", "Should we adopt GraphQL?"]).ok();
     assert!(
         run.stderr.contains(
-            "the critic is mygw:gpt-5.4, at https://llm.example.com/v1 with the key in \
-             $ANVIL_MYGW_API_KEY (chosen by .anvil/config.toml)"
+            "anvil: .anvil/config.toml seats critic by mygw (OpenAI-compatible endpoint, model \
+             gpt-5.4, its turns sent to https://llm.example.com/v1 with the key in \
+             $ANVIL_MYGW_API_KEY)"
         ),
         "{}",
         run.describe()

@@ -173,7 +173,7 @@ fn converge_stops_a_four_round_debate_once_positions_stop_moving(client: Client)
     let log = project.anvil(&["log", &started.debate]).ok().stdout;
     assert!(log.contains("[mixed 0.55]"), "{log}");
     assert!(
-        log.contains("[positions steady after round 3: stopped]"),
+        log.contains("[positions steady: stopped after round 3]"),
         "{log}"
     );
 }

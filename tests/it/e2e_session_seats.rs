@@ -75,7 +75,19 @@ pub(crate) fn spawn_hook(mut hook: Command, input: &serde_json::Value) -> Child 
 
 /// Starts `anvil-hook stop` on `input` in a session whose agents `home` configures.
 pub(crate) fn spawn_stop(project: &Project, home: &AgentsHome, input: &serde_json::Value) -> Child {
-    spawn_hook(hook_command(project, home), input)
+    spawn_stop_with(project, home, input, &[])
+}
+
+/// [`spawn_stop`], with the variables `env` in the hook's environment too.
+pub(crate) fn spawn_stop_with(
+    project: &Project,
+    home: &AgentsHome,
+    input: &serde_json::Value,
+    env: &[(&str, &str)],
+) -> Child {
+    let mut hook = hook_command(project, home);
+    hook.envs(env.iter().copied());
+    spawn_hook(hook, input)
 }
 
 /// A hook's run and its JSON answer.

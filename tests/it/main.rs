@@ -38,6 +38,7 @@ mod record_races;
 mod remote_cli;
 mod search_cli;
 mod seat_adapters;
+mod seat_trust;
 mod secrets_cli;
 mod serve_api;
 mod serve_browser;

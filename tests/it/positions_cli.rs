@@ -201,6 +201,57 @@ fn diff_opens_with_movement_and_the_shadow_note_falls_at_the_right_round() {
     assert_eq!(last.trailer("Anvil-Consensus"), Some("0.62"));
 }
 
+/// Two rounds whose positions held: positions stopped moving after round 2, the last one, so
+/// stopping there would have saved nothing, and no reader says it would have stopped (the
+/// four-round debate above still does): not `log --stats`, `show`, the report, its chart, nor
+/// the web room.
+#[test]
+fn a_debate_steady_only_in_its_last_round_says_nothing_of_stopping() {
+    let project = Project::new();
+    let debate = start(&project, "2", &[]);
+    for _ in 0..2 {
+        stop(&project, &phase("Advocate.", "for", "0.8", &[]));
+        stop(&project, &phase("Critic.", "against", "0.7", &[]));
+    }
+    stop(&project, "Synthesis: keep Postgres.");
+    let c = phases(&project, &debate);
+    // The record keeps the fact; the synthesis records no saving.
+    assert_eq!(c[3].trailer("Anvil-Converged"), Some("2"));
+    assert_eq!(c.last().unwrap().trailer("Anvil-Saving"), None);
+
+    let report = project.path().join("report.html");
+    project
+        .anvil(&["report", &debate, "-o", report.to_str().unwrap()])
+        .ok();
+    let served = crate::support::serve::Served::start(&project);
+    let page = served.get(&format!("/debates/{debate}"));
+    assert!(page.body.contains("anvil-chart"), "{}", page.body);
+    let said = [
+        (
+            "log --stats",
+            project.anvil(&["log", "--stats", &debate]).ok().stdout,
+        ),
+        (
+            "show",
+            project
+                .anvil(&["show", &format!("{debate}@main:round-2")])
+                .ok()
+                .stdout,
+        ),
+        ("report", project.anvil(&["report", &debate]).ok().stdout),
+        ("report.html", std::fs::read_to_string(&report).unwrap()),
+        ("the web room", page.body),
+    ];
+    for (reader, text) in said {
+        assert!(
+            !text.contains("would have stopped")
+                && !text.contains("positions steady")
+                && !text.contains("converged"),
+            "{reader} says it would have stopped:\n{text}"
+        );
+    }
+}
+
 #[test]
 fn converge_ends_early_but_never_over_steering_or_a_pause() {
     let steady = |project: &Project| {

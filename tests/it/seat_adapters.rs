@@ -61,6 +61,23 @@ fn script(turn: &Turn) -> Reply {
                 json!({"command": shell, "description": "write"}),
             ),
         ],
+        Agent::Gemini => vec![
+            (
+                "write_file",
+                json!({"file_path": target, "content": "pwned\n"}),
+            ),
+            (
+                "run_shell_command",
+                json!({"command": shell, "description": "write"}),
+            ),
+        ],
+        Agent::OpenCode => vec![
+            (
+                "write",
+                json!({"filePath": cwd_of(turn).join(target), "content": "pwned\n"}),
+            ),
+            ("bash", json!({"command": shell, "description": "write"})),
+        ],
         Agent::Anvil | Agent::Unknown => Vec::new(),
     };
     let mut reply = Reply::text("");
@@ -71,12 +88,17 @@ fn script(turn: &Turn) -> Reply {
     reply
 }
 
-/// Claude Code names its working directory in its system prompt ("Primary working directory").
+/// Claude Code names its working directory in its system prompt ("Primary working directory"),
+/// OpenCode too ("Working directory").
 fn cwd_of(turn: &Turn) -> std::path::PathBuf {
     let system = turn.system_text();
     let line = system
         .lines()
-        .find_map(|l| l.trim().strip_prefix("Primary working directory: "))
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("Primary working directory: ")
+                .or_else(|| l.strip_prefix("Working directory: "))
+        })
         .unwrap_or("/nonexistent");
     std::path::PathBuf::from(line.trim())
 }
@@ -185,6 +207,58 @@ fn copilot_plays_a_plan_mode_seat_and_resumes_it() {
 #[test]
 fn qwen_plays_a_plan_mode_seat_and_resumes_it() {
     two_turns(Agent::Qwen, "qwen-seat-model", "0.24.4");
+}
+
+/// Some agents inline the file an `@path` of their prompt names (Claude Code, Qwen Code, from
+/// stdin too):
+/// a seat's prompt stays text, `@decorators`, addresses and `DEBATE@LINE` included.
+fn an_at_path_stays_text(agent: Agent, seat: &str) {
+    let server = ModelServer::start(script);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    std::fs::write(
+        project.path().join("secret.txt"),
+        "CONTENTS-NOT-FOR-THE-MODEL\n",
+    )
+    .unwrap();
+    try_seat(
+        &project,
+        &home,
+        &[seat, "--prompt", "What does @secret.txt say?"],
+    )
+    .ok();
+    let turns = server.turns_of(agent);
+    assert!(!turns.is_empty());
+    for turn in &turns {
+        // As the model reads it: through the zero-width space before Claude Code's mention,
+        // and the backslash before Qwen Code's `@`.
+        let text = turn
+            .latest_user_text
+            .replace('\u{200B}', "")
+            .replace("\\@", "@");
+        assert!(text.contains("What does @secret.txt say?"), "{text}");
+        assert!(!turn.all_text().contains("CONTENTS-NOT-FOR-THE-MODEL"));
+    }
+}
+
+#[test]
+fn an_at_path_in_a_qwen_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::Qwen, "qwen:qwen-seat-model");
+}
+
+#[test]
+fn an_at_path_in_a_claude_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::Claude, "claude:claude-seat-model");
+}
+
+#[test]
+fn an_at_path_in_a_copilot_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::Copilot, "copilot:copilot-seat-model");
+}
+
+#[test]
+fn an_at_path_in_a_codex_seats_prompt_stays_text() {
+    an_at_path_stays_text(Agent::Codex, "codex:codex-seat-model");
 }
 
 #[test]

@@ -545,15 +545,28 @@ fn wait_for_headless(
     }
 }
 
-#[test]
-fn run_starts_a_headless_run_once_and_refuses_a_finished_line() {
-    let (project, started) = debate_after_round_1();
-    let debate = &started.debate;
-    // A "claude" that never answers: the run stays running until the test ends it.
+/// A "claude" that never answers, in a folder of its own: a headless run stays running until
+/// the test ends it.
+fn silent_claude() -> (tempfile::TempDir, std::path::PathBuf) {
     let bin = tempfile::tempdir().unwrap();
     let slow = bin.path().join("claude");
     std::fs::write(&slow, "#!/bin/sh\nexec sleep 60\n").unwrap();
     std::fs::set_permissions(&slow, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    (bin, slow)
+}
+
+/// Ends a headless run the page started: its whole process group.
+fn kill_run(pid: u64) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .status();
+}
+
+#[test]
+fn run_starts_a_headless_run_once_and_refuses_a_finished_line() {
+    let (project, started) = debate_after_round_1();
+    let debate = &started.debate;
+    let (_bin, slow) = silent_claude();
     let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", slow.clone().into())]);
 
     let line = served.get(&format!("/api/debates/{debate}")).json()["lines"][0].clone();
@@ -595,9 +608,7 @@ fn run_starts_a_headless_run_once_and_refuses_a_finished_line() {
     );
 
     // Stopped from outside (its process group): the page says it stopped, and it can run again.
-    let _ = std::process::Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pid}")])
-        .status();
+    kill_run(pid);
     let line = wait_for_headless(&served, debate, "main", |h| h["state"] == "stopped");
     assert_eq!(line["runnable"], true);
 
@@ -691,4 +702,125 @@ fn a_branch_from_the_web_room_never_goes_to_a_session_already_at_work() {
         .filter(|a| a.to_string().contains("small-team"))
         .count();
     assert_eq!(handed, 1, "exactly one new session takes it: {answers:?}");
+}
+
+/// "New debate": the form's choices start a debate as `anvil start` would (the config's
+/// defaults, the same validation), and the server runs it headless at once. The line is the
+/// run's from the start: a Claude session that starts meanwhile is not handed it.
+#[test]
+fn a_new_debate_from_the_api_is_started_and_run_headless() {
+    const NEWCOMER: &str = "0ddba11c-0000-4000-8000-0000000000cc";
+    let project = Project::new();
+    std::fs::write(project.path().join(".anvil/config.toml"), "rounds = 4\n").unwrap();
+    let (_bin, slow) = silent_claude();
+    let served = Served::start_with(&project, &[("ANVIL_CLAUDE_BIN", slow.into())]);
+    let res = served.post(
+        "/api/debates",
+        &json!({"question": "  Should we adopt GraphQL?  ", "mode": "philosopher"}),
+    );
+    assert_eq!(res.status, 201, "{}", res.body);
+    let reply = res.json();
+    let debate = reply["debate"].as_str().unwrap().to_owned();
+    assert_eq!(
+        (&reply["line"], &reply["state"]),
+        (&json!("main"), &json!("running"))
+    );
+    assert_eq!(reply["url"], format!("/debates/{debate}"));
+    let pid = reply["pid"].as_u64().unwrap();
+
+    let line = wait_for_headless(&served, &debate, "main", |h| h["state"] == "running");
+    assert_eq!(line["headless"]["pid"], pid);
+    assert_eq!(
+        line["rounds"], 4,
+        "the config's rounds, as `anvil start` reads them"
+    );
+    let view = served.get(&format!("/api/debates/{debate}")).json();
+    assert_eq!(
+        (&view["question"], &view["mode"]),
+        (&json!("Should we adopt GraphQL?"), &json!("philosopher"))
+    );
+    let commits = project.commits(&debate);
+    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+    assert_eq!(phases, ["start"]);
+    let none = project.path().join("no-transcript.jsonl");
+    session_start(&project, NEWCOMER, &none);
+    assert_eq!(
+        stop(&project, NEWCOMER, "hello"),
+        Value::Null,
+        "a session that starts now is not handed the run's debate"
+    );
+    kill_run(pid);
+}
+
+/// Everything the form could send wrong is refused with what is wrong, and records nothing;
+/// the guard stands in front of it as in front of every change.
+#[test]
+fn a_new_debate_is_refused_with_the_reason_and_nothing_is_recorded() {
+    let project = Project::new();
+    let missing = project.path().join("no-such-codex");
+    let served = Served::start_with(
+        &project,
+        &[
+            ("ANVIL_CODEX_BIN", missing.into()),
+            (
+                "ANVIL_CLAUDE_BIN",
+                crate::support::claude::claude_bin().into(),
+            ),
+            ("ANTHROPIC_API_KEY", "test".into()),
+        ],
+    );
+    // The form offers only the agents ready here, and says what the others lack.
+    let form = served.get("/new");
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(
+        form.body.contains(r#"<option value="claude">"#),
+        "{}",
+        form.body
+    );
+    assert!(
+        !form.body.contains(r#"<option value="codex">"#),
+        "{}",
+        form.body
+    );
+    assert!(form.body.contains("codex (not installed)"), "{}", form.body);
+    for (body, says) in [
+        (json!({"question": "  "}), "a debate needs a question"),
+        (json!({"question": "Q?", "rounds": 11}), "out of range"),
+        (json!({"question": "Q?", "mode": "shouting"}), "shouting"),
+        (
+            json!({"question": "Q?", "mode": "devils-advocate"}),
+            "add --position",
+        ),
+        (
+            json!({"question": "Q?", "seats": {"critic": "codex"}}),
+            "codex cannot take the critic seat here: not installed",
+        ),
+        (
+            json!({"question": "Q?", "seats": {"critic": "gpt"}}),
+            "names no agent anvil knows: 'gpt'",
+        ),
+        (
+            json!({"question": "Q?", "seats": {"judge": "claude"}}),
+            "no role or voice `judge`",
+        ),
+        (json!({"question": "Q?", "colour": "red"}), "unknown field"),
+    ] {
+        let said = served.post("/api/debates", &body).error(400);
+        assert!(said.contains(says), "{body}: {said}");
+    }
+    let path = "/api/debates";
+    let cookie = format!("anvil_token_{}={}", served.port, served.token);
+    let forged = served
+        .request("POST", path)
+        .header("Cookie", &cookie)
+        .header("Origin", "http://evil.example")
+        .json(&json!({"question": "Q?"}))
+        .send();
+    assert!(forged.error(403).contains("cross-origin"));
+    let bare = served
+        .request("POST", path)
+        .json(&json!({"question": "Q?"}))
+        .send();
+    bare.error(401);
+    assert_eq!(served.get("/api/debates").json(), json!([]));
 }

@@ -3,6 +3,9 @@
 //! page and the Claude session at the hook. Screenshots land in target/screenshots/.
 //!
 //! "Run headless" starts a real `claude -p` (the Claude Code CLI against a scripted model).
+//! `tests/browser/room.mjs` starts a debate from the "New debate" form, with the real Codex
+//! CLI in the critic's seat, follows it to its end, and measures the positions chart at 390
+//! and 1280 pixels wide.
 //!
 //! Chromium is `$ANVIL_CHROMIUM`, else /usr/bin/chromium; `.ci/run` installs it. Without it
 //! the test fails and says how to install it: it never skips.
@@ -12,9 +15,11 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::support::anvil::{Project, anvil_bin, phase_text, turn_tag};
+use crate::e2e_seats::{phases, want};
+use crate::support::agents::AgentsHome;
+use crate::support::anvil::{Project, anvil_bin, phase_text, position_tags, turn_tag};
 use crate::support::claude::{ClaudeHome, headless_env};
-use crate::support::model_server::{ModelServer, Reply};
+use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::serve::Served;
 
 const S1: &str = "b0b0b0b0-0000-4000-8000-000000000001";
@@ -41,13 +46,45 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-#[test]
-fn the_room_in_a_real_browser() {
-    let chromium = chromium();
+fn playwright() {
     assert!(
         repo().join("node_modules/playwright-core").is_dir(),
         "the browser test needs playwright-core: run `npm install` at the repository root"
     );
+}
+
+/// Runs `script` (under tests/browser/) with node and these variables; fails with its output
+/// unless it passed every check. Its output (each check, with what it measured) is printed.
+fn browse(script: &str, vars: &[(&str, &std::ffi::OsStr)]) {
+    let out = Command::new("node")
+        .arg(repo().join("tests/browser").join(script))
+        .current_dir(repo())
+        .envs(vars.iter().copied())
+        .output()
+        .expect("run node (needed by the browser test)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("browser: all checks passed"),
+        "the browser test failed ({}):\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        out.status
+    );
+    println!("{stdout}");
+}
+
+/// A PNG of some substance was written at `name`.
+fn assert_screenshot(shots: &Path, name: &str) {
+    let png = std::fs::read(shots.join(format!("{name}.png"))).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "{name}.png"
+    );
+}
+
+#[test]
+fn the_room_in_a_real_browser() {
+    let chromium = chromium();
+    playwright();
     let project = Project::new();
     let started = project.start(&[
         "Should we rewrite billing in Rust?",
@@ -92,34 +129,24 @@ fn the_room_in_a_real_browser() {
     let served = Served::start_with(&project, &headless_env(&model, &home));
     let shots = repo().join("target/screenshots");
     std::fs::create_dir_all(&shots).unwrap();
-    let out = Command::new("node")
-        .arg(repo().join("tests/browser/serve.mjs"))
-        .current_dir(repo())
-        .env("SERVE_URL", &served.url)
-        .env("ANVIL_BIN", anvil_bin())
-        .env("PROJECT", project.path())
-        .env("DEBATE", &started.debate)
-        .env("SESSION", S1)
-        .env("FEEDBACK_SESSION", S2)
-        .env("CHROMIUM", &chromium)
-        .env("SCREENSHOTS", &shots)
-        .output()
-        .expect("run node (needed by the browser test)");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("browser: all checks passed"),
-        "the browser test failed ({}):\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
-        out.status
+    let anvil = anvil_bin();
+    browse(
+        "serve.mjs",
+        &[
+            ("SERVE_URL", served.url.as_ref()),
+            ("ANVIL_BIN", anvil.as_ref()),
+            ("PROJECT", project.path().as_ref()),
+            ("DEBATE", started.debate.as_ref()),
+            ("SESSION", S1.as_ref()),
+            ("FEEDBACK_SESSION", S2.as_ref()),
+            ("CHROMIUM", chromium.as_ref()),
+            ("SCREENSHOTS", shots.as_ref()),
+        ],
     );
     for name in [
         "list", "debate", "question", "branch", "headless", "compare", "sessions",
     ] {
-        let png = std::fs::read(shots.join(format!("{name}.png"))).unwrap();
-        assert!(
-            png.starts_with(b"\x89PNG") && png.len() > 10_000,
-            "{name}.png"
-        );
+        assert_screenshot(&shots, name);
     }
     // What the page did is in the record, as the commands would have written it.
     let commits = project.commits(&started.debate);
@@ -138,4 +165,76 @@ fn the_room_in_a_real_browser() {
     let run = project.line_commits(&started.debate, "keep-go");
     let phases: Vec<&str> = run.iter().rev().take(2).map(|c| c.phase()).collect();
     assert_eq!(phases, ["run", "synthesizer"], "{run:#?}");
+}
+
+/// Plays each phase with a position: the advocate for 0.8 twice, then 0.75; the critic against
+/// 0.7 twice (with an open point in round 1), then mixed 0.6. Positions hold after round 2 of
+/// 3, and the critic changes its stance in round 3: the chart has a convergence rule and a ring.
+fn positioned(turn: &Turn) -> Reply {
+    let Some(tag) = turn_tag(turn) else {
+        return Reply::text("ok");
+    };
+    let position = match tag.key().as_str() {
+        "ADVOCATE r1" | "ADVOCATE r2" => position_tags("for", "0.8", "It pays for itself", &[]),
+        "ADVOCATE r3" => position_tags("for", "0.75", "It pays for itself", &[]),
+        "CRITIC r1" => position_tags(
+            "against",
+            "0.7",
+            "The migration is too risky",
+            &["Who maintains it?"],
+        ),
+        "CRITIC r2" => position_tags("against", "0.7", "The migration is too risky", &[]),
+        "CRITIC r3" => position_tags("mixed", "0.6", "Only with a staged rollout", &[]),
+        _ => String::new(),
+    };
+    Reply::text(format!("{}\n\n{position}", phase_text(&tag)))
+}
+
+/// "New debate" in a real browser: the form offers the agents ready here, starts a debate
+/// with Codex in the critic's seat (the real Claude Code CLI hosts the run, the real Codex CLI
+/// plays the seat, both against the scripted model), and the debate's page follows the run
+/// live to its end. At 390 pixels wide the form, the debate and the compare page fit, and
+/// the positions chart's words stay legible (measured as drawn).
+#[test]
+fn a_debate_started_in_the_room_runs_live_and_reads_on_a_phone() {
+    let chromium = chromium();
+    playwright();
+    let project = Project::new();
+    let model = ModelServer::start(positioned);
+    let agents = AgentsHome::new(&model);
+    let served = Served::start_with(&project, &agents.env());
+    let shots = repo().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    browse(
+        "room.mjs",
+        &[
+            ("SERVE_URL", served.url.as_ref()),
+            ("CHROMIUM", chromium.as_ref()),
+            ("SCREENSHOTS", shots.as_ref()),
+        ],
+    );
+    for name in [
+        "new-390",
+        "new-1280",
+        "started-390",
+        "started-1280",
+        "compare-390",
+        "compare-1280",
+    ] {
+        assert_screenshot(&shots, name);
+    }
+    // The record holds what the form asked for: three rounds, Codex in the critic's seat.
+    let debate = project.only_debate();
+    assert_eq!(
+        phases(&project.commits(&debate)),
+        want(&[
+            ("advocate", "1", "host"),
+            ("critic", "1", "codex"),
+            ("advocate", "2", "host"),
+            ("critic", "2", "codex"),
+            ("advocate", "3", "host"),
+            ("critic", "3", "codex"),
+            ("synthesizer", "3", "host"),
+        ])
+    );
 }

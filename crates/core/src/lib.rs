@@ -3,7 +3,7 @@
 //! The folders are the architecture, each depending only on those listed before it:
 //!
 //! - [`record`]: the git repository under `.anvil/record` (the store, the commit schema, packing);
-//! - [`agent`]: other agents (Claude Code, Codex, Copilot, Qwen Code), one file each: how a
+//! - [`agent`]: other agent CLIs (Claude Code, Codex, …), one file each: how a
 //!   headless, read-only turn of each runs and what it left;
 //! - [`home`]: `.anvil/` in a project (live files, session bindings, the steering queue, locks);
 //! - [`model`]: the debate as data and a pure state machine (state, options, prompts, markers);

@@ -232,7 +232,14 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
 
 fn try_seat(ctx: &Ctx, seat: &Seat, args: &Args) -> Result<(), CliError> {
     let guard = std::env::current_exe().ok();
+    // The project's `[seats] env`, when there is a project and its config reads.
+    let config = ctx
+        .home()
+        .ok()
+        .and_then(|home| anvil_core::model::config::Config::load(&home).ok())
+        .unwrap_or_default();
     let turn = agent::Turn {
+        pass_env: config.seat_env(),
         cwd: &ctx.cwd,
         prompt: &args.prompt,
         resume: args.resume.as_deref(),

@@ -62,7 +62,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     slash_safe(slash, || {
         let home = ctx.home()?;
         let session = ctx.session_or(args.session)?;
-        let started = create(ctx, &home, args.debate, session.as_deref())?;
+        let (started, seats) = create(ctx, &home, args.debate, session.as_deref())?;
+        // In Claude Code, the command's output is what the person sees of it: the seats the
+        // config chose are named there too, before the prompt.
+        if let Some(seats) = seats.filter(|_| slash) {
+            out(&format!("{seats}\n\n"))?;
+        }
         // The prompt carries recorded text (earlier conclusions, a follow-up, context files):
         // shown, never obeyed, like every model text printed here. The record keeps it whole.
         out(&crate::term::visible(&started.prompt))?;
@@ -80,12 +85,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
 }
 
 /// Creates a debate from the options: config defaults, validation, material, first commit.
+/// Says which seats the project's config chose, if any, and returns that too.
 pub fn create(
     ctx: &Ctx,
     home: &anvil_core::home::Home,
     args: DebateArgs,
     session: Option<&str>,
-) -> Result<anvil_core::line::start::Started, CliError> {
+) -> Result<(anvil_core::line::start::Started, Option<String>), CliError> {
     let mut config = Config::load(home)?;
     // Context paths in the config are relative to the project, flags' to the cwd.
     for p in &mut config.defaults.context {
@@ -111,6 +117,7 @@ pub fn create(
     let mut setup = options
         .into_setup()
         .map_err(|e| CliError::from_display(e).usage())?;
+    let seats = seats_notice(&setup.seats, &seated_here, &config);
     let mut earlier = anvil_core::review::earlier::read(home, &ctx.cwd, &setup.inputs)?;
     if recall && setup.inputs.versus.is_empty() {
         // A debate that follows one up gets that one in full; it is not recalled again.
@@ -145,22 +152,73 @@ pub fn create(
         output_dir,
     };
     let started = anvil_core::line::start::start_with(home, setup, session, inputs)?;
+    if let Some(seats) = &seats {
+        say(seats);
+    }
     for note in &started.notes {
         say(&format!("anvil: note: {note}"));
     }
-    // Where each endpoint seat's turns go, before the first of them is sent: a config can
-    // choose an endpoint, and nobody should send a debate somewhere they did not see.
-    for (role, seat) in &started.state.setup.seats.roles {
-        if let Some(to) = seat.destination() {
-            let chosen = match seated_here.contains(&role.to_lowercase()) {
-                true => "",
-                false => " (chosen by .anvil/config.toml)",
-            };
-            say(&format!(
-                "anvil: note: the {role} is {seat}, at {}{chosen}",
-                crate::term::visible(&to)
-            ));
-        }
+    Ok((started, seats))
+}
+
+/// The one notice of the seats a person did not choose on this command line, or whose turns
+/// leave for an endpoint: the roles `[seats]` in `.anvil/config.toml` filled (agent and model),
+/// where each endpoint seat's turns go (base URL and key variable), and what `[seats] env`
+/// passes to every seat. A committed config runs other agents on the person's machine and can
+/// name an endpoint, so nobody runs one, or sends a debate somewhere, they were not shown.
+fn seats_notice(
+    seats: &anvil_core::model::seats::Seats,
+    seated_here: &[String],
+    config: &Config,
+) -> Option<String> {
+    let described = |role: &str, seat: &anvil_core::model::seats::Seat| {
+        let model = match seat
+            .model
+            .as_deref()
+            .or(seat.agent.endpoint().and_then(|e| e.default_model()))
+        {
+            Some(model) => format!("model {model}"),
+            None => "its default model".to_owned(),
+        };
+        let to = seat
+            .destination()
+            .map(|to| format!(", its turns sent to {to}"))
+            .unwrap_or_default();
+        format!(
+            "{role} by {} ({}, {model}{to})",
+            seat.agent,
+            seat.agent.title()
+        )
+    };
+    let (here, chosen): (Vec<_>, Vec<_>) = seats
+        .roles
+        .iter()
+        .partition(|(role, _)| seated_here.contains(&role.trim().to_lowercase()));
+    let mut parts = Vec::new();
+    if !chosen.is_empty() {
+        let chosen: Vec<String> = chosen.iter().map(|(r, s)| described(r, s)).collect();
+        parts.push(format!(".anvil/config.toml seats {}", chosen.join(", ")));
     }
-    Ok(started)
+    let env = config.seat_env();
+    if !env.is_empty() && !seats.roles.is_empty() {
+        let env: Vec<String> = env.iter().map(|v| format!("${v}")).collect();
+        parts.push(format!(
+            "{} passes {} to every seat",
+            if parts.is_empty() {
+                ".anvil/config.toml"
+            } else {
+                "it"
+            },
+            env.join(", ")
+        ));
+    }
+    let endpoints: Vec<String> = here
+        .iter()
+        .filter(|(_, s)| s.agent.endpoint().is_some())
+        .map(|(r, s)| described(r, s))
+        .collect();
+    if !endpoints.is_empty() {
+        parts.push(format!("the command line seats {}", endpoints.join(", ")));
+    }
+    (!parts.is_empty()).then(|| format!("anvil: {}", crate::term::visible(&parts.join("; "))))
 }

@@ -404,8 +404,8 @@ pub fn stats(lines: &[LineHistory], paint: Paint) -> String {
             "{} {}\n",
             paint.dim("convergence:"),
             visible(&format!(
-                "{line} would have stopped after round {}, saving {}",
-                s.round,
+                "{line} {}, saving {}",
+                positions::stop_words(s.round, false),
                 saved_words(u64::from(s.phases), s.tokens)
             ))
         ));
@@ -585,12 +585,11 @@ fn gist(entry: &Entry) -> String {
     if let Some(p) = positions::summary(&entry.meta) {
         gist = format!("[{p}] {gist}");
     }
-    if let Some(round) = entry.meta.converged {
-        gist.push_str(&if entry.meta.converge_stop {
-            format!(" [positions steady after round {round}: stopped]")
-        } else {
-            format!(" [positions steady: would have stopped after round {round}]")
-        });
+    if let Some((round, acted)) = positions::steady(&entry.meta) {
+        gist.push_str(&format!(
+            " [positions steady: {}]",
+            positions::stop_words(round, acted)
+        ));
     }
     if let Some(c) = entry.meta.consensus {
         gist.push_str(&format!(" [consensus {c}]"));

@@ -99,18 +99,15 @@ pub fn stood(meta: &Meta) -> String {
     for point in &meta.open {
         text.push_str(&format!("open: {point}\n"));
     }
-    if let Some(round) = meta.converged {
-        text.push_str(&match (&meta.converge_held, meta.converge_stop) {
-            (_, true) => {
-                format!("positions stopped moving after round {round}: went to the synthesis\n")
-            }
-            (Some(why), _) => {
-                format!("positions stopped moving after round {round}; went on: {why}\n")
-            }
-            _ => {
-                format!("positions stopped moving after round {round} (would have stopped here)\n")
-            }
-        });
+    match (meta.converged, &meta.converge_held, positions::steady(meta)) {
+        (Some(round), Some(why), _) => text.push_str(&format!(
+            "positions stopped moving after round {round}; went on: {why}\n"
+        )),
+        (_, None, Some((round, acted))) => text.push_str(&format!(
+            "positions steady: {}\n",
+            positions::stop_words(round, acted)
+        )),
+        _ => {}
     }
     if let Some(c) = meta.consensus {
         text.push_str(&format!("consensus: {c}\n"));

@@ -39,9 +39,17 @@
       const doc = new DOMParser().parseFromString(await res.text(), "text/html");
       for (const fresh of doc.querySelectorAll("[data-live][id]")) {
         const old = document.getElementById(fresh.id);
-        if (!old || served.get(fresh.id) === fresh.innerHTML) continue;
+        if (old && served.get(fresh.id) === fresh.innerHTML) continue;
         served.set(fresh.id, fresh.innerHTML);
-        swap(old, fresh);
+        if (old) swap(old, fresh);
+        else place(fresh);
+      }
+      // A region the page no longer has (nothing of it to show) goes.
+      for (const gone of document.querySelectorAll("[data-live][id]")) {
+        if (!doc.getElementById(gone.id)) {
+          served.delete(gone.id);
+          gone.remove();
+        }
       }
       body.dataset.refreshed = String(Number(body.dataset.refreshed || 0) + 1);
     } catch (e) {
@@ -86,6 +94,22 @@
     if (focusId) document.getElementById(focusId)?.focus();
   }
 
+  // A region that was not on the page when it loaded (the positions, once a debater states
+  // one): put where the fresh page has it, after the region before it, or first in its parent.
+  function place(fresh) {
+    let before = fresh.previousElementSibling;
+    while (before && !(before.id && document.getElementById(before.id))) before = before.previousElementSibling;
+    const node = document.importNode(fresh, true);
+    if (before) {
+      document.getElementById(before.id).after(node);
+    } else if (fresh.parentElement?.id && document.getElementById(fresh.parentElement.id)) {
+      document.getElementById(fresh.parentElement.id).prepend(node);
+    } else {
+      return;
+    }
+    wire(node);
+  }
+
   function schedule() {
     clearTimeout(pending);
     pending = setTimeout(refresh, 60);
@@ -126,9 +150,7 @@
     event.preventDefault();
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
     const status = form.querySelector("output");
-    const data = {};
-    for (const [k, v] of new FormData(form).entries()) data[k] = String(v);
-    if (data.name === "") delete data.name;
+    const data = formJson(form);
     const button = form.querySelector("button[type=submit]");
     if (button) button.disabled = true;
     if (status) status.textContent = "sending…";
@@ -151,6 +173,12 @@
       for (const f of new Set([form, now])) {
         for (const t of f.querySelectorAll("textarea, input:not([type=hidden])")) t.value = "";
       }
+      if (form.hasAttribute("data-follow") && reply.url) {
+        // A new debate: its page follows the run from here.
+        if (out) out.textContent = reply.message || "started";
+        location.assign(reply.url);
+        return;
+      }
       if (form.hasAttribute("data-branch")) {
         showBranch(out, reply);
       } else if (form.classList.contains("run") && out && reply.line) {
@@ -168,6 +196,44 @@
       const twin = current(button);
       if (twin) twin.disabled = false;
     }
+  }
+
+  // A form's fields as the API's JSON: `seats.critic` goes into `seats`, a number field is a
+  // number, and (with data-omit-empty) a field left empty is left out, so the server's defaults
+  // hold. Fields a mode does not use are disabled, so they are not sent.
+  function formJson(form) {
+    const data = {};
+    for (const [k, v] of new FormData(form).entries()) {
+      const value = String(v);
+      if (form.hasAttribute("data-omit-empty") && value.trim() === "") continue;
+      const field = form.elements.namedItem(k);
+      const typed = field && field.type === "number" && value !== "" ? Number(value) : value;
+      const dot = k.indexOf(".");
+      if (dot > 0) {
+        const outer = k.slice(0, dot);
+        data[outer] = data[outer] || {};
+        data[outer][k.slice(dot + 1)] = typed;
+      } else {
+        data[k] = typed;
+      }
+    }
+    if (data.name === "") delete data.name;
+    return data;
+  }
+
+  // The parts of a form that only some modes use (`data-modes="analyst …"`) show, and are
+  // sent, only in those modes.
+  function wireModes(picker) {
+    const form = picker.form;
+    const show = () => {
+      for (const part of form.querySelectorAll("[data-modes]")) {
+        const on = part.dataset.modes.split(" ").includes(picker.value);
+        part.hidden = !on;
+        for (const f of part.querySelectorAll("input, select, textarea")) f.disabled = !on;
+      }
+    };
+    picker.addEventListener("change", show);
+    show();
   }
 
   // After a branch: where it is, and how to continue it.
@@ -270,6 +336,7 @@
     }
     for (const d of root.querySelectorAll("details[data-prompt-url]")) wirePrompt(d);
     for (const b of root.querySelectorAll("button[data-run-api]")) wireRun(b);
+    for (const picker of root.querySelectorAll("select[data-mode-picker]")) wireModes(picker);
   }
 
   wire(document);

@@ -56,6 +56,8 @@ pub enum Cli {
     Codex,
     Copilot,
     Qwen,
+    Gemini,
+    OpenCode,
 }
 
 impl Cli {
@@ -64,9 +66,15 @@ impl Cli {
             Cli::Codex => "codex",
             Cli::Copilot => "copilot",
             Cli::Qwen => "qwen",
+            Cli::Gemini => "gemini",
+            Cli::OpenCode => "opencode",
         }
     }
 }
+
+/// The models OpenCode's `scripted` provider offers (OpenCode refuses a model its config does
+/// not declare).
+pub const OPENCODE_MODELS: &[&str] = &["opencode-default-model", "opencode-seat-model"];
 
 /// `node_modules/.bin` at the repository root, where package.json's pinned CLIs are.
 pub fn node_bin_dir() -> PathBuf {
@@ -116,6 +124,34 @@ impl AgentsHome {
             r#"{"security":{"auth":{"selectedType":"openai"}}}"#,
         )
         .unwrap();
+        std::fs::create_dir_all(home.join(".gemini")).unwrap();
+        std::fs::write(
+            home.join(".gemini/settings.json"),
+            r#"{"security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"maxAttempts": 1, "enableAutoUpdate": false},
+                "privacy": {"usageStatisticsEnabled": false}}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(home.join(".config/opencode")).unwrap();
+        let models: serde_json::Map<String, serde_json::Value> = OPENCODE_MODELS
+            .iter()
+            .map(|m| ((*m).to_owned(), serde_json::json!({})))
+            .collect();
+        std::fs::write(
+            home.join(".config/opencode/opencode.json"),
+            serde_json::json!({
+                "provider": {"scripted": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "scripted",
+                    "options": {"baseURL": format!("{base_url}/v1"),
+                                "apiKey": "{env:SCRIPTED_API_KEY}"},
+                    "models": models,
+                }},
+                "model": "scripted/opencode-default-model",
+            })
+            .to_string(),
+        )
+        .unwrap();
         std::fs::create_dir_all(home.join(".claude")).unwrap();
         std::fs::write(
             home.join(".claude.json"),
@@ -154,6 +190,10 @@ impl AgentsHome {
             ("ANTHROPIC_API_KEY", "test".into()),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ("DISABLE_AUTOUPDATER", "1".into()),
+            ("GOOGLE_GEMINI_BASE_URL", self.base_url.clone().into()),
+            ("GEMINI_API_KEY", API_KEY.into()),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
         ]
     }
 

@@ -4,6 +4,8 @@
 pub mod agents;
 pub mod anvil;
 pub mod claude;
+pub mod fake_agent;
+pub mod gemini;
 pub mod model_server;
 pub mod npm_registry;
 pub mod openai;

@@ -1,12 +1,12 @@
-//! Claude Code as a seat: `claude -p PROMPT --output-format json --permission-mode plan`, a
-//! session named with `--session-id` and continued with `--resume`. Its JSON result has the
+//! Claude Code as a seat: `claude -p --output-format json --permission-mode plan`, the prompt
+//! on stdin, a session named with `--session-id` and continued with `--resume`. Its JSON result has the
 //! reply (`result`), `is_error`, `session_id`, `usage` (input, output, cache read, cache
 //! write), `total_cost_usd`, `modelUsage` (per model) and `duration_ms`; its version comes
 //! from `claude --version`.
 
 use serde_json::Value;
 
-use super::{About, Agent, Played, Ran, Tokens, Turn};
+use super::{About, Agent, Played, Ran, Tokens, Turn, session_and_model};
 use super::ready::{home_file, set_among};
 use crate::record::usage::Usd;
 
@@ -18,6 +18,23 @@ impl Agent for Claude {
             name: "claude",
             title: "Claude Code",
             allowed: "plan mode (`--permission-mode plan`): reads, searches, no edits",
+            env: &[
+                "ANTHROPIC_*",
+                "CLAUDE_CODE_*",
+                "CLAUDE_CONFIG_DIR",
+                "DISABLE_AUTOUPDATER",
+                "DISABLE_TELEMETRY",
+                "DISABLE_ERROR_REPORTING",
+                "DISABLE_NON_ESSENTIAL_MODEL_CALLS",
+                "MAX_THINKING_TOKENS",
+                "MCP_TIMEOUT",
+                "MCP_TOOL_TIMEOUT",
+                "AWS_*",
+                "CLOUD_ML_REGION",
+                "VERTEX_REGION_*",
+                "GOOGLE_APPLICATION_CREDENTIALS",
+            ],
+            env_more: "",
         }
     }
 
@@ -42,19 +59,15 @@ impl Agent for Claude {
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-        let mut args: Vec<String> = ["-p", turn.prompt, "--output-format", "json"]
+        let mut args: Vec<String> = ["-p", "--output-format=json", "--permission-mode=plan"]
             .map(str::to_owned)
             .into();
-        args.extend(["--permission-mode".into(), "plan".into()]);
-        match (turn.resume, session) {
-            (Some(id), _) => args.extend(["--resume".into(), id.to_owned()]),
-            (None, Some(id)) => args.extend(["--session-id".into(), id.to_owned()]),
-            (None, None) => {}
-        }
-        if let Some(model) = turn.model {
-            args.extend(["--model".into(), model.to_owned()]);
-        }
+        args.extend(session_and_model(turn, session));
         args
+    }
+
+    fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {
+        super::text::no_command(super::text::break_mentions(prompt))
     }
 
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {

@@ -1,6 +1,6 @@
-//! Codex CLI as a seat: `codex exec --json --sandbox read-only PROMPT`, continued with `codex
-//! exec resume --json -c sandbox_mode="read-only" THREAD PROMPT` (`exec resume` has no
-//! `--sandbox`). Codex names the session itself (`thread.started` in its JSON events). The
+//! Codex CLI as a seat: `codex exec --json --sandbox read-only -- -`, continued with `codex
+//! exec resume --json -c sandbox_mode="read-only" -- THREAD -` (`exec resume` has no
+//! `--sandbox`); `-` reads the prompt from stdin. Codex names the session itself (`thread.started` in its JSON events). The
 //! reply is the turn's last `agent_message`; version, model and tokens come from its rollout
 //! file (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-THREAD.jsonl`: `session_meta.cli_version`,
 //! `turn_context.model`, `token_usage_record` per response). `turn.completed`'s usage is the
@@ -21,6 +21,8 @@ impl Agent for Codex {
             name: "codex",
             title: "Codex CLI",
             allowed: "`--sandbox read-only`: commands run, nothing written",
+            env: &["CODEX_*", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT"],
+            env_more: "the variable each model provider of its `config.toml` names in `env_key`",
         }
     }
 
@@ -57,17 +59,34 @@ impl Agent for Codex {
         if turn.resume.is_some() {
             args.extend(["-c".into(), "sandbox_mode=\"read-only\"".into()]);
         } else {
-            args.extend(["--sandbox".into(), "read-only".into()]);
+            args.push("--sandbox=read-only".into());
         }
         if let Some(model) = turn.model {
-            args.extend(["-m".into(), model.to_owned()]);
+            args.push(format!("--model={model}"));
         }
         args.push("--".into());
         if let Some(id) = turn.resume {
             args.push(id.to_owned());
         }
-        args.push(turn.prompt.to_owned());
+        args.push("-".into());
         args
+    }
+
+    fn env(&self, _model: Option<&str>) -> Vec<String> {
+        let config = agent_home("CODEX_HOME", ".codex")
+            .and_then(|h| std::fs::read_to_string(h.join("config.toml")).ok())
+            .unwrap_or_default();
+        // `env_key = "NAME"` of each `[model_providers.X]`.
+        let keys = config.lines().filter_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "env_key").then(|| value.trim().trim_matches('"').to_owned())
+        });
+        self.about()
+            .env
+            .iter()
+            .map(|v| (*v).to_owned())
+            .chain(keys.filter(|k| super::env::check_pattern(k).is_ok() && !k.ends_with('*')))
+            .collect()
     }
 
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {

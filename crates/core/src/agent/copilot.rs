@@ -1,14 +1,15 @@
-//! Copilot CLI as a seat: `copilot -p PROMPT --output-format json --allow-all-tools --mode
-//! plan`, a session named with `--session-id` and continued with `--resume=ID`. Plan mode
-//! refuses any change outside Copilot's own session folder; `--allow-all-tools` is what `-p`
-//! needs to run at all. The reply is the turn's last `assistant.message` of its JSON events;
+//! Copilot CLI as a seat: `copilot --output-format json --allow-all-tools --mode plan`, the
+//! prompt on stdin (piped, it runs one turn without a terminal as `-p` does), a session named
+//! with `--session-id` and continued with `--resume=ID`. Plan mode refuses any change outside
+//! Copilot's own session folder; `--allow-all-tools` is what a turn without a terminal needs
+//! to run at all. The reply is the turn's last `assistant.message` of its JSON events;
 //! version, model and tokens come from the session's `events.jsonl`
 //! (`$COPILOT_HOME/session-state/ID/`, else `~/.copilot/…`: `session.start.copilotVersion`,
 //! then per request `session.usage_record`).
 
 use serde_json::Value;
 
-use super::{About, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl};
+use super::{About, Agent, Played, Ran, Tokens, Turn, agent_home, jsonl, session_and_model};
 use super::ready::set_among;
 
 pub(super) struct Copilot;
@@ -19,6 +20,8 @@ impl Agent for Copilot {
             name: "copilot",
             title: "Copilot CLI",
             allowed: "plan mode (`--mode plan`): reads and searches, no change outside its session folder",
+            env: &["COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"],
+            env_more: "",
         }
     }
 
@@ -40,23 +43,10 @@ impl Agent for Copilot {
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-        let mut args: Vec<String> = vec![
-            "-p".into(),
-            turn.prompt.to_owned(),
-            "--output-format".into(),
-            "json".into(),
-            "--allow-all-tools".into(),
-            "--mode".into(),
-            "plan".into(),
-        ];
-        match (turn.resume, session) {
-            (Some(id), _) => args.push(format!("--resume={id}")),
-            (None, Some(id)) => args.extend(["--session-id".into(), id.to_owned()]),
-            (None, None) => {}
-        }
-        if let Some(model) = turn.model {
-            args.extend(["--model".into(), model.to_owned()]);
-        }
+        let mut args: Vec<String> = ["--output-format=json", "--allow-all-tools", "--mode=plan"]
+            .map(str::to_owned)
+            .into();
+        args.extend(session_and_model(turn, session));
         args
     }
 

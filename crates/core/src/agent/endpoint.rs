@@ -49,9 +49,8 @@ pub const TURN_WORD: &str = "endpoint-turn";
 pub(super) const ALLOWED: &str =
     "no tools: it argues from the prompt and the material; anvil sends one request per turn";
 
-/// The longest model name taken (it goes into a JSON body and onto `anvil`'s command line,
-/// glued to its flag).
-const MODEL_MAX: usize = 200;
+/// What an endpoint's turn is given of the environment beside what every seat is, for people.
+pub(super) const ENV_MORE: &str = "the one variable its key is read from (`api_key_env`)";
 
 /// Provider variables, and the one host each key is ever sent to.
 pub const PROVIDER_KEYS: &[(&str, &str)] = &[
@@ -226,7 +225,7 @@ pub fn define(
         check_key_env(name, var, &url)?;
     }
     if let Some(model) = &def.model {
-        check_model(model)?;
+        super::argv::check_model(model).map_err(|why| format!("[agents.{name}] model: {why}"))?;
     }
     let endpoint = Endpoint {
         about: match preset {
@@ -319,20 +318,6 @@ fn check_key_env(name: &str, var: &str, url: &Url) -> Result<(), String> {
     }
 }
 
-/// A model's name: a plain value, no control characters, never empty.
-pub fn check_model(model: &str) -> Result<(), String> {
-    if model.is_empty() || model.chars().count() > MODEL_MAX {
-        return Err(format!("a model's name has 1 to {MODEL_MAX} characters"));
-    }
-    if model.starts_with('-') || model.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err(format!(
-            "the model `{}` is not a plain name (no spaces, control characters or leading `-`)",
-            model.escape_debug()
-        ));
-    }
-    Ok(())
-}
-
 /// The facts of an endpoint named in the config, kept for the rest of the process.
 fn named_about(name: &str) -> &'static About {
     static SEEN: Mutex<Vec<&'static About>> = Mutex::new(Vec::new());
@@ -344,6 +329,8 @@ fn named_about(name: &str) -> &'static About {
         name: Box::leak(name.to_owned().into_boxed_str()),
         title: "OpenAI-compatible endpoint",
         allowed: ALLOWED,
+        env: &[],
+        env_more: ENV_MORE,
     }));
     seen.push(about);
     about
@@ -383,6 +370,8 @@ static UNKNOWN: Endpoint = Endpoint::preset(
         name: "endpoint",
         title: "an OpenAI-compatible endpoint",
         allowed: ALLOWED,
+        env: &[],
+        env_more: ENV_MORE,
     },
     "http://127.0.0.1/v1",
     None,
@@ -498,8 +487,10 @@ impl Agent for Endpoint {
         Some(self)
     }
 
-    fn prompt_on_stdin(&self) -> bool {
-        true
+    /// The variable its key is read from, and no other: `anvil endpoint-turn` reads that one
+    /// (see [`super::env`] for why it passes even as one of anvil's own, `ANVIL_<NAME>_API_KEY`).
+    fn env(&self, _model: Option<&str>) -> Vec<String> {
+        self.key_env.iter().map(|v| v.to_string()).collect()
     }
 
     fn missing(&self, program: &str, reason: &str) -> String {
@@ -726,7 +717,7 @@ mod tests {
     }
 
     #[test]
-    fn a_turn_is_anvils_own_command_line_with_the_prompt_on_stdin() {
+    fn a_turn_is_anvils_own_command_line_without_the_prompt() {
         let ollama = resolve("ollama", &Defs::new()).unwrap().unwrap();
         let turn = Turn {
             cwd: std::path::Path::new("/tmp"),
@@ -736,6 +727,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(30),
             role: "critic",
             guard: None,
+            pass_env: &[],
         };
         let args = ollama.args(&turn, Some("0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"));
         assert_eq!(
@@ -749,6 +741,5 @@ mod tests {
                 "--session-id=0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
             ]
         );
-        assert!(ollama.prompt_on_stdin());
     }
 }

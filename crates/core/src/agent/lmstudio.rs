@@ -10,6 +10,8 @@ pub(super) static LMSTUDIO: Endpoint = Endpoint::preset(
         name: "lmstudio",
         title: "LM Studio (local)",
         allowed: super::endpoint::ALLOWED,
+        env: &[],
+        env_more: super::endpoint::ENV_MORE,
     },
     "http://127.0.0.1:1234/v1",
     None,

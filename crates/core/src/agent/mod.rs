@@ -1,5 +1,5 @@
-//! Other agents: everything anvil knows of an agent CLI (Claude Code, OpenAI's Codex CLI,
-//! GitHub's Copilot CLI, Qwen Code), one file per agent behind one small trait, [`Agent`].
+//! Other agents: everything anvil knows of an agent CLI (Claude Code, OpenAI's Codex CLI and
+//! the others of [`AGENTS`]), one file per agent behind one small trait, [`Agent`].
 //!
 //! An agent's file says who it is (its name and title, how its binary is found), how to run a
 //! headless, read-only turn of it and resume one, how to read back what the turn said and
@@ -27,10 +27,13 @@
 //! command line. A seat's process carries `ANVIL_SEAT` in its environment, so that anvil's own
 //! hooks, if the project has them, leave its sessions alone.
 
+pub mod argv;
 pub mod endpoint;
+pub mod env;
 mod guard;
 mod ready;
 mod run;
+pub mod text;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -123,14 +126,50 @@ pub trait Agent: Sync + Send {
             .map_or_else(|| PathBuf::from(self.name()), PathBuf::from)
     }
 
-    /// The arguments of one read-only, headless turn. `session` is the id of a new session
-    /// when the agent lets its caller choose one (see [`Agent::names_sessions`]), else the
-    /// one resumed.
+    /// The arguments of one read-only, headless turn, without its prompt: the prompt reaches
+    /// the agent on its stdin, never in its arguments (where `ps` would show it to every
+    /// user, and an argument is capped at 128 KiB). `session` is the id of a new session when
+    /// the agent lets its caller choose one (see [`Agent::names_sessions`]), else the one
+    /// resumed. The turn's model and session were checked ([`Agent::check_model`],
+    /// [`Agent::check_session`]); the arguments still pass each glued to its flag or after
+    /// `--`, where nothing can read it as an option.
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String>;
+
+    /// The prompt as the agent must be handed it on stdin to take all of it as text: some
+    /// read an `@path` in a prompt as a file to inline, or a leading `/` as a command of
+    /// theirs ([`text`]). A debater's text, quoted in the next prompt, must not make the next
+    /// agent read a file and send it to its provider.
+    fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {
+        prompt.into()
+    }
 
     /// Whether anvil names a new session (`--session-id`), or the agent does (Codex).
     fn names_sessions(&self) -> bool {
         true
+    }
+
+    /// Refuses a model's name that its command line could read as anything but a model.
+    fn check_model(&self, model: &str) -> Result<(), String> {
+        argv::check_model(model)
+    }
+
+    /// Refuses a session id (made by anvil, or reported by the agent and read back from the
+    /// record) that is not of the agent's shape.
+    fn check_session(&self, id: &str) -> Result<(), String> {
+        argv::check_uuid(id)
+    }
+
+    /// The environment variables it reads for a turn with `model`, beside those any program
+    /// needs ([`env::BASE`]): its own settings, its provider's key. A seat's process is given
+    /// these and no others (see [`env`]).
+    fn env(&self, _model: Option<&str>) -> Vec<String> {
+        self.about().env.iter().map(|v| (*v).to_owned()).collect()
+    }
+
+    /// Variables anvil sets for its turn whatever the environment holds: what keeps it
+    /// headless, read-only and quiet where no flag does.
+    fn sets(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
     }
 
     /// Reads the turn's result from what the agent printed and wrote. `session` is the one
@@ -158,11 +197,6 @@ pub trait Agent: Sync + Send {
     fn endpoint(&self) -> Option<&endpoint::Endpoint> {
         None
     }
-
-    /// Does its program read the prompt on stdin (else it is among its arguments)?
-    fn prompt_on_stdin(&self) -> bool {
-        false
-    }
 }
 
 /// What an agent's file says of it, beside how it runs.
@@ -174,6 +208,12 @@ pub struct About {
     pub title: &'static str,
     /// What it may do in a seat, for people: its read-only or plan mode.
     pub allowed: &'static str,
+    /// The environment variables it reads ([`Agent::env`]): names, or prefixes ending in
+    /// `*`.
+    pub env: &'static [&'static str],
+    /// What else it is given, for people, when its file finds more in the agent's own
+    /// settings (the variable its provider's key is read from); empty when nothing.
+    pub env_more: &'static str,
 }
 
 impl std::fmt::Debug for dyn Agent {
@@ -215,6 +255,8 @@ pub struct Turn<'a> {
     pub timeout: Duration,
     /// The role, for the seat's environment (`ANVIL_SEAT`).
     pub role: &'a str,
+    /// What the config passes to a seat beside what its agent reads (`[seats] env`).
+    pub pass_env: &'a [String],
     /// The program that guards the agent ([`guard`]): the running anvil binary, whose
     /// `seat-guard` mode kills the agent's whole process group when this process ends, however
     /// it ends. `None` runs the agent directly (it then outlives a killed caller).
@@ -279,6 +321,11 @@ pub enum SeatError {
         agent: &'static dyn Agent,
         last_words: String,
     },
+    #[error("{agent} was not run: {reason}")]
+    Refused {
+        agent: &'static dyn Agent,
+        reason: String,
+    },
 }
 
 fn words(last_words: &str) -> String {
@@ -295,9 +342,26 @@ impl SeatError {
             SeatError::Missing { agent, .. }
             | SeatError::Failed { agent, .. }
             | SeatError::TimedOut { agent, .. }
-            | SeatError::Empty { agent, .. } => *agent,
+            | SeatError::Empty { agent, .. }
+            | SeatError::Refused { agent, .. } => *agent,
         }
     }
+}
+
+/// The arguments that name a turn's session and its model, as most agents take them:
+/// `--resume=ID` for a session resumed, `--session-id=ID` for a new one that anvil names,
+/// `--model=MODEL`. Each value is glued to its flag, where no agent reads it as an option.
+pub(crate) fn session_and_model(turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
+    let mut args = Vec::new();
+    match (turn.resume, session) {
+        (Some(id), _) => args.push(format!("--resume={id}")),
+        (None, Some(id)) => args.push(format!("--session-id={id}")),
+        (None, None) => {}
+    }
+    if let Some(model) = turn.model {
+        args.push(format!("--model={model}"));
+    }
+    args
 }
 
 /// The last few non-empty lines of `text`, at most 600 characters: what an agent said last.
@@ -359,10 +423,10 @@ mod tests {
     fn agents_are_found_by_name_and_listed_once() {
         assert_eq!(find("codex").map(|a| a.title()), Some("Codex CLI"));
         assert!(find("gemini-pro").is_none());
-        assert_eq!(
-            names(),
-            "claude, codex, copilot, qwen, openai, openrouter, ollama or lmstudio"
-        );
+        let names = names();
+        assert!(names.starts_with("claude, codex, "), "{names}");
+        let last = AGENTS.last().unwrap().name();
+        assert!(names.ends_with(&format!(" or {last}")), "{names}");
         let mut seen: Vec<&str> = AGENTS.iter().map(|a| a.name()).collect();
         seen.sort_unstable();
         seen.dedup();

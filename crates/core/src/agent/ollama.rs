@@ -10,6 +10,8 @@ pub(super) static OLLAMA: Endpoint = Endpoint::preset(
         name: "ollama",
         title: "Ollama (local)",
         allowed: super::endpoint::ALLOWED,
+        env: &[],
+        env_more: super::endpoint::ENV_MORE,
     },
     "http://127.0.0.1:11434/v1",
     None,

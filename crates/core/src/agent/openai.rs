@@ -11,6 +11,8 @@ pub(super) static OPENAI: Endpoint = Endpoint::preset(
         name: "openai",
         title: "OpenAI API (Chat Completions)",
         allowed: super::endpoint::ALLOWED,
+        env: &[],
+        env_more: super::endpoint::ENV_MORE,
     },
     "https://api.openai.com/v1",
     Some("OPENAI_API_KEY"),

@@ -12,6 +12,8 @@ pub(super) static OPENROUTER: Endpoint = Endpoint::preset(
         name: "openrouter",
         title: "OpenRouter",
         allowed: super::endpoint::ALLOWED,
+        env: &[],
+        env_more: super::endpoint::ENV_MORE,
     },
     "https://openrouter.ai/api/v1",
     Some("OPENROUTER_API_KEY"),

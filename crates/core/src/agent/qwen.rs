@@ -1,5 +1,6 @@
-//! Qwen Code as a seat: `qwen -p PROMPT -o json --approval-mode plan`, a session named with
-//! `--session-id` and continued with `--resume ID`. Plan mode offers no tool that writes or
+//! Qwen Code as a seat: `qwen -o json --approval-mode plan`, the prompt on stdin (piped, it
+//! runs one turn without a terminal), a session named with `--session-id` and continued with
+//! `--resume ID`. Plan mode offers no tool that writes or
 //! runs commands. Its JSON output is one array: `system` (`init`: `session_id`,
 //! `qwen_code_version`), the turn's `assistant` messages (each with `model` and `usage`) and
 //! `result` (`result`, `is_error`, `duration_ms`). The tokens are the assistant messages'
@@ -7,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::{About, Agent, Played, Ran, Tokens, Turn};
+use super::{About, Agent, Played, Ran, Tokens, Turn, session_and_model};
 use super::ready::home_file;
 
 pub(super) struct Qwen;
@@ -18,16 +19,15 @@ impl Agent for Qwen {
             name: "qwen",
             title: "Qwen Code",
             allowed: "plan mode (`--approval-mode plan`): reads and searches, no edits or shell",
+            env: &["QWEN_*"],
+            env_more: "the variables of the provider its `settings.json` chooses (`openai`: \
+                       `OPENAI_*`, `DASHSCOPE_*`; `anthropic`: `ANTHROPIC_*`; `gemini`, \
+                       `vertex-ai`: `GEMINI_*`, `GOOGLE_*`)",
         }
     }
 
     fn signed_in(&self) -> Result<String, String> {
-        let settings = home_file(".qwen/settings.json")
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok());
-        settings
-            .as_ref()
-            .and_then(|s| s["security"]["auth"]["selectedType"].as_str())
+        selected_auth()
             .map(|t| format!("authentication `{t}` in its settings.json"))
             .or_else(|| home_file(".qwen/oauth_creds.json").map(|_| "signed in".to_owned()))
             .ok_or_else(|| {
@@ -38,23 +38,30 @@ impl Agent for Qwen {
     }
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
-        let mut args: Vec<String> = vec![
-            "-p".into(),
-            turn.prompt.to_owned(),
-            "-o".into(),
-            "json".into(),
-            "--approval-mode".into(),
-            "plan".into(),
-        ];
-        match (turn.resume, session) {
-            (Some(id), _) => args.extend(["--resume".into(), id.to_owned()]),
-            (None, Some(id)) => args.extend(["--session-id".into(), id.to_owned()]),
-            (None, None) => {}
-        }
-        if let Some(model) = turn.model {
-            args.extend(["-m".into(), model.to_owned()]);
-        }
+        let mut args: Vec<String> = ["--output-format=json", "--approval-mode=plan"]
+            .map(str::to_owned)
+            .into();
+        args.extend(session_and_model(turn, session));
         args
+    }
+
+    fn prompt_as_text<'p>(&self, prompt: &'p str) -> std::borrow::Cow<'p, str> {
+        super::text::no_command(super::text::escape_every_at(prompt))
+    }
+
+    fn env(&self, _model: Option<&str>) -> Vec<String> {
+        let provider: &[&str] = match selected_auth().as_deref() {
+            Some("anthropic") => &["ANTHROPIC_*"],
+            Some("gemini" | "vertex-ai") => &["GEMINI_*", "GOOGLE_*"],
+            Some("qwen-oauth") => &[],
+            _ => &["OPENAI_*", "DASHSCOPE_*"],
+        };
+        self.about()
+            .env
+            .iter()
+            .chain(provider)
+            .map(|v| (*v).to_owned())
+            .collect()
     }
 
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
@@ -106,4 +113,14 @@ impl Agent for Qwen {
             duration_ms: result.and_then(|r| r["duration_ms"].as_u64()).unwrap_or(0),
         })
     }
+}
+
+/// The authentication Qwen Code's `settings.json` chooses (`openai`, `qwen-oauth`, …).
+fn selected_auth() -> Option<String> {
+    let settings = home_file(".qwen/settings.json")
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())?;
+    settings["security"]["auth"]["selectedType"]
+        .as_str()
+        .map(str::to_owned)
 }

@@ -1,14 +1,38 @@
-//! Running an agent's turn: a process group of its own, stdin closed, stdout and stderr read
+//! Running an agent's turn: a process group of its own, the prompt on its stdin (never in its
+//! arguments), only the environment its agent reads ([`super::env`]), stdout and stderr read
 //! to the end, and the whole group killed at the timeout (an agent's tools and helpers go with
 //! it) or once the agent has exited (nothing it started outlives its turn). Through the
 //! [guard](super::guard), the group also dies with the process that runs it, killed or not.
 
-use std::io::Read;
-use std::path::Path;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{Agent, Played, SeatError, Turn, last_words};
+
+/// One program to run: what the runner and the guard both need to start it.
+struct Launch {
+    program: PathBuf,
+    args: Vec<String>,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, OsString)>,
+    /// Written to its stdin, which is then closed.
+    stdin: Vec<u8>,
+}
+
+impl Launch {
+    /// The command, with exactly `env` for environment.
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args).env_clear().envs(self.env.clone());
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        command
+    }
+}
 
 /// What one run of an agent left.
 #[derive(Debug, Clone)]
@@ -21,25 +45,34 @@ pub struct Ran {
 
 /// Plays one turn of `agent`.
 pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatError> {
+    let refused = |reason: String| SeatError::Refused { agent, reason };
+    if let Some(model) = turn.model {
+        agent.check_model(model).map_err(refused)?;
+    }
+    if let Some(id) = turn.resume {
+        agent.check_session(id).map_err(refused)?;
+    }
     let named = match (turn.resume, agent.names_sessions()) {
         (Some(id), _) => Some(id.to_owned()),
         (None, true) => Some(super::new_session_id()),
         (None, false) => None,
     };
-    let mut command = Command::new(agent.program());
-    command
-        .args(agent.args(turn, named.as_deref()))
-        .current_dir(turn.cwd)
-        .env(super::SEAT_VAR, turn.role)
-        // A seat is a session of its own, whichever session started anvil.
-        .env_remove("CLAUDE_CODE_SESSION_ID");
-    // A program that reads its prompt on stdin (an endpoint's turn, played by `anvil`, one
-    // process that watches its own stdin and timeout) runs without the guard.
-    let (stdin, guard) = match agent.prompt_on_stdin() {
-        true => (Some(turn.prompt.as_bytes()), None),
-        false => (None, turn.guard),
+    let mut env = super::env::for_seat(agent, turn.model, turn.pass_env, std::env::vars_os());
+    env.extend(
+        agent
+            .sets()
+            .into_iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    env.push((super::SEAT_VAR.into(), turn.role.into()));
+    let launch = Launch {
+        program: agent.program(),
+        args: agent.args(turn, named.as_deref()),
+        cwd: Some(turn.cwd.to_owned()),
+        env,
+        stdin: agent.prompt_as_text(turn.prompt).as_bytes().to_vec(),
     };
-    let ran = match run(command, turn.timeout, guard, stdin) {
+    let ran = match run(&launch, turn.timeout, turn.guard) {
         Ok(ran) => ran,
         Err(Spawn(reason)) => {
             return Err(SeatError::Missing {
@@ -127,45 +160,38 @@ enum RunError {
 }
 use RunError::{Spawn, TimedOut};
 
-/// Runs `command` in a process group of its own, to its end or its timeout; through the
-/// guard program `guard` (this binary, in its `seat-guard` mode) when given; with `input` as
-/// its whole stdin when given (without a guard).
-fn run(
-    command: Command,
-    timeout: Duration,
-    guard: Option<&Path>,
-    input: Option<&[u8]>,
-) -> Result<Ran, RunError> {
+/// Runs `launch` in a process group of its own, to its end or its timeout; through the
+/// guard program `guard` (this binary, in its `seat-guard` mode) when given.
+fn run(launch: &Launch, timeout: Duration, guard: Option<&Path>) -> Result<Ran, RunError> {
     use std::os::unix::process::CommandExt;
     let mut command = match guard {
-        Some(guard) => guarded(&command, guard),
-        None => command,
+        Some(guard) => guarded(launch, guard),
+        None => launch.command(),
     };
     command
-        .stdin(if guard.is_some() || input.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let began = Instant::now();
     let mut child = command.spawn().map_err(|e| Spawn(e.to_string()))?;
     let group = rustix::process::Pid::from_child(&child);
-    // The guard's end of the pipe: held until the agent is done, closed when this process
-    // ends in any way. Or the program's input, written while it runs, then closed.
-    let _lifeline = match input {
-        Some(input) => {
-            let mut pipe = child.stdin.take().expect("piped");
-            let input = input.to_vec();
+    let mut stdin = child.stdin.take().expect("piped");
+    // Through the guard, the prompt goes first, behind its length; the pipe then stays open
+    // as the guard's lifeline until the agent is done, and closes when this process ends in
+    // any way. Without it, the prompt is the agent's whole stdin.
+    let _lifeline = match guard {
+        Some(_) => {
+            let _ = super::guard::send(&mut stdin, &launch.stdin);
+            Some(stdin)
+        }
+        None => {
+            let prompt = launch.stdin.clone();
             std::thread::spawn(move || {
-                use std::io::Write;
-                let _ = pipe.write_all(&input);
+                let _ = stdin.write_all(&prompt);
             });
             None
         }
-        None => child.stdin.take(),
     };
     let reader = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
@@ -215,30 +241,34 @@ fn run(
     })
 }
 
-/// `command` (program, arguments, directory, environment), run by the guard `guard`.
-fn guarded(command: &Command, guard: &Path) -> Command {
+/// `launch` (program, arguments, directory, environment), run by the guard `guard`, which is
+/// given nothing of the environment but `launch`'s.
+fn guarded(launch: &Launch, guard: &Path) -> Command {
     let mut through = Command::new(guard);
     through
         .arg(super::guard::GUARD_WORD)
-        .arg(command.get_program())
-        .args(command.get_args());
-    if let Some(dir) = command.get_current_dir() {
+        .arg(&launch.program)
+        .args(&launch.args)
+        .env_clear()
+        .envs(launch.env.clone());
+    if let Some(dir) = &launch.cwd {
         through.current_dir(dir);
-    }
-    for (key, value) in command.get_envs() {
-        match value {
-            Some(value) => through.env(key, value),
-            None => through.env_remove(key),
-        };
     }
     through
 }
 
 /// `AGENT --version`, made short: the first word that looks like a version number.
 pub fn version(agent: &'static dyn Agent) -> Result<String, SeatError> {
-    let mut command = Command::new(agent.program());
-    command.arg("--version").env(super::SEAT_VAR, "version");
-    let ran = match run(command, Duration::from_secs(60), None, None) {
+    let mut env = super::env::for_seat(agent, None, &[], std::env::vars_os());
+    env.push((super::SEAT_VAR.into(), "version".into()));
+    let launch = Launch {
+        program: agent.program(),
+        args: vec!["--version".into()],
+        cwd: None,
+        env,
+        stdin: Vec::new(),
+    };
+    let ran = match run(&launch, Duration::from_secs(60), None) {
         Ok(ran) => ran,
         Err(TimedOut(..)) => {
             return Err(SeatError::TimedOut {
@@ -300,14 +330,13 @@ mod tests {
     fn a_run_past_its_timeout_is_killed_with_its_whole_group() {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("child-alive");
-        let mut command = Command::new("sh");
         // A child that would outlive its parent, and a parent that hangs.
-        command.arg("-c").arg(format!(
+        let launch = sh(&format!(
             "(sleep 2; touch {}) & echo started; sleep 30",
             marker.display()
         ));
         let began = Instant::now();
-        match run(command, Duration::from_millis(500), None, None) {
+        match run(&launch, Duration::from_millis(500), None) {
             Err(TimedOut(out, _)) => assert_eq!(out.trim(), "started"),
             _ => panic!("expected a timeout"),
         }
@@ -318,10 +347,39 @@ mod tests {
 
     #[test]
     fn a_missing_program_is_told_apart() {
-        let command = Command::new("/nonexistent/agent-binary");
+        let launch = Launch {
+            program: "/nonexistent/agent-binary".into(),
+            ..sh("")
+        };
         assert!(matches!(
-            run(command, Duration::from_secs(5), None, None),
+            run(&launch, Duration::from_secs(5), None),
             Err(Spawn(_))
         ));
+    }
+
+    #[test]
+    fn the_prompt_is_the_programs_stdin_and_nothing_else_is_passed() {
+        let prompt = "a prompt\n".repeat(20_000);
+        let launch = Launch {
+            stdin: prompt.clone().into_bytes(),
+            ..sh("cat; echo \"ONLY=$ONLY HOME=${HOME-unset}\"")
+        };
+        let launch = Launch {
+            env: [launch.env, vec![("ONLY".into(), "this".into())]].concat(),
+            ..launch
+        };
+        let ran = run(&launch, Duration::from_secs(20), None).ok().unwrap();
+        assert_eq!(ran.stdout, format!("{prompt}ONLY=this HOME=unset\n"));
+    }
+
+    /// `sh -c SCRIPT`, with an empty stdin.
+    fn sh(script: &str) -> Launch {
+        Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: None,
+            env: vec![("PATH".into(), std::env::var_os("PATH").unwrap())],
+            stdin: Vec::new(),
+        }
     }
 }

@@ -47,6 +47,10 @@ pub struct SeatsTable {
     pub independent: Option<bool>,
     pub budget_tokens: Option<u64>,
     pub budget_usd: Option<f64>,
+    /// `env = ["NAME", "PREFIX_*"]`: variables passed to every seat beside those its agent
+    /// reads (see [`crate::agent::env`]); never the host session's or anvil's own.
+    #[serde(default, deserialize_with = "env_names")]
+    pub env: Vec<String>,
     /// Every other key is a role or a voice, and its seat, `AGENT[:MODEL]` (checked against
     /// the agents and the file's `[agents]` once the file is read).
     #[serde(flatten)]
@@ -54,6 +58,15 @@ pub struct SeatsTable {
 }
 
 impl Eq for SeatsTable {}
+
+/// `[seats] env`: names of variables, or prefixes ending in `*`.
+fn env_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    for name in &names {
+        crate::agent::env::check_pattern(name).map_err(serde::de::Error::custom)?;
+    }
+    Ok(names)
+}
 
 impl Config {
     /// How long a seat's turn may take: `$ANVIL_SEAT_TIMEOUT` (seconds), else `[seats]
@@ -67,6 +80,11 @@ impl Config {
                 crate::agent::DEFAULT_TIMEOUT,
                 std::time::Duration::from_secs,
             )
+    }
+
+    /// What `[seats] env` passes to every seat.
+    pub fn seat_env(&self) -> &[String] {
+        self.seats.as_ref().map_or(&[], |s| &s.env)
     }
 
     /// Does `[seats] fallback = "host"` let the host play a seat that failed?

@@ -22,8 +22,10 @@ pub mod defs;
 #[cfg(test)]
 pub(crate) mod docs;
 
-pub(crate) const DEFAULT_ROUNDS: u32 = 3;
-pub(crate) const MAX_ROUNDS: u32 = 10;
+/// Rounds of a debate when nothing says how many (the web room's form starts from it).
+pub const DEFAULT_ROUNDS: u32 = 3;
+/// The most rounds a debate may have.
+pub const MAX_ROUNDS: u32 = 10;
 pub(crate) const DEFAULT_STAKEHOLDERS: [&str; 3] =
     ["Engineering Team", "Product/UX", "Business/Management"];
 /// Decision formats of the synthesis; each is `prompts/frameworks/NAME.md`.

@@ -140,13 +140,12 @@ impl Seat {
         }
         let agent: &'static dyn Agent = match endpoint::resolve(name, defs)? {
             Some(endpoint) => {
-                let model = model.or(endpoint.default_model()).ok_or_else(|| {
-                    format!(
+                if model.or(endpoint.default_model()).is_none() {
+                    return Err(format!(
                         "`{name}` is an endpoint: name its model, `{name}:MODEL` (or `model` in \
                          [agents.{name}] of .anvil/config.toml)"
-                    )
-                })?;
-                endpoint::check_model(model).map_err(|why| format!("`{text}`: {why}"))?;
+                    ));
+                }
                 endpoint
             }
             None => crate::agent::find(name).ok_or_else(|| {
@@ -157,6 +156,13 @@ impl Seat {
                 )
             })?,
         };
+        // The same check wherever a seat is named: `--seat`, `[seats]` in a config, a setup
+        // read back.
+        if let Some(model) = model {
+            agent.check_model(model).map_err(|why| {
+                format!("`{agent}:…`: {why}; a seat names an agent and a model, nothing more")
+            })?;
+        }
         Ok(Seat {
             agent,
             model: model.map(str::to_owned),
@@ -292,6 +298,8 @@ mod tests {
                 .contains("unknown agent `gemini-pro`")
         );
         assert!(Seat::parse("codex:").unwrap_err().contains("no model"));
+        let e = Seat::parse("qwen:--openai-base-url=http://elsewhere/v1").unwrap_err();
+        assert!(e.contains("starts with `-`"), "{e}");
     }
 
     #[test]

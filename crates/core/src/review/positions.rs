@@ -46,13 +46,35 @@ pub fn position(meta: &Meta) -> Option<Position> {
     })
 }
 
+/// Where positions stopped moving, as the commit that closed that round records it, when it is
+/// worth saying: `(round, acted)`, `acted` when `--converge` sent the debate to its synthesis
+/// there. `None` when they did not stop there, or when stopping there would have saved nothing
+/// because the synthesis came next anyway (a two-round debate's round 2, a debater who ended
+/// the debate with that phase, a budget spent). `log`, `show`, the web room and the chart all
+/// ask this one question.
+pub fn steady(meta: &Meta) -> Option<(u32, bool)> {
+    let round = meta.converged?;
+    let synthesis_next = matches!(meta.next.as_deref(), Some("synthesizer" | "done"));
+    (meta.converge_stop || !synthesis_next).then_some((round, meta.converge_stop))
+}
+
+/// What convergence did, in the words every reader of the record uses: `stopped after round
+/// 2` when `--converge` acted on it, `would have stopped after round 2` when it was only noted.
+pub fn stop_words(round: u32, acted: bool) -> String {
+    if acted {
+        format!("stopped after round {round}")
+    } else {
+        format!("would have stopped after round {round}")
+    }
+}
+
 /// The chart of `entries` (a line's history, or its first part up to some moment).
 pub fn chart(entries: &[Entry]) -> Chart {
     let mut out = Chart::default();
     for e in entries {
         let Some(role) = e.role else { continue };
-        if e.meta.converged.is_some() && out.converged.is_none() {
-            out.converged = e.meta.converged.map(|r| (r, e.meta.converge_stop));
+        if out.converged.is_none() {
+            out.converged = steady(&e.meta);
         }
         if e.meta.consensus.is_some() {
             out.consensus = e.meta.consensus;
@@ -184,8 +206,17 @@ pub fn summary(meta: &Meta) -> Option<String> {
 /// The chart of a line from its state (the claims are in the record, not in the state): what
 /// the report is written from, at the synthesis.
 pub fn chart_of_state(state: &crate::model::state::State) -> Chart {
+    // Worth saying as for [`steady`]: `--converge` acted, or a round came after it (or will).
+    let last = if state.progress.status.is_over() {
+        state.progress.round
+    } else {
+        state.setup.rounds
+    };
     let mut out = Chart {
-        converged: state.converged.map(|c| (c.round, c.acted)),
+        converged: state
+            .converged
+            .filter(|c| c.acted || c.round < last)
+            .map(|c| (c.round, c.acted)),
         ..Chart::default()
     };
     for h in &state.positions {
@@ -286,12 +317,32 @@ fn md(text: &str) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // The chart as SVG
+//
+// Drawn for a phone first: 400 units wide with 14-unit text, so that shrunk to the column of a
+// 390-pixel screen (340 to 360 pixels) its words stay about 12 pixels high, and shown at its
+// own size on a wide screen. The stance levels are single words in a narrow gutter, the
+// rounds are numbers, and the legend sits under the plot in two columns: nothing takes the
+// width a legend at the side would. A page lets it follow the page's width with `max-width:
+// 100%; height: auto`; its `width` and `height` are its natural size, the viewBox keeps its
+// proportions.
 
 /// Dash patterns and marker shapes by series: the lines tell apart without colour.
 const DASHES: [&str; 6] = ["", "8 4", "2 3", "10 3 2 3", "4 4", "1 5"];
 const COLOURS: [&str; 6] = [
     "#1b6ca8", "#c0392b", "#2e7d32", "#8e44ad", "#b9770e", "#455a64",
 ];
+
+/// The size of every word on the chart, in its units.
+const TEXT: f64 = 14.0;
+
+/// The room the layout leaves for one character of the chart's text, in `em`: generous, as
+/// the common sans-serif fonts of browsers take 0.5 to 0.6.
+const CHAR_EM: f64 = 0.62;
+
+/// How wide `text` may be drawn, in the chart's units.
+fn text_width(text: &str) -> f64 {
+    text.chars().count() as f64 * CHAR_EM * TEXT
+}
 
 fn xml(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -340,12 +391,12 @@ fn marker(shape: usize, x: f64, y: f64, colour: &str, filled: bool) -> String {
 
 /// The chart as one `<svg>` element: rounds across, stance×confidence up (for at the top,
 /// against at the bottom, mixed and undecided on the middle line), one polyline per seat with
-/// its own dash pattern and marker shape, a hollow-then-filled ring where a seat changed
-/// stance, and a dashed vertical rule at the convergence. Labelled for screen readers (`role`,
-/// `aria-labelledby`, `<title>` on the chart, each series and each point) and readable in
-/// black and white. `label` names the chart (a line's name).
+/// its own dash pattern and marker shape, a ring where a seat changed stance, a dashed
+/// vertical rule at the convergence, and the legend under the plot. Labelled for screen
+/// readers (`role`, `aria-labelledby`, `<title>` on the chart, each series and each point)
+/// and readable in black and white. `label` names the chart (a line's name).
 pub fn svg(chart: &Chart, label: &str) -> String {
-    let frame = Frame::new(chart.rounds);
+    let frame = Frame::new(chart.rounds, chart.series.len());
     let mut s = String::with_capacity(4096);
     open_svg(&mut s, chart, label, &frame);
     axes(&mut s, &frame);
@@ -358,37 +409,44 @@ pub fn svg(chart: &Chart, label: &str) -> String {
     s
 }
 
-/// Where things go on the chart: its size, the plot's margins (the levels' names on the left,
-/// the legend on the right), and a round's and a position's place.
+/// Where things go on the chart: its size, the plot's place (the levels' names in a gutter on
+/// the left, the rounds' numbers under it, the legend under those), and a round's and a
+/// position's place.
 struct Frame {
     rounds: u32,
     w: f64,
     h: f64,
+    /// The plot's edges.
     left: f64,
     right: f64,
     top: f64,
     bottom: f64,
 }
 
+/// A row of the legend.
+const LEGEND_ROW: f64 = 22.0;
+/// Where the legend starts under the plot: below the rounds' numbers.
+const LEGEND_TOP: f64 = 42.0;
+
 impl Frame {
-    fn new(rounds: u32) -> Frame {
+    fn new(rounds: u32, seats: usize) -> Frame {
+        let (w, top, plot_h) = (400.0, 32.0, 160.0);
+        let bottom = top + plot_h;
+        let rows = seats.div_ceil(2) as f64;
         Frame {
             rounds: rounds.max(1),
-            w: 640.0,
-            h: 300.0,
-            left: 112.0,
-            right: 150.0,
-            top: 28.0,
-            bottom: 40.0,
+            w,
+            // The numbers of the rounds, then the legend's rows.
+            h: bottom + LEGEND_TOP + LEGEND_ROW * rows + 6.0,
+            left: 88.0,
+            right: w - 18.0,
+            top,
+            bottom,
         }
     }
 
     fn plot_w(&self) -> f64 {
-        self.w - self.left - self.right
-    }
-
-    fn plot_h(&self) -> f64 {
-        self.h - self.top - self.bottom
+        self.right - self.left
     }
 
     /// Across: the round (a single round in the middle).
@@ -402,12 +460,42 @@ impl Frame {
 
     /// Up: `v` from -1 (against, at the bottom) to 1 (for, at the top).
     fn level(&self, v: f64) -> f64 {
-        self.top + self.plot_h() * (1.0 - v) / 2.0
+        self.top + (self.bottom - self.top) * (1.0 - v) / 2.0
     }
 
     /// Up: the stance times the confidence.
     fn y(&self, p: &Position) -> f64 {
         self.level(f64::from(p.stance.sign()) * p.confidence.as_f64())
+    }
+
+    /// The baseline of the rounds' numbers.
+    fn rounds_y(&self) -> f64 {
+        self.bottom + 28.0
+    }
+
+    /// Every how many rounds a number is written, so that numbers never touch.
+    fn round_step(&self) -> u32 {
+        if self.rounds < 2 {
+            return 1;
+        }
+        let gap = self.plot_w() / f64::from(self.rounds - 1);
+        let needed = text_width("00") + 8.0;
+        (needed / gap).ceil().max(1.0) as u32
+    }
+
+    /// The middle of the left end of the `i`-th seat's legend entry: two columns.
+    fn legend_at(&self, i: usize) -> (f64, f64) {
+        let (col, row) = ((i % 2) as f64, (i / 2) as f64);
+        (
+            8.0 + col * self.w / 2.0,
+            self.bottom + LEGEND_TOP + LEGEND_ROW * row + LEGEND_ROW / 2.0,
+        )
+    }
+
+    /// How many characters of a seat's name its legend entry holds.
+    fn legend_chars(&self) -> usize {
+        // Half the width, less the sample of the line and the gaps.
+        ((self.w / 2.0 - 8.0 - 36.0 - 8.0) / (CHAR_EM * TEXT)).floor() as usize
     }
 }
 
@@ -424,68 +512,79 @@ fn open_svg(s: &mut String, chart: &Chart, label: &str, frame: &Frame) {
     let desc = describe(chart);
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="anvil-chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-labelledby="{id}-t {id}-d" data-series="{}"><title id="{id}-t">Positions over the rounds: {}</title><desc id="{id}-d">{}</desc>"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="anvil-chart" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif" font-size="{TEXT}" role="img" aria-labelledby="{id}-t {id}-d" data-series="{}"><title id="{id}-t">Positions over the rounds: {}</title><desc id="{id}-d">{}</desc>"#,
         chart.series.len(),
         xml(label),
         xml(&desc)
     );
 }
 
-/// The three stance levels (for, mixed or undecided, against) and the rounds below them.
+/// `text` at (`x`, `y`), anchored `anchor` (`start`, `middle`, `end`).
+fn text(s: &mut String, x: f64, y: f64, anchor: &str, fill: &str, words: &str) {
+    let _ = write!(
+        s,
+        r#"<text x="{x:.1}" y="{y:.1}" text-anchor="{anchor}" fill="{fill}">{}</text>"#,
+        xml(words)
+    );
+}
+
+/// The three stance levels (for, mixed or undecided, against) and the rounds under them.
 fn axes(s: &mut String, frame: &Frame) {
-    let (left, plot_w) = (frame.left, frame.plot_w());
-    for (v, name) in [
-        (1.0, "for 1.0"),
-        (0.0, "mixed / undecided"),
-        (-1.0, "against 1.0"),
-    ] {
+    let (left, right) = (frame.left, frame.right);
+    let gutter = left - 8.0;
+    for v in [1.0, 0.0, -1.0] {
         let yy = frame.level(v);
         let _ = write!(
             s,
-            r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#bbb" stroke-width="1"{}/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#333">{name}</text>"##,
-            left + plot_w,
+            r##"<line x1="{left}" y1="{yy:.1}" x2="{right:.1}" y2="{yy:.1}" stroke="#bbb" stroke-width="1"{}/>"##,
             if v == 0.0 {
                 ""
             } else {
                 r#" stroke-dasharray="2 2""#
             },
-            left - 6.0,
-            yy + 4.0
         );
     }
-    for r in 1..=frame.rounds {
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#333">round {r}</text>"##,
-            frame.x(r),
-            frame.h - frame.bottom + 18.0
-        );
+    text(s, gutter, frame.level(1.0) + 5.0, "end", "#333", "for");
+    // Two lines a font's whole height apart (1.2 em), either side of the middle line.
+    text(s, gutter, frame.level(0.0) - 3.0, "end", "#333", "mixed");
+    text(
+        s,
+        gutter,
+        frame.level(0.0) + 14.0,
+        "end",
+        "#333",
+        "undecided",
+    );
+    text(s, gutter, frame.level(-1.0) + 5.0, "end", "#333", "against");
+    let yy = frame.rounds_y();
+    text(s, gutter, yy, "end", "#333", "round");
+    let step = frame.round_step();
+    for r in (1..=frame.rounds).step_by(step as usize) {
+        text(s, frame.x(r), yy, "middle", "#333", &r.to_string());
     }
 }
 
-/// The dashed rule after the round where the positions held steady, if they did.
+/// The dashed rule after the round where the positions held steady, if they did, named above
+/// the plot (moved in from an edge so it is never cut).
 fn convergence(s: &mut String, chart: &Chart, frame: &Frame) {
     let Some((round, acted)) = chart.converged else {
         return;
     };
-    let (xx, top) = (frame.x(round), frame.top);
-    let what = if acted {
-        format!("stopped: positions steady after round {round}")
+    let (xx, top, bottom) = (frame.x(round), frame.top, frame.bottom);
+    let name = if acted {
+        "converged · stopped"
     } else {
-        format!("would have stopped after round {round}")
+        "converged"
     };
+    let half = text_width(name) / 2.0;
+    let at = xx.min(frame.w - 2.0 - half).max(2.0 + half);
     let _ = write!(
         s,
-        r##"<g class="convergence"><title>{}</title><line x1="{xx:.1}" y1="{top}" x2="{xx:.1}" y2="{:.1}" stroke="#000" stroke-width="1.5" stroke-dasharray="6 3"/><text x="{xx:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#000">{}</text></g>"##,
-        xml(&what),
-        top + frame.plot_h(),
-        top - 10.0,
-        if acted {
-            "converged · stopped"
-        } else {
-            "converged"
-        }
+        r##"<g class="convergence"><title>{}</title><line x1="{xx:.1}" y1="{top}" x2="{xx:.1}" y2="{bottom:.1}" stroke="#000" stroke-width="1.5" stroke-dasharray="6 3"/>"##,
+        xml(&stop_words(round, acted)),
     );
+    text(s, at, top - 12.0, "middle", "#000", name);
+    s.push_str("</g>");
 }
 
 /// ` stroke-dasharray="…"` for a dash pattern, nothing for a solid line.
@@ -554,30 +653,35 @@ fn seat_series(s: &mut String, i: usize, series: &Series, frame: &Frame) {
     }
 }
 
-/// The `i`-th seat's legend: a sample of its line with its marker, and its name; closes the
-/// seat's group.
+/// The `i`-th seat's legend entry under the plot: a sample of its line with its marker, and its
+/// name; closes the seat's group.
 fn legend(s: &mut String, i: usize, series: &Series, frame: &Frame) {
     let colour = COLOURS[i % COLOURS.len()];
     let dash = DASHES[i % DASHES.len()];
-    let ly = frame.top + 8.0 + 22.0 * i as f64;
-    let lx = frame.w - frame.right + 14.0;
+    let (lx, ly) = frame.legend_at(i);
     let _ = write!(
         s,
-        r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="2.5"{}/>{}<text x="{:.1}" y="{:.1}" font-size="11" fill="#000">{}</text></g>"##,
+        r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="2.5"{}/>{}"##,
         lx + 30.0,
         dash_attribute(dash),
         marker(i, lx + 15.0, ly, colour, true),
-        lx + 36.0,
-        ly + 4.0,
-        xml(&short(&series.seat, 16))
     );
+    text(
+        s,
+        lx + 36.0,
+        ly + 5.0,
+        "start",
+        "#000",
+        &short(&series.seat, frame.legend_chars()),
+    );
+    s.push_str("</g>");
 }
 
 fn short(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_owned();
     }
-    let mut t: String = text.chars().take(max - 1).collect();
+    let mut t: String = text.chars().take(max.saturating_sub(1)).collect();
     t.push('…');
     t
 }
@@ -600,13 +704,7 @@ fn describe(chart: &Chart) -> String {
         })
         .collect();
     if let Some((r, acted)) = chart.converged {
-        parts.push(if acted {
-            format!(
-                "positions stopped moving after round {r}, and the debate went to its synthesis"
-            )
-        } else {
-            format!("positions stopped moving after round {r}")
-        });
+        parts.push(format!("positions steady: {}", stop_words(r, acted)));
     }
     if let Some(c) = chart.consensus {
         parts.push(format!("consensus {c}"));
@@ -675,6 +773,127 @@ mod tests {
                 "critic: against 0.7 → mixed 0.6 (changed stance)"
             ]
         );
+    }
+
+    #[test]
+    fn convergence_is_said_only_when_stopping_would_have_saved_something() {
+        let meta = |next: &str, stop: bool| Meta {
+            converged: Some(2),
+            converge_stop: stop,
+            next: Some(next.into()),
+            ..Meta::default()
+        };
+        assert_eq!(steady(&meta("advocate", false)), Some((2, false)));
+        assert_eq!(steady(&meta("interactive-pause", false)), Some((2, false)));
+        // Round 2 of a two-round debate: the synthesis came next anyway.
+        assert_eq!(steady(&meta("synthesizer", false)), None);
+        assert_eq!(steady(&meta("done", false)), None);
+        assert_eq!(steady(&meta("synthesizer", true)), Some((2, true)));
+        assert_eq!(steady(&Meta::default()), None);
+        assert_eq!(stop_words(2, false), "would have stopped after round 2");
+        assert_eq!(stop_words(3, true), "stopped after round 3");
+    }
+
+    /// Each `<text>` of an SVG as the box the layout leaves it: (left, top, right, bottom).
+    fn text_boxes(svg: &str) -> Vec<(f64, f64, f64, f64, String)> {
+        let attr = |tag: &str, name: &str| -> String {
+            let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            tag[at..at + tag[at..].find('"').unwrap()].to_owned()
+        };
+        svg.split("<text ")
+            .skip(1)
+            .map(|rest| {
+                let (tag, body) = rest.split_once('>').unwrap();
+                let tag = format!(" {tag}");
+                let words = body.split("</text>").next().unwrap();
+                let words = words.replace("&amp;", "&").replace("&lt;", "<");
+                let (x, y): (f64, f64) = (
+                    attr(&tag, "x").parse().unwrap(),
+                    attr(&tag, "y").parse().unwrap(),
+                );
+                let w = text_width(&words);
+                let left = match attr(&tag, "text-anchor").as_str() {
+                    "end" => x - w,
+                    "middle" => x - w / 2.0,
+                    _ => x,
+                };
+                // A line of text: its ascent above the baseline, its descent below.
+                (left, y - TEXT * 0.8, left + w, y + TEXT * 0.25, words)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_word_of_the_chart_is_cut_or_covers_another() {
+        let seats = [
+            "advocate",
+            "critic",
+            "Engineering Team",
+            "Product/UX",
+            "Business/Management",
+            "a seat with a very long name indeed",
+        ];
+        for rounds in 1..=16 {
+            for n in 0..=seats.len() {
+                let series: Vec<Series> = seats[..n]
+                    .iter()
+                    .map(|seat| Series {
+                        seat: (*seat).into(),
+                        points: (1..=rounds)
+                            .map(|round| Point {
+                                round,
+                                position: Some(Position {
+                                    stance: Stance::For,
+                                    confidence: Share(100),
+                                    claim: String::new(),
+                                }),
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                for converged in [
+                    None,
+                    Some((1, true)),
+                    Some((rounds, false)),
+                    Some((rounds, true)),
+                ] {
+                    let chart = Chart {
+                        series: series.clone(),
+                        rounds,
+                        converged,
+                        consensus: None,
+                    };
+                    let svg = svg(&chart, "main");
+                    let vb: Vec<f64> = svg
+                        .split("viewBox=\"")
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .split(' ')
+                        .map(|v| v.parse().unwrap())
+                        .collect();
+                    let boxes = text_boxes(&svg);
+                    for (l, t, r, b, words) in &boxes {
+                        assert!(
+                            *l >= 0.0 && *r <= vb[2] && *t >= 0.0 && *b <= vb[3],
+                            "{words:?} is cut: {rounds} rounds, {n} seats, {converged:?}"
+                        );
+                    }
+                    for (i, a) in boxes.iter().enumerate() {
+                        for b in &boxes[i + 1..] {
+                            let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
+                            assert!(
+                                apart,
+                                "{:?} covers {:?}: {rounds} rounds, {n} seats, {converged:?}",
+                                a.4, b.4
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

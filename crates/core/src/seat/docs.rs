@@ -1,22 +1,32 @@
-//! docs/seats.md, checked against the agents: its table of the agents that can take a seat is
-//! rendered from [`crate::agent::AGENTS`], so a new agent's file reaches the page and the page
-//! cannot drift from the code. `ANVIL_WRITE_DOCS=1 cargo test -p anvil-debate-core
-//! seat::docs` rewrites it.
+//! docs/seats.md, checked against the agents: its tables of the agent CLIs and the endpoint
+//! presets that can take a seat and
+//! its lists of the variables every seat gets and none does are rendered from
+//! [`crate::agent`], so a new agent's file reaches the page and the page cannot drift from the
+//! code. `ANVIL_WRITE_DOCS=1 cargo test -p anvil-debate-core seat::docs` rewrites it.
 
 use crate::agent::AGENTS;
 use crate::model::options::docs::check_page;
 
-/// One row per agent CLI: its name, product, binary and what it may do in a seat.
+/// One row per agent CLI: its name, product, binary, what it may do in a seat and the environment
+/// variables it is given beside those of every seat.
 fn agents_table() -> String {
-    let mut out = String::from("| agent | product | binary | in a seat |\n|---|---|---|---|\n");
+    let mut out = String::from(
+        "| agent | product | binary | in a seat | its variables |\n|---|---|---|---|---|\n",
+    );
     for agent in AGENTS.iter().filter(|a| a.endpoint().is_none()) {
+        let about = agent.about();
+        let mut env: Vec<String> = about.env.iter().map(|v| format!("`{v}`")).collect();
+        if !about.env_more.is_empty() {
+            env.push(about.env_more.to_owned());
+        }
         out.push_str(&format!(
-            "| `{}` | {} | `{}` on `PATH`, or `${}` | {} |\n",
+            "| `{}` | {} | `{}` on `PATH`, or `${}` | {} | {} |\n",
             agent.name(),
             agent.title(),
             agent.name(),
             agent.bin_var(),
-            agent.allowed()
+            agent.allowed(),
+            env.join(", ")
         ));
     }
     out
@@ -44,12 +54,23 @@ fn endpoints_table() -> String {
     out
 }
 
+/// `names` as a line of the page.
+fn names(names: &[&str]) -> String {
+    let list: Vec<String> = names.iter().map(|v| format!("`{v}`")).collect();
+    format!("{}\n", list.join(", "))
+}
+
 #[test]
 fn docs_seats_md_lists_every_agent() {
     check_page(
         "seats.md",
         "crates/core/src/agent/",
-        &[("agents", agents_table()), ("endpoints", endpoints_table())],
+        &[
+            ("agents", agents_table()),
+            ("endpoints", endpoints_table()),
+            ("every-seat", names(crate::agent::env::BASE)),
+            ("no-seat", names(crate::agent::env::NEVER)),
+        ],
         "seat::docs",
     );
 }

@@ -13,6 +13,8 @@
 #[cfg(test)]
 mod docs;
 pub mod hook;
+#[cfg(test)]
+mod tests;
 
 use crate::agent::{Played, SeatError};
 use crate::error::{DebateError, io};
@@ -149,7 +151,8 @@ pub fn record(
 
 /// [`record`], with what `stop` says of the seat's text (what it cost, the next phase's prompt
 /// when it was drafted already, the step it answers: a line that moved meanwhile records
-/// nothing and answers where it stands), cleaned through `intake`.
+/// nothing and answers where it stands), cleaned through `intake`, then bounded
+/// ([`bounded`]).
 fn record_at(
     home: &Home,
     line: &LineRef,
@@ -157,14 +160,40 @@ fn record_at(
     text: &str,
     intake: &mut crate::model::secrets::Intake,
 ) -> Result<Reply, DebateError> {
+    const PLACE: &str = "the seat's text";
+    // Cleaned before the bound cuts it: a credential cut in half is still one.
+    let text = intake.clean(PLACE, text);
     stop::record_cleaned(
         home,
         line,
-        "the seat's text",
-        text,
+        PLACE,
+        &bounded(&text),
         Stop { seat: true, ..stop },
         intake,
     )
+}
+
+/// The most of a seat's reply that is recorded, in bytes: as much as the material of a debate
+/// ([`crate::review::context::MAX_BYTES`]). Every later prompt carries the phase, the host's
+/// included, so an agent that answers megabytes would otherwise be handed on whole.
+pub const MAX_REPLY: usize = crate::review::context::MAX_BYTES;
+
+/// `text`, cut at a line's end to fit [`MAX_REPLY`], with the cut said where it is.
+fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_REPLY {
+        return text.into();
+    }
+    let mut keep = MAX_REPLY;
+    while !text.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let keep = text[..keep].rfind('\n').map_or(keep, |at| at + 1);
+    format!(
+        "{}\n[… cut by anvil: the seat's reply was {} bytes; the first {keep} are kept]\n",
+        &text[..keep],
+        text.len()
+    )
+    .into()
 }
 
 /// The host takes over the seat of the phase that is out, which failed (`--fallback host`):
@@ -214,6 +243,7 @@ pub fn play(
         return Ok(Turned::Busy);
     };
     let turn = crate::agent::Turn {
+        pass_env: config.get().map_or(&[], |c| c.seat_env()),
         cwd: home.project(),
         prompt: &out.prompt,
         resume: out.resume.as_deref(),

@@ -48,10 +48,9 @@ pub(super) fn spawn_claude(
     extra: &[String],
 ) -> Result<Child, CliError> {
     let mut command = Command::new(claude);
-    command
-        .arg("-p")
-        .arg(prompt)
-        .args(["--output-format", "json"]);
+    // The prompt goes on stdin: in the arguments it would show in `ps`, and Linux caps one
+    // argument at 128 KiB, which `--context` material alone may fill.
+    command.args(["-p", "--output-format", "json"]);
     command
         .arg(if resume { "--resume" } else { "--session-id" })
         .arg(session);
@@ -84,13 +83,33 @@ pub(super) fn spawn_claude(
             anvil_core::claude::install::BLOCK_CAP_VAR,
             anvil_core::claude::install::BLOCK_CAP,
         )
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    command.spawn().map_err(|e| {
-        CliError::new(format!("cannot run {}: {e}", claude.display()))
-            .hint("install Claude Code, or point --claude (or $ANVIL_CLAUDE_BIN) at it")
-    })
+    let mut child = command.spawn().map_err(|e| {
+        let error = CliError::new(format!("cannot run {}: {e}", claude.display()));
+        match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                error.hint("install Claude Code, or point --claude (or $ANVIL_CLAUDE_BIN) at it")
+            }
+            std::io::ErrorKind::PermissionDenied => error.hint(format!(
+                "{} is there but cannot be run: is it executable?",
+                claude.display()
+            )),
+            _ => error,
+        }
+    })?;
+    let mut stdin = child.stdin.take().expect("piped");
+    // Kept text: an `@path` that a debater or a file quoted is not a file for claude to read.
+    let prompt = anvil_core::agent::RUN_HOST
+        .prompt_as_text(prompt)
+        .into_owned();
+    // Written beside the run: claude reads it while its output is followed.
+    std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(prompt.as_bytes());
+    });
+    Ok(child)
 }
 
 /// `PATH` with the directory of the running binary first, or `None` when it cannot be told.

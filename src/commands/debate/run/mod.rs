@@ -89,7 +89,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             (line, restored.prompt)
         }
         None => {
-            let started = crate::commands::start::create(ctx, &home, args.debate, Some(&session))?;
+            let (started, _) =
+                crate::commands::start::create(ctx, &home, args.debate, Some(&session))?;
             (started.line, started.prompt)
         }
     };
@@ -357,7 +358,14 @@ impl Driver<'_> {
             jobs[1].1
         ));
         let guard = std::env::current_exe().ok();
-        let results = draft_at_once(&jobs, home.project(), self.seat_timeout, guard.as_deref());
+        let pass_env = self.config.get().map_or(&[][..], |c| c.seat_env());
+        let results = draft_at_once(
+            &jobs,
+            home.project(),
+            self.seat_timeout,
+            guard.as_deref(),
+            pass_env,
+        );
         let mut results = results.into_iter();
         let (opening, answer) = (results.next().expect("two"), results.next().expect("two"));
         let label = |role: Role| anvil_core::model::state::phase_label(role, 1, state.setup.rounds);
@@ -454,6 +462,7 @@ fn draft_at_once(
     cwd: &Path,
     timeout: Duration,
     guard: Option<&Path>,
+    pass_env: &[String],
 ) -> Vec<Result<anvil_core::agent::Played, anvil_core::agent::SeatError>> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
@@ -467,6 +476,7 @@ fn draft_at_once(
                         model: seat.model.as_deref(),
                         timeout,
                         role: role.name(),
+                        pass_env,
                         guard,
                     };
                     anvil_core::agent::play(seat.agent, &turn)

@@ -42,7 +42,9 @@
 //!   message. [`discover`] is a scripted model's way through both.
 //!
 //! The same server speaks OpenAI's Responses API (`POST /v1/responses`, Codex CLI) and Chat
-//! Completions (`POST /v1/chat/completions`, Copilot CLI and Qwen Code): see [`super::openai`].
+//! Completions (`POST /v1/chat/completions`, Copilot CLI, Qwen Code and OpenCode): see
+//! [`super::openai`]; and Google's Generative Language API (`POST
+//! /v1beta/models/MODEL:streamGenerateContent`, Gemini CLI): see [`super::gemini`].
 //! Every request of any API becomes a [`Turn`] that says which API, agent and model it came
 //! from, and the one script answers them all from the latest user content.
 
@@ -368,6 +370,7 @@ fn handle(
     // Chat Completions under any prefix: `/v1` (Ollama, vLLM, …), `/api/v1` (OpenRouter).
     let openai = path == "/v1/responses" || path.ends_with("/v1/chat/completions");
     let messages = path == "/v1/messages" || path == "/v1/messages/count_tokens";
+    let gemini = super::gemini::is_gemini(&path);
     if method == "GET" && path.ends_with("/v1/models") {
         // What an OpenAI-compatible server lists (`anvil seats` asks whether it answers).
         let credential =
@@ -385,7 +388,7 @@ fn handle(
                 .to_string(),
         );
     }
-    if method != "POST" || !(openai || messages) {
+    if method != "POST" || !(openai || messages || gemini) {
         shared.lock().unwrap().other.push((method, url));
         return respond(
             request,
@@ -398,21 +401,20 @@ fn handle(
         Ok(body) => body,
         Err(e) => {
             // In the shape of the API the path belongs to.
-            let shape = match openai {
-                true => super::openai::error_body,
-                false => error_body,
-            };
             let message = format!("bad JSON: {e}");
-            return respond(
-                request,
-                400,
-                "application/json",
-                shape("invalid_request_error", &message),
-            );
+            let body = match (openai, gemini) {
+                (true, _) => super::openai::error_body("invalid_request_error", &message),
+                (_, true) => super::gemini::error_body(400, &message),
+                _ => error_body("invalid_request_error", &message),
+            };
+            return respond(request, 400, "application/json", body);
         }
     };
     if openai {
         return super::openai::handle(request, &path, body, shared, script, ids);
+    }
+    if gemini {
+        return super::gemini::handle(request, &path, body, shared, script, ids);
     }
     if path == "/v1/messages/count_tokens" {
         shared.lock().unwrap().other.push((method, url));

@@ -13,8 +13,11 @@ pub enum Api {
     Messages,
     /// OpenAI Responses (`/v1/responses`): Codex CLI.
     Responses,
-    /// OpenAI Chat Completions (`/v1/chat/completions`): Copilot CLI, Qwen Code.
+    /// OpenAI Chat Completions (`/v1/chat/completions`): Copilot CLI, Qwen Code, OpenCode.
     ChatCompletions,
+    /// Google's Generative Language API (`/v1beta/models/MODEL:streamGenerateContent`):
+    /// Gemini CLI.
+    Gemini,
 }
 
 /// Which agent sent a request, told by its `User-Agent` (see [`super::openai`] for what each
@@ -27,6 +30,8 @@ pub enum Agent {
     Qwen,
     /// anvil itself, playing an endpoint's seat (`anvil endpoint-turn`).
     Anvil,
+    Gemini,
+    OpenCode,
     Unknown,
 }
 
@@ -42,6 +47,8 @@ impl Agent {
             Agent::Copilot
         } else if user_agent.starts_with("anvil/") {
             Agent::Anvil
+        } else if user_agent.starts_with("opencode") {
+            Agent::OpenCode
         } else {
             Agent::Unknown
         }
@@ -54,6 +61,8 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
             Agent::Anvil => "anvil",
+            Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
             Agent::Unknown => "unknown",
         }
     }
@@ -94,15 +103,16 @@ pub struct Turn {
     pub hook_block: Option<String>,
     /// The whole request body.
     pub body: Value,
-    /// Tool results the request brings back, for the OpenAI APIs (Anthropic's are read from
-    /// the latest user message by [`Turn::tool_results`]).
+    /// Tool results the request brings back, for the OpenAI and Gemini APIs (Anthropic's are
+    /// read from the latest user message by [`Turn::tool_results`]).
     pub(in crate::support) openai_tool_results: Vec<(String, String, bool)>,
-    /// The system prompt, for the OpenAI APIs.
+    /// The system prompt, for the OpenAI and Gemini APIs.
     pub(in crate::support) openai_system: String,
-    /// Every user message's text, for the OpenAI APIs.
+    /// Every user message's text, for the OpenAI and Gemini APIs.
     pub(in crate::support) openai_user_text: String,
-    /// Whether this is a main turn, as the OpenAI side tells it (an agent's background
-    /// request, such as Qwen Code's memory extraction, is not).
+    /// Whether this is a main turn, as the OpenAI and Gemini sides tell it (an agent's
+    /// background request, such as Qwen Code's memory extraction or Gemini CLI's JSON side
+    /// calls, is not).
     pub(in crate::support) openai_main: bool,
 }
 
@@ -171,7 +181,7 @@ impl Turn {
             Api::Messages => {
                 self.has_tools && self.max_tokens > 1 && self.body["messages"].is_array()
             }
-            Api::Responses | Api::ChatCompletions => self.openai_main,
+            Api::Responses | Api::ChatCompletions | Api::Gemini => self.openai_main,
         }
     }
 
@@ -332,6 +342,11 @@ impl Turn {
             .map(|tools| {
                 tools
                     .iter()
+                    // Gemini's declarations sit one level down.
+                    .flat_map(|t| match t["functionDeclarations"].as_array() {
+                        Some(declared) => declared.iter().collect(),
+                        None => vec![t],
+                    })
                     .filter_map(|t| {
                         t["name"]
                             .as_str()
