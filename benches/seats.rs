@@ -11,6 +11,13 @@
 //!
 //! Targets: anvil's own cost per external phase at most 5 % of a 3-round seated run's wall
 //! time, for every agent; with `--independent`, round 1 at most 1.2 times its slowest seat.
+//!
+//! An endpoint seat (`cargo bench --bench seats -- endpoint` runs this part alone): what its
+//! turn adds to the endpoint's own answer, the wall time of `anvil endpoint-turn` (what the
+//! seat runner starts: a process, the prompt on stdin, the request, the answer read and the
+//! conversation kept) less the time the scripted server held the request, for a new
+//! conversation and a resumed one, with a mid-debate prompt of 30 KB; and the same through
+//! `anvil seats --try`, which adds the runner and a second process. Target: under 20 ms.
 
 #[allow(dead_code)]
 #[path = "../tests/it/support"]
@@ -127,7 +134,113 @@ fn inside(log: &std::path::Path) -> f64 {
         .sum()
 }
 
+/// The median and the 90th percentile of `v`.
+fn median_p90(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[(v.len() * 9 / 10).min(v.len() - 1)])
+}
+
+/// What an endpoint seat's turn adds to the endpoint's answer (see the module's doc).
+fn endpoint_turns() {
+    const ANSWER: Duration = Duration::from_millis(300);
+    const TURNS: usize = 21;
+    let server = ModelServer::start(|_| Reply::text("A considered answer.").delayed(ANSWER));
+    let state = tempfile::tempdir().unwrap();
+    let prompt = "The debate so far, as a seat's prompt carries it. ".repeat(600);
+    let base_url = format!("{}/v1", server.base_url());
+    // Spawns one turn; its wall time less the server's time on the request, in ms.
+    let turn = |session: &str, resume: bool| -> f64 {
+        let seen = server.requests().len();
+        let began = Instant::now();
+        let mut child = std::process::Command::new(support::anvil::anvil_bin())
+            .arg("endpoint-turn")
+            .arg("--name=ollama")
+            .arg(format!("--base-url={base_url}"))
+            .arg("--model=bench-model")
+            .arg(if resume {
+                format!("--resume={session}")
+            } else {
+                format!("--session-id={session}")
+            })
+            .arg("--timeout=60")
+            .env("XDG_STATE_HOME", state.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), prompt.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let wall = began.elapsed();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let request = &server.requests()[seen];
+        let held = server.answered_at(request.seq).unwrap() - request.received;
+        (wall.saturating_sub(held)).as_secs_f64() * 1000.0
+    };
+    let (mut fresh, mut resumed) = (Vec::new(), Vec::new());
+    for i in 0..TURNS {
+        let session = format!("0199a1b2-c3d4-7e5f-8a9b-{i:012x}");
+        fresh.push(turn(&session, false));
+        resumed.push(turn(&session, true));
+    }
+    let (f50, f90) = median_p90(fresh);
+    let (r50, r90) = median_p90(resumed);
+    println!(
+        "endpoint turn (anvil endpoint-turn, 30 KB prompt, answer after {} ms): adds {f50:.1} ms \
+         (p90 {f90:.1}) to a new conversation, {r50:.1} ms (p90 {r90:.1}) to a resumed one \
+         (target < 20 ms)",
+        ANSWER.as_millis()
+    );
+
+    // The same turn through the seat runner, by `anvil seats --try`: a second process, the
+    // config read, the runner's process group and pipes.
+    let project = Project::new();
+    std::fs::write(
+        project.anvil_home().join("config.toml"),
+        format!("[agents.ollama]\nbase_url = \"{base_url}\"\n"),
+    )
+    .unwrap();
+    let mut through = Vec::new();
+    for _ in 0..TURNS {
+        let seen = server.requests().len();
+        let began = Instant::now();
+        let out = project
+            .command(&[
+                "seats",
+                "--try",
+                "ollama:bench-model",
+                "--prompt",
+                "Say it.",
+            ])
+            .env("XDG_STATE_HOME", state.path())
+            .output()
+            .unwrap();
+        let wall = began.elapsed();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let request = &server.requests()[seen];
+        let held = server.answered_at(request.seq).unwrap() - request.received;
+        through.push(wall.saturating_sub(held).as_secs_f64() * 1000.0);
+    }
+    let (t50, t90) = median_p90(through);
+    println!(
+        "endpoint turn through `anvil seats --try` (two processes, the runner): adds {t50:.1} ms \
+         (p90 {t90:.1})"
+    );
+}
+
 fn main() {
+    let only_endpoint = std::env::args().any(|a| a == "endpoint");
+    endpoint_turns();
+    if only_endpoint {
+        return;
+    }
     let server = ModelServer::start(|turn| match find_tag(&turn.latest_user_text) {
         Some(tag) => Reply::text(phase_text(&tag)).delayed(DELAY),
         None => Reply::text("ok"),

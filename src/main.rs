@@ -15,6 +15,7 @@ use anvil_core::home::Home;
 
 mod commands;
 mod ctx;
+mod endpoint;
 mod error;
 mod flags;
 mod help;
@@ -116,13 +117,17 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     // `anvil seat-guard PROGRAM ARGS…`: this binary watching a seat's agent for `anvil run`
-    // (see anvil_core::agent::guard); not a command for people.
+    // (see anvil_core::agent::guard); `anvil endpoint-turn ARGS…`: one turn of a seat on an
+    // endpoint (see endpoint/). Neither is a command for people, nor pays for the parser.
     let mut args = std::env::args_os().skip(1);
-    if args
-        .next()
-        .is_some_and(|word| word == anvil_core::agent::GUARD_WORD)
-    {
-        std::process::exit(anvil_core::agent::guard(args));
+    match args.next() {
+        Some(word) if word == anvil_core::agent::GUARD_WORD => {
+            std::process::exit(anvil_core::agent::guard(args));
+        }
+        Some(word) if word == anvil_core::agent::endpoint::TURN_WORD => {
+            std::process::exit(endpoint::main(args));
+        }
+        _ => {}
     }
     let args: Vec<OsString> = std::env::args_os().collect();
     let cli = parse_from(&args).unwrap_or_else(|e| e.exit());

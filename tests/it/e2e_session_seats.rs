@@ -58,7 +58,7 @@ fn hook_command(project: &Project, home: &AgentsHome) -> Command {
 
 /// Starts `hook` (a [`hook_command`]) on `input`, as Claude Code does for each hook wired to
 /// the event.
-fn spawn_hook(mut hook: Command, input: &serde_json::Value) -> Child {
+pub(crate) fn spawn_hook(mut hook: Command, input: &serde_json::Value) -> Child {
     let mut child = hook
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

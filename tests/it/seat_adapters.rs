@@ -78,7 +78,7 @@ fn script(turn: &Turn) -> Reply {
             ),
             ("bash", json!({"command": shell, "description": "write"})),
         ],
-        Agent::Unknown => Vec::new(),
+        Agent::Anvil | Agent::Unknown => Vec::new(),
     };
     let mut reply = Reply::text("");
     reply.blocks.clear();
@@ -378,18 +378,26 @@ fn anvil_seats_lists_the_agents_their_versions_and_whether_each_runs_headless() 
     let server = ModelServer::start(script);
     let home = AgentsHome::new(&server);
     let project = Project::new();
+    // Without OPENAI_API_KEY (Qwen Code reads it when it runs, not to be ready), which would
+    // have `anvil seats` ask api.openai.com whether the `openai` endpoint answers.
     let run = Run::from_output(
         project
             .command(&["seats", "--json"])
             .env_clear()
-            .envs(home.env())
+            .envs(
+                home.env()
+                    .into_iter()
+                    .filter(|(k, _)| *k != "OPENAI_API_KEY"),
+            )
             .output()
             .unwrap(),
     )
     .ok();
     let list: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
+    // The agent CLIs (the endpoints follow them: e2e_endpoints).
     let seen: Vec<(String, String, bool)> = list
         .iter()
+        .filter(|a| a.get("endpoint").is_none())
         .map(|a| {
             (
                 a["agent"].as_str().unwrap().to_owned(),

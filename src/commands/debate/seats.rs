@@ -1,6 +1,7 @@
 //! `anvil seats`: which agents can take a seat here, and a one-turn try of one.
 
-use anvil_core::agent;
+use anvil_core::agent::endpoint::{Defs, Endpoint};
+use anvil_core::agent::{self, Agent as _};
 use anvil_core::model::seats::Seat;
 use anvil_core::model::secrets::Intake;
 
@@ -15,6 +16,11 @@ use crate::output::out;
 /// Each agent runs as you configured it; anvil never writes its configuration. The binary is
 /// found on PATH by the agent's name, or named in $ANVIL_<AGENT>_BIN ($ANVIL_CODEX_BIN, …).
 ///
+/// Endpoints (a model behind an OpenAI-compatible API, played by anvil itself: the presets,
+/// and those named in [agents.NAME] of .anvil/config.toml) are listed with where their turns
+/// go, whether their key's variable is set, and whether they answer (GET BASE_URL/models,
+/// which costs nothing).
+///
 ///   anvil seats
 ///
 ///   anvil seats --try codex:gpt-5.4 --prompt "Say hello in five words."
@@ -22,8 +28,8 @@ use crate::output::out;
 pub struct Args {
     /// Play one turn with this seat (AGENT[:MODEL]) in the current directory, read-only, and
     /// print what it said and cost. This sends a request to the agent's model.
-    #[arg(long = "try", value_name = "AGENT[:MODEL]", value_parser = parse_seat)]
-    try_seat: Option<Seat>,
+    #[arg(long = "try", value_name = "AGENT[:MODEL]")]
+    try_seat: Option<String>,
 
     /// The prompt for --try.
     #[arg(
@@ -51,18 +57,91 @@ pub struct Args {
     json: bool,
 }
 
-fn parse_seat(text: &str) -> Result<Seat, String> {
-    Seat::parse(text)
+/// The project's `[agents]` (none outside a project).
+fn defs(ctx: &Ctx) -> Result<Defs, CliError> {
+    match anvil_core::home::Home::find(&ctx.cwd) {
+        Some(home) => Ok(anvil_core::model::config::Config::load(&home)?.agents),
+        None => Ok(Defs::new()),
+    }
+}
+
+/// An endpoint that can take a seat here, and whether it would.
+struct Reach {
+    agent: &'static dyn agent::Agent,
+    endpoint: &'static Endpoint,
+    /// Moved or named by `.anvil/config.toml`.
+    configured: bool,
+    key: Result<String, String>,
+    answers: Result<String, String>,
+}
+
+impl Reach {
+    fn ready(&self) -> bool {
+        self.key.is_ok() && self.answers.is_ok()
+    }
+}
+
+/// The endpoints: each preset as the config leaves it, then those the config names; each
+/// asked whether it answers, all at once.
+fn endpoints(defs: &Defs) -> Result<Vec<Reach>, CliError> {
+    let presets = agent::AGENTS.iter().filter_map(|a| a.endpoint());
+    let mut names: Vec<&str> = presets.map(|p| p.name()).collect();
+    let named: Vec<&str> = defs
+        .keys()
+        .map(String::as_str)
+        .filter(|n| !names.contains(n))
+        .collect();
+    names.extend(named);
+    let mut found = Vec::new();
+    for name in names {
+        let endpoint = agent::endpoint::resolve(name, defs)
+            .map_err(CliError::new)?
+            .expect("a preset or a name of [agents]");
+        found.push((endpoint, !endpoint.is_preset()));
+    }
+    let handles: Vec<_> = found
+        .iter()
+        .map(|&(endpoint, _)| std::thread::spawn(move || crate::endpoint::probe(endpoint)))
+        .collect();
+    Ok(found
+        .into_iter()
+        .zip(handles)
+        .map(|((endpoint, configured), probe)| Reach {
+            agent: endpoint,
+            endpoint,
+            configured,
+            key: endpoint.signed_in(),
+            answers: probe
+                .join()
+                .unwrap_or_else(|_| Err("the probe failed".to_owned())),
+        })
+        .collect())
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    let defs = defs(ctx)?;
     if let Some(seat) = &args.try_seat {
-        return try_seat(ctx, seat, &args);
+        let seat = Seat::parse_with(seat, &defs).map_err(|e| CliError::new(e).usage())?;
+        return try_seat(ctx, &seat, &args);
     }
+    let reach = std::thread::spawn(move || endpoints(&defs));
     // Why an agent cannot run quotes the agent: cleaned of credentials before it is shown.
-    let all = anvil_core::seat::check_all(&mut intake(ctx));
+    let mut intake = intake(ctx);
+    let all: Vec<_> = anvil_core::seat::check_all(&mut intake)
+        .into_iter()
+        .filter(|r| r.agent.endpoint().is_none())
+        .collect();
+    let mut reach = reach
+        .join()
+        .unwrap_or_else(|_| Err(CliError::new("the endpoints' check failed")))?;
+    // So does what an endpoint answered to the probe.
+    for r in &mut reach {
+        if let Err(why) = &mut r.answers {
+            intake.clean_in_place("the endpoint's answer", why);
+        }
+    }
     if args.json {
-        let json: Vec<serde_json::Value> = all
+        let mut json: Vec<serde_json::Value> = all
             .iter()
             .map(|r| {
                 serde_json::json!({
@@ -78,6 +157,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 })
             })
             .collect();
+        json.extend(reach.iter().map(|r| {
+            serde_json::json!({
+                "agent": r.agent.name(),
+                "endpoint": r.endpoint.base_url(),
+                "configured": r.configured,
+                "key_env": r.endpoint.key_env(),
+                "key": r.key.as_ref().ok(),
+                "key_missing": r.key.as_ref().err(),
+                "answers": r.answers.as_ref().ok(),
+                "not_answering": r.answers.as_ref().err(),
+                "ready": r.ready(),
+                "allowed": r.agent.allowed(),
+            })
+        }));
         return out(&format!("{}\n", crate::term::json(&json)));
     }
     let mut text = String::new();
@@ -86,34 +179,62 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         match &r.version {
             Ok(version) => {
                 text.push_str(&format!(
-                    "{:<8} {} {version} ({})\n",
+                    "{:<10} {} {version} ({})\n",
                     r.agent.name(),
                     r.agent.title(),
                     visible(&r.program)
                 ));
                 match &r.headless {
                     Ok(how) => {
-                        text.push_str(&format!("         headless: yes, {}\n", visible(how)))
+                        text.push_str(&format!("           headless: yes, {}\n", visible(how)))
                     }
                     Err(missing) => text.push_str(&format!(
-                        "         headless: not yet, {}\n",
+                        "           headless: not yet, {}\n",
                         visible(missing)
                     )),
                 }
-                text.push_str(&format!("         in a seat: {}\n", r.agent.allowed()));
+                text.push_str(&format!("           in a seat: {}\n", r.agent.allowed()));
             }
             Err(agent::SeatError::Missing { reason, .. }) => text.push_str(&format!(
-                "{:<8} not installed: cannot run {} ({})\n",
+                "{:<10} not installed: cannot run {} ({})\n",
                 r.agent.name(),
                 visible(&r.program),
                 visible(reason)
             )),
             Err(e) => text.push_str(&format!(
-                "{:<8} cannot run: {}\n",
+                "{:<10} cannot run: {}\n",
                 r.agent.name(),
                 visible(&e.to_string())
             )),
         }
+    }
+    for r in &reach {
+        let visible = |t: &str| crate::term::visible(t).into_owned();
+        text.push_str(&format!(
+            "{:<10} {} at {}{}\n",
+            r.agent.name(),
+            r.agent.title(),
+            visible(r.endpoint.base_url()),
+            if r.configured {
+                " (from .anvil/config.toml)"
+            } else {
+                ""
+            }
+        ));
+        match &r.key {
+            Ok(how) => text.push_str(&format!("           key: {}\n", visible(how))),
+            Err(missing) => {
+                text.push_str(&format!("           key: not yet, {}\n", visible(missing)))
+            }
+        }
+        match &r.answers {
+            Ok(how) => text.push_str(&format!("           answers: yes, {}\n", visible(how))),
+            Err(why) => text.push_str(&format!("           answers: no, {}\n", visible(why))),
+        }
+        if !r.ready() && !r.endpoint.hint().is_empty() {
+            text.push_str(&format!("           to start: {}\n", r.endpoint.hint()));
+        }
+        text.push_str(&format!("           in a seat: {}\n", r.agent.allowed()));
     }
     out(&text)
 }

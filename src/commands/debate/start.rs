@@ -134,11 +134,20 @@ pub fn create(
     session: Option<&str>,
 ) -> Result<(anvil_core::line::start::Started, Option<String>), CliError> {
     let mut config = Config::load(home)?;
-    let seats = seats_from_config(&config, &args.options.seats);
     // Context paths in the config are relative to the project, flags' to the cwd.
     for p in &mut config.defaults.context {
         *p = home.project().join(&*p).display().to_string();
     }
+    // The roles the command line seats; the config's `[seats]` fills the others.
+    let seated_here: Vec<String> = args
+        .options
+        .seats
+        .iter()
+        .filter_map(|s| {
+            s.split_once('=')
+                .map(|(role, _)| role.trim().to_lowercase())
+        })
+        .collect();
     let options = Options {
         cwd: ctx.cwd.clone(),
         ..args.options
@@ -149,6 +158,7 @@ pub fn create(
     let mut setup = options
         .into_setup()
         .map_err(|e| CliError::from_display(e).usage())?;
+    let seats = seats_notice(&setup.seats, &seated_here, &config);
     let mut earlier = anvil_core::review::earlier::read(home, &ctx.cwd, &setup.inputs)?;
     if recall && setup.inputs.versus.is_empty() {
         // A debate that follows one up gets that one in full; it is not recalled again.
@@ -192,44 +202,64 @@ pub fn create(
     Ok((started, seats))
 }
 
-/// The seats that `[seats]` in `.anvil/config.toml` chose for this debate (the roles no
-/// `--seat` names), agent and model, and what its `env` passes to them: a committed config
-/// runs other agents on the person's machine, so nobody runs one they were not shown.
-fn seats_from_config(config: &Config, given: &[String]) -> Option<String> {
-    let table = config.seats.as_ref()?;
-    let given: Vec<String> = given
-        .iter()
-        .filter_map(|s| s.split_once('=').map(|(r, _)| r.trim().to_lowercase()))
-        .collect();
-    let chosen: Vec<String> = table
+/// The one notice of the seats a person did not choose on this command line, or whose turns
+/// leave for an endpoint: the roles `[seats]` in `.anvil/config.toml` filled (agent and model),
+/// where each endpoint seat's turns go (base URL and key variable), and what `[seats] env`
+/// passes to every seat. A committed config runs other agents on the person's machine and can
+/// name an endpoint, so nobody runs one, or sends a debate somewhere, they were not shown.
+fn seats_notice(
+    seats: &anvil_core::model::seats::Seats,
+    seated_here: &[String],
+    config: &Config,
+) -> Option<String> {
+    let described = |role: &str, seat: &anvil_core::model::seats::Seat| {
+        let model = match seat
+            .model
+            .as_deref()
+            .or(seat.agent.endpoint().and_then(|e| e.default_model()))
+        {
+            Some(model) => format!("model {model}"),
+            None => "its default model".to_owned(),
+        };
+        let to = seat
+            .destination()
+            .map(|to| format!(", its turns sent to {to}"))
+            .unwrap_or_default();
+        format!(
+            "{role} by {} ({}, {model}{to})",
+            seat.agent,
+            seat.agent.title()
+        )
+    };
+    let (here, chosen): (Vec<_>, Vec<_>) = seats
         .roles
         .iter()
-        .filter(|(role, _)| !given.contains(&role.trim().to_lowercase()))
-        .map(|(role, seat)| {
-            let model = match &seat.model {
-                Some(model) => format!("model {model}"),
-                None => "its default model".to_owned(),
-            };
-            format!("{role} by {} ({}, {model})", seat.agent, seat.agent.title())
-        })
-        .collect();
-    if chosen.is_empty() {
-        return None;
+        .partition(|(role, _)| seated_here.contains(&role.trim().to_lowercase()));
+    let mut parts = Vec::new();
+    if !chosen.is_empty() {
+        let chosen: Vec<String> = chosen.iter().map(|(r, s)| described(r, s)).collect();
+        parts.push(format!(".anvil/config.toml seats {}", chosen.join(", ")));
     }
-    let mut notice = format!(
-        "anvil: .anvil/config.toml seats {}",
-        crate::term::visible(&chosen.join(", "))
-    );
-    if !table.env.is_empty() {
-        notice.push_str(&format!(
-            "; it passes {} to every seat",
-            table
-                .env
-                .iter()
-                .map(|v| format!("${v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+    let env = config.seat_env();
+    if !env.is_empty() && !seats.roles.is_empty() {
+        let env: Vec<String> = env.iter().map(|v| format!("${v}")).collect();
+        parts.push(format!(
+            "{} passes {} to every seat",
+            if parts.is_empty() {
+                ".anvil/config.toml"
+            } else {
+                "it"
+            },
+            env.join(", ")
         ));
     }
-    Some(notice)
+    let endpoints: Vec<String> = here
+        .iter()
+        .filter(|(_, s)| s.agent.endpoint().is_some())
+        .map(|(r, s)| described(r, s))
+        .collect();
+    if !endpoints.is_empty() {
+        parts.push(format!("the command line seats {}", endpoints.join(", ")));
+    }
+    (!parts.is_empty()).then(|| format!("anvil: {}", crate::term::visible(&parts.join("; "))))
 }

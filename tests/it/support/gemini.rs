@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use super::model_server::{
-    Agent, Api, Block, Reply, Script, Shared, Turn, admit, answer, answered, respond, sent,
+    Agent, Api, Block, Reply, Script, Shared, Turn, admit, answer, answered, header, respond, sent,
 };
 
 /// An error as Google's APIs shape it.
@@ -57,7 +57,12 @@ pub(super) fn handle(
         .split_once(':')
         .unwrap_or_default();
     let main = method == "streamGenerateContent";
-    let turn = admit(shared, |seq| parse(seq, model, main, body));
+    let credential = header(&request, "x-goog-api-key");
+    let turn = admit(shared, |seq| Turn {
+        path: path.to_owned(),
+        credential,
+        ..parse(seq, model, main, body)
+    });
     if !main {
         // A side call: the schema it asks for, filled.
         let schema = &turn.body["generationConfig"];
@@ -199,6 +204,8 @@ fn parse(seq: usize, model: &str, main: bool, body: Value) -> Turn {
         hook_block: None,
         openai_tool_results: tool_results,
         openai_system: text_of(&body["systemInstruction"]),
+        path: String::new(),
+        credential: None,
         openai_user_text: user_text,
         openai_main: main,
         body,

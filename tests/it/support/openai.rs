@@ -42,7 +42,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use super::model_server::{
-    Agent, Api, Block, Reply, Script, Shared, Turn, admit, answer, answered, header, respond, sent,
+    Agent, Api, Block, Reply, Script, Shared, Turn, admit, answer, answered, header, respond,
+    respond_with, sent,
 };
 
 /// What Qwen Code's background memory extraction says first.
@@ -63,7 +64,12 @@ pub(super) fn handle(
     };
     let agent = Agent::from_user_agent(&header(&request, "User-Agent").unwrap_or_default());
     let session_id = header(&request, "session-id");
-    let turn = admit(shared, |seq| parse(seq, api, agent, session_id, body));
+    let credential = header(&request, "Authorization").or_else(|| header(&request, "x-api-key"));
+    let turn = admit(shared, |seq| Turn {
+        path: path.to_owned(),
+        credential,
+        ..parse(seq, api, agent, session_id, body)
+    });
     let reply = answer(&turn, shared, script);
     if let Some((status, message)) = &reply.error {
         let kind = match status {
@@ -71,20 +77,29 @@ pub(super) fn handle(
             400..=499 => "invalid_request_error",
             _ => "server_error",
         };
-        respond(
+        let mut headers = Vec::new();
+        if let Some(after) = reply.retry_after {
+            headers.push(("Retry-After", after.to_string()));
+        }
+        respond_with(
             request,
             *status,
             "application/json",
+            &headers,
             error_body(kind, message),
         );
         return answered(shared, &turn);
     }
-    let usage = usage(&turn, &reply);
+    let mut usage = usage(&turn, &reply);
+    // OpenRouter (its API under `/api/v1`) reports each request's price in its usage.
+    if path.starts_with("/api/") {
+        usage.3 = Some(OPENROUTER_COST);
+    }
     if turn.is_main() {
         sent(
             shared,
             json!({"api": format!("{api:?}"), "agent": agent.name(), "model": turn.model,
-                   "usage": usage.clone(), "reply": reply_json(&reply)}),
+                   "usage": [usage.0, usage.1, usage.2], "reply": reply_json(&reply)}),
         );
     }
     let stream = match api {
@@ -94,6 +109,10 @@ pub(super) fn handle(
     respond(request, 200, "text/event-stream", stream);
     answered(shared, &turn);
 }
+
+/// The price an OpenRouter-style endpoint (a path under `/api/`) reports for each request,
+/// in dollars.
+pub const OPENROUTER_COST: f64 = 0.00125;
 
 /// An error as the OpenAI APIs shape it.
 pub(super) fn error_body(kind: &str, message: &str) -> String {
@@ -209,6 +228,8 @@ fn parse(seq: usize, api: Api, agent: Agent, session_id: Option<String>, body: V
         main_index: None,
         session_index: None,
         session_id,
+        path: String::new(),
+        credential: None,
         model: body["model"].as_str().unwrap_or_default().to_owned(),
         stream: body["stream"].as_bool().unwrap_or(false),
         max_tokens: body["max_tokens"]
@@ -228,10 +249,10 @@ fn parse(seq: usize, api: Api, agent: Agent, session_id: Option<String>, body: V
 }
 
 /// Made-up but distinct token figures, so that a test sees each carried through:
-/// (input, cached, output); or those the reply names.
-fn usage(turn: &Turn, reply: &Reply) -> (u64, u64, u64) {
+/// (input, cached, output, the price where one is reported); or those the reply names.
+fn usage(turn: &Turn, reply: &Reply) -> (u64, u64, u64, Option<f64>) {
     if let Some((input, output)) = reply.usage {
-        return (input, 0, output);
+        return (input, 0, output, None);
     }
     let input = (turn.body.to_string().len() / 4 + 1) as u64;
     let output: u64 = reply
@@ -242,7 +263,7 @@ fn usage(turn: &Turn, reply: &Reply) -> (u64, u64, u64) {
             Block::ToolUse { input, .. } => input.to_string().len() as u64 / 4 + 1,
         })
         .sum();
-    (input, input / 3 + 1, output.max(1))
+    (input, input / 3 + 1, output.max(1), None)
 }
 
 fn model_of(turn: &Turn) -> &str {
@@ -253,7 +274,12 @@ fn model_of(turn: &Turn) -> &str {
     }
 }
 
-fn responses_sse(turn: &Turn, reply: &Reply, usage: &(u64, u64, u64), ids: &AtomicUsize) -> String {
+fn responses_sse(
+    turn: &Turn,
+    reply: &Reply,
+    usage: &(u64, u64, u64, Option<f64>),
+    ids: &AtomicUsize,
+) -> String {
     let id = ids.fetch_add(1, Ordering::Relaxed);
     let response_id = format!("resp_{id:020}");
     let model = model_of(turn);
@@ -319,7 +345,7 @@ fn responses_sse(turn: &Turn, reply: &Reply, usage: &(u64, u64, u64), ids: &Atom
             }
         }
     }
-    let (input, cached, output_tokens) = *usage;
+    let (input, cached, output_tokens, _) = *usage;
     event(
         json!({"response": {"id": response_id, "object": "response", "status": "completed",
             "model": model, "output": output,
@@ -332,7 +358,12 @@ fn responses_sse(turn: &Turn, reply: &Reply, usage: &(u64, u64, u64), ids: &Atom
     out
 }
 
-fn chat_sse(turn: &Turn, reply: &Reply, usage: &(u64, u64, u64), ids: &AtomicUsize) -> String {
+fn chat_sse(
+    turn: &Turn,
+    reply: &Reply,
+    usage: &(u64, u64, u64, Option<f64>),
+    ids: &AtomicUsize,
+) -> String {
     let id = format!("chatcmpl-{:020}", ids.fetch_add(1, Ordering::Relaxed));
     let model = model_of(turn);
     let created = std::time::SystemTime::now()
@@ -383,13 +414,14 @@ fn chat_sse(turn: &Turn, reply: &Reply, usage: &(u64, u64, u64), ids: &AtomicUsi
         json!([{"index": 0, "delta": {}, "finish_reason": finish}]),
         None,
     );
-    let (input, cached, output) = *usage;
-    chunk(
-        json!([]),
-        Some(json!({"prompt_tokens": input, "completion_tokens": output,
-                    "total_tokens": input + output,
-                    "prompt_tokens_details": {"cached_tokens": cached}})),
-    );
+    let (input, cached, output, cost) = *usage;
+    let mut usage = json!({"prompt_tokens": input, "completion_tokens": output,
+                           "total_tokens": input + output,
+                           "prompt_tokens_details": {"cached_tokens": cached}});
+    if let Some(cost) = cost {
+        usage["cost"] = json!(cost);
+    }
+    chunk(json!([]), Some(usage));
     out.push_str("data: [DONE]\n\n");
     out
 }

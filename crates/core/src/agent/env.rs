@@ -7,6 +7,13 @@
 //! make the seat's agent take itself for part of the host's session or of anvil's.
 //!
 //! A name ending in `*` stands for every variable it begins (`ANTHROPIC_*`).
+//!
+//! One of anvil's own passes: the variable an endpoint's key is read from
+//! ([`super::endpoint::Endpoint::key_env`], often `ANVIL_<NAME>_API_KEY`), to the seat of that
+//! endpoint alone. Its process is `anvil endpoint-turn`, anvil itself, which sends the key to
+//! that endpoint and nowhere else; the variable was checked, when the seat was named, to be
+//! the endpoint's own or its provider's at its provider's host. An agent CLI's file or the
+//! config cannot pass one of anvil's variables this way.
 
 use std::ffi::OsString;
 
@@ -93,11 +100,13 @@ pub fn for_seat(
     vars: impl Iterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
     let own = agent.env(model);
+    let key = agent.endpoint().and_then(|e| e.key_env());
     let wanted = |name: &str| {
-        !NEVER.iter().any(|p| matches(p, name))
-            && (BASE.iter().any(|p| matches(p, name))
-                || own.iter().any(|p| matches(p, name))
-                || pass.iter().any(|p| matches(p, name)))
+        key == Some(name)
+            || !NEVER.iter().any(|p| matches(p, name))
+                && (BASE.iter().any(|p| matches(p, name))
+                    || own.iter().any(|p| matches(p, name))
+                    || pass.iter().any(|p| matches(p, name)))
     };
     vars.filter(|(name, _)| name.to_str().is_some_and(wanted))
         .collect()
@@ -134,6 +143,40 @@ mod tests {
             names,
             ["PATH", "LC_ALL", "OPENAI_API_KEY", "MY_GATEWAY_TOKEN"]
         );
+    }
+
+    #[test]
+    fn an_endpoint_seat_gets_its_own_key_and_no_other() {
+        let mut defs = super::super::endpoint::Defs::new();
+        defs.insert(
+            "mygw".to_owned(),
+            super::super::endpoint::Def {
+                base_url: Some("https://gw.example/v1".to_owned()),
+                api_key_env: Some("ANVIL_MYGW_API_KEY".to_owned()),
+                model: None,
+            },
+        );
+        let mygw = super::super::endpoint::resolve("mygw", &defs)
+            .unwrap()
+            .unwrap();
+        let vars = [
+            ("PATH", "/bin"),
+            ("ANVIL_MYGW_API_KEY", "sk-gw"),
+            ("ANVIL_OTHER_API_KEY", "sk-other"),
+            ("OPENAI_API_KEY", "sk-openai"),
+            ("CLAUDECODE", "1"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let names = |agent: &dyn Agent| {
+            for_seat(agent, None, &[], vars.clone().into_iter())
+                .into_iter()
+                .map(|(k, _)| k.into_string().unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(mygw), ["PATH", "ANVIL_MYGW_API_KEY"]);
+        // An agent CLI is never given an endpoint's key.
+        let codex = super::super::find("codex").unwrap();
+        assert_eq!(names(codex), ["PATH", "OPENAI_API_KEY"]);
     }
 
     #[test]

@@ -11,15 +11,18 @@
 //! `--seat`'s help, `anvil seats`, the error messages and `docs/agents.md` are made.
 //!
 //! The trait is the seat side of an agent. What else an agent can do fits beside it, in the
-//! same file, as an optional capability (a default method answering `None`), so that none of
-//! the trait's users changes when one arrives. An agent whose output is a stream of events
-//! says what each line holds ([`Agent::live`]); the runner hands it, as the turn runs, to
-//! whoever watches ([`Turn::watch`]: `anvil run` showing a phase live). An agent that hosts a
-//! debate will say, the same way, how its hook input is read, how the next prompt goes back,
-//! its cap, its transcript and its install. An agent whose turn anvil plays itself (a model
-//! behind an HTTP endpoint, no CLI) is an agent whose [`Agent::program`] is the `anvil`
-//! binary with a subcommand that reads the turn on stdin and prints JSON: the runner treats
-//! it like any other program, and its HTTP client stays out of the hook's binary.
+//! same file, as an optional capability the runner and the hosts ask for (a default method
+//! answering `None`), so that none of the trait's users changes when one arrives. An agent
+//! whose output is a stream of events says what each line holds ([`Agent::live`]); the runner
+//! hands it, as the turn runs, to whoever watches ([`Turn::watch`]: `anvil run` showing a
+//! phase live). An agent that hosts a debate will say, the same way, how its hook input is
+//! read, how the next prompt goes back, its cap, its transcript and its install. An agent whose
+//! turn anvil plays itself (a model behind an OpenAI-compatible endpoint, no CLI:
+//! [`endpoint`]) is an agent whose [`Agent::program`] is the `anvil` binary with a subcommand
+//! that reads the turn and prints JSON: the runner treats it like any other program, and its
+//! HTTP client stays out of the hook's binary. The presets are files and lines of the list
+//! like the CLIs; an endpoint named in the config is resolved against it when a seat names it
+//! ([`endpoint::resolve`]), not listed a second time.
 //!
 //! anvil never writes another agent's configuration: each runs as the person configured it
 //! (login, provider, base URL), with only what a headless, read-only turn needs on its
@@ -27,6 +30,7 @@
 //! hooks, if the project has them, leave its sessions alone.
 
 pub mod argv;
+pub mod endpoint;
 pub mod env;
 mod guard;
 mod ready;
@@ -48,11 +52,16 @@ mod claude;
 mod codex;
 mod copilot;
 mod gemini;
+mod lmstudio;
+mod ollama;
+mod openai;
 mod opencode;
+mod openrouter;
 mod qwen;
 
 /// Every agent anvil can seat, in the order of `--help`, `anvil seats` and the docs: the one
-/// list. Adding an agent is its file, its `mod` line above and its line here.
+/// list. Adding an agent is its file, its `mod` line above and its line here (an endpoint
+/// preset: a `static` [`Endpoint`] of its file).
 pub static AGENTS: &[&dyn Agent] = &[
     &claude::Claude,
     &codex::Codex,
@@ -60,6 +69,10 @@ pub static AGENTS: &[&dyn Agent] = &[
     &qwen::Qwen,
     &gemini::Gemini,
     &opencode::OpenCode,
+    &openai::OPENAI,
+    &openrouter::OPENROUTER,
+    &ollama::OLLAMA,
+    &lmstudio::LMSTUDIO,
 ];
 
 /// The agent `anvil run` hosts a debate in (`claude -p`), which also drafts a blind opening for
@@ -77,7 +90,7 @@ pub fn find(name: &str) -> Option<&'static dyn Agent> {
     AGENTS.iter().copied().find(|a| a.name() == name)
 }
 
-/// The agents' names, for people: `claude, codex, copilot or qwen`.
+/// The agents' names, for people: `claude, codex, copilot, …, ollama or lmstudio`.
 pub fn names() -> String {
     let names: Vec<&str> = AGENTS.iter().map(|a| a.name()).collect();
     match names.split_last() {
@@ -192,6 +205,22 @@ pub trait Agent: Sync + Send {
     /// or what seems to be missing (`Err`), told from its own files and the environment
     /// without sending a request anywhere.
     fn signed_in(&self) -> Result<String, String>;
+
+    /// What to say when its program `program` cannot be started, for `reason`.
+    fn missing(&self, program: &str, reason: &str) -> String {
+        format!(
+            "{} is not installed: cannot run `{program}` ({reason}); install it, or name its \
+             binary in ${}",
+            self.name(),
+            self.bin_var()
+        )
+    }
+
+    /// The endpoint behind it, when anvil plays its turns itself over HTTP
+    /// ([`endpoint::Endpoint`]).
+    fn endpoint(&self) -> Option<&endpoint::Endpoint> {
+        None
+    }
 }
 
 /// What an agent's file says of it, beside how it runs.
@@ -305,7 +334,7 @@ pub struct Played {
 /// How a seat failed. Each says what the agent said last, when it said anything.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SeatError {
-    #[error("{agent} is not installed: cannot run `{program}` ({reason}); install it, or name its binary in ${var}", var = agent.bin_var())]
+    #[error("{}", agent.missing(program, reason))]
     Missing {
         agent: &'static dyn Agent,
         program: String,
@@ -441,8 +470,9 @@ mod tests {
     }
 
     /// Adding an agent is its file and its two lines in this one: each file of this room that
-    /// implements [`Agent`] is named for its agent and is in [`AGENTS`], and each agent of the
-    /// list has its file.
+    /// implements [`Agent`] (or makes an endpoint preset) is named for its agent and is in
+    /// [`AGENTS`], and each agent of the list has its file. `endpoint.rs` is what the presets
+    /// share, no agent.
     #[test]
     fn each_agent_is_its_file_and_its_line_in_the_list() {
         let room = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/agent");
@@ -453,7 +483,7 @@ mod tests {
                 // An agent outside the file's tests.
                 std::fs::read_to_string(e.path()).is_ok_and(|t| {
                     let code = t.split("#[cfg(test)]").next().unwrap_or_default();
-                    code.contains("impl Agent for ")
+                    code.contains("impl Agent for ") || code.contains("Endpoint::preset(")
                 })
             })
             .map(|e| {
@@ -462,7 +492,7 @@ mod tests {
                     .trim_end_matches(".rs")
                     .to_owned()
             })
-            .filter(|stem| stem != "mod")
+            .filter(|stem| stem != "mod" && stem != "endpoint")
             .collect();
         files.sort();
         let mut listed: Vec<String> = AGENTS.iter().map(|a| a.name().to_owned()).collect();

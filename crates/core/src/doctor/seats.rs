@@ -15,6 +15,30 @@ pub fn seats() -> Vec<Finding> {
 
 pub(crate) fn finding(r: &Readiness) -> Finding {
     let name = r.agent.name();
+    if let Some(endpoint) = r.agent.endpoint() {
+        // anvil plays it itself: what matters is its key (whether it answers, `anvil seats`
+        // asks, over the network, which doctor does not).
+        let at = endpoint.base_url();
+        return match &r.headless {
+            Ok(how) => Finding::new(
+                "seats",
+                "seat",
+                Level::Ok,
+                format!("{name} (endpoint {at}) can take a seat ({how})"),
+            ),
+            Err(missing) => Finding::new(
+                "seats",
+                "seat",
+                Level::Note,
+                format!("{name} (endpoint {at}) cannot take a seat yet: {missing}"),
+            )
+            .hint(format!(
+                "only needed for `--seat ROLE={name}:MODEL` ({}); `anvil seats` asks whether it \
+                 answers",
+                endpoint.hint()
+            )),
+        };
+    }
     match (&r.version, &r.headless) {
         (Ok(version), Ok(how)) => Finding::new(
             "seats",

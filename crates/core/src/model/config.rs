@@ -31,6 +31,9 @@ pub struct Config {
     pub secrets: Option<Secrets>,
     /// Who plays each role by default, and how seats run (`[seats]`).
     pub seats: Option<SeatsTable>,
+    /// Endpoints a seat can name (`[agents.NAME]`), or a preset moved: see
+    /// [`crate::agent::endpoint`].
+    pub agents: crate::agent::endpoint::Defs,
 }
 
 /// `[seats]`: `ROLE = "AGENT[:MODEL]"` for any role or voice, plus how seats run. A
@@ -48,9 +51,10 @@ pub struct SeatsTable {
     /// reads (see [`crate::agent::env`]); never the host session's or anvil's own.
     #[serde(default, deserialize_with = "env_names")]
     pub env: Vec<String>,
-    /// Every other key is a role or a voice.
+    /// Every other key is a role or a voice, and its seat, `AGENT[:MODEL]` (checked against
+    /// the agents and the file's `[agents]` once the file is read).
     #[serde(flatten)]
-    pub roles: std::collections::BTreeMap<String, crate::model::seats::Seat>,
+    pub roles: std::collections::BTreeMap<String, String>,
 }
 
 impl Eq for SeatsTable {}
@@ -97,6 +101,7 @@ impl Config {
 impl Options {
     /// Fills every option the flags left unset from the config; flags win.
     pub fn with_config(mut self, config: &Config) -> Options {
+        self.agents = config.agents.clone();
         for def in defs::ALL {
             if let Some(key) = &def.key
                 && (key.fill)(&mut self, &config.defaults)
@@ -191,9 +196,11 @@ struct Tables {
     notify: Option<Notify>,
     secrets: Option<Secrets>,
     seats: Option<SeatsTable>,
+    #[serde(default)]
+    agents: crate::agent::endpoint::Defs,
 }
 
-const TABLES: [&str; 4] = ["gc", "notify", "secrets", "seats"];
+const TABLES: [&str; 5] = ["gc", "notify", "secrets", "seats", "agents"];
 
 /// `[secrets]`: credentials found in a phase, steering, an answer or a context file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -297,12 +304,22 @@ impl Config {
             span, tables,
         )))
         .map_err(toml_error)?;
+        // Each endpoint as it would be used, and each seat against the agents and them.
+        for name in tables.agents.keys() {
+            crate::agent::endpoint::resolve(name, &tables.agents)
+                .map_err(|why| invalid(&why, None))?;
+        }
+        for (role, seat) in tables.seats.iter().flat_map(|s| &s.roles) {
+            crate::model::seats::Seat::parse_with(seat, &tables.agents)
+                .map_err(|why| invalid(&format!("[seats] {role}: {why}"), None))?;
+        }
         Ok(Config {
             defaults,
             gc: tables.gc,
             notify: tables.notify,
             secrets: tables.secrets,
             seats: tables.seats,
+            agents: tables.agents,
         })
     }
 }
@@ -424,7 +441,7 @@ auto_loose_debates = 20
             "{err}"
         );
         assert!(
-            err.ends_with("`output_dir`, `gc`, `notify`, `secrets`, `seats`"),
+            err.ends_with("`output_dir`, `gc`, `notify`, `secrets`, `seats`, `agents`"),
             "{err}"
         );
         let err = parse("[gc]\nautp = 3\n").unwrap_err();
@@ -477,8 +494,8 @@ auto_loose_debates = 20
         let seats = config.seats.unwrap();
         assert_eq!(seats.fallback, Some(Fallback::Host));
         assert_eq!(seats.timeout, Some(30));
-        assert_eq!(seats.roles["critic"].to_string(), "codex:gpt-5.4");
-        assert_eq!(seats.roles["Product/UX"].agent.name(), "qwen");
+        assert_eq!(seats.roles["critic"], "codex:gpt-5.4");
+        assert_eq!(seats.roles["Product/UX"], "qwen");
         let err = parse("[seats]\ncritic = \"gemini\"\n").unwrap_err();
         assert!(err.contains("unknown agent `gemini`"), "{err}");
         // The config's seats fill the roles the command line left open.

@@ -94,6 +94,8 @@ pub struct Options {
     pub cwd: PathBuf,
     /// Options whose value came from `.anvil/config.toml`, by config key.
     pub from_config: BTreeSet<&'static str>,
+    /// The endpoints the config names or moves (`[agents]`), which a seat may name.
+    pub agents: crate::agent::endpoint::Defs,
 }
 
 /// One option: everything anvil says and does about it, whichever way it is given.
@@ -388,7 +390,7 @@ impl Options {
             ..Default::default()
         };
         for text in &self.seats {
-            let (role, seat) = crate::model::seats::Seats::parse_assignment(text)
+            let (role, seat) = crate::model::seats::Seats::parse_assignment(text, &self.agents)
                 .map_err(|message| OptionsError { message })?;
             seats.roles.insert(role, seat);
         }

@@ -127,6 +127,19 @@ impl Provenance {
         Some(out)
     }
 
+    /// The tokens and the price alone, for people: `150 in, 50 out, 7 cache read, 3 cache
+    /// write tokens · $0.0125`.
+    pub fn tokens_and_cost(&self) -> String {
+        let tokens = format!(
+            "{} in, {} out, {} cache read, {} cache write tokens",
+            self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens
+        );
+        match self.cost {
+            Some(cost) => format!("{tokens} · {}", cost.human()),
+            None => tokens,
+        }
+    }
+
     /// One line for people: `claude-x · 150 in, 50 out, 7 cache read, 3 cache write · 5.5 s`.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();

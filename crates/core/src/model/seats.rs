@@ -1,5 +1,6 @@
 //! Who plays each role of a debate: the seats (`--seat ROLE=AGENT[:MODEL]`, `[seats]` in
-//! `.anvil/config.toml`), each an agent of [`crate::agent`] and maybe a model, whether round 1's openings are drafted blind (`--independent`), and
+//! `.anvil/config.toml`), each an agent of [`crate::agent`] and maybe a model, whether round
+//! 1's openings are drafted blind (`--independent`), and
 //! the debate's budget (`--budget-tokens`, `--budget-usd`). Part of the setup: decided when
 //! the debate starts, the same on every line and every retry.
 //!
@@ -7,12 +8,20 @@
 //! line (the host). A seat is keyed by the role's name (`advocate`, `critic`,
 //! `synthesizer`, `stakeholder`, `persona`) or by a voice of the rotation (`Product/UX`,
 //! `startup-cfo`), the voice first.
+//!
+//! A seat on an endpoint (`ollama:llama3.1`, or `mygw:MODEL` for `[agents.mygw]` in the
+//! config) is resolved when the debate starts ([`crate::agent::endpoint::resolve`]) and kept
+//! in the setup as it was then: a preset as built in by its text, any other endpoint with its
+//! base URL and key variable, so that the hook and every later command play it where it was
+//! shown to go, without reading the config again (and a record pulled from elsewhere passes
+//! the same checks of where a key may go when it is read back).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::agent::Agent;
+use crate::agent::endpoint::{self, Defs};
 use crate::record::usage::Usd;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,8 +67,8 @@ impl Seats {
         self.budget_usd.as_deref().and_then(Usd::parse)
     }
 
-    /// Parses `ROLE=AGENT[:MODEL]`.
-    pub fn parse_assignment(text: &str) -> Result<(String, Seat), String> {
+    /// Parses `ROLE=AGENT[:MODEL]`, an endpoint of `defs` (`[agents]` of the config) too.
+    pub fn parse_assignment(text: &str, defs: &Defs) -> Result<(String, Seat), String> {
         let (role, seat) = text
             .split_once('=')
             .ok_or_else(|| format!("`{text}` is not ROLE=AGENT[:MODEL] (e.g. critic=codex)"))?;
@@ -67,7 +76,7 @@ impl Seats {
         if role.is_empty() {
             return Err(format!("`{text}` names no role before `=`"));
         }
-        Ok((role.to_lowercase_role(), Seat::parse(seat)?))
+        Ok((role.to_lowercase_role(), Seat::parse_with(seat, defs)?))
     }
 
     /// Checks every seat's role against the debate's roles and voices.
@@ -106,27 +115,47 @@ impl Seats {
 
 /// `AGENT[:MODEL]`: who plays a seat, and with which model (else the agent's own default).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[serde(try_from = "SeatForm", into = "SeatForm")]
 pub struct Seat {
     pub agent: &'static dyn Agent,
     pub model: Option<String>,
 }
 
 impl Seat {
+    /// `AGENT[:MODEL]`, of the agents built in (endpoint presets as built in).
     pub fn parse(text: &str) -> Result<Seat, String> {
-        let (agent, model) = match text.split_once(':') {
+        Seat::parse_with(text, &Defs::new())
+    }
+
+    /// `AGENT[:MODEL]`, where AGENT may also be an endpoint that `defs` (the config's
+    /// `[agents]`) names or moves.
+    pub fn parse_with(text: &str, defs: &Defs) -> Result<Seat, String> {
+        // An endpoint's model may hold colons of its own (`ollama:llama3.1:8b`).
+        let (name, model) = match text.split_once(':') {
             Some((agent, model)) => (agent.trim(), Some(model.trim())),
             None => (text.trim(), None),
         };
-        let agent = crate::agent::find(agent).ok_or_else(|| {
-            format!(
-                "unknown agent `{agent}` (expected {})",
-                crate::agent::names()
-            )
-        })?;
         if model.is_some_and(str::is_empty) {
             return Err(format!("`{text}` names no model after the colon"));
         }
+        let agent: &'static dyn Agent = match endpoint::resolve(name, defs)? {
+            Some(endpoint) => {
+                if model.or(endpoint.default_model()).is_none() {
+                    return Err(format!(
+                        "`{name}` is an endpoint: name its model, `{name}:MODEL` (or `model` in \
+                         [agents.{name}] of .anvil/config.toml)"
+                    ));
+                }
+                endpoint
+            }
+            None => crate::agent::find(name).ok_or_else(|| {
+                format!(
+                    "unknown agent `{name}` (expected {}, or an endpoint named in [agents.{name}] \
+                     of .anvil/config.toml)",
+                    crate::agent::names()
+                )
+            })?,
+        };
         // The same check wherever a seat is named: `--seat`, `[seats]` in a config, a setup
         // read back.
         if let Some(model) = model {
@@ -139,6 +168,70 @@ impl Seat {
             model: model.map(str::to_owned),
         })
     }
+
+    /// Where an endpoint seat's turns go, for people (`http://127.0.0.1:11434/v1 with no key`).
+    pub fn destination(&self) -> Option<String> {
+        self.agent.endpoint().map(endpoint::Endpoint::describe)
+    }
+}
+
+/// How a seat is written in a setup: `AGENT[:MODEL]`, or, for an endpoint other than a preset
+/// as built in, a table that says where it sends (see the module's doc).
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum SeatForm {
+    Text(String),
+    Endpoint {
+        agent: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        base_url: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        api_key_env: Option<String>,
+    },
+}
+
+impl TryFrom<SeatForm> for Seat {
+    type Error = String;
+    fn try_from(form: SeatForm) -> Result<Seat, String> {
+        match form {
+            SeatForm::Text(text) => Seat::parse(&text),
+            SeatForm::Endpoint {
+                agent,
+                model,
+                base_url,
+                api_key_env,
+            } => {
+                let def = endpoint::Def {
+                    base_url: Some(base_url),
+                    // A preset's own variable is not implied: none is none.
+                    api_key_env: Some(api_key_env.unwrap_or_default()),
+                    model: None,
+                };
+                let mut defs = Defs::new();
+                defs.insert(agent.clone(), def);
+                let text = match &model {
+                    Some(model) => format!("{agent}:{model}"),
+                    None => agent,
+                };
+                Seat::parse_with(&text, &defs)
+            }
+        }
+    }
+}
+
+impl From<Seat> for SeatForm {
+    fn from(seat: Seat) -> SeatForm {
+        match seat.agent.endpoint().filter(|e| !e.is_preset()) {
+            Some(endpoint) => SeatForm::Endpoint {
+                agent: seat.agent.name().to_owned(),
+                model: seat.model,
+                base_url: endpoint.base_url().to_owned(),
+                api_key_env: endpoint.key_env().map(str::to_owned),
+            },
+            None => SeatForm::Text(seat.to_string()),
+        }
+    }
 }
 
 impl std::fmt::Display for Seat {
@@ -147,19 +240,6 @@ impl std::fmt::Display for Seat {
             Some(model) => write!(f, "{}:{model}", self.agent),
             None => write!(f, "{}", self.agent),
         }
-    }
-}
-
-impl TryFrom<String> for Seat {
-    type Error = String;
-    fn try_from(text: String) -> Result<Seat, String> {
-        Seat::parse(&text)
-    }
-}
-
-impl From<Seat> for String {
-    fn from(seat: Seat) -> String {
-        seat.to_string()
     }
 }
 
@@ -230,7 +310,7 @@ mod tests {
             "Product/UX=qwen",
             "stakeholder=copilot",
         ] {
-            let (role, seat) = Seats::parse_assignment(text).unwrap();
+            let (role, seat) = Seats::parse_assignment(text, &Defs::new()).unwrap();
             seats.roles.insert(role, seat);
         }
         assert_eq!(
@@ -253,14 +333,14 @@ mod tests {
             Some("copilot")
         );
         assert!(seats.check(&["Product/UX".into()]).is_ok());
-        let err = Seats::parse_assignment("judge=codex").map(|(r, s)| {
+        let err = Seats::parse_assignment("judge=codex", &Defs::new()).map(|(r, s)| {
             let mut x = Seats::default();
             x.roles.insert(r, s);
             x.check(&[]).unwrap_err()
         });
         assert!(err.unwrap().contains("no role or voice `judge`"));
         assert!(
-            Seats::parse_assignment("critic")
+            Seats::parse_assignment("critic", &Defs::new())
                 .unwrap_err()
                 .contains("ROLE=AGENT")
         );

@@ -79,6 +79,8 @@ pub struct Reply {
     /// Report these (input, output) tokens, none of them cached, instead of figures made up
     /// from the request's and the answer's sizes.
     pub usage: Option<(u64, u64)>,
+    /// With an error, its `Retry-After` header (seconds).
+    pub retry_after: Option<u32>,
 }
 
 impl Reply {
@@ -88,6 +90,7 @@ impl Reply {
             delay: Duration::ZERO,
             error: None,
             usage: None,
+            retry_after: None,
         }
     }
 
@@ -101,6 +104,7 @@ impl Reply {
             delay: Duration::ZERO,
             error: None,
             usage: None,
+            retry_after: None,
         }
     }
 
@@ -128,7 +132,14 @@ impl Reply {
             delay: Duration::ZERO,
             error: Some((status, message.into())),
             usage: None,
+            retry_after: None,
         }
+    }
+
+    /// The error says when to try again (`Retry-After`, in seconds).
+    pub fn retry_after(mut self, seconds: u32) -> Reply {
+        self.retry_after = Some(seconds);
+        self
     }
 
     pub fn and_text(mut self, text: impl Into<String>) -> Reply {
@@ -376,12 +387,28 @@ pub(super) fn header(request: &tiny_http::Request, name: &'static str) -> Option
 }
 
 pub(super) fn respond(request: tiny_http::Request, status: u16, content_type: &str, body: String) {
-    let response = tiny_http::Response::from_string(body)
+    respond_with(request, status, content_type, &[], body)
+}
+
+/// [`respond`], with headers of its own.
+pub(super) fn respond_with(
+    request: tiny_http::Request,
+    status: u16,
+    content_type: &str,
+    headers: &[(&str, String)],
+    body: String,
+) {
+    let mut response = tiny_http::Response::from_string(body)
         .with_status_code(status)
         .with_header(
             tiny_http::Header::from_bytes(&b"Content-Type"[..], content_type.as_bytes())
                 .expect("valid header"),
         );
+    for (name, value) in headers {
+        response = response.with_header(
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header"),
+        );
+    }
     let _ = request.respond(response);
 }
 
@@ -401,9 +428,27 @@ fn handle(
     let mut raw = String::new();
     let _ = request.as_reader().read_to_string(&mut raw);
 
-    let openai = path == "/v1/responses" || path == "/v1/chat/completions";
+    // Chat Completions under any prefix: `/v1` (Ollama, vLLM, …), `/api/v1` (OpenRouter).
+    let openai = path == "/v1/responses" || path.ends_with("/v1/chat/completions");
     let messages = path == "/v1/messages" || path == "/v1/messages/count_tokens";
     let gemini = super::gemini::is_gemini(&path);
+    if method == "GET" && path.ends_with("/v1/models") {
+        // What an OpenAI-compatible server lists (`anvil seats` asks whether it answers).
+        let credential =
+            header(&request, "Authorization").or_else(|| header(&request, "x-api-key"));
+        shared
+            .lock()
+            .unwrap()
+            .other
+            .push((method, format!("{url} {}", credential.unwrap_or_default())));
+        return respond(
+            request,
+            200,
+            "application/json",
+            json!({"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
+                .to_string(),
+        );
+    }
     if method != "POST" || !(openai || messages || gemini) {
         shared.lock().unwrap().other.push((method, url));
         return respond(
@@ -445,8 +490,11 @@ fn handle(
 
     let session_id = header(&request, "X-Claude-Code-Session-Id");
     let user_agent = header(&request, "User-Agent").unwrap_or_default();
+    let credential = header(&request, "x-api-key").or_else(|| header(&request, "Authorization"));
     let turn = admit(shared, |seq| {
         let mut turn = Turn::parse(seq, session_id, body);
+        turn.path = path.clone();
+        turn.credential = credential;
         // Only Claude Code speaks Messages here; its User-Agent confirms it when present.
         turn.agent = match Agent::from_user_agent(&user_agent) {
             Agent::Unknown => Agent::Claude,

@@ -28,6 +28,8 @@ pub enum Agent {
     Codex,
     Copilot,
     Qwen,
+    /// anvil itself, playing an endpoint's seat (`anvil endpoint-turn`).
+    Anvil,
     Gemini,
     OpenCode,
     Unknown,
@@ -43,6 +45,8 @@ impl Agent {
             Agent::Qwen
         } else if user_agent.starts_with("OpenAI/JS") {
             Agent::Copilot
+        } else if user_agent.starts_with("anvil/") {
+            Agent::Anvil
         } else if user_agent.starts_with("opencode") {
             Agent::OpenCode
         } else {
@@ -56,6 +60,7 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::Copilot => "copilot",
             Agent::Qwen => "qwen",
+            Agent::Anvil => "anvil",
             Agent::Gemini => "gemini",
             Agent::OpenCode => "opencode",
             Agent::Unknown => "unknown",
@@ -79,6 +84,10 @@ pub struct Turn {
     pub session_index: Option<usize>,
     /// Value of the `X-Claude-Code-Session-Id` header, when present.
     pub session_id: Option<String>,
+    /// The request's path (`/v1/chat/completions`, `/api/v1/chat/completions`, …).
+    pub path: String,
+    /// The credential it carried: its `Authorization` or `x-api-key` header.
+    pub credential: Option<String>,
     pub model: String,
     pub stream: bool,
     pub max_tokens: u64,
@@ -145,6 +154,8 @@ impl Turn {
             main_index: None,
             session_index: None,
             session_id,
+            path: String::new(),
+            credential: None,
             model,
             stream,
             max_tokens,

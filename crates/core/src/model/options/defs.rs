@@ -678,10 +678,11 @@ pub const SEAT: OptionDef = OptionDef {
         help: "Let another agent play a role (repeatable).\n\n\
                It plays in a session of its own, read-only. ROLE is advocate, critic, \
                synthesizer, stakeholder, persona, or a voice of the rotation; AGENT is {agents}, \
-               run as you configured it; \
-               MODEL is passed to it. A role without a seat is played by the session that \
+               run as you configured it, or an endpoint named in [agents.NAME] of \
+               .anvil/config.toml; MODEL is passed to it (an endpoint needs one). \
+               A role without a seat is played by the session that \
                drives the debate. Defaults: [seats] in .anvil/config.toml. See `anvil seats`.",
-        example: Some("--seat critic=codex --seat synthesizer=copilot:gpt-5.4"),
+        example: Some("--seat critic=codex --seat synthesizer=ollama:llama3.1"),
         given: |o, v| {
             o.seats = v.texts()?;
             Ok(())
