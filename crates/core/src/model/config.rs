@@ -496,8 +496,8 @@ auto_loose_debates = 20
         assert_eq!(seats.timeout, Some(30));
         assert_eq!(seats.roles["critic"], "codex:gpt-5.4");
         assert_eq!(seats.roles["Product/UX"], "qwen");
-        let err = parse("[seats]\ncritic = \"gemini\"\n").unwrap_err();
-        assert!(err.contains("unknown agent `gemini`"), "{err}");
+        let err = parse("[seats]\ncritic = \"bard\"\n").unwrap_err();
+        assert!(err.contains("unknown agent `bard`"), "{err}");
         // The config's seats fill the roles the command line left open.
         let options = crate::model::options::Options {
             question: "Q?".into(),
