@@ -1,7 +1,8 @@
 //! The README's commands, run as written: the quick start and "What you get", command by
 //! command, in a temporary project, through `sh`, with the real Claude Code CLI against the
-//! scripted model server; and the first of "The two commands" in an empty directory. The
-//! commands are read from README.md itself, so the README cannot drift from the product.
+//! scripted model server; the first of "The two commands" in an empty directory; and the
+//! `/anvil` line typed into a Claude Code session. The commands are read from README.md
+//! itself, so the README cannot drift from the product.
 //!
 //! The same debate is then opened in the web room with Debian's chromium (headless), and the
 //! page is kept as target/screenshots/readme-debate.png: the README's picture,
@@ -11,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::anvil::{Project, Run, anvil_dir, position_tags, turn_tag};
-use crate::support::claude::{ClaudeHome, headless_env};
+use crate::support::claude::{Claude, ClaudeHome, headless_env};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 fn readme() -> String {
@@ -31,10 +32,16 @@ fn section<'a>(text: &'a str, title: &str) -> &'a str {
 /// The commands of each ```sh block of `text`, in order: one per line, a line ending in `\`
 /// joined to the next.
 fn sh_blocks(text: &str) -> Vec<Vec<String>> {
+    blocks(text, "sh")
+}
+
+/// The lines of each fenced block of `text` in language `lang`, as [`sh_blocks`] reads them.
+fn blocks(text: &str, lang: &str) -> Vec<Vec<String>> {
+    let fence = format!("```{lang}");
     let mut blocks = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
-        if line.trim() != "```sh" {
+        if line.trim() != fence {
             continue;
         }
         let mut block = Vec::new();
@@ -276,6 +283,39 @@ fn the_readme_quick_start_runs_as_written() {
     );
 
     screenshot(&project);
+}
+
+/// The quick start's line for Claude Code, typed as the first prompt of a session in a project
+/// after `anvil init` and `anvil install`: the session plays the whole debate.
+#[test]
+fn the_readme_slash_command_runs_a_debate_in_claude_code() {
+    let text = readme();
+    let typed = blocks(section(&text, "Quick start"), "text");
+    assert_eq!(typed.len(), 1, "{typed:?}");
+    assert_eq!(typed[0].len(), 1, "{typed:?}");
+    assert!(typed[0][0].starts_with("/anvil "), "{typed:?}");
+    let project = Project::installed();
+    let server = ModelServer::start(debater);
+    let out = Claude::new(&server, project.path(), typed[0][0].clone()).run();
+    out.assert_success();
+    let state = project.only_state();
+    assert_eq!(state.setup.question, "Should we rewrite billing in Rust?");
+    assert_eq!(state.progress.status.name(), "done", "{}", out.describe());
+    let keys: Vec<String> = server
+        .main_turns()
+        .iter()
+        .filter_map(|t| turn_tag(t).map(|t| t.key()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "ADVOCATE r1",
+            "CRITIC r1",
+            "ADVOCATE r2",
+            "CRITIC r2",
+            "SYNTHESIS"
+        ]
+    );
 }
 
 /// The debate page of the project's debate in headless chromium, at 1200 pixels wide, down
