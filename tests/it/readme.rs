@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::anvil::{Project, Run, anvil_dir, position_tags, turn_tag};
+use crate::support::anvil::{Project, Run, anvil_dir, phases, position_tags, turn_tag};
 use crate::support::claude::{Claude, ClaudeHome, headless_env};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
@@ -301,19 +301,15 @@ fn the_readme_slash_command_runs_a_debate_in_claude_code() {
     let state = project.only_state();
     assert_eq!(state.setup.question, "Should we rewrite billing in Rust?");
     assert_eq!(state.progress.status.name(), "done", "{}", out.describe());
-    let keys: Vec<String> = server
-        .main_turns()
-        .iter()
-        .filter_map(|t| turn_tag(t).map(|t| t.key()))
-        .collect();
     assert_eq!(
-        keys,
+        phases(&project, &state.debate),
         [
-            "ADVOCATE r1",
-            "CRITIC r1",
-            "ADVOCATE r2",
-            "CRITIC r2",
-            "SYNTHESIS"
+            "start",
+            "advocate",
+            "critic",
+            "advocate",
+            "critic",
+            "synthesizer"
         ]
     );
 }
@@ -321,14 +317,6 @@ fn the_readme_slash_command_runs_a_debate_in_claude_code() {
 /// The debate page of the project's debate in headless chromium, at 1200 pixels wide, down
 /// to the end of its synthesis.
 fn screenshot(project: &Project) {
-    let chromium = std::env::var_os("ANVIL_CHROMIUM")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/usr/bin/chromium".into());
-    assert!(
-        chromium.is_file(),
-        "this test needs chromium at {} (Debian: `apt-get install -y chromium`), or ANVIL_CHROMIUM",
-        chromium.display()
-    );
     let debates: Vec<_> = std::fs::read_dir(project.path().join(".anvil/debates"))
         .expect("the live files")
         .map(|e| e.expect("an entry").file_name())
@@ -341,24 +329,12 @@ fn screenshot(project: &Project) {
     std::fs::create_dir_all(&shots).unwrap();
     let shot = shots.join("readme-debate.png");
     let _ = std::fs::remove_file(&shot);
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new(&chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
+    crate::serve_browser::headless(
+        &page,
+        &[
             "--window-size=1200,1220",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(&page)
-        .output()
-        .expect("run chromium");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+            &format!("--screenshot={}", shot.display()),
+        ],
     );
     let png = std::fs::read(&shot).expect("a screenshot");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
