@@ -163,7 +163,12 @@ fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported(client: Clien
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let report = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let report = std::path::PathBuf::from(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    );
     let debate = report.file_stem().unwrap().to_string_lossy().into_owned();
 
     // Each phase Claude answered has the model and tokens the server sent for it.
