@@ -5,7 +5,7 @@
 
 use crate::both_clients;
 use crate::support::agents::AgentsHome;
-use crate::support::anvil::{Project, Run, phase_text, turn_tag};
+use crate::support::anvil::{Project, Run, phase_text, run_with_stdin, turn_tag};
 use crate::support::claude::Client;
 use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::snap::Filters;
@@ -109,4 +109,118 @@ fn a_seated_run_in_an_untrusted_installed_workspace_says_nothing_from_claude_cod
             .state_md(&project.only_debate())
             .contains("status: done")
     );
+}
+
+/// A seated, interactive run with a Codex critic, its stdout a pipe (and `NO_COLOR` set): the
+/// debate as plain text, not one escape sequence in it. Each phase under its header (round,
+/// role, who plays it: the agent, its version, its model), its markdown as plain words, its
+/// position as words; the pause shows where each seat stands and the open points before it
+/// asks; the end says where the debate ends, and the report's path is the last line.
+#[test]
+fn a_piped_run_shows_the_debate_as_plain_text() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let mut command = project.command(&[
+        "run",
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "2",
+        "--interactive",
+        "--seat",
+        "critic=codex:codex-seat-model",
+    ]);
+    command.env_clear().envs(home.env()).env("NO_COLOR", "1");
+    let run = run_with_stdin(command, b"focus on migration cost\n").ok();
+    assert!(!run.stdout.contains('\x1b'), "{}", run.describe());
+    let filters = Filters::of(&project)
+        .without_usage()
+        .pattern(r"claude \d+\.\d+\.\d+", "claude [version]")
+        .pattern(r"\(claude-[a-z0-9-]+\)", "([model])");
+    insta::assert_snapshot!("piped_run", filters.redact(&run.stdout));
+    let report = std::path::PathBuf::from(run.stdout.lines().last().unwrap_or_default());
+    assert!(report.is_file(), "{}", run.describe());
+}
+
+/// `--json`: one JSON object per line on stdout and nothing else, in the order things
+/// happen: the start, then each phase's header before its text and its text before it is
+/// recorded, the pause with where each seat stands, the end with the report.
+#[test]
+fn json_events_are_one_per_line_in_the_order_things_happen() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let mut command = project.command(&[
+        "run",
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "2",
+        "--interactive",
+        "--seat",
+        "critic=codex:codex-seat-model",
+        "--json",
+    ]);
+    command.env_clear().envs(home.env());
+    let run = run_with_stdin(command, b"\n").ok();
+    let events: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    assert_eq!(kinds.len(), events.len(), "each event is named: {events:#?}");
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"done"), "{kinds:?}");
+    // Each phase: its header, then its text, then its record, in the phases' order.
+    let recorded: Vec<(u64, &str)> = events
+        .iter()
+        .filter(|e| e["event"] == "recorded")
+        .map(|e| (e["step"].as_u64().unwrap(), e["role"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            (1, "advocate"),
+            (2, "critic"),
+            (4, "advocate"),
+            (5, "critic"),
+            (6, "synthesizer")
+        ],
+        "{kinds:?}"
+    );
+    for (step, _) in &recorded {
+        let at = |kind: &str| {
+            events
+                .iter()
+                .position(|e| e["event"] == kind && e["step"].as_u64() == Some(*step))
+        };
+        let (header, text, record) = (at("phase"), at("text"), at("recorded"));
+        assert!(
+            header.is_some() && header < text && text < record,
+            "step {step}: {header:?} {text:?} {record:?} in {kinds:?}"
+        );
+    }
+    let critic = events
+        .iter()
+        .find(|e| e["event"] == "phase" && e["role"] == "critic")
+        .unwrap();
+    assert_eq!(critic["agent"], "codex");
+    assert_eq!(critic["model"], "codex-seat-model");
+    assert_eq!(critic["version"], "0.169.0");
+    let first = &events.iter().find(|e| e["event"] == "recorded").unwrap();
+    assert_eq!(first["position"]["stance"], "for", "{first}");
+    assert!(
+        !first["markdown"].as_str().unwrap().contains("<anvil-"),
+        "tags as words: {first}"
+    );
+    let pause = events.iter().find(|e| e["event"] == "pause").unwrap();
+    assert_eq!(pause["round"], 1);
+    assert_eq!(pause["positions"].as_array().map(Vec::len), Some(2), "{pause}");
+    assert_eq!(pause["open"][0]["text"], "Who owns the schema?", "{pause}");
+    let done = events.last().unwrap();
+    assert!(
+        std::path::Path::new(done["report"].as_str().unwrap()).is_file(),
+        "{done}"
+    );
+    assert_eq!(done["status"], "done");
 }

@@ -729,11 +729,6 @@ impl Show {
             .collect();
         let consensus = positions::consensus(&finals);
         let open = positions::still_open(&state.positions);
-        let report_shown = report
-            .strip_prefix(home.project())
-            .unwrap_or(report)
-            .display()
-            .to_string();
         match self.kind {
             Kind::Quiet => say(&summary),
             Kind::Json => self.event(json!({
@@ -767,10 +762,8 @@ impl Show {
                     }
                     out.push_str(&self.open_points("Still open", &open));
                 }
-                out.push_str(&format!(
-                    "\n{}\n",
-                    self.paint(&format!("Report: {report_shown}"), Style::new().dimmed())
-                ));
+                // The report's path follows, the last line of stdout (see `run`).
+                out.push('\n');
                 self.print(&out);
                 say(&summary);
             }
