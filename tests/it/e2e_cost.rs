@@ -113,8 +113,9 @@ fn each_phase_records_the_model_and_tokens_the_server_reported(client: Client) {
     assert!(report.contains("## Cost") && report.contains(&format!("{total_output} out")));
 }
 
-/// A `claude` that runs the real one and keeps a copy of each JSON result in `log`, so that
-/// the test sees what Claude Code reported to `anvil run`.
+/// A `claude` that runs the real one and keeps a copy of each run's JSON result (the `result`
+/// event of its `stream-json` output) in `log`, so that the test sees what Claude Code reported
+/// to `anvil run`.
 fn teeing_claude(
     client: Client,
     dir: &std::path::Path,
@@ -123,7 +124,7 @@ fn teeing_claude(
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("claude");
     let script = format!(
-        "#!/bin/sh\nout=$('{}' \"$@\")\nrc=$?\nprintf '%s\\n' \"$out\" >> '{}'\nprintf '%s' \"$out\"\nexit $rc\n",
+        "#!/bin/sh\nout=$('{}' \"$@\")\nrc=$?\nprintf '%s\\n' \"$out\" | grep '^{{\"type\":\"result\"' >> '{}'\nprintf '%s' \"$out\"\nexit $rc\n",
         client.bin().display(),
         log.display()
     );

@@ -168,7 +168,11 @@ fn json_events_are_one_per_line_in_the_order_things_happen() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
     let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
-    assert_eq!(kinds.len(), events.len(), "each event is named: {events:#?}");
+    assert_eq!(
+        kinds.len(),
+        events.len(),
+        "each event is named: {events:#?}"
+    );
     assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"done"), "{kinds:?}");
     // Each phase: its header, then its text, then its record, in the phases' order.
@@ -215,7 +219,11 @@ fn json_events_are_one_per_line_in_the_order_things_happen() {
     );
     let pause = events.iter().find(|e| e["event"] == "pause").unwrap();
     assert_eq!(pause["round"], 1);
-    assert_eq!(pause["positions"].as_array().map(Vec::len), Some(2), "{pause}");
+    assert_eq!(
+        pause["positions"].as_array().map(Vec::len),
+        Some(2),
+        "{pause}"
+    );
     assert_eq!(pause["open"][0]["text"], "Who owns the schema?", "{pause}");
     let done = events.last().unwrap();
     assert!(
@@ -223,4 +231,163 @@ fn json_events_are_one_per_line_in_the_order_things_happen() {
         "{done}"
     );
     assert_eq!(done["status"], "done");
+}
+
+/// `anvil run` in a real terminal (tmux, 100 columns): a Codex critic, two rounds, a pause.
+/// Each phase's header and text are on the screen before the next phase starts (the screen is
+/// read by the model server when the next phase's request reaches it); the pause shows the
+/// round before it asks; a terminal gets styles; nothing of Claude Code's own reaches it.
+#[test]
+fn a_run_in_a_terminal_shows_each_phase_before_the_next_starts() {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    let sockets = tempfile::tempdir().unwrap();
+    let socket = sockets.path().join("tmux.sock");
+    let tmux = {
+        let socket = socket.clone();
+        move |args: &[&str]| {
+            std::process::Command::new("tmux")
+                .arg("-S")
+                .arg(&socket)
+                .args(args)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("run tmux")
+        }
+    };
+    let screen = {
+        let tmux = tmux.clone();
+        move || {
+            let out = tmux(&["capture-pane", "-p", "-J", "-S", "-2000"]);
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    };
+    // The screen as each phase's request arrives, by the phase's key.
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let server = {
+        let (seen, screen) = (seen.clone(), screen.clone());
+        ModelServer::start(move |turn| {
+            if let Some(tag) = turn_tag(turn) {
+                seen.lock().unwrap().push((tag.key(), screen()));
+            }
+            debater(turn)
+        })
+    };
+    let home = AgentsHome::new(&server);
+    let project = Project::installed();
+    let mut args: Vec<String> = [
+        "new-session",
+        "-d",
+        "-x",
+        "100",
+        "-y",
+        "200",
+        "-c",
+        &project.path().display().to_string(),
+    ]
+    .map(str::to_owned)
+    .into();
+    for (name, value) in home.env() {
+        args.push("-e".into());
+        args.push(format!("{name}={}", value.to_string_lossy()));
+    }
+    args.extend(["-e".into(), "TERM=xterm-256color".into()]);
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    // The PATH goes on the command line too: the pane's shell may set its own.
+    let path = home
+        .env()
+        .into_iter()
+        .find(|(name, _)| *name == "PATH")
+        .map(|(_, path)| path.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    args.push(format!(
+        "PATH={} {} run 'Should we adopt GraphQL?' --rounds 2 --interactive \
+         --seat critic=codex:codex-seat-model; sleep 60",
+        quote(&path),
+        quote(&crate::support::anvil::anvil_bin().display().to_string())
+    ));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let started = tmux(&args);
+    assert!(started.status.success(), "{started:?}");
+
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut asked = None;
+    let mut last = String::new();
+    while Instant::now() < deadline && !last.contains("phases ·") {
+        std::thread::sleep(Duration::from_millis(200));
+        last = screen();
+        if asked.is_none() && last.contains("Steer round 2") {
+            asked = Some(last.clone());
+            tmux(&["send-keys", "Enter"]);
+        }
+    }
+    let styled = tmux(&["capture-pane", "-p", "-e", "-J", "-S", "-2000"]);
+    tmux(&["kill-server"]);
+    assert!(
+        last.contains("phases ·"),
+        "the run ended:\n{last}\n{}",
+        String::from_utf8_lossy(&styled.stderr)
+    );
+
+    let seen = seen.lock().unwrap();
+    let at = |key: &str| {
+        seen.iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_else(|| panic!("no request for {key}: {seen:?}"))
+    };
+    let before_critic = at("CRITIC r1");
+    for shown in [
+        "Round 1 · Advocate — claude",
+        "ADVOCATE r1 of",
+        "Position: for 0.7: Adopt it for the new services only.",
+    ] {
+        assert!(
+            before_critic.contains(shown),
+            "{shown:?} in\n{before_critic}"
+        );
+    }
+    assert!(
+        !before_critic.contains("Round 1 · Critic"),
+        "{before_critic}"
+    );
+    let before_round_2 = at("ADVOCATE r2");
+    for shown in [
+        "Round 1 · Critic — codex 0.169.0 (codex-seat-model)",
+        "CRITIC r1 of",
+        "Open point: Who owns the schema?",
+    ] {
+        assert!(
+            before_round_2.contains(shown),
+            "{shown:?} in\n{before_round_2}"
+        );
+    }
+    let before_synthesis = at("SYNTHESIS");
+    assert!(
+        before_synthesis.contains("Round 2 · Critic — codex")
+            && before_synthesis.contains("CRITIC r2 of"),
+        "{before_synthesis}"
+    );
+    // The pause showed the round, then asked.
+    let asked = asked.expect("the pause asked");
+    let (stands, ask) = (
+        asked.find("Round 1 is over\n").expect(&asked),
+        asked.find("Steer round 2").unwrap(),
+    );
+    assert!(stands < ask, "{asked}");
+    assert!(
+        asked[stands..ask].contains("Critic (codex 0.169.0 (codex-seat-model)): against 0.6"),
+        "{asked}"
+    );
+    assert!(last.contains("Where the debate ends"), "{last}");
+    assert!(
+        !last.contains("trusted") && !last.contains("permissions.allow"),
+        "{last}"
+    );
+    // A terminal gets styles: the headers are bold.
+    let styled = String::from_utf8_lossy(&styled.stdout);
+    assert!(styled.contains("\u{1b}[1m"), "{styled}");
 }
