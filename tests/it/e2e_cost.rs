@@ -124,7 +124,7 @@ fn teeing_claude(
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("claude");
     let script = format!(
-        "#!/bin/sh\nout=$('{}' \"$@\")\nrc=$?\nprintf '%s\\n' \"$out\" | grep '^{{\"type\":\"result\"' >> '{}'\nprintf '%s' \"$out\"\nexit $rc\n",
+        "#!/bin/sh\nout=$('{}' \"$@\")\nrc=$?\nprintf '%s\\n' \"$out\" | grep '\"type\":\"result\"' >> '{}'\nprintf '%s' \"$out\"\nexit $rc\n",
         client.bin().display(),
         log.display()
     );
@@ -190,7 +190,8 @@ fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported(client: Clien
     let reported: Vec<Value> = std::fs::read_to_string(&results)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "result")
         .collect();
     assert_eq!(reported.len(), 2, "two claude runs: {reported:#?}");
     let run = commits.last().unwrap();

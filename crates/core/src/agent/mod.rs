@@ -607,6 +607,24 @@ mod live {
     }
 
     #[test]
+    fn copilot_and_qwen_code_are_heard_word_by_word() {
+        let copilot = include_str!("testdata/copilot-1.0.102.jsonl");
+        assert_eq!(
+            heard("copilot", copilot),
+            (format!("¶{SAID}"), vec![], vec![])
+        );
+        let qwen = include_str!("testdata/qwen-0.24.4-stream.jsonl");
+        assert_eq!(
+            heard("qwen", qwen),
+            (
+                format!("¶{SAID}"),
+                vec!["m1".to_owned()],
+                vec!["0.24.4".to_owned()]
+            )
+        );
+    }
+
+    #[test]
     fn codex_is_heard_a_message_at_a_time() {
         let output = include_str!("testdata/codex-0.169.0-exec.jsonl");
         assert_eq!(heard("codex", output), (format!("¶{SAID}"), vec![], vec![]));
@@ -616,15 +634,28 @@ mod live {
     #[test]
     fn a_streamed_turn_is_read_back_whole() {
         use std::os::unix::process::ExitStatusExt;
-        let ran = Ran {
-            status: std::process::ExitStatus::from_raw(0),
-            stdout: include_str!("testdata/claude-2.1.332-stream.jsonl").to_owned(),
-            stderr: String::new(),
-            duration: Duration::ZERO,
-        };
-        let played = find("claude").unwrap().read(&ran, None).unwrap();
-        assert_eq!(played.text, SAID);
-        assert_eq!(played.agent_version.as_deref(), Some("2.1.332"));
-        assert!(!played.session.is_empty());
+        for (agent, output, version) in [
+            (
+                "claude",
+                include_str!("testdata/claude-2.1.332-stream.jsonl"),
+                "2.1.332",
+            ),
+            (
+                "qwen",
+                include_str!("testdata/qwen-0.24.4-stream.jsonl"),
+                "0.24.4",
+            ),
+        ] {
+            let ran = Ran {
+                status: std::process::ExitStatus::from_raw(0),
+                stdout: output.to_owned(),
+                stderr: String::new(),
+                duration: Duration::ZERO,
+            };
+            let played = find(agent).unwrap().read(&ran, None).unwrap();
+            assert_eq!(played.text, SAID, "{agent}");
+            assert_eq!(played.agent_version.as_deref(), Some(version), "{agent}");
+            assert!(!played.session.is_empty(), "{agent}");
+        }
     }
 }
