@@ -158,6 +158,7 @@ pub(super) fn watch(
     show: &mut Show,
     cost: &mut RunTally,
 ) -> Result<(), CliError> {
+    show.host_begins(home, line);
     let lines = read_lines(child.stdout.take().expect("piped"));
     let stderr = child.stderr.take().expect("piped");
     let relay = relay_stderr(stderr, anvil_core::model::secrets::Intake::new(home.root()));

@@ -225,7 +225,10 @@ impl Driver<'_> {
 
         self.show.start(home, line, self.claude);
         let state = State::load(&home.state_path(line))?;
-        self.know_versions(&state);
+        // Not while blind openings start: two agents' cold starts are slow enough alone.
+        if !self.openings_due()? {
+            self.know_versions(&state);
+        }
         let allowed = allowed_tools(&state.setup);
         // A line that stands at a pause (resumed there) asks the human before Claude runs.
         let mut prompt = (state.progress.phase != Role::InteractivePause).then_some(prompt);
@@ -234,6 +237,7 @@ impl Driver<'_> {
             // A seat's phase is played by its agent, never by claude.
             if self.openings_due()? {
                 prompt = self.play_openings()?;
+                self.know_versions(&State::load(&home.state_path(line))?);
                 continue;
             }
             if let Some(out) = anvil_core::seat::out(home, line)? {
@@ -352,7 +356,7 @@ impl Driver<'_> {
             &self.config,
             Some(&watch),
         )?;
-        self.show.look(home, line);
+        self.show.show_recorded(home, line);
         match turned {
             Turned::Played { reply, .. } => Ok(reply.into_prompt()),
             Turned::Failed { error, note } => {

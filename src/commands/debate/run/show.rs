@@ -509,6 +509,22 @@ impl Show {
         self.print(end);
     }
 
+    /// A seat's turn is over, or the round, or the run: what was recorded since the last look
+    /// is shown (`--quiet`'s progress lines say a phase as it begins, as they always did).
+    pub(super) fn show_recorded(&mut self, home: &Home, line: &LineRef) {
+        if self.kind != Kind::Quiet {
+            self.look(home, line);
+        }
+    }
+
+    /// The host's `claude -p` starts: `--quiet`'s progress lines go on from where the line
+    /// stands (the phases seats played were said as they began).
+    pub(super) fn host_begins(&mut self, home: &Home, line: &LineRef) {
+        if self.kind == Kind::Quiet {
+            self.progress = Some(Progress::new(home, line, self.began));
+        }
+    }
+
     /// Shows what was recorded since the last look; returns the line's state.
     pub(super) fn look(&mut self, home: &Home, line: &LineRef) -> Option<State> {
         if let Some(progress) = &mut self.progress {
@@ -632,7 +648,7 @@ impl Show {
     /// The round is over and the person is about to be asked how to steer the next: where
     /// each seat stands, and the points still open.
     pub(super) fn round_over(&mut self, home: &Home, line: &LineRef, state: &State) {
-        self.look(home, line);
+        self.show_recorded(home, line);
         self.close();
         let round = state.progress.round;
         let stands = stands(home, line, round);
@@ -714,7 +730,7 @@ impl Show {
         report: &Path,
         cost: &RunTally,
     ) -> Option<()> {
-        self.look(home, line);
+        self.show_recorded(home, line);
         self.close();
         let state = State::load(&home.state_path(line)).ok()?;
         let summary = format!(
