@@ -570,21 +570,7 @@ fn styled_text(pieces: &[Piece], styled: bool) -> String {
 
 /// `text` in pieces of at most `width` columns (whole when there is no width).
 fn cut(text: &str, width: Option<usize>) -> Vec<String> {
-    let Some(width) = width.filter(|w| *w > 0) else {
-        return vec![text.to_owned()];
-    };
-    let mut out = vec![String::new()];
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w > width && used > 0 {
-            out.push(String::new());
-            used = 0;
-        }
-        out.last_mut().expect("one").push(c);
-        used += w;
-    }
-    out
+    cut_to_fit(text, width.filter(|w| *w > 0), 0)
 }
 
 /// A word: the pieces of text between two spaces (a word can change style midway).

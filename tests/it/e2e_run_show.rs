@@ -111,17 +111,17 @@ fn a_seated_run_in_an_untrusted_installed_workspace_says_nothing_from_claude_cod
     );
 }
 
-/// A seated, interactive run with a Codex critic, its stdout a pipe (and `NO_COLOR` set): the
-/// debate as plain text, not one escape sequence in it. Each phase under its header (round,
-/// role, who plays it: the agent, its version, its model), its markdown as plain words, its
-/// position as words; the pause shows where each seat stands and the open points before it
-/// asks; the end says where the debate ends, and the report's path is the last line.
-#[test]
-fn a_piped_run_shows_the_debate_as_plain_text() {
+/// `anvil run` of two rounds in `project`, interactive, with a Codex critic, `extra` options and
+/// `env`, its stdout a pipe; `steering` typed at the pause. It must succeed.
+fn two_rounds_with_a_codex_critic(
+    project: &Project,
+    extra: &[&str],
+    env: &[(&str, &str)],
+    steering: &str,
+) -> Run {
     let server = ModelServer::start(debater);
     let home = AgentsHome::new(&server);
-    let project = Project::new();
-    let mut command = project.command(&[
+    let mut args = vec![
         "run",
         "Should we adopt GraphQL?",
         "--rounds",
@@ -129,9 +129,30 @@ fn a_piped_run_shows_the_debate_as_plain_text() {
         "--interactive",
         "--seat",
         "critic=codex:codex-seat-model",
-    ]);
-    command.env_clear().envs(home.env()).env("NO_COLOR", "1");
-    let run = run_with_stdin(command, b"focus on migration cost\n").ok();
+    ];
+    args.extend(extra);
+    let mut command = project.command(&args);
+    command
+        .env_clear()
+        .envs(home.env())
+        .envs(env.iter().copied());
+    run_with_stdin(command, format!("{steering}\n").as_bytes()).ok()
+}
+
+/// A seated, interactive run with a Codex critic, its stdout a pipe (and `NO_COLOR` set): the
+/// debate as plain text, not one escape sequence in it. Each phase under its header (round,
+/// role, who plays it: the agent, its version, its model), its markdown as plain words, its
+/// position as words; the pause shows where each seat stands and the open points before it
+/// asks; the end says where the debate ends, and the report's path is the last line.
+#[test]
+fn a_piped_run_shows_the_debate_as_plain_text() {
+    let project = Project::new();
+    let run = two_rounds_with_a_codex_critic(
+        &project,
+        &[],
+        &[("NO_COLOR", "1")],
+        "focus on migration cost",
+    );
     assert!(!run.stdout.contains('\x1b'), "{}", run.describe());
     let filters = Filters::of(&project)
         .without_usage()
@@ -147,21 +168,8 @@ fn a_piped_run_shows_the_debate_as_plain_text() {
 /// recorded, the pause with where each seat stands, the end with the report.
 #[test]
 fn json_events_are_one_per_line_in_the_order_things_happen() {
-    let server = ModelServer::start(debater);
-    let home = AgentsHome::new(&server);
     let project = Project::new();
-    let mut command = project.command(&[
-        "run",
-        "Should we adopt GraphQL?",
-        "--rounds",
-        "2",
-        "--interactive",
-        "--seat",
-        "critic=codex:codex-seat-model",
-        "--json",
-    ]);
-    command.env_clear().envs(home.env());
-    let run = run_with_stdin(command, b"\n").ok();
+    let run = two_rounds_with_a_codex_critic(&project, &["--json"], &[], "");
     let events: Vec<serde_json::Value> = run
         .stdout
         .lines()
