@@ -14,6 +14,7 @@ mod e2e_options;
 mod e2e_plugin;
 mod e2e_positions;
 mod e2e_run;
+mod e2e_run_show;
 mod e2e_seat_agents;
 mod e2e_seat_edges;
 mod e2e_seats;
