@@ -48,3 +48,4 @@ mod secrets_cli;
 mod serve_api;
 mod serve_browser;
 mod support;
+mod vote_cli;

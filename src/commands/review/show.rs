@@ -177,6 +177,10 @@ pub fn stood(meta: &Meta) -> String {
             }
         ));
     }
+    for line in anvil_core::model::vote::words(meta) {
+        text.push_str(&line);
+        text.push('\n');
+    }
     if let Some(s) = meta.saving {
         text.push_str(&format!(
             "stopping at convergence (after round {}) would have saved {} phase(s){}\n",

@@ -128,6 +128,7 @@ pub fn start_with(
         spent: Default::default(),
         positions: Vec::new(),
         converged: None,
+        ballots: Vec::new(),
         created: stamp.clone(),
         updated: stamp,
         setup,

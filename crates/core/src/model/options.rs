@@ -65,6 +65,8 @@ pub struct Options {
     pub focus: Option<String>,
     /// `--converge`: go to the synthesis once positions stop moving.
     pub converge: Option<bool>,
+    /// `--vote`: a blind vote of the debating seats before the synthesis.
+    pub vote: Option<bool>,
     /// `--context` paths, as given (relative to `cwd`).
     pub context: Vec<String>,
     pub diff: Option<bool>,
@@ -361,6 +363,7 @@ impl Options {
             focus,
             research: self.research == Some(true),
             converge: self.converge == Some(true),
+            vote: self.vote == Some(true),
             autonomy,
             output: self.output,
             seats,

@@ -48,7 +48,7 @@ pub(super) fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> 
         ..Convergence::default()
     };
     if let (true, Next::Prompt(cue)) = (state.setup.converge, &outcome.next)
-        && cue.role != Role::Synthesizer
+        && !matches!(cue.role, Role::Synthesizer | Role::Voter)
     {
         let question_open = state.question.as_ref().is_some_and(|q| q.answer.is_none());
         let held = if !cue.steering.is_empty() {
@@ -63,8 +63,9 @@ pub(super) fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> 
         match held {
             Some(why) => out.held = Some(why.to_owned()),
             None => {
-                // The synthesis belongs to the round that converged, not to the next one.
-                synthesis_next(outcome, Vec::new());
+                // The synthesis (and the vote before it) belongs to the round that
+                // converged, not to the next one.
+                conclusion_next(&state.setup, outcome);
                 found.acted = true;
                 out.stop = true;
             }
@@ -144,8 +145,23 @@ pub(super) fn stop_at_budget(state: &State, outcome: &mut machine::Outcome) -> O
     budget
 }
 
-/// Sends the debate to its synthesis before its last round, in the round just debated, with
-/// `steering` for it.
+/// Sends the debate to what concludes it (the vote, with `--vote`, else the synthesis) before
+/// its last round, in the round just debated.
+fn conclusion_next(setup: &crate::model::state::Setup, outcome: &mut machine::Outcome) {
+    let (role, voter) = machine::conclusion(setup);
+    if role == Role::Synthesizer {
+        return synthesis_next(outcome, Vec::new());
+    }
+    let round = outcome.finished.round;
+    outcome.progress.phase = role;
+    outcome.progress.round = round;
+    outcome.progress.voter = voter;
+    outcome.progress.ended_early = true;
+    outcome.next = Next::Prompt(machine::current_cue(setup, &outcome.progress));
+}
+
+/// Sends the debate to its synthesis before its last round (a budget skips the vote too), in
+/// the round just debated, with `steering` for it.
 fn synthesis_next(outcome: &mut machine::Outcome, steering: Vec<String>) {
     let round = outcome.finished.round;
     outcome.next = Next::Prompt(Cue {
@@ -156,5 +172,6 @@ fn synthesis_next(outcome: &mut machine::Outcome, steering: Vec<String>) {
     });
     outcome.progress.phase = Role::Synthesizer;
     outcome.progress.round = round;
+    outcome.progress.voter = 0;
     outcome.progress.ended_early = true;
 }

@@ -13,7 +13,7 @@ use super::{Doc, Flag, Heading, Key, Negation, OptionDef, Takes, Ty, Value};
 use crate::model::state::Mode;
 
 /// Every option, in the order of `--help` (and of docs/options.md).
-pub const ALL: [&OptionDef; 24] = [
+pub const ALL: [&OptionDef; 25] = [
     &MODE,
     &ROUNDS,
     &POSITION,
@@ -29,6 +29,7 @@ pub const ALL: [&OptionDef; 24] = [
     &VERSUS,
     &RESEARCH,
     &CONVERGE,
+    &VOTE,
     &AUTONOMY,
     &RECALL,
     &SEAT,
@@ -545,6 +546,44 @@ pub const CONVERGE: OptionDef = OptionDef {
         what: "go to the synthesis once positions stop moving (every debater kept its stance, \
                confidence within 0.1); never over steering, a pause or an open question",
         example: "anvil start \"Adopt GraphQL?\" --rounds 5 --converge",
+    },
+};
+
+pub const VOTE: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "vote",
+        takes: Takes::Switch,
+        help: "End the debate with a blind vote before the synthesis.\n\n\
+               Each debating seat ranks the others' final phases, shown without names as A, B, \
+               C… in an order shuffled per voter; its own is never among them. anvil counts the \
+               ballots (Borda, ties broken by confidence) and the synthesizer says where it \
+               follows the result and where not.",
+        example: Some("--stakeholders --vote"),
+        negation: Some(Negation {
+            long: "no-vote",
+            help: "No vote, even when .anvil/config.toml sets `vote = true`.",
+        }),
+        given: |o, v| {
+            o.vote = Some(v.is_on());
+            Ok(())
+        },
+        ..Flag::BASE
+    }),
+    key: Some(Key {
+        name: "vote",
+        example: "true",
+        read: |o, v| {
+            o.vote = Some(bool::deserialize(v)?);
+            Ok(())
+        },
+        fill: |o, d| fill(&mut o.vote, &d.vote),
+        ..Key::BASE
+    }),
+    doc: Doc {
+        shows: "",
+        what: "a blind vote before the synthesis: each debating seat ranks the others' final \
+               phases, unnamed (Borda count, ties broken by confidence, no self-votes)",
+        example: "anvil start \"Adopt GraphQL?\" --stakeholders --vote",
     },
 };
 
