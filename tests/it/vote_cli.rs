@@ -4,7 +4,7 @@
 //! name, role, agent or model and never the voter's own phase; the labels each voter saw are
 //! recorded and read the ballot back; a ballot that names a label it was not shown (its own
 //! phase, say) or has no ranking tag is recorded as written and counted as an abstention; the
-//! Borda result is recorded, handed to the synthesizer and shown.
+//! Borda result is recorded, handed to the synthesizer and shown (`show`, the web room).
 
 use crate::e2e_session_seats::{answer_of, spawn_stop, stop_input};
 use crate::support::agents::AgentsHome;
@@ -259,5 +259,25 @@ fn three_seats_vote_blind_through_the_hook_and_the_borda_result_reaches_the_synt
         "{}",
         last.stdout
     );
+
+    // The web room: the ballots in words under each, the result with its chart.
+    let served = crate::support::serve::Served::start(&project);
+    let page = served.get(&format!("/debates/{debate}"));
+    assert_eq!(page.status, 200, "{}", page.body);
+    let body = &page.body.replace("&#x2f;", "/").replace("&gt;", ">");
+    assert!(body.contains("id=\"vote\""), "{body}");
+    assert!(body.contains("class=\"vote-chart\""), "{body}");
+    assert!(
+        body.contains(&format!(
+            "Vote (Borda, 1 of 3 ballots cast): {BUSINESS} 1, {ENGINEERING} 0, {PRODUCT} 0."
+        )),
+        "{body}"
+    );
+    assert_eq!(
+        body.matches("<p class=\"ballot\">Ballot of ").count(),
+        3,
+        "{body}"
+    );
+    assert!(!body.contains("anvil-rank"), "{body}");
     project.assert_fsck_clean();
 }
