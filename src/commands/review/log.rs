@@ -196,6 +196,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 }
         ))?;
     }
+    if args.stats && total.triage_lines > 0 {
+        output.write(&format!(
+            "{} {}\n",
+            paint.dim("triage would have saved, over the debates shown:"),
+            saved_words(
+                total.triage_phases,
+                (total.triage_unpriced == 0).then_some(total.triage_tokens)
+            ) + &format!(
+                " on {} line{}",
+                total.triage_lines,
+                if total.triage_lines == 1 { "" } else { "s" }
+            )
+        ))?;
+    }
     if shown == 0 && args.max_count != Some(0) {
         output.write("no debates yet; start one with `anvil start \"QUESTION\"`\n")?;
     }
@@ -299,6 +313,14 @@ fn piece(
             match s.tokens {
                 Some(t) => sum.tokens += t,
                 None => sum.unpriced += 1,
+            }
+        }
+        for (_, s) in triage_savings(&lines) {
+            sum.triage_lines += 1;
+            sum.triage_phases += u64::from(s.phases);
+            match s.tokens {
+                Some(t) => sum.triage_tokens += t,
+                None => sum.triage_unpriced += 1,
             }
         }
         saved.set(sum);
@@ -580,6 +602,11 @@ struct Saved {
     tokens: u64,
     /// Lines whose saving has no token count (a phase without a known cost).
     unpriced: u32,
+    /// The same for what triage would have saved (`Anvil-Triage-Saving`).
+    triage_lines: u32,
+    triage_phases: u64,
+    triage_tokens: u64,
+    triage_unpriced: u32,
 }
 
 /// What stopping at convergence would have saved on each line of a debate: the saving its
@@ -592,6 +619,23 @@ pub fn savings(lines: &[LineHistory]) -> Vec<(String, anvil_core::model::positio
             let e = &h.entries[i];
             (e.meta.line == h.line.line)
                 .then_some(e.meta.saving)
+                .flatten()
+                .map(|s| (h.line.line.clone(), s))
+        })
+        .collect()
+}
+
+/// What triage would have saved on each line of a debate, as its synthesis recorded it.
+pub fn triage_savings(
+    lines: &[LineHistory],
+) -> Vec<(String, anvil_core::model::positions::Saving)> {
+    lines
+        .iter()
+        .filter_map(|h| {
+            let i = h.synthesis()?;
+            let e = &h.entries[i];
+            (e.meta.line == h.line.line)
+                .then_some(e.meta.triage_saving)
                 .flatten()
                 .map(|s| (h.line.line.clone(), s))
         })

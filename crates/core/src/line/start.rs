@@ -129,6 +129,8 @@ pub fn start_with(
         positions: Vec::new(),
         converged: None,
         ballots: Vec::new(),
+        triage: Vec::new(),
+        triage_shadow: None,
         created: stamp.clone(),
         updated: stamp,
         setup,

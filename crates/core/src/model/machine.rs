@@ -37,16 +37,16 @@ impl Cue {
             return None;
         }
         let seats = &state.setup.seats;
-        if self.role == Role::Voter {
+        if matches!(self.role, Role::Voter | Role::Triage) {
             let voter = self.voter(&state.setup)?;
             return seats.seat_for(voter.role.name(), voter.voice.as_deref());
         }
         seats.seat_for(self.role.name(), self.voice.as_deref())
     }
 
-    /// For a ballot: the debating seat that casts it.
+    /// For a ballot or a triage answer: the debating seat that gives it.
     pub fn voter(&self, setup: &Setup) -> Option<vote::Voter> {
-        if self.role != Role::Voter {
+        if !matches!(self.role, Role::Voter | Role::Triage) {
             return None;
         }
         let seat = self.voice.as_deref()?;
@@ -88,17 +88,22 @@ pub enum MachineError {
 
 /// The progress of a new line, and the first phase's cue.
 pub fn start(setup: &Setup) -> (Progress, Cue) {
-    let role = first_role(setup);
+    let role = if setup.triage && !vote::voters(setup).is_empty() {
+        Role::Triage
+    } else {
+        first_role(setup)
+    };
+    let round = if role == Role::Triage { 0 } else { 1 };
     let progress = Progress {
         status: Status::Active,
         phase: role,
-        round: 1,
+        round,
         step: 0,
         steering: Vec::new(),
         ended_early: false,
         voter: 0,
     };
-    let cue = cue_for(setup, role, 1, 0, Vec::new());
+    let cue = cue_for(setup, role, round, 0, Vec::new());
     (progress, cue)
 }
 
@@ -229,12 +234,21 @@ pub(crate) fn conclusion(setup: &Setup) -> (Role, u32) {
 /// The phase after `role` in `round` (ballot `voter`, while voting) when nobody intervenes,
 /// with the voter whose ballot is next.
 fn successor(setup: &Setup, role: Role, round: u32, voter: u32) -> (Role, u32, u32) {
+    let voters = u32::try_from(vote::voters(setup).len()).unwrap_or(u32::MAX);
     if role == Role::Voter {
-        let voters = u32::try_from(vote::voters(setup).len()).unwrap_or(u32::MAX);
         return if voter + 1 < voters {
             (Role::Voter, round, voter + 1)
         } else {
             (Role::Synthesizer, round, 0)
+        };
+    }
+    if role == Role::Triage {
+        // The line decides after the last answer whether the question is settled
+        // (`line/stop/record.rs`); unsettled, the debate opens.
+        return if voter + 1 < voters {
+            (Role::Triage, round, voter + 1)
+        } else {
+            (first_role(setup), 1, 0)
         };
     }
     let (role, round) = debating_successor(setup, role, round);
@@ -268,7 +282,7 @@ fn debating_successor(setup: &Setup, role: Role, round: u32) -> (Role, u32) {
 
 fn voice(setup: &Setup, role: Role, round: u32, voter: u32) -> Option<String> {
     match role {
-        Role::Voter => {
+        Role::Voter | Role::Triage => {
             let index = usize::try_from(voter).ok()?;
             vote::voters(setup).get(index).map(vote::Voter::seat)
         }
@@ -300,11 +314,13 @@ pub fn planned_phases(setup: &Setup) -> u32 {
     } else {
         0
     };
+    let seats = u32::try_from(vote::voters(setup).len()).unwrap_or(0);
     let ballots = match conclusion(setup).0 {
-        Role::Voter => u32::try_from(vote::voters(setup).len()).unwrap_or(0),
+        Role::Voter => seats,
         _ => 0,
     };
-    setup.rounds * per_round + pauses + ballots + 1
+    let triage = if setup.triage { seats } else { 0 };
+    setup.rounds * per_round + pauses + triage + ballots + 1
 }
 
 #[cfg(test)]
@@ -345,6 +361,8 @@ mod tests {
             research: false,
             converge: false,
             vote: false,
+            triage: false,
+            triage_threshold: None,
             autonomy: 0,
             output: None,
             inputs: Default::default(),
@@ -441,6 +459,28 @@ mod tests {
             .map(|(_, v)| v.unwrap())
             .collect();
         assert_eq!(voters, ["Voice 1", "Voice 2", "Voice 3"]);
+    }
+
+    #[test]
+    fn triage_answers_come_first_one_per_seat_then_the_debate() {
+        let mut s = voting(setup(Mode::Analyst, Rotation::Pair, 1, false));
+        s.triage = true;
+        let t = Role::Triage;
+        assert_eq!(
+            run(&s),
+            [(t, 0), (t, 0), (A, 1), (C, 1), (V, 1), (V, 1), (Y, 1)]
+        );
+        assert_eq!(planned_phases(&s), 7);
+        let who: Vec<_> = run_voices(&s)
+            .into_iter()
+            .filter(|(r, _)| *r == t)
+            .map(|(_, v)| v.unwrap())
+            .collect();
+        assert_eq!(who, ["advocate", "critic"]);
+        // A triage answer's completion marker ends nothing.
+        let (p, _) = start(&s);
+        let out = turn(&s, &p, "<anvil-complete/>", &[]);
+        assert_eq!((out.progress.phase, out.progress.voter), (t, 1));
     }
 
     #[test]

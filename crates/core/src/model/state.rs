@@ -51,6 +51,13 @@ pub struct Setup {
     /// phases blind, and the synthesizer is handed the result (see `model::vote`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub vote: bool,
+    /// `--triage`: every debating seat first answers blind; agreement at or above the
+    /// threshold goes straight to the synthesis (see `model::positions::settled`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub triage: bool,
+    /// `--triage-threshold`, when not the default ([`Setup::triage_threshold`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triage_threshold: Option<crate::record::stance::Share>,
     /// Who plays each role (when not the host session), independent openings, the budget.
     #[serde(default, skip_serializing_if = "crate::model::seats::Seats::is_empty")]
     pub seats: crate::model::seats::Seats,
@@ -172,6 +179,8 @@ pub enum Role {
     Stakeholder,
     Persona,
     InteractivePause,
+    /// A debating seat's brief blind answer before the debate (`--triage`).
+    Triage,
     /// A debating seat's blind ballot (`--vote`): it ranks the other seats' final phases.
     Voter,
     Synthesizer,
@@ -179,12 +188,13 @@ pub enum Role {
 
 impl Role {
     /// Every role, in the order a debate meets them.
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 8] = [
         Role::Advocate,
         Role::Critic,
         Role::Stakeholder,
         Role::Persona,
         Role::InteractivePause,
+        Role::Triage,
         Role::Voter,
         Role::Synthesizer,
     ];
@@ -196,6 +206,7 @@ impl Role {
             Role::Stakeholder => "stakeholder",
             Role::Persona => "persona",
             Role::InteractivePause => "interactive-pause",
+            Role::Triage => "triage",
             Role::Voter => "voter",
             Role::Synthesizer => "synthesizer",
         }
@@ -208,6 +219,7 @@ impl Role {
             Role::Stakeholder => "Stakeholder",
             Role::Persona => "Persona",
             Role::InteractivePause => "Interactive pause",
+            Role::Triage => "Triage",
             Role::Voter => "Voter",
             Role::Synthesizer => "Synthesizer",
         }
@@ -270,8 +282,8 @@ pub struct Progress {
     /// Set when a debater or a steering ended the debate before its last round.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended_early: bool,
-    /// While the phase is [`Role::Voter`]: which voter's ballot is out, counted from 0 in the
-    /// order of `model::vote::voters`.
+    /// While the phase is [`Role::Voter`] or [`Role::Triage`]: which seat's ballot or answer is
+    /// out, counted from 0 in the order of `model::vote::voters`.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub voter: u32,
 }
@@ -350,6 +362,14 @@ pub struct State {
     /// counted from (the reasons are in the record).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ballots: Vec<crate::model::vote::Ballot>,
+    /// The triage answers (`--triage`), each seat's brief blind position.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triage: Vec<crate::model::positions::Held>,
+    /// Where every seat had first spoken, and what triage would have decided from those
+    /// first positions, with what had been spent then: the record's note of what triage would
+    /// have saved (see `model::positions::settled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triage_shadow: Option<crate::model::positions::Shadow>,
     pub created: String,
     pub updated: String,
     pub setup: Setup,
@@ -377,6 +397,13 @@ pub enum StateError {
 }
 
 impl Setup {
+    /// How sure every seat must be for triage to settle the question (and for the record's
+    /// note of what triage would have decided).
+    pub fn triage_threshold(&self) -> crate::record::stance::Share {
+        self.triage_threshold
+            .unwrap_or(crate::model::positions::TRIAGE_THRESHOLD)
+    }
+
     /// The texts a person wrote into the setup, each with what a note calls it (see
     /// [`crate::model::secrets::Intake`]).
     pub fn free_texts_mut(&mut self) -> Vec<(&'static str, &mut String)> {
@@ -586,6 +613,7 @@ pub fn phase_label(role: Role, round: u32, rounds: u32) -> String {
     match role {
         Role::Synthesizer => "synthesis".to_owned(),
         Role::Voter => "vote".to_owned(),
+        Role::Triage => "triage".to_owned(),
         role => format!("round {round}/{rounds} · {}", role.name()),
     }
 }
@@ -622,6 +650,8 @@ mod tests {
             positions: Vec::new(),
             converged: None,
             ballots: Vec::new(),
+            triage: Vec::new(),
+            triage_shadow: None,
             created: "2026-11-22T10:00:00Z".into(),
             updated: "2026-11-22T10:00:00Z".into(),
             setup: Setup {
@@ -637,6 +667,8 @@ mod tests {
                 research: false,
                 converge: false,
                 vote: false,
+                triage: false,
+                triage_threshold: None,
                 autonomy: 0,
                 output: None,
                 inputs: Inputs::default(),

@@ -57,6 +57,8 @@ pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
         (Role::Synthesizer, _) => "Synthesis".to_owned(),
         (Role::InteractivePause, _) => format!("Pause after round {round}"),
         (Role::Voter, Some(voter)) => format!("Ballot · {voter}"),
+        (Role::Triage, Some(seat)) => format!("Triage · {seat}"),
+        (Role::Triage, None) => "Triage".to_owned(),
         (Role::Voter, None) => "Ballot".to_owned(),
         (_, Some(voice)) => format!("Round {round} · {} · {voice}", role.title()),
         (_, None) => format!("Round {round} · {}", role.title()),

@@ -294,6 +294,15 @@ schema! {
     vote: Vec<Tabbed> = "Anvil-Vote",
     /// and how many ballots were cast of how many (`2/3`).
     vote_cast: Option<String> = "Anvil-Vote-Cast",
+    /// On the last triage answer (`--triage`): what triage decided, `settled at triage: 3 of
+    /// 3 for, min confidence 0.85` or `debated: 2 for, 1 against`.
+    triage: Option<String> = "Anvil-Triage",
+    /// On the phase after which every seat had spoken once, in a debate run without triage:
+    /// what triage would have decided from their first positions.
+    triage_shadow: Option<String> = "Anvil-Triage-Shadow",
+    /// On the synthesis: what triage would have saved, had it settled the question (the
+    /// phases, and their tokens when known, recorded after every seat first spoke).
+    triage_saving: Option<Saving> = "Anvil-Triage-Saving",
     /// What the headless runs of `anvil run` cost, on the commit recorded after them (see
     /// `provenance::RunCost`): how many `claude -p` runs,
     run_count: Option<u32> = "Anvil-Run-Count",
@@ -649,6 +658,13 @@ mod tests {
                         .map(|p| Tabbed::new(p.seat.clone(), p.text.clone()))
                         .collect(),
                     vote_cast: claim.clone(),
+                    triage: claim.clone(),
+                    triage_shadow: o[9].clone(),
+                    triage_saving: saving.map(|(round, phases, tokens)| Saving {
+                        round,
+                        phases,
+                        tokens,
+                    }),
                     dissent,
                     other,
                 },

@@ -175,3 +175,54 @@ fn synthesis_next(outcome: &mut machine::Outcome, steering: Vec<String>) {
     outcome.progress.voter = 0;
     outcome.progress.ended_early = true;
 }
+
+/// After the last triage answer (`--triage`): what triage decided, in the record's words;
+/// settled, the debate goes straight to its synthesis.
+pub(super) fn triage(state: &mut State, outcome: &mut machine::Outcome) -> Option<String> {
+    if outcome.finished.role != Role::Triage {
+        return None;
+    }
+    if let Next::Prompt(cue) = &outcome.next
+        && cue.role == Role::Triage
+    {
+        return None;
+    }
+    let decided = positions::settled(&state.triage, state.setup.triage_threshold());
+    if matches!(decided, positions::Triage::Settled { .. })
+        && let Next::Prompt(cue) = &outcome.next
+        && cue.role != Role::Synthesizer
+    {
+        let steering = cue.steering.clone();
+        synthesis_next(outcome, steering);
+        outcome.progress.ended_early = false;
+    }
+    Some(decided.words())
+}
+
+/// In a debate run without triage: once every seat has spoken, what triage would have
+/// decided from their first positions, noted once with what had been spent by then (the
+/// synthesis records what it would have saved). The words, on the phase that decides it.
+pub(super) fn triage_shadow(state: &mut State, outcome: &machine::Outcome) -> Option<String> {
+    if state.setup.triage || state.triage_shadow.is_some() || !outcome.finished.role.is_debating() {
+        return None;
+    }
+    let seats: Vec<String> = crate::model::vote::voters(&state.setup)
+        .iter()
+        .map(crate::model::vote::Voter::seat)
+        .collect();
+    let firsts: Vec<positions::Held> = seats
+        .iter()
+        .filter_map(|seat| state.positions.iter().find(|h| h.seat == *seat).cloned())
+        .collect();
+    if seats.is_empty() || firsts.len() < seats.len() {
+        return None;
+    }
+    let decided = positions::settled(&firsts, state.setup.triage_threshold());
+    state.triage_shadow = Some(positions::Shadow {
+        settled: matches!(decided, positions::Triage::Settled { .. }),
+        step: outcome.progress.step,
+        tokens: state.spent.tokens,
+        priced: state.spent.phases,
+    });
+    Some(format!("would have {}", decided.words()))
+}

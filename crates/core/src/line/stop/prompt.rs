@@ -25,9 +25,16 @@ pub(crate) fn render_prompt(
     let line = LineRef::new(&state.debate, &state.line);
     // A seat's phase is always given in full, as a participant's: it sees only what was said.
     let seat = cue.seat(state);
-    let full = full || seat.is_some();
+    let full = full || seat.is_some() || cue.role == Role::Triage;
+    // A triage answer is blind: it is given the question and the material, not what the
+    // other seats answered.
+    let transcript = if cue.role == Role::Triage {
+        ""
+    } else {
+        transcript
+    };
     let read;
-    let transcript = if seat.is_some() && transcript.is_empty() {
+    let transcript = if seat.is_some() && transcript.is_empty() && cue.role != Role::Triage {
         read = read_transcript(home, &line)?;
         read.as_str()
     } else {

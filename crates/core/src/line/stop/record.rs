@@ -59,6 +59,8 @@ pub(super) fn record(
     )?;
     let spent_before = state.spent;
     count(&mut state, &outcome, stop.provenance);
+    let shadow = converge::triage_shadow(&mut state, &outcome);
+    let triaged = converge::triage(&mut state, &mut outcome);
     let ballot = cast(&mut state, &outcome.finished);
     let convergence = converge::convergence(&mut state, &mut outcome);
     let budget = converge::stop_at_budget(&state, &mut outcome);
@@ -93,6 +95,8 @@ pub(super) fn record(
     meta.seat_fallback = fallback;
     meta.budget = budget;
     with_positions(&mut meta, &outcome.finished, convergence);
+    meta.triage = triaged;
+    meta.triage_shadow = shadow;
     meta.ballot_shown = voted.ballot_shown;
     meta.ballot = voted.ballot;
     meta.vote = voted.vote;
@@ -147,6 +151,19 @@ fn take_steering(
 /// which counts against the debate's budget.
 fn count(state: &mut State, outcome: &Outcome, provenance: Option<&Provenance>) {
     let finished = &outcome.finished;
+    if finished.role == Role::Triage {
+        let markers = &finished.markers;
+        state.triage.push(Held {
+            seat: finished.voice.clone().unwrap_or_default(),
+            round: 0,
+            stance: markers.position.as_ref().map(|p| p.stance),
+            confidence: markers
+                .position
+                .as_ref()
+                .map_or(Share::HALF, |p| p.confidence),
+            open: Vec::new(),
+        });
+    }
     if finished.role.is_debating() {
         let markers = &finished.markers;
         state.positions.push(Held {
@@ -303,7 +320,9 @@ fn with_ballot(meta: &mut Meta, state: &State, outcome: &Outcome, ballot: Option
 
 /// The trailers of the speaker's position and open points, and of the convergence check.
 fn with_positions(meta: &mut Meta, finished: &Finished, convergence: Convergence) {
-    if let Some(p) = &finished.markers.position {
+    if let Some(p) = &finished.markers.position
+        && (finished.role.is_debating() || finished.role == Role::Triage)
+    {
         meta.stance = Some(p.stance);
         meta.confidence = Some(p.confidence);
         meta.claim = Some(p.claim.clone());
@@ -342,6 +361,16 @@ fn with_dissent(
         .converged
         .filter(|c| !c.acted)
         .and_then(|c| converge::saving(&c, step.saturating_sub(1), spent_before));
+    meta.triage_saving = state.triage_shadow.filter(|s| s.settled).and_then(|s| {
+        let at = crate::model::positions::Converged {
+            round: 1,
+            step: s.step,
+            tokens: s.tokens,
+            priced: s.priced,
+            acted: false,
+        };
+        converge::saving(&at, step.saturating_sub(1), spent_before)
+    });
     unmentioned
 }
 
