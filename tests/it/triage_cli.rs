@@ -4,28 +4,15 @@
 //! as its material. Without `--triage` the record notes what triage would have decided, and
 //! `log --stats` sums what it would have saved.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::positions_cli::{phases as phase_commits, prompt_of, stop_in};
 use crate::support::anvil::{Commit, Project};
 
 const SESSION: &str = "s-triage";
 
 fn stop(project: &Project, text: &str) -> Value {
-    let run = project
-        .hook(&json!({
-            "session_id": SESSION, "cwd": project.path(), "hook_event_name": "Stop",
-            "stop_hook_active": true, "last_assistant_message": text,
-        }))
-        .ok();
-    serde_json::from_str(run.stdout.trim()).unwrap_or(Value::Null)
-}
-
-fn prompt_of(reply: &Value) -> String {
-    reply["reason"]
-        .as_str()
-        .or(reply["hookSpecificOutput"]["additionalContext"].as_str())
-        .unwrap_or_default()
-        .to_owned()
+    stop_in(project, SESSION, text)
 }
 
 fn answer(words: &str, stance: &str, confidence: &str) -> String {
@@ -44,14 +31,6 @@ fn start(project: &Project, extra: &[&str]) -> String {
     ];
     args.extend_from_slice(extra);
     project.start(&args).debate
-}
-
-fn phase_commits(project: &Project, debate: &str) -> Vec<Commit> {
-    project
-        .commits(debate)
-        .into_iter()
-        .filter(|c| !matches!(c.phase(), "start" | "run"))
-        .collect()
 }
 
 #[test]

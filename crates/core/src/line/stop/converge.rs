@@ -199,8 +199,8 @@ pub(super) fn triage(state: &mut State, outcome: &mut machine::Outcome) -> Optio
     Some(decided.words())
 }
 
-/// In a debate run without triage: once every seat has spoken, what triage would have
-/// decided from their first positions, noted once with what had been spent by then (the
+/// In a debate run without triage: once every seat has spoken, each stating a position, what
+/// triage would have decided from their first positions, noted once with what had been spent by then (the
 /// synthesis records what it would have saved). The words, on the phase that decides it.
 pub(super) fn triage_shadow(state: &mut State, outcome: &machine::Outcome) -> Option<String> {
     if state.setup.triage || state.triage_shadow.is_some() || !outcome.finished.role.is_debating() {
@@ -214,7 +214,9 @@ pub(super) fn triage_shadow(state: &mut State, outcome: &machine::Outcome) -> Op
         .iter()
         .filter_map(|seat| state.positions.iter().find(|h| h.seat == *seat).cloned())
         .collect();
-    if seats.is_empty() || firsts.len() < seats.len() {
+    // Nothing can be said before every seat has spoken, nor of seats that state no
+    // position (triage asks for one).
+    if seats.is_empty() || firsts.len() < seats.len() || firsts.iter().any(|h| h.stance.is_none()) {
         return None;
     }
     let decided = positions::settled(&firsts, state.setup.triage_threshold());
