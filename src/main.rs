@@ -108,6 +108,7 @@ pub(crate) enum Command {
 }
 
 fn main() -> ExitCode {
+    anvil_core::launcher::die_with_launcher();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let ctx = Ctx { cwd };
     // The Stop hook runs at the end of every turn of every Claude session: it skips building

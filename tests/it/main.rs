@@ -36,6 +36,7 @@ mod options_cli;
 mod other_writers;
 mod positions_cli;
 mod prose_cli;
+mod readme;
 mod recall_cli;
 mod record_faults;
 mod record_races;
