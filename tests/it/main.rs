@@ -50,3 +50,5 @@ mod secrets_cli;
 mod serve_api;
 mod serve_browser;
 mod support;
+mod triage_cli;
+mod vote_cli;
