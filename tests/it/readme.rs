@@ -202,6 +202,11 @@ fn the_readme_test_command_is_the_one_ci_runs() {
     );
 }
 
+/// The last line of `out`: where `anvil run` says its report is.
+fn last_line(out: &str) -> &str {
+    out.trim().lines().last().unwrap_or_default().trim()
+}
+
 #[test]
 fn the_readme_quick_start_runs_as_written() {
     let text = readme();
@@ -218,7 +223,8 @@ fn the_readme_quick_start_runs_as_written() {
         .expect("the install, then the debate");
     assert!(install.starts_with("cargo install --path "), "{install}");
     let run = sh(fresh.path(), rest, &server, &home);
-    let report = run.stdout.trim();
+    // `anvil run` shows the debate, then says where its report is, last.
+    let report = last_line(&run.stdout);
     assert!(
         report.ends_with(".md") && Path::new(report).is_file(),
         "a report: {}",
@@ -245,7 +251,8 @@ fn the_readme_quick_start_runs_as_written() {
     assert!(project.path().join(".anvil/record").is_dir());
     assert!(project.path().join(".claude/settings.json").is_file());
     assert!(said("anvil doctor").stdout.contains("Stop hook"));
-    let report = said("anvil run \"Should we rewrite billing").stdout.trim();
+    let ran = said("anvil run \"Should we rewrite billing");
+    let report = last_line(&ran.stdout);
     assert!(Path::new(report).is_file(), "the report: {report}");
     assert!(
         said("anvil log").stdout.contains("billing"),
@@ -266,8 +273,9 @@ fn the_readme_quick_start_runs_as_written() {
         diff.contains("for 0.7") && diff.contains("mixed 0.6"),
         "{diff}"
     );
-    let branched = std::fs::read_to_string(said("anvil run --line billing@cost").stdout.trim())
-        .expect("the branch's report");
+    let branched_run = said("anvil run --line billing@cost");
+    let branched =
+        std::fs::read_to_string(last_line(&branched_run.stdout)).expect("the branch's report");
     assert!(branched.contains("invoice calculator only"), "{branched}");
     assert!(
         said("anvil search").stdout.contains("migration"),
