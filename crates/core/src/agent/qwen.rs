@@ -5,9 +5,21 @@
 //! `qwen_code_version`), the turn's `assistant` messages (each with `model` and `usage`) and
 //! `result` (`result`, `is_error`, `duration_ms`). The tokens are the assistant messages'
 //! own: `result.usage` also counts Qwen Code's background memory requests.
+//!
+//! As a host: Claude-format hooks in `.qwen/settings.json` (project hooks load only in a
+//! trusted folder, and folder trust is off unless the person turned it on). Its Stop input is
+//! Claude Code's, `last_assistant_message` included; the hook's environment names the session
+//! (`QWEN_CODE_SESSION_ID`), the version (`QWEN_CODE_STARTUP_VERSION`) and the model
+//! (`QWEN_CODE_MODEL`). `decision: block` continues the turn with the reason as a user
+//! message, which its transcript (`~/.qwen/projects/SLUG/chats/SESSION.jsonl`) does not keep;
+//! each reply is an `assistant` record there with its `model` and `usageMetadata`. It ends a
+//! turn after 8 continuations in a row (`stopHookBlockingCap` in its settings,
+//! `QWEN_CODE_STOP_HOOK_BLOCK_CAP` for one run): the install raises the setting as it raises
+//! Claude Code's.
 
 use serde_json::Value;
 
+use super::host::{Host, HostTurn, Stop, Wiring};
 use super::ready::home_file;
 use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 
@@ -64,6 +76,10 @@ impl Agent for Qwen {
             .collect()
     }
 
+    fn host(&self) -> Option<&'static dyn Host> {
+        Some(&Qwen)
+    }
+
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
         let events: Vec<Value> =
             serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
@@ -114,6 +130,81 @@ impl Agent for Qwen {
         })
     }
 }
+
+/// The variable that caps Qwen Code's continuations for one run.
+const CAP_VAR: &str = "QWEN_CODE_STOP_HOOK_BLOCK_CAP";
+/// The setting that caps them.
+const CAP_SETTING: &str = "stopHookBlockingCap";
+
+impl Host for Qwen {
+    fn agent(&self) -> &'static dyn Agent {
+        &Qwen
+    }
+
+    /// Its environment names the session that stops (an outer session's variable, inherited,
+    /// names another).
+    fn runs(&self, stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> bool {
+        var("QWEN_CODE_SESSION_ID").is_some_and(|s| s.trim() == stop.session)
+    }
+
+    fn turn(&self, stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> HostTurn {
+        let reply = stop
+            .transcript
+            .and_then(|path| super::host::last_record(path, |r| r["type"] == "assistant"));
+        let reply = reply.as_ref();
+        let text = |r: &Value, key: &str| r[key].as_str().map(str::to_owned);
+        let usage = reply.map(|r| &r["usageMetadata"]);
+        let n = |key: &str| usage.and_then(|u| u[key].as_u64()).unwrap_or(0);
+        HostTurn {
+            version: var("QWEN_CODE_STARTUP_VERSION")
+                .or_else(|| reply.and_then(|r| text(r, "version"))),
+            model: reply
+                .and_then(|r| text(r, "model"))
+                .or_else(|| var("QWEN_CODE_MODEL")),
+            tokens: Tokens {
+                input: n("promptTokenCount"),
+                output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+                cache_read: n("cachedContentTokenCount"),
+                cache_write: 0,
+            },
+        }
+    }
+
+    fn block_cap(
+        &self,
+        project: &std::path::Path,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<u32> {
+        let setting = || {
+            let text = std::fs::read_to_string(project.join(WIRING.settings)).ok()?;
+            serde_json::from_str::<Value>(&text).ok()?[CAP_SETTING].as_u64()
+        };
+        let cap = var(CAP_VAR)
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .or_else(setting)
+            .unwrap_or(8);
+        Some(u32::try_from(cap).unwrap_or(u32::MAX))
+    }
+
+    fn wiring(&self) -> &'static Wiring {
+        &WIRING
+    }
+}
+
+static WIRING: Wiring = Wiring {
+    settings: ".qwen/settings.json",
+    event: "Stop",
+    timeout: ("timeout", 1),
+    cap_setting: Some(CAP_SETTING),
+    command: Some((".qwen/commands/anvil.md", COMMAND)),
+};
+
+/// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers
+/// the prompt it prints; the Stop hook claims the debate for the session that saw it.
+const COMMAND: &str = "---\ndescription: Start an anvil debate on a question (anvil-managed)\n---\n\
+Run this command with your shell tool, passing the text after the colon as its arguments, \
+quoted as one question followed by any options it holds: `anvil start`: {{args}}\n\n\
+Then answer the prompt it prints, exactly as that prompt asks.\n";
 
 /// The authentication Qwen Code's `settings.json` chooses (`openai`, `qwen-oauth`, …).
 fn selected_auth() -> Option<String> {

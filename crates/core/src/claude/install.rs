@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 mod commands;
 mod env;
 mod hooks;
+pub mod host;
 mod mcp;
 mod permissions;
 
