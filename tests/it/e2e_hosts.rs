@@ -69,11 +69,17 @@ fn assert_hosted(project: &Project, server: &ModelServer, debate: &str, host: &s
             commit.phase()
         );
     }
+    let all = answered(server);
     assert_eq!(
-        answered(server),
+        all[all.len().saturating_sub(3)..],
         ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
-        "one request per phase, none after the synthesis"
+        "one request per phase, none after the synthesis: {all:?}"
     );
+    // Each phase is the turn's own text, never the answers before it again.
+    let transcript = project.transcript_md(debate);
+    for said in ["ADVOCATE r1 of", "CRITIC r1 of", "SYNTHESIS of"] {
+        assert_eq!(transcript.matches(said).count(), 1, "{said}: {transcript}");
+    }
 }
 
 #[test]
@@ -105,4 +111,115 @@ fn qwen_code_hosts_a_debate_to_its_synthesis_through_its_stop_hook() {
     }
     let settings = std::fs::read_to_string(project.path().join(".qwen/settings.json")).unwrap();
     assert_eq!(settings, "{\n  \"$version\": 4\n}\n");
+}
+
+/// `anvil doctor`'s line about the host's trust, in a run with only the agents' environment.
+fn trust_line(project: &Project, home: &AgentsHome) -> String {
+    let doctor = run_anvil(project, home, &["doctor"]);
+    doctor
+        .stdout
+        .lines()
+        .chain(doctor.stderr.lines())
+        .find(|l| l.contains("trust"))
+        .unwrap_or_else(|| panic!("no word of trust: {}", doctor.describe()))
+        .to_owned()
+}
+
+/// Gemini CLI trusts no folder until told: its headless run refuses the project (exit 55) and
+/// `anvil doctor` says why and how to fix it; once the folder is trusted the way it says, the
+/// debate runs to its synthesis through the `AfterAgent` hook.
+#[test]
+fn gemini_cli_hosts_a_debate_once_the_folder_is_trusted() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, install) = installed(&home, Cli::Gemini);
+    insta::assert_snapshot!(
+        "install_gemini",
+        Filters::of(&project).redact(&install.stderr)
+    );
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let gemini = |home: &AgentsHome| {
+        home.run_env(
+            Cli::Gemini,
+            project.path(),
+            &["-m", "gemini-host-model", "-p", &started.prompt],
+            &[("GEMINI_CLI_NO_RELAUNCH", "true")],
+            Duration::from_secs(300),
+        )
+    };
+
+    let untrusted = trust_line(&project, &home);
+    assert!(
+        untrusted.contains("does not trust this folder"),
+        "{untrusted}"
+    );
+    let refused = gemini(&home);
+    assert_eq!(refused.code, Some(55), "{}", refused.describe());
+    assert!(server.main_turns().is_empty());
+
+    // The fix doctor names: the folder trusted in ~/.gemini/trustedFolders.json.
+    let project_dir = project.path().canonicalize().unwrap();
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        serde_json::json!({ project_dir.to_str().unwrap(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let trusted = trust_line(&project, &home);
+    assert!(trusted.contains("trusts the project"), "{trusted}");
+    let run = gemini(&home);
+    assert_hosted(&project, &server, &started.debate, "gemini", &run);
+    assert!(
+        project.commits(&started.debate)[1..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Model") == Some("gemini-host-model"))
+    );
+    run_anvil(&project, &home, &["uninstall", "--agent", "gemini"]).ok();
+    assert!(!project.path().join(".gemini/commands/anvil.toml").exists());
+}
+
+/// Codex skips a hook nobody trusted, silently: the debate does not move, and `anvil doctor`
+/// says why and how to fix it; once the hook is trusted, the debate runs to its synthesis
+/// through Codex's Stop hook.
+#[test]
+fn codex_hosts_a_debate_once_its_hook_is_trusted() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, install) = installed(&home, Cli::Codex);
+    insta::assert_snapshot!(
+        "install_codex",
+        Filters::of(&project).redact(&install.stderr)
+    );
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let codex = |home: &AgentsHome, extra: &[&str]| {
+        let mut args = vec!["exec", "--skip-git-repo-check"];
+        args.extend(extra);
+        args.push(&started.prompt);
+        home.run(Cli::Codex, project.path(), &args, Duration::from_secs(300))
+    };
+    let untrusted = trust_line(&project, &home);
+    assert!(
+        untrusted.contains("does not trust this project"),
+        "{untrusted}"
+    );
+    // The fix doctor names for the project; the hook is still untrusted: Codex runs the
+    // turn and skips the hook, silently.
+    let config = home.path().join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        project.path().canonicalize().unwrap().display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let untrusted = trust_line(&project, &home);
+    assert!(
+        untrusted.contains("skips a hook nobody trusted"),
+        "{untrusted}"
+    );
+    codex(&home, &[]).ok();
+    assert_eq!(answered(&server), ["ADVOCATE r1"]);
+    assert!(project.state_md(&started.debate).contains("step: 0"));
+
+    // The headless fix doctor names: the debate runs to its synthesis.
+    let run = codex(&home, &["--dangerously-bypass-hook-trust"]);
+    assert_hosted(&project, &server, &started.debate, "codex 0.169.0", &run);
 }

@@ -81,12 +81,15 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     if let Some(host) = host(args.agent.as_deref(), args.user)? {
         let changes = anvil_core::claude::install::host::install(&ctx.cwd, host)?;
         report(&ctx.cwd, changes, "already installed")?;
+        let title = host.agent().title();
+        let how = match host.wiring().command {
+            Some(_) => "its /anvil command, or the prompt `anvil start` prints",
+            None => "the prompt `anvil start` prints",
+        };
         say(&format!(
-            "anvil: start a debate in {}: its /anvil command, or the prompt `anvil start` prints; \
-             the hook calls `anvil-hook` by name, so it must be on the PATH {} starts with \
-             (`anvil doctor` checks)",
-            host.agent().title(),
-            host.agent().title()
+            "anvil: start a debate in {title}: {how}; the hook calls `anvil-hook` by name, so \
+             it must be on the PATH {title} starts with (`anvil doctor` checks it, and whether \
+             {title} trusts the hook)"
         ));
         return Ok(());
     }

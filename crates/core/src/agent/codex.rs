@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Wiring};
+use super::host::{Host, HostTurn, Stop, Trust, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 
@@ -187,6 +187,73 @@ impl Host for Codex {
 
     fn wiring(&self) -> &'static Wiring {
         &WIRING
+    }
+
+    /// Two trusts, both in `$CODEX_HOME/config.toml`: the project's (`[projects."PATH"]
+    /// trust_level = "trusted"`, without which Codex loads nothing of its `.codex/`), and the
+    /// hook's (a `trusted_hash` under `[hooks.state."KEY"]`, whose key names the hooks file).
+    fn trust(&self, project: &Path, home: Option<&Path>) -> Trust {
+        let Some(codex_home) = agent_home("CODEX_HOME", ".codex")
+            .filter(|_| std::env::var_os("CODEX_HOME").is_some())
+            .or_else(|| home.map(|h| h.join(".codex")))
+        else {
+            return Trust::NotAsked;
+        };
+        let config_path = codex_home.join("config.toml");
+        let config: toml::Table = std::fs::read_to_string(&config_path)
+            .ok()
+            .and_then(|t| toml::from_str(&t).ok())
+            .unwrap_or_default();
+        let project = project
+            .canonicalize()
+            .unwrap_or_else(|_| project.to_owned());
+        let project_trusted = project.ancestors().any(|dir| {
+            config
+                .get("projects")
+                .and_then(|p| p.get(dir.to_string_lossy().as_ref()))
+                .and_then(|p| p.get("trust_level"))
+                .and_then(toml::Value::as_str)
+                == Some("trusted")
+        });
+        if !project_trusted {
+            return Trust::Untrusted {
+                why: "Codex does not trust this project: it loads nothing of its .codex/, \
+                      anvil's hook included"
+                    .into(),
+                fix: format!(
+                    "run `codex` here and trust the project, or add [projects.\"{}\"] \
+                     trust_level = \"trusted\" to {}",
+                    project.display(),
+                    config_path.display()
+                ),
+            };
+        }
+        let hooks = project.join(WIRING.settings);
+        let hooks = hooks.to_string_lossy();
+        let hook_trusted = config
+            .get("hooks")
+            .and_then(|h| h.get("state"))
+            .and_then(toml::Value::as_table)
+            .into_iter()
+            .flatten()
+            .any(|(key, state)| {
+                key.contains(hooks.as_ref()) && state.get("trusted_hash").is_some()
+            });
+        if hook_trusted {
+            Trust::Trusted(format!(
+                "{} trusts the project and its hooks",
+                config_path.display()
+            ))
+        } else {
+            Trust::Untrusted {
+                why: "Codex skips a hook nobody trusted, silently: anvil's hook in \
+                      .codex/hooks.json has not been trusted"
+                    .into(),
+                fix: "run `codex` here and trust the new hook when it asks you to review it; \
+                      for one headless run, `codex exec --dangerously-bypass-hook-trust`"
+                    .into(),
+            }
+        }
     }
 }
 

@@ -26,7 +26,7 @@
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Wiring};
+use super::host::{Host, HostTurn, Stop, Trust, Wiring};
 use super::ready::{home_file, set_among};
 use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 
@@ -161,6 +161,37 @@ impl Host for Gemini {
 
     fn wiring(&self) -> &'static Wiring {
         &WIRING
+    }
+
+    /// Folder trust is on unless the person's settings turn it off; a folder is trusted in
+    /// `~/.gemini/trustedFolders.json`.
+    fn trust(&self, project: &std::path::Path, home: Option<&std::path::Path>) -> Trust {
+        let Some(home) = home else {
+            return Trust::NotAsked;
+        };
+        let settings = std::fs::read_to_string(home.join(".gemini/settings.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or_default();
+        if settings["security"]["folderTrust"]["enabled"] == false {
+            return Trust::NotAsked;
+        }
+        let rules = home.join(".gemini/trustedFolders.json");
+        match super::host::trusted_folder(&rules, project) {
+            Some(true) => Trust::Trusted(format!("{} trusts the project", rules.display())),
+            _ => Trust::Untrusted {
+                why: "Gemini CLI does not trust this folder: it ignores the project's \
+                      .gemini/settings.json, anvil's hook included (headless, it refuses to run: \
+                      exit 55)"
+                    .into(),
+                fix: format!(
+                    "run `gemini` here and trust the folder, or add \"{}\": \"TRUST_FOLDER\" to \
+                     {}; for one headless run, GEMINI_CLI_TRUST_WORKSPACE=true",
+                    project.display(),
+                    rules.display()
+                ),
+            },
+        }
     }
 }
 

@@ -95,6 +95,53 @@ pub trait Host: Sync {
 
     /// What the install writes.
     fn wiring(&self) -> &'static Wiring;
+
+    /// Whether it runs the project's hook at `project`, for a person whose home is `home`:
+    /// a host that loads a project's settings only in a folder the person trusted says so.
+    fn trust(&self, _project: &Path, _home: Option<&Path>) -> Trust {
+        Trust::NotAsked
+    }
+}
+
+/// Whether a host runs the hook anvil installed in a project ([`Host::trust`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// It asks nothing of the kind.
+    NotAsked,
+    /// It does: what says so.
+    Trusted(String),
+    /// It skips the hook: why, and what to do about it.
+    Untrusted { why: String, fix: String },
+}
+
+/// What a `trustedFolders.json` (Gemini CLI's and Qwen Code's) says of `project`: `Some(true)`
+/// when a rule trusts it (`TRUST_FOLDER` on it or a folder above, `TRUST_PARENT` on a folder
+/// whose parent holds it), `Some(false)` when one distrusts it (`DO_NOT_TRUST`), the rule
+/// nearest the project winning; `None` when no rule speaks of it.
+pub(crate) fn trusted_folder(rules: &Path, project: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(rules).ok()?;
+    let rules: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).ok()?;
+    let project = project
+        .canonicalize()
+        .unwrap_or_else(|_| project.to_owned());
+    let mut nearest: Option<(usize, bool)> = None;
+    for (path, level) in &rules {
+        let path = Path::new(path);
+        let (folder, trusts) = match level.as_str() {
+            Some("TRUST_FOLDER") => (Some(path), true),
+            Some("TRUST_PARENT") => (path.parent(), true),
+            Some("DO_NOT_TRUST") => (Some(path), false),
+            _ => continue,
+        };
+        let Some(folder) = folder.filter(|f| project.starts_with(f)) else {
+            continue;
+        };
+        let depth = folder.components().count();
+        if nearest.is_none_or(|(d, _)| depth >= d) {
+            nearest = Some((depth, trusts));
+        }
+    }
+    nearest.map(|(_, trusts)| trusts)
 }
 
 /// The host of this stop among the agents that host, `None` for Claude Code (and for a host

@@ -19,7 +19,7 @@
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Wiring};
+use super::host::{Host, HostTurn, Stop, Trust, Wiring};
 use super::ready::home_file;
 use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 
@@ -188,6 +188,36 @@ impl Host for Qwen {
 
     fn wiring(&self) -> &'static Wiring {
         &WIRING
+    }
+
+    /// Folder trust is off unless the person's settings turn it on; a folder is trusted in
+    /// `~/.qwen/trustedFolders.json`.
+    fn trust(&self, project: &std::path::Path, home: Option<&std::path::Path>) -> Trust {
+        let Some(home) = home else {
+            return Trust::NotAsked;
+        };
+        let settings = std::fs::read_to_string(home.join(".qwen/settings.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or_default();
+        if settings["security"]["folderTrust"]["enabled"] != true {
+            return Trust::NotAsked;
+        }
+        let rules = home.join(".qwen/trustedFolders.json");
+        match super::host::trusted_folder(&rules, project) {
+            Some(true) => Trust::Trusted(format!("{} trusts the project", rules.display())),
+            _ => Trust::Untrusted {
+                why: "Qwen Code does not trust this folder: it ignores the project's \
+                      .qwen/settings.json, anvil's hook included"
+                    .into(),
+                fix: format!(
+                    "run `qwen` here and trust the folder (`/permissions`), or add \"{}\": \
+                     \"TRUST_FOLDER\" to {}",
+                    project.display(),
+                    rules.display()
+                ),
+            },
+        }
     }
 }
 
