@@ -223,3 +223,70 @@ fn codex_hosts_a_debate_once_its_hook_is_trusted() {
     let run = codex(&home, &["--dangerously-bypass-hook-trust"]);
     assert_hosted(&project, &server, &started.debate, "codex 0.169.0", &run);
 }
+
+/// Qwen Code's cap on continuations in a row, lowered below what a debate needs: the turn ends
+/// midway, the record stands where it stopped, and the person's `continue` in the same session
+/// takes the debate on from there to its synthesis.
+#[test]
+fn a_debate_cut_by_qwen_codes_cap_goes_on_when_the_person_says_continue() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let started = project.start(&["Should we cap blocks?", "--rounds", "2"]);
+    let session = crate::support::claude::new_session_id();
+    let qwen = |prompt: &str, session_flag: &str| {
+        home.run_env(
+            Cli::Qwen,
+            project.path(),
+            &[session_flag, &session, "-p", prompt],
+            &[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "3")],
+            Duration::from_secs(300),
+        )
+    };
+    let first = qwen(&started.prompt, "--session-id");
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: active"),
+        "{state}\n{}",
+        first.describe()
+    );
+    // A cap of 3 lets two continuations through: the prompt of the critic's second turn was
+    // dropped.
+    let cut = answered(&server);
+    assert_eq!(cut, ["ADVOCATE r1", "CRITIC r1", "ADVOCATE r2"]);
+    let second = qwen("continue", "--resume");
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\ncut after {cut:?}, then {:?}\n{}",
+        answered(&server),
+        second.describe()
+    );
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| format!("{} {}", c.phase(), c.round()))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "start 0",
+            "advocate 1",
+            "critic 1",
+            "advocate 2",
+            "critic 2",
+            "synthesizer 2"
+        ]
+    );
+    // The turn that answered `continue` was not taken for the critic's phase: the prompt went
+    // out again, and was answered.
+    assert_eq!(
+        answered(&server)[3..],
+        ["(no prompt) continue", "CRITIC r2", "SYNTHESIS"]
+    );
+    assert!(
+        !project
+            .transcript_md(&started.debate)
+            .contains("nothing to debate")
+    );
+}

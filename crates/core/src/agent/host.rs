@@ -87,8 +87,8 @@ pub trait Host: Sync {
     /// What its records say of the turn that ended.
     fn turn(&self, stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> HostTurn;
 
-    /// Its cap on continuations in a row for the project at `project`, `None` when it has
-    /// none.
+    /// How many continuations in a row it lets through for the project at `project` (the
+    /// next `block` is dropped and the turn ends), `None` when it has no cap.
     fn block_cap(&self, _project: &Path, _var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
         None
     }

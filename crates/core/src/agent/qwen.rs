@@ -183,7 +183,9 @@ impl Host for Qwen {
             .and_then(|n| n.trim().parse::<u64>().ok())
             .or_else(setting)
             .unwrap_or(8);
-        Some(u32::try_from(cap).unwrap_or(u32::MAX))
+        // The block that brings the count to the cap is the one dropped: a cap of N lets N - 1
+        // continuations through.
+        Some(u32::try_from(cap.saturating_sub(1)).unwrap_or(u32::MAX))
     }
 
     fn wiring(&self) -> &'static Wiring {

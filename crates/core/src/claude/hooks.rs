@@ -272,7 +272,7 @@ fn drive(hook: &Hook<'_>, concerned: &mut Option<LineRef>) -> Result<HookOutput,
     let turn = clean(taken, &mut intake);
     let kept = kept_text(hook.home, &line, turn.text.as_deref(), &mut intake);
     let saved = save(hook.home, &line, turn.text.as_deref(), kept.is_some())?;
-    let seen = !claimed || saw_its_prompt(hook, &line, &turn);
+    let seen = (!claimed || saw_its_prompt(hook, &line, &turn)) && !cut_by_cap(hook);
     let provenance = provenance(hook, &turn).map(|mut p| {
         // The model and version Claude Code wrote are outside text too.
         p.clean(&mut intake);
@@ -465,6 +465,29 @@ fn save(
         }
         (None, false) => Ok(None),
     }
+}
+
+/// Did the host's cap drop the prompt this session was last handed? Past Claude Code's cap the
+/// `block` stays in the conversation, so the person's `continue` finds it; past Qwen Code's it
+/// is gone, and the turn that answers `continue` never saw the phase that is out. The streak
+/// left above the cap says so: that turn is not recorded, and the prompt is handed out again
+/// (a new streak begins).
+fn cut_by_cap(hook: &Hook<'_>) -> bool {
+    let Some(host) = hook.host else {
+        return false;
+    };
+    if hook.input.stop_hook_active.as_bool() == Some(true) {
+        return false;
+    }
+    let var = |key: &str| std::env::var(key).ok();
+    let Some(cap) = host.block_cap(hook.home.project(), &var) else {
+        return false;
+    };
+    hook.home
+        .streak_path(hook.session)
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .and_then(|n| n.trim().parse::<u32>().ok())
+        .is_some_and(|streak| streak > cap)
 }
 
 /// Has the session that claims `line` at this stop seen the line's prompt? Its transcript says.
