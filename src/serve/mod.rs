@@ -109,6 +109,7 @@ async fn serve(home: Home, ip: IpAddr, args: Args) -> Result<(), CliError> {
 
     let (events, _) = broadcast::channel(256);
     watch::spawn(home.clone(), events.clone());
+    start::warm();
     let app = Arc::new(App {
         home,
         token,

@@ -34,10 +34,60 @@ pub struct AgentChoice {
     pub missing: Option<String>,
 }
 
+/// How long what the agents said of themselves is shown before it is asked again.
+const FRESH: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What the agents last said of themselves, and when.
+static KNOWN: std::sync::Mutex<Option<(std::time::Instant, Vec<AgentChoice>)>> =
+    std::sync::Mutex::new(None);
+/// Held while the agents are asked: a look that finds nothing known waits for the asking under
+/// way rather than asking them all a second time.
+static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn known() -> Option<(std::time::Instant, Vec<AgentChoice>)> {
+    KNOWN.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// Asks the agents in the background, so that the first "New debate" does not wait for them
+/// (each answers `--version` in its own process: seconds for some, and the page waits for the
+/// slowest). The room calls it when it starts.
+pub fn warm() {
+    std::thread::spawn(|| ask_and_keep(None));
+}
+
+/// Asks the agents and keeps their answers, unless answers newer than `older_than` arrived
+/// while this waited its turn.
+fn ask_and_keep(older_than: Option<std::time::Instant>) -> Vec<AgentChoice> {
+    let _asking = ASKING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((at, agents)) = known()
+        && older_than.is_none_or(|then| at > then)
+    {
+        return agents;
+    }
+    let fresh = ask_agents();
+    *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some((std::time::Instant::now(), fresh.clone()));
+    fresh
+}
+
 /// The agents that could take a seat, and whether each can here: what `anvil seats` says. The
-/// room asks this one function, and asks it each time (an agent installed or signed in a
-/// minute ago counts).
+/// form shows what they last said, asked again in the background once it is older than
+/// [`FRESH`] (an agent installed or signed in a minute ago counts on the next look); a look
+/// before any answer waits for one.
 pub fn agents() -> Vec<AgentChoice> {
+    match known() {
+        Some((at, agents)) => {
+            if at.elapsed() > FRESH && ASKING.try_lock().is_ok() {
+                std::thread::spawn(move || ask_and_keep(Some(at)));
+            }
+            agents
+        }
+        None => ask_and_keep(None),
+    }
+}
+
+/// The agents asked now.
+fn ask_agents() -> Vec<AgentChoice> {
     anvil_core::agent::check_all()
         .into_iter()
         .map(|r| AgentChoice {
@@ -165,7 +215,16 @@ fn check_seats(seats: &BTreeMap<String, String>) -> Result<(), ApiError> {
     if seats.is_empty() {
         return Ok(());
     }
-    let agents = agents();
+    let mut agents = agents();
+    // What was said a while ago may be out of date: a seat refused is refused on a fresh look.
+    let named =
+        |agents: &[AgentChoice], name: &str| agents.iter().any(|a| a.name == name && a.ready);
+    if seats
+        .values()
+        .any(|seat| !named(&agents, seat.split(':').next().unwrap_or_default().trim()))
+    {
+        agents = ask_and_keep(Some(std::time::Instant::now()));
+    }
     for (role, seat) in seats {
         let name = seat.split(':').next().unwrap_or_default().trim();
         match agents.iter().find(|a| a.name == name) {

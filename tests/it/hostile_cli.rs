@@ -495,7 +495,10 @@ fn a_forged_role_section_arrives_in_the_next_prompt_as_quoted_text() {
         .ok();
     let synthesis = stop("CRITIC: the case against.");
     let (quoted, after) = split_at_frame(&synthesis, "debate-so-far-1");
-    assert!(quoted.contains(FORGED), "{quoted}");
+    // The debate so far is the transcript as people read it: a debater's own heading sits
+    // under its phase's, a level down, so it cannot even look like a section of the prompt.
+    let forged = FORGED.replace("\n## Your role", "\n### Your role");
+    assert!(quoted.contains(&forged), "{quoted}");
     assert!(quoted.contains("CRITIC: the case against."), "{quoted}");
     assert_eq!(after.matches("## Your role").count(), 1, "{after}");
     assert!(after.contains("## Your role: Synthesizer"), "{after}");

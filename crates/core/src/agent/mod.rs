@@ -86,6 +86,11 @@ pub const SEAT_VAR: &str = "ANVIL_SEAT";
 /// How long a seat's turn may take unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The longest a seat's turn may be given, in seconds: a day. A longer timeout, from a
+/// committed config or the environment, is no timeout a person meant, and sums of durations
+/// built on it must not overflow.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
 /// The agent named `name` (`codex`).
 pub fn find(name: &str) -> Option<&'static dyn Agent> {
     AGENTS.iter().copied().find(|a| a.name() == name)

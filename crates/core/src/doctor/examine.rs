@@ -10,6 +10,13 @@ pub fn examine(env: &Environment) -> Vec<Finding> {
     out.extend(super::hosts::check(env));
     match Home::find(&env.cwd) {
         Some(home) => {
+            // A config that does not read stops every debate here: said first, with why.
+            if let Err(e) = crate::model::config::Config::load(&home) {
+                out.push(
+                    Finding::new("record", "config", Level::Fail, e.to_string())
+                        .hint("docs/options.md lists every key of .anvil/config.toml"),
+                );
+            }
             out.extend(super::record::check(&home, env.now));
             out.extend(super::debates::check(&home));
         }
@@ -41,5 +48,31 @@ mod tests {
             .expect("a finding about the home");
         assert_eq!(home.level, Level::Note);
         assert!(findings.iter().all(|f| f.area != "debates"));
+    }
+
+    /// A committed config can say anything: doctor names what is wrong with it, and the rest
+    /// of its checks run (the seats' timeout it would have added to no longer overflows).
+    #[test]
+    fn a_config_that_does_not_read_is_a_failure_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let anvil = dir.path().join(".anvil");
+        std::fs::create_dir(&anvil).unwrap();
+        std::fs::write(
+            anvil.join("config.toml"),
+            "[seats]\ntimeout = 18446744073709551615\n",
+        )
+        .unwrap();
+        let env = Environment::for_test(dir.path().to_owned(), Some(dir.path().join("user")));
+        let findings = examine(&env);
+        let config = findings
+            .iter()
+            .find(|f| f.check == "config")
+            .expect("a finding about the config");
+        assert_eq!(config.level, Level::Fail);
+        assert!(
+            config.message.contains("from 1 to 86400"),
+            "{}",
+            config.message
+        );
     }
 }

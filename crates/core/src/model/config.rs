@@ -42,7 +42,9 @@ pub struct Config {
 pub struct SeatsTable {
     /// `fallback = "host"`: the host plays a seat that failed (recorded as such).
     pub fallback: Option<Fallback>,
-    /// Seconds a seat's turn may take before it is stopped (default 600).
+    /// Seconds a seat's turn may take before it is stopped (default 600; 1 to
+    /// [`crate::agent::MAX_TIMEOUT_SECS`]).
+    #[serde(default, deserialize_with = "timeout_secs")]
     pub timeout: Option<u64>,
     pub independent: Option<bool>,
     pub budget_tokens: Option<u64>,
@@ -59,6 +61,18 @@ pub struct SeatsTable {
 
 impl Eq for SeatsTable {}
 
+/// `[seats] timeout`: seconds, at least 1 and at most a day.
+fn timeout_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let secs = u64::deserialize(d)?;
+    if !(1..=crate::agent::MAX_TIMEOUT_SECS).contains(&secs) {
+        return Err(serde::de::Error::custom(format!(
+            "{secs} seconds: a seat's timeout is from 1 to {} (a day)",
+            crate::agent::MAX_TIMEOUT_SECS
+        )));
+    }
+    Ok(Some(secs))
+}
+
 /// `[seats] env`: names of variables, or prefixes ending in `*`.
 fn env_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     let names = Vec::<String>::deserialize(d)?;
@@ -70,11 +84,14 @@ fn env_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::E
 
 impl Config {
     /// How long a seat's turn may take: `$ANVIL_SEAT_TIMEOUT` (seconds), else `[seats]
-    /// timeout`, else [`crate::agent::DEFAULT_TIMEOUT`].
+    /// timeout`, else [`crate::agent::DEFAULT_TIMEOUT`]; at most a day
+    /// ([`crate::agent::MAX_TIMEOUT_SECS`]) whatever the variable says.
     pub fn seat_timeout(&self) -> std::time::Duration {
         std::env::var("ANVIL_SEAT_TIMEOUT")
             .ok()
-            .and_then(|s| s.trim().parse().ok())
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|secs| *secs > 0)
+            .map(|secs| secs.min(crate::agent::MAX_TIMEOUT_SECS))
             .or_else(|| self.seats.as_ref().and_then(|s| s.timeout))
             .map_or(
                 crate::agent::DEFAULT_TIMEOUT,
@@ -496,8 +513,18 @@ auto_loose_debates = 20
         assert_eq!(seats.timeout, Some(30));
         assert_eq!(seats.roles["critic"], "codex:gpt-5.4");
         assert_eq!(seats.roles["Product/UX"], "qwen");
-        let err = parse("[seats]\ncritic = \"gemini\"\n").unwrap_err();
-        assert!(err.contains("unknown agent `gemini`"), "{err}");
+        // A timeout no person meant is refused where it is read, not added up until it
+        // overflows.
+        for bad in ["0", "18446744073709551615", "86401"] {
+            let err = parse(&format!("[seats]\ntimeout = {bad}\n")).unwrap_err();
+            assert!(err.contains("from 1 to 86400"), "{err}");
+        }
+        assert_eq!(
+            parse("[seats]\ntimeout = 86400\n").unwrap().seat_timeout(),
+            std::time::Duration::from_secs(86_400)
+        );
+        let err = parse("[seats]\ncritic = \"bard\"\n").unwrap_err();
+        assert!(err.contains("unknown agent `bard`"), "{err}");
         // The config's seats fill the roles the command line left open.
         let options = crate::model::options::Options {
             question: "Q?".into(),

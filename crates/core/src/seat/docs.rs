@@ -75,7 +75,8 @@ fn docs_seats_md_lists_every_agent() {
     );
 }
 
-/// The README names every agent in its section on seats, as `anvil seats` lists them.
+/// The README names every agent in its section on seats, as `anvil seats` lists them: each
+/// agent CLI by its title, each endpoint preset by the name a seat gives it (`ollama:MODEL`).
 #[test]
 fn the_readme_names_every_agent() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
@@ -86,10 +87,13 @@ fn the_readme_names_every_agent() {
         .and_then(|rest| rest.split("\n## ").next())
         .expect("README.md has its section on seats");
     for agent in AGENTS {
+        let name = match agent.endpoint() {
+            Some(_) => format!("{}:", agent.name()),
+            None => agent.title().to_owned(),
+        };
         assert!(
-            section.contains(agent.title()),
-            "README.md's section on seats does not name {}",
-            agent.title()
+            section.contains(&name),
+            "README.md's section on seats does not name {name}"
         );
     }
 }
