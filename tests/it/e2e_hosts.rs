@@ -290,3 +290,56 @@ fn a_debate_cut_by_qwen_codes_cap_goes_on_when_the_person_says_continue() {
             .contains("nothing to debate")
     );
 }
+
+/// A line begun in Qwen Code and cut by its cap is taken on headless by `anvil run --line`
+/// (Claude Code playing the rest) from where it stopped: nothing played twice, every phase
+/// once, each naming who hosted it.
+#[test]
+fn a_line_begun_in_qwen_code_is_finished_by_anvil_run() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let started = project.start(&["Should we cap blocks?", "--rounds", "2"]);
+    home.run_env(
+        Cli::Qwen,
+        project.path(),
+        &["-p", &started.prompt],
+        &[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "3")],
+        Duration::from_secs(300),
+    )
+    .ok();
+    assert!(project.state_md(&started.debate).contains("step: 3"));
+    let run = run_anvil(&project, &home, &["run", "--line", &started.line]).ok();
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\n{}",
+        run.describe()
+    );
+    let commits = project.commits(&started.debate);
+    let played: Vec<(String, Option<&str>)> = commits[1..]
+        .iter()
+        .map(|c| {
+            (
+                format!("{} {}", c.phase(), c.round()),
+                c.trailer("Anvil-Host"),
+            )
+        })
+        .collect();
+    let qwen = Some("qwen 0.24.4");
+    assert_eq!(
+        played[..3],
+        [
+            ("advocate 1".to_owned(), qwen),
+            ("critic 1".to_owned(), qwen),
+            ("advocate 2".to_owned(), qwen),
+        ]
+    );
+    let rest: Vec<&str> = commits[4..].iter().map(|c| c.phase()).collect();
+    assert_eq!(rest[..2], ["critic", "synthesizer"], "{rest:?}");
+    assert!(
+        commits[4..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Host").is_none())
+    );
+}

@@ -166,20 +166,13 @@ impl Host for Gemini {
     /// Folder trust is on unless the person's settings turn it off; a folder is trusted in
     /// `~/.gemini/trustedFolders.json`.
     fn trust(&self, project: &std::path::Path, home: Option<&std::path::Path>) -> Trust {
-        let Some(home) = home else {
+        let Some((trusted, rules)) = super::host::folder_trust(home, ".gemini", true, project)
+        else {
             return Trust::NotAsked;
         };
-        let settings = std::fs::read_to_string(home.join(".gemini/settings.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .unwrap_or_default();
-        if settings["security"]["folderTrust"]["enabled"] == false {
-            return Trust::NotAsked;
-        }
-        let rules = home.join(".gemini/trustedFolders.json");
-        match super::host::trusted_folder(&rules, project) {
-            Some(true) => Trust::Trusted(format!("{} trusts the project", rules.display())),
-            _ => Trust::Untrusted {
+        match trusted {
+            true => Trust::Trusted(format!("{} trusts the project", rules.display())),
+            false => Trust::Untrusted {
                 why: "Gemini CLI does not trust this folder: it ignores the project's \
                       .gemini/settings.json, anvil's hook included (headless, it refuses to run: \
                       exit 55)"

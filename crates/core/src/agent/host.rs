@@ -114,6 +114,28 @@ pub enum Trust {
     Untrusted { why: String, fix: String },
 }
 
+/// Folder trust as Gemini CLI and Qwen Code keep it in `HOME/DIR/`: `None` when the person's
+/// `settings.json` there turns it off (or, when it is off unless turned on, does not turn it
+/// on), else whether `DIR/trustedFolders.json` trusts `project`, and that file.
+pub(crate) fn folder_trust(
+    home: Option<&Path>,
+    dir: &str,
+    on_unless_off: bool,
+    project: &Path,
+) -> Option<(bool, std::path::PathBuf)> {
+    let dir = home?.join(dir);
+    let settings = std::fs::read_to_string(dir.join("settings.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .unwrap_or_default();
+    let enabled = settings["security"]["folderTrust"]["enabled"].as_bool();
+    if !enabled.unwrap_or(on_unless_off) {
+        return None;
+    }
+    let rules = dir.join("trustedFolders.json");
+    Some((trusted_folder(&rules, project) == Some(true), rules))
+}
+
 /// What a `trustedFolders.json` (Gemini CLI's and Qwen Code's) says of `project`: `Some(true)`
 /// when a rule trusts it (`TRUST_FOLDER` on it or a folder above, `TRUST_PARENT` on a folder
 /// whose parent holds it), `Some(false)` when one distrusts it (`DO_NOT_TRUST`), the rule
@@ -215,5 +237,32 @@ mod tests {
             detect(&codex, &none).map(|h| h.agent().name()),
             Some("codex")
         );
+    }
+
+    /// Qwen Code asks for folder trust only once the person turns it on; Gemini CLI unless
+    /// they turn it off.
+    #[test]
+    fn folder_trust_is_asked_where_each_host_asks_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, project) = (dir.path().join("home"), dir.path().join("p"));
+        std::fs::create_dir_all(&project).unwrap();
+        let trust = |name: &str| find(name).unwrap().trust(&project, Some(&home));
+        assert_eq!(trust("qwen"), Trust::NotAsked);
+        assert!(matches!(trust("gemini"), Trust::Untrusted { .. }));
+        for dir in [".qwen", ".gemini"] {
+            std::fs::create_dir_all(home.join(dir)).unwrap();
+        }
+        std::fs::write(
+            home.join(".qwen/settings.json"),
+            r#"{"security": {"folderTrust": {"enabled": true}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            home.join(".gemini/settings.json"),
+            r#"{"security": {"folderTrust": {"enabled": false}}}"#,
+        )
+        .unwrap();
+        assert!(matches!(trust("qwen"), Trust::Untrusted { .. }));
+        assert_eq!(trust("gemini"), Trust::NotAsked);
     }
 }

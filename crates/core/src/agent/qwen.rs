@@ -195,20 +195,13 @@ impl Host for Qwen {
     /// Folder trust is off unless the person's settings turn it on; a folder is trusted in
     /// `~/.qwen/trustedFolders.json`.
     fn trust(&self, project: &std::path::Path, home: Option<&std::path::Path>) -> Trust {
-        let Some(home) = home else {
+        let Some((trusted, rules)) = super::host::folder_trust(home, ".qwen", false, project)
+        else {
             return Trust::NotAsked;
         };
-        let settings = std::fs::read_to_string(home.join(".qwen/settings.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .unwrap_or_default();
-        if settings["security"]["folderTrust"]["enabled"] != true {
-            return Trust::NotAsked;
-        }
-        let rules = home.join(".qwen/trustedFolders.json");
-        match super::host::trusted_folder(&rules, project) {
-            Some(true) => Trust::Trusted(format!("{} trusts the project", rules.display())),
-            _ => Trust::Untrusted {
+        match trusted {
+            true => Trust::Trusted(format!("{} trusts the project", rules.display())),
+            false => Trust::Untrusted {
                 why: "Qwen Code does not trust this folder: it ignores the project's \
                       .qwen/settings.json, anvil's hook included"
                     .into(),
