@@ -19,6 +19,7 @@ mod endpoint;
 mod error;
 mod flags;
 mod help;
+mod markdown;
 mod mcp_stdio;
 mod memory;
 mod naming;
@@ -108,6 +109,7 @@ pub(crate) enum Command {
 }
 
 fn main() -> ExitCode {
+    anvil_core::launcher::die_with_launcher();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let ctx = Ctx { cwd };
     // The Stop hook runs at the end of every turn of every Claude session: it skips building

@@ -11,6 +11,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    anvil_core::launcher::die_with_launcher();
     let mut args = std::env::args_os().skip(1);
     let Some(first) = args.next() else {
         return usage();

@@ -186,6 +186,46 @@ impl NpmUser {
     }
 }
 
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|stat| {
+                // `pid (name) state ppid …`: the name may hold spaces, so read after its `)`.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
+/// Is `pid` running (neither gone nor a zombie waiting to be reaped)?
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+/// What `found` finds within 30 seconds, or a failure naming `what`.
+fn wait_for<T>(mut found: impl FnMut() -> Option<T>, what: &str) -> T {
+    let began = std::time::Instant::now();
+    loop {
+        if let Some(it) = found() {
+            return it;
+        }
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(30),
+            "waited in vain for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Is `file` (through any symlink) a native executable (ELF, Mach-O)? A launcher is a script.
 fn is_native(file: &Path) -> bool {
     let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -271,6 +311,29 @@ fn with_install_scripts_blocked_anvil_runs_through_its_launcher_and_doctor_says_
     // A failing command's status comes through the launcher.
     let missing = user.run(&project, "anvil", &["show", "no-such-debate"], "");
     assert_eq!(missing.status.code(), Some(1), "{}", text(&missing));
+    // A launcher killed outright (SIGKILL, as a hook's timeout kills it) takes its native
+    // program with it: the program asked the kernel to end with it (anvil_core::launcher).
+    let mut launcher = user
+        .command("anvil-hook", Some(&bin))
+        .current_dir(&project)
+        .arg("stop")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Its stdin stays open: the hook waits for its input, as long as the launcher lives.
+    let _input = launcher.stdin.take();
+    let native = wait_for(
+        || children_of(launcher.id()).into_iter().next(),
+        "the native hook",
+    );
+    launcher.kill().unwrap();
+    launcher.wait().unwrap();
+    wait_for(
+        || (!alive(native)).then_some(()),
+        "the native hook to end with its launcher",
+    );
 
     let doctor = user.run(&project, "anvil", &["doctor", "--json"], "");
     let report: Value =

@@ -386,41 +386,13 @@ fn open_points_reach_the_synthesizer_and_the_adr_and_dropped_ones_do_not() {
 /// target/screenshots/positions-debate.png for a person to look at.
 #[test]
 fn the_debate_page_draws_the_chart_in_a_real_browser() {
-    let chromium = std::env::var_os("ANVIL_CHROMIUM")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/usr/bin/chromium".into());
-    assert!(
-        chromium.is_file(),
-        "this test needs chromium at {} (Debian: `apt-get install -y chromium`), or ANVIL_CHROMIUM",
-        chromium.display()
-    );
     let project = Project::new();
     let debate = four_rounds(&project, &[]);
     let served = crate::support::serve::Served::start(&project);
     let page = format!("{}/debates/{debate}?token={}", served.base(), served.token);
     let shots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
     std::fs::create_dir_all(&shots).unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let browse = |extra: &[&str]| {
-        let out = std::process::Command::new(&chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--hide-scrollbars",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .args(extra)
-            .arg(&page)
-            .output()
-            .expect("run chromium");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    let browse = |extra: &[&str]| crate::serve_browser::headless(&page, extra);
     let dom = browse(&["--dump-dom"]);
     let svg = dom
         .split("<svg")

@@ -524,7 +524,7 @@ fn search_errors_name_their_cause_and_never_suggest_deleting_a_sound_index() {
     );
 }
 
-/// Matched words are marked as the README says: bold yellow on a terminal, `[word]` in text
+/// Matched words are marked as docs/memory.md says: bold yellow on a terminal, `[word]` in text
 /// for a pipe, `[word]` in JSON; never the raw markers, and hostile text stays shown, not obeyed.
 #[test]
 fn search_marks_the_matched_words() {

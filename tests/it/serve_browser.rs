@@ -29,7 +29,8 @@ const S2: &str = "b0b0b0b0-0000-4000-8000-000000000002";
 const HOSTILE: &str = "ADVOCATE r1: yes.\n\n<script>window.__pwned=1</script>\n\n\
     An image <img src=x onerror=\"window.__pwned=2\"> and a [click me](javascript:window.__pwned=3) link.\n";
 
-fn chromium() -> PathBuf {
+/// Chromium for the tests that open a page: `$ANVIL_CHROMIUM`, else /usr/bin/chromium.
+pub(crate) fn chromium() -> PathBuf {
     let path = std::env::var_os("ANVIL_CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
@@ -40,6 +41,31 @@ fn chromium() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// Opens `page` in headless chromium with a fresh profile and these arguments (`--dump-dom`,
+/// `--screenshot=PATH`, `--window-size=W,H`); fails with chromium's stderr unless it succeeded,
+/// and returns what it printed.
+pub(crate) fn headless(page: &str, extra: &[&str]) -> String {
+    let profile = tempfile::tempdir().expect("a chromium profile");
+    let out = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(page)
+        .output()
+        .expect("run chromium");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn repo() -> &'static Path {

@@ -26,6 +26,7 @@ pub mod error;
 pub mod fault;
 pub mod fsutil;
 pub mod home;
+pub mod launcher;
 pub mod term;
 #[cfg(test)]
 mod testkit;

@@ -42,12 +42,20 @@ module.exports = function launch(name) {
   }
   const child = spawn(binary, process.argv.slice(2), {
     stdio: 'inherit',
-    env: { ...process.env, ANVIL_NPM_LAUNCHER: path.join(root, 'bin', name) },
+    env: {
+      ...process.env,
+      ANVIL_NPM_LAUNCHER: path.join(root, 'bin', name),
+      // On Linux the program asks to end when this process ends, even by a signal nobody can
+      // catch or pass on (SIGKILL): see anvil_core::launcher.
+      ANVIL_NPM_LAUNCHER_PID: String(process.pid),
+    },
   });
-  // A terminal's Ctrl+C reaches the whole process group, the program included; signals sent to
-  // this process alone are passed on.
+  // A terminal's Ctrl+C reaches the whole process group, the program included; every other
+  // signal node lets a script catch, sent to this process alone, is passed on. (SIGUSR1 is
+  // node's own; SIGKILL and SIGSTOP cannot be caught: the program ends with this process by
+  // itself, above.)
   process.on('SIGINT', () => {});
-  for (const signal of ['SIGTERM', 'SIGHUP']) {
+  for (const signal of ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2', 'SIGALRM', 'SIGWINCH']) {
     process.on(signal, () => child.kill(signal));
   }
   child.on('error', (e) => {

@@ -90,7 +90,7 @@ pub fn start(setup: &Setup) -> (Progress, Cue) {
 }
 
 /// The cue of the phase `progress` stands at (the prompt that is out, or would be re-sent).
-pub(crate) fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
+pub fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
     cue_for(
         setup,
         progress.phase,

@@ -145,22 +145,26 @@ fn the_table_has_a_row_per_flag_and_the_example_a_line_per_key() {
     );
 }
 
+/// The guide to starting a debate names every flag in its section on options.
 #[test]
-fn the_readme_names_every_flag() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("README.md");
-    let section = readme
-        .split("### Options of `anvil start`")
+fn the_steering_guide_names_every_flag() {
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/steering.md"
+    ))
+    .expect("docs/steering.md");
+    let section = guide
+        .split("\n## Options of `anvil start`")
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
-        .expect("README.md has its options section");
+        .expect("docs/steering.md has its options section");
     for def in ALL {
         let Some(flag) = &def.flag else { continue };
         let names = std::iter::once(flag.long).chain(flag.negation.as_ref().map(|n| n.long));
         for long in names {
             assert!(
                 section.contains(&format!("`--{long}`")),
-                "README.md's options section does not name --{long}"
+                "docs/steering.md's options section does not name --{long}"
             );
         }
     }
