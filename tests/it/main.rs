@@ -8,6 +8,7 @@ mod e2e_cap;
 mod e2e_core;
 mod e2e_cost;
 mod e2e_endpoints;
+mod e2e_hosts;
 mod e2e_mcp;
 mod e2e_mixed_cost;
 mod e2e_options;

@@ -16,27 +16,83 @@ use crate::output::say;
 /// is raised, and `anvil uninstall` puts it back.
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "Examples:
-  anvil install            this project (.claude/ and .mcp.json, for your team to commit)
-  anvil install --user     every project of yours (~/.claude)
-  anvil doctor             check what it wired")]
+  anvil install                 this project (.claude/ and .mcp.json, for your team to commit)
+  anvil install --user          every project of yours (~/.claude)
+  anvil install --agent qwen    this project's Qwen Code (.qwen/settings.json, /anvil)
+  anvil doctor                  check what it wired")]
 pub struct Args {
     /// Install into ~/.claude for every project instead of this one.
     #[arg(long)]
     user: bool,
+
+    /// Wire another agent that hosts debates through its own Stop hook, in this project:
+    /// qwen (.qwen/settings.json), gemini (.gemini/settings.json) or codex
+    /// (.codex/hooks.json). Default: Claude Code.
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
 }
 
 /// Remove what `anvil install` added, leaving your own settings as they are.
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "Examples:
   anvil uninstall          this project
-  anvil uninstall --user   your user's settings")]
+  anvil uninstall --user   your user's settings
+  anvil uninstall --agent qwen   this project's Qwen Code")]
 pub struct UninstallArgs {
     /// Uninstall from ~/.claude instead of this project.
     #[arg(long)]
     user: bool,
+
+    /// Take anvil out of another agent's settings in this project (qwen, gemini, codex).
+    #[arg(long, value_name = "AGENT")]
+    agent: Option<String>,
+}
+
+/// The host `--agent` names, `None` for Claude Code.
+fn host(
+    agent: Option<&str>,
+    user: bool,
+) -> Result<Option<&'static dyn anvil_core::agent::host::Host>, CliError> {
+    let Some(name) = agent.filter(|n| *n != "claude") else {
+        return Ok(None);
+    };
+    let names: Vec<&str> = anvil_core::agent::host::hosts()
+        .map(|h| h.agent().name())
+        .collect();
+    let host = anvil_core::agent::host::find(name).ok_or_else(|| {
+        CliError::new(format!("anvil cannot be installed into `{name}`"))
+            .hint(format!(
+                "the agents that host a debate: claude, {}",
+                names.join(", ")
+            ))
+            .usage()
+    })?;
+    if user {
+        return Err(
+            CliError::new(format!("--agent {name} installs into this project only"))
+                .hint("run it without --user, in the project")
+                .usage(),
+        );
+    }
+    Ok(Some(host))
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
+    if let Some(host) = host(args.agent.as_deref(), args.user)? {
+        let changes = anvil_core::claude::install::host::install(&ctx.cwd, host)?;
+        report(&ctx.cwd, changes, "already installed")?;
+        let title = host.agent().title();
+        let how = match host.wiring().command {
+            Some(_) => "its /anvil command, or the prompt `anvil start` prints",
+            None => "the prompt `anvil start` prints",
+        };
+        say(&format!(
+            "anvil: start a debate in {title}: {how}; the hook calls `anvil-hook` by name, so \
+             it must be on the PATH {title} starts with (`anvil doctor` checks it, and whether \
+             {title} trusts the hook)"
+        ));
+        return Ok(());
+    }
     let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, args.user);
     let mut changes = anvil_core::claude::install::install(&dir)?;
     if args.user {
@@ -76,6 +132,10 @@ fn say_path_note() {
 }
 
 pub fn run_uninstall(ctx: &Ctx, args: UninstallArgs) -> Result<(), CliError> {
+    if let Some(host) = host(args.agent.as_deref(), args.user)? {
+        let changes = anvil_core::claude::install::host::uninstall(&ctx.cwd, host)?;
+        return report(&ctx.cwd, changes, "nothing of anvil's was installed");
+    }
     let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, args.user);
     let mut changes = anvil_core::claude::install::uninstall(&dir)?;
     if !args.user {

@@ -268,11 +268,24 @@ impl AgentsHome {
 
     /// `cli ARGS` in `cwd`, stdin closed, killed after `timeout`: (exit code, stdout, stderr).
     pub fn run(&self, cli: Cli, cwd: &Path, args: &[&str], timeout: Duration) -> Output {
+        self.run_env(cli, cwd, args, &[], timeout)
+    }
+
+    /// [`AgentsHome::run`] with `extra` variables set too.
+    pub fn run_env(
+        &self,
+        cli: Cli,
+        cwd: &Path,
+        args: &[&str],
+        extra: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Output {
         let mut child = Command::new(bin(cli))
             .args(args)
             .current_dir(cwd)
             .env_clear()
             .envs(self.env())
+            .envs(extra.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -5,11 +5,19 @@
 //! file (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-…-THREAD.jsonl`: `session_meta.cli_version`,
 //! `turn_context.model`, `token_usage_record` per response). `turn.completed`'s usage is the
 //! fallback: after a resume it counts the whole thread, not the turn.
+//!
+//! As a host: a Stop hook in Claude Code's shape in `.codex/hooks.json` (or `[[hooks.Stop]]`
+//! in `config.toml`). Codex skips a hook nobody trusted, silently: trust is a hash per hook
+//! under `[hooks.state."KEY"]` of `$CODEX_HOME/config.toml` (`--dangerously-bypass-hook-trust`
+//! for one run). Its Stop input has `turn_id` (only Codex's does), `model`,
+//! `last_assistant_message` and the rollout as `transcript_path`. `decision: block` continues
+//! with the reason as a new user message (wrapped in `<hook_prompt>`); there is no cap.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::host::{Host, HostTurn, Stop, Trust, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 
@@ -103,6 +111,10 @@ impl Agent for Codex {
             .map(|text| Live::Text(text.to_owned()))
     }
 
+    fn host(&self) -> Option<&'static dyn Host> {
+        Some(&Codex)
+    }
+
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
         let events: Vec<Value> = jsonl(&ran.stdout).collect();
         let failure = events.iter().rev().find_map(|e| match e["type"].as_str() {
@@ -150,6 +162,108 @@ impl Agent for Codex {
         })
     }
 }
+
+impl Host for Codex {
+    fn agent(&self) -> &'static dyn Agent {
+        &Codex
+    }
+
+    /// Only Codex's stop names its turn.
+    fn runs(&self, stop: &Stop<'_>, _var: &dyn Fn(&str) -> Option<String>) -> bool {
+        stop.turn_id.is_some()
+    }
+
+    fn turn(&self, stop: &Stop<'_>, _var: &dyn Fn(&str) -> Option<String>) -> HostTurn {
+        let rollout = stop.transcript.map(read_rollout);
+        let rollout = rollout.as_ref();
+        HostTurn {
+            version: rollout.and_then(|r| r.version.clone()),
+            model: rollout
+                .and_then(|r| r.model.clone())
+                .or_else(|| stop.model.map(str::to_owned)),
+            tokens: rollout.and_then(|r| r.tokens).unwrap_or_default(),
+        }
+    }
+
+    fn wiring(&self) -> &'static Wiring {
+        &WIRING
+    }
+
+    /// Two trusts, both in `$CODEX_HOME/config.toml`: the project's (`[projects."PATH"]
+    /// trust_level = "trusted"`, without which Codex loads nothing of its `.codex/`), and the
+    /// hook's (a `trusted_hash` under `[hooks.state."KEY"]`, whose key names the hooks file).
+    fn trust(&self, project: &Path, home: Option<&Path>) -> Trust {
+        let Some(codex_home) = agent_home("CODEX_HOME", ".codex")
+            .filter(|_| std::env::var_os("CODEX_HOME").is_some())
+            .or_else(|| home.map(|h| h.join(".codex")))
+        else {
+            return Trust::NotAsked;
+        };
+        let config_path = codex_home.join("config.toml");
+        let config: toml::Table = std::fs::read_to_string(&config_path)
+            .ok()
+            .and_then(|t| toml::from_str(&t).ok())
+            .unwrap_or_default();
+        let project = project
+            .canonicalize()
+            .unwrap_or_else(|_| project.to_owned());
+        let project_trusted = project.ancestors().any(|dir| {
+            config
+                .get("projects")
+                .and_then(|p| p.get(dir.to_string_lossy().as_ref()))
+                .and_then(|p| p.get("trust_level"))
+                .and_then(toml::Value::as_str)
+                == Some("trusted")
+        });
+        if !project_trusted {
+            return Trust::Untrusted {
+                why: "Codex does not trust this project: it loads nothing of its .codex/, \
+                      anvil's hook included"
+                    .into(),
+                fix: format!(
+                    "run `codex` here and trust the project, or add [projects.\"{}\"] \
+                     trust_level = \"trusted\" to {}",
+                    project.display(),
+                    config_path.display()
+                ),
+            };
+        }
+        let hooks = project.join(WIRING.settings);
+        let hooks = hooks.to_string_lossy();
+        let hook_trusted = config
+            .get("hooks")
+            .and_then(|h| h.get("state"))
+            .and_then(toml::Value::as_table)
+            .into_iter()
+            .flatten()
+            .any(|(key, state)| {
+                key.contains(hooks.as_ref()) && state.get("trusted_hash").is_some()
+            });
+        if hook_trusted {
+            Trust::Trusted(format!(
+                "{} trusts the project and its hooks",
+                config_path.display()
+            ))
+        } else {
+            Trust::Untrusted {
+                why: "Codex skips a hook nobody trusted, silently: anvil's hook in \
+                      .codex/hooks.json has not been trusted"
+                    .into(),
+                fix: "run `codex` here and trust the new hook when it asks you to review it; \
+                      for one headless run, `codex exec --dangerously-bypass-hook-trust`"
+                    .into(),
+            }
+        }
+    }
+}
+
+static WIRING: Wiring = Wiring {
+    settings: ".codex/hooks.json",
+    event: "Stop",
+    timeout: ("timeout", 1),
+    cap_setting: None,
+    command: None,
+};
 
 fn tokens(usage: &Value) -> Tokens {
     let n = |key: &str| usage[key].as_u64().unwrap_or(0);

@@ -13,9 +13,20 @@
 //! model: `tokens` with `prompt`, `candidates`, `cached`, `thoughts`); a failed turn prints
 //! nothing there and says why on stderr. No cost is reported; the version comes from
 //! `gemini --version`.
+//!
+//! As a host: `hooks.AfterAgent` in `.gemini/settings.json` (Claude Code's `Stop`), loaded only
+//! in a trusted folder (folder trust is on: a folder is trusted in
+//! `~/.gemini/trustedFolders.json`, or for one run by `GEMINI_CLI_TRUST_WORKSPACE=true`). Its
+//! input has `prompt` (the person's) and `prompt_response`, which after a continuation holds
+//! every answer since that prompt, joined: the turn's own text is the last `gemini` record of
+//! its transcript (`~/.gemini/tmp/DIR/chats/session-….jsonl`, with `model` and `tokens`).
+//! `decision: block` continues with the reason as a user message, headless and in its
+//! terminal; there is no cap. Its hook entries count their `timeout` in milliseconds. Nothing
+//! it hands a hook names its version.
 
 use serde_json::Value;
 
+use super::host::{Host, HostTurn, Stop, Trust, Wiring};
 use super::ready::{home_file, set_among};
 use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 
@@ -71,6 +82,10 @@ impl Agent for Gemini {
         vec![("GEMINI_CLI_NO_RELAUNCH", "true".to_owned())]
     }
 
+    fn host(&self) -> Option<&'static dyn Host> {
+        Some(&Gemini)
+    }
+
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
         let json: Value = serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
         if let Some(message) = json["error"]["message"].as_str() {
@@ -108,3 +123,91 @@ impl Agent for Gemini {
         })
     }
 }
+
+impl Host for Gemini {
+    fn agent(&self) -> &'static dyn Agent {
+        &Gemini
+    }
+
+    /// Only Gemini CLI names the event `AfterAgent`.
+    fn runs(&self, stop: &Stop<'_>, _var: &dyn Fn(&str) -> Option<String>) -> bool {
+        stop.event == Some("AfterAgent")
+    }
+
+    fn text(&self, stop: &Stop<'_>) -> Option<String> {
+        last_reply(stop)
+            .and_then(|r| r["content"].as_str().map(str::to_owned))
+            .filter(|t| !t.trim().is_empty())
+            .or_else(|| stop.prompt_response.map(str::to_owned))
+    }
+
+    fn turn(&self, stop: &Stop<'_>, _var: &dyn Fn(&str) -> Option<String>) -> HostTurn {
+        let reply = last_reply(stop);
+        let t = reply.as_ref().map(|r| &r["tokens"]);
+        let n = |key: &str| t.and_then(|t| t[key].as_u64()).unwrap_or(0);
+        HostTurn {
+            version: None,
+            model: reply
+                .as_ref()
+                .and_then(|r| r["model"].as_str().map(str::to_owned)),
+            tokens: Tokens {
+                input: n("input"),
+                output: n("output") + n("thoughts"),
+                cache_read: n("cached"),
+                cache_write: 0,
+            },
+        }
+    }
+
+    fn wiring(&self) -> &'static Wiring {
+        &WIRING
+    }
+
+    /// Folder trust is on unless the person's settings turn it off; a folder is trusted in
+    /// `~/.gemini/trustedFolders.json`.
+    fn trust(&self, project: &std::path::Path, home: Option<&std::path::Path>) -> Trust {
+        let Some((trusted, rules)) = super::host::folder_trust(home, ".gemini", true, project)
+        else {
+            return Trust::NotAsked;
+        };
+        match trusted {
+            true => Trust::Trusted(format!("{} trusts the project", rules.display())),
+            false => Trust::Untrusted {
+                why: "Gemini CLI does not trust this folder: it ignores the project's \
+                      .gemini/settings.json, anvil's hook included (headless, it refuses to run: \
+                      exit 55)"
+                    .into(),
+                fix: format!(
+                    "run `gemini` here and trust the folder, or add \"{}\": \"TRUST_FOLDER\" to \
+                     {}; for one headless run, GEMINI_CLI_TRUST_WORKSPACE=true",
+                    project.display(),
+                    rules.display()
+                ),
+            },
+        }
+    }
+}
+
+/// The turn's last answer in the transcript: its last `gemini` record with text.
+fn last_reply(stop: &Stop<'_>) -> Option<Value> {
+    super::host::last_record(stop.transcript?, |r| {
+        r["type"] == "gemini" && r["content"].as_str().is_some_and(|t| !t.trim().is_empty())
+    })
+}
+
+static WIRING: Wiring = Wiring {
+    settings: ".gemini/settings.json",
+    event: "AfterAgent",
+    timeout: ("timeout", 1000),
+    cap_setting: None,
+    command: Some((".gemini/commands/anvil.toml", COMMAND)),
+};
+
+/// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers
+/// the prompt it prints; the hook claims the debate for the session that saw it.
+const COMMAND: &str = "# anvil-managed\n\
+description = \"Start an anvil debate on a question\"\n\
+prompt = \"\"\"\n\
+Run this command with your shell tool, passing the text after the colon as its arguments, \
+quoted as one question followed by any options it holds: `anvil start`: {{args}}\n\n\
+Then answer the prompt it prints, exactly as that prompt asks.\n\"\"\"\n";

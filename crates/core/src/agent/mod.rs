@@ -15,8 +15,8 @@
 //! answering `None`), so that none of the trait's users changes when one arrives. An agent
 //! whose output is a stream of events says what each line holds ([`Agent::live`]); the runner
 //! hands it, as the turn runs, to whoever watches ([`Turn::watch`]: `anvil run` showing a
-//! phase live). An agent that hosts a debate will say, the same way, how its hook input is
-//! read, how the next prompt goes back, its cap, its transcript and its install. An agent whose
+//! phase live). An agent that hosts a debate says, the same way ([`Agent::host`], [`host`]),
+//! how its stop is recognised, where its turn's text and figures are, its cap and its install. An agent whose
 //! turn anvil plays itself (a model behind an OpenAI-compatible endpoint, no CLI:
 //! [`endpoint`]) is an agent whose [`Agent::program`] is the `anvil` binary with a subcommand
 //! that reads the turn and prints JSON: the runner treats it like any other program, and its
@@ -33,6 +33,7 @@ pub mod argv;
 pub mod endpoint;
 pub mod env;
 mod guard;
+pub mod host;
 mod ready;
 mod run;
 pub mod text;
@@ -224,6 +225,12 @@ pub trait Agent: Sync + Send {
     /// The endpoint behind it, when anvil plays its turns itself over HTTP
     /// ([`endpoint::Endpoint`]).
     fn endpoint(&self) -> Option<&endpoint::Endpoint> {
+        None
+    }
+
+    /// Its host side, when a debate can run in its sessions through a Stop hook of its own
+    /// ([`host`]; Claude Code's is the rest of anvil).
+    fn host(&self) -> Option<&'static dyn host::Host> {
         None
     }
 }

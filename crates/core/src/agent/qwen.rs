@@ -7,9 +7,21 @@
 //! `model` and `usage`) and `result` (`result`, `is_error`, `duration_ms`); the same events
 //! as one array (`-o json`) are read too. The tokens are the assistant messages' own:
 //! `result.usage` also counts Qwen Code's background memory requests.
+//!
+//! As a host: Claude-format hooks in `.qwen/settings.json` (project hooks load only in a
+//! trusted folder, and folder trust is off unless the person turned it on). Its Stop input is
+//! Claude Code's, `last_assistant_message` included; the hook's environment names the session
+//! (`QWEN_CODE_SESSION_ID`), the version (`QWEN_CODE_STARTUP_VERSION`) and the model
+//! (`QWEN_CODE_MODEL`). `decision: block` continues the turn with the reason as a user
+//! message, which its transcript (`~/.qwen/projects/SLUG/chats/SESSION.jsonl`) does not keep;
+//! each reply is an `assistant` record there with its `model` and `usageMetadata`. It drops
+//! the block that brings its count of continuations in a row to its cap (8; `stopHookBlockingCap`
+//! in its settings, `QWEN_CODE_STOP_HOOK_BLOCK_CAP` for one run): the install raises the
+//! setting as it raises Claude Code's.
 
 use serde_json::Value;
 
+use super::host::{Host, HostTurn, Stop, Trust, Wiring};
 use super::ready::home_file;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, headless_args};
 
@@ -70,6 +82,10 @@ impl Agent for Qwen {
             .collect()
     }
 
+    fn host(&self) -> Option<&'static dyn Host> {
+        Some(&Qwen)
+    }
+
     fn live(&self, line: &str) -> Option<Live> {
         super::stream_json_live(line, "qwen_code_version")
     }
@@ -126,6 +142,106 @@ impl Agent for Qwen {
         })
     }
 }
+
+/// The variable that caps Qwen Code's continuations for one run.
+const CAP_VAR: &str = "QWEN_CODE_STOP_HOOK_BLOCK_CAP";
+/// The setting that caps them.
+const CAP_SETTING: &str = "stopHookBlockingCap";
+
+impl Host for Qwen {
+    fn agent(&self) -> &'static dyn Agent {
+        &Qwen
+    }
+
+    /// Its environment names the session that stops (an outer session's variable, inherited,
+    /// names another).
+    fn runs(&self, stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> bool {
+        var("QWEN_CODE_SESSION_ID").is_some_and(|s| s.trim() == stop.session)
+    }
+
+    fn turn(&self, stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> HostTurn {
+        let reply = stop
+            .transcript
+            .and_then(|path| super::host::last_record(path, |r| r["type"] == "assistant"));
+        let reply = reply.as_ref();
+        let text = |r: &Value, key: &str| r[key].as_str().map(str::to_owned);
+        let usage = reply.map(|r| &r["usageMetadata"]);
+        let n = |key: &str| usage.and_then(|u| u[key].as_u64()).unwrap_or(0);
+        HostTurn {
+            version: var("QWEN_CODE_STARTUP_VERSION")
+                .or_else(|| reply.and_then(|r| text(r, "version"))),
+            model: reply
+                .and_then(|r| text(r, "model"))
+                .or_else(|| var("QWEN_CODE_MODEL")),
+            tokens: Tokens {
+                input: n("promptTokenCount"),
+                output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+                cache_read: n("cachedContentTokenCount"),
+                cache_write: 0,
+            },
+        }
+    }
+
+    fn block_cap(
+        &self,
+        project: &std::path::Path,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<u32> {
+        let setting = || {
+            let text = std::fs::read_to_string(project.join(WIRING.settings)).ok()?;
+            serde_json::from_str::<Value>(&text).ok()?[CAP_SETTING].as_u64()
+        };
+        let cap = var(CAP_VAR)
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .or_else(setting)
+            .unwrap_or(8);
+        // The block that brings the count to the cap is the one dropped: a cap of N lets N - 1
+        // continuations through.
+        Some(u32::try_from(cap.saturating_sub(1)).unwrap_or(u32::MAX))
+    }
+
+    fn wiring(&self) -> &'static Wiring {
+        &WIRING
+    }
+
+    /// Folder trust is off unless the person's settings turn it on; a folder is trusted in
+    /// `~/.qwen/trustedFolders.json`.
+    fn trust(&self, project: &std::path::Path, home: Option<&std::path::Path>) -> Trust {
+        let Some((trusted, rules)) = super::host::folder_trust(home, ".qwen", false, project)
+        else {
+            return Trust::NotAsked;
+        };
+        match trusted {
+            true => Trust::Trusted(format!("{} trusts the project", rules.display())),
+            false => Trust::Untrusted {
+                why: "Qwen Code does not trust this folder: it ignores the project's \
+                      .qwen/settings.json, anvil's hook included"
+                    .into(),
+                fix: format!(
+                    "run `qwen` here and trust the folder (`/permissions`), or add \"{}\": \
+                     \"TRUST_FOLDER\" to {}",
+                    project.display(),
+                    rules.display()
+                ),
+            },
+        }
+    }
+}
+
+static WIRING: Wiring = Wiring {
+    settings: ".qwen/settings.json",
+    event: "Stop",
+    timeout: ("timeout", 1),
+    cap_setting: Some(CAP_SETTING),
+    command: Some((".qwen/commands/anvil.md", COMMAND)),
+};
+
+/// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers
+/// the prompt it prints; the Stop hook claims the debate for the session that saw it.
+const COMMAND: &str = "---\ndescription: Start an anvil debate on a question (anvil-managed)\n---\n\
+Run this command with your shell tool, passing the text after the colon as its arguments, \
+quoted as one question followed by any options it holds: `anvil start`: {{args}}\n\n\
+Then answer the prompt it prints, exactly as that prompt asks.\n";
 
 /// The authentication Qwen Code's `settings.json` chooses (`openai`, `qwen-oauth`, …).
 fn selected_auth() -> Option<String> {

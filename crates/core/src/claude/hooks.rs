@@ -10,6 +10,12 @@
 //!
 //! The project's config is read at most once per run ([`config::Lazy`]), by the first step
 //! that needs it, and not at all by a stop without a debate.
+//!
+//! The same hook serves the other agents that host a debate (Qwen Code, Gemini CLI, Codex:
+//! [`crate::agent::host`]). Which one stops is told from the input and the environment once a
+//! line is concerned; the host's file then says where the turn's text and figures are and
+//! what its cap is. A host other than Claude Code is always answered with a `block`, and its
+//! name and version are recorded (`Anvil-Host`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -37,10 +43,13 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
         return HookOutput::Silent;
     };
     let config = config::Lazy::new(&home);
+    let var = |key: &str| std::env::var(key).ok();
+    let host = crate::agent::host::detect(&input.host_stop(session), &var);
     let hook = Hook {
         home: &home,
         session,
         input: &input,
+        host,
         began,
         config: &config,
     };
@@ -58,14 +67,19 @@ pub fn stop(stdin: &[u8], cwd: &Path) -> HookOutput {
     } else {
         0
     };
-    let version = line.as_ref().and_then(|_| {
+    // Another host reads a `block` only.
+    let version = line.as_ref().filter(|_| host.is_none()).and_then(|_| {
         crate::claude::client::detect(session, input.transcript_path.as_deref()).effective_version()
     });
+    let cap = match host {
+        Some(host) => host.block_cap(home.project(), &var),
+        None => Some(block_cap()),
+    };
     let answer = match answer {
         // Past Claude Code's cap on continuations in a row the turn ends anyway; a `block`
         // then stays in the conversation, so that the person's `continue` finds the prompt
         // (an `additionalContext` the cap cut would be gone).
-        block @ HookOutput::Block { .. } if streak > block_cap() => block,
+        block @ HookOutput::Block { .. } if cap.is_some_and(|cap| streak > cap) => block,
         block @ HookOutput::Block { .. } => block.for_client(version),
         other => other,
     };
@@ -130,6 +144,7 @@ fn may_claim(
     home: &Home,
     session: &str,
     input: &HookInput,
+    host: Option<&dyn crate::agent::host::Host>,
     line: &LineRef,
     since: std::time::SystemTime,
 ) -> bool {
@@ -139,13 +154,22 @@ fn may_claim(
     }
     // The transcript may lag behind the turn that just ended: looked at until it holds the
     // prompt or an answer (`saw_prompt`).
-    input.transcript_path.as_deref().is_some_and(|path| {
-        saw_prompt(
-            path,
-            &crate::model::prompt::tag(&line.debate, &line.line),
-            false,
-        )
-    })
+    input
+        .transcript_path
+        .as_deref()
+        .is_some_and(|path| saw_prompt(path, &tags(line, host), false))
+}
+
+/// The forms of `line`'s tag a session's transcript shows when it saw the line's prompt.
+/// Qwen Code reads `@main` of a prompt given on its command line as a file to inline and,
+/// finding none, keeps it with a space before the `@`: another host's transcript is searched
+/// for that form too.
+fn tags(line: &LineRef, host: Option<&dyn crate::agent::host::Host>) -> Vec<String> {
+    let tag = crate::model::prompt::tag(&line.debate, &line.line);
+    match host {
+        Some(_) => vec![tag.replacen('@', " @", 1), tag],
+        None => vec![tag],
+    }
 }
 
 /// Handles SessionStart: after a compaction or `/clear` the session no longer holds the debate
@@ -172,6 +196,8 @@ struct Hook<'a> {
     home: &'a Home,
     session: &'a str,
     input: &'a HookInput,
+    /// The agent hosting the session, when it is not Claude Code.
+    host: Option<&'static dyn crate::agent::host::Host>,
     /// When the hook started: a seat's turn gets what is left of the hook's time.
     began: Instant,
     /// The project's config, read by the first step that needs it.
@@ -239,15 +265,15 @@ fn drive(hook: &Hook<'_>, concerned: &mut Option<LineRef>) -> Result<HookOutput,
         Located::Answered(answer) => return Ok(answer),
     };
     *concerned = Some(line.clone());
-    let taken = take_text(hook.input);
+    let taken = take_text(hook);
     // The turn's text enters anvil here, and is cleaned of credentials here: what is saved
     // below, recorded and shown afterwards never holds one.
     let mut intake = Intake::with_config(hook.config);
     let turn = clean(taken, &mut intake);
     let kept = kept_text(hook.home, &line, turn.text.as_deref(), &mut intake);
     let saved = save(hook.home, &line, turn.text.as_deref(), kept.is_some())?;
-    let seen = !claimed || saw_its_prompt(hook.input, &line, &turn);
-    let provenance = provenance(hook.input, &turn).map(|mut p| {
+    let seen = (!claimed || saw_its_prompt(hook, &line, &turn)) && !cut_by_cap(hook);
+    let provenance = provenance(hook, &turn).map(|mut p| {
         // The model and version Claude Code wrote are outside text too.
         p.clean(&mut intake);
         p
@@ -304,7 +330,7 @@ fn locate_line(hook: &Hook<'_>) -> Result<Located, Failure> {
         },
         None => match home
             .claim_pending(session, |line, since| {
-                may_claim(home, session, hook.input, line, since)
+                may_claim(home, session, hook.input, hook.host, line, since)
             })
             .map_err(|e| Failure::new(None, None, e))?
         {
@@ -330,7 +356,17 @@ struct Taken {
 /// end: when the input hands the text over, the transcript is read later only for the
 /// provenance (it may lag behind); when the text comes from the transcript, its tail already
 /// holds the turn.
-fn take_text(input: &HookInput) -> Taken {
+fn take_text(hook: &Hook<'_>) -> Taken {
+    let input = hook.input;
+    if let Some(host) = hook.host {
+        return Taken {
+            text: host
+                .text(&input.host_stop(hook.session))
+                .or_else(|| input.last_assistant_message.clone())
+                .filter(|t| !t.trim().is_empty()),
+            tail: None,
+        };
+    }
     if let Some(text) = input
         .last_assistant_message
         .as_ref()
@@ -431,21 +467,56 @@ fn save(
     }
 }
 
+/// Did the host's cap drop the prompt this session was last handed? Past Claude Code's cap the
+/// `block` stays in the conversation, so the person's `continue` finds it; past Qwen Code's it
+/// is gone, and the turn that answers `continue` never saw the phase that is out. The streak
+/// left above the cap says so: that turn is not recorded, and the prompt is handed out again
+/// (a new streak begins).
+fn cut_by_cap(hook: &Hook<'_>) -> bool {
+    let Some(host) = hook.host else {
+        return false;
+    };
+    if hook.input.stop_hook_active.as_bool() == Some(true) {
+        return false;
+    }
+    let var = |key: &str| std::env::var(key).ok();
+    let Some(cap) = host.block_cap(hook.home.project(), &var) else {
+        return false;
+    };
+    hook.home
+        .streak_path(hook.session)
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .and_then(|n| n.trim().parse::<u32>().ok())
+        .is_some_and(|streak| streak > cap)
+}
+
 /// Has the session that claims `line` at this stop seen the line's prompt? Its transcript says.
-fn saw_its_prompt(input: &HookInput, line: &LineRef, turn: &Turn) -> bool {
-    input.transcript_path.as_deref().is_some_and(|p| {
-        saw_prompt(
-            p,
-            &crate::model::prompt::tag(&line.debate, &line.line),
-            turn.tail.is_some(),
-        )
-    })
+fn saw_its_prompt(hook: &Hook<'_>, line: &LineRef, turn: &Turn) -> bool {
+    hook.input
+        .transcript_path
+        .as_deref()
+        .is_some_and(|p| saw_prompt(p, &tags(line, hook.host), turn.tail.is_some()))
 }
 
 /// What the turn cost (model, tokens, duration), from the end of the transcript, read against
-/// the text as Claude Code has it; only when there is a text to record.
-fn provenance(input: &HookInput, turn: &Turn) -> Option<Provenance> {
+/// the text as Claude Code has it; only when there is a text to record. Another host's own
+/// records say it in their own way, and name the host.
+fn provenance(hook: &Hook<'_>, turn: &Turn) -> Option<Provenance> {
+    let input = hook.input;
     let spoken = turn.raw.as_ref().or(turn.text.as_ref())?;
+    if let Some(host) = hook.host {
+        let var = |key: &str| std::env::var(key).ok();
+        let found = host.turn(&input.host_stop(hook.session), &var);
+        return Some(Provenance {
+            host: Some(found.host(host.agent())),
+            model: found.model,
+            input_tokens: found.tokens.input,
+            output_tokens: found.tokens.output,
+            cache_read_tokens: found.tokens.cache_read,
+            cache_write_tokens: found.tokens.cache_write,
+            ..Provenance::default()
+        });
+    }
     match (&turn.tail, input.transcript_path.as_deref()) {
         (Some(tail), _) => crate::model::provenance::from_transcript_tail(
             tail_from_line(tail, PROVENANCE_BYTES as usize),

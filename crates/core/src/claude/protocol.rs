@@ -33,6 +33,18 @@ pub(crate) struct HookInput {
     /// UserPromptExpansion: the slash command's arguments, as typed.
     #[serde(default)]
     pub command_args: Option<String>,
+    /// The event (`Stop`; Gemini CLI's `AfterAgent`).
+    #[serde(default)]
+    pub hook_event_name: Option<String>,
+    /// Codex: the turn that ended.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// Codex: the session's model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Gemini CLI: the answers since the person's prompt.
+    #[serde(default)]
+    pub prompt_response: Option<String>,
 }
 
 impl HookInput {
@@ -41,6 +53,19 @@ impl HookInput {
     pub(crate) fn locate<'a>(&'a self, cwd: &Path) -> Option<(Home, &'a str)> {
         let home = Home::find(self.cwd.as_deref().unwrap_or(cwd))?;
         Some((home, self.session()?))
+    }
+
+    /// The input as every host's hook reads it ([`crate::agent::host`]).
+    pub(crate) fn host_stop<'a>(&'a self, session: &'a str) -> crate::agent::host::Stop<'a> {
+        crate::agent::host::Stop {
+            session,
+            event: self.hook_event_name.as_deref(),
+            transcript: self.transcript_path.as_deref(),
+            last_message: self.last_assistant_message.as_deref(),
+            turn_id: self.turn_id.as_deref(),
+            model: self.model.as_deref(),
+            prompt_response: self.prompt_response.as_deref(),
+        }
     }
 
     /// The session id, when it is a usable one.

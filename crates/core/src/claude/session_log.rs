@@ -79,13 +79,13 @@ fn may_appear(path: &Path) -> bool {
 /// before deciding that the session never saw the prompt. This runs once per claimed line,
 /// never per stop. `has_text`: the transcript is already known to hold an assistant text (no
 /// wait, no re-read).
-pub(crate) fn saw_prompt(transcript: &Path, needle: &str, has_text: bool) -> bool {
+pub(crate) fn saw_prompt(transcript: &Path, needles: &[String], has_text: bool) -> bool {
     let (patience, every) = (
         std::time::Duration::from_millis(1500),
         std::time::Duration::from_millis(5),
     );
     wait_for(patience, every, || {
-        if mentions(transcript, needle) {
+        if needles.iter().any(|needle| mentions(transcript, needle)) {
             Look::Found(())
         } else if has_text || last_assistant_text(transcript).is_some() {
             Look::Never

@@ -7,6 +7,7 @@ use crate::home::Home;
 /// Runs every check.
 pub fn examine(env: &Environment) -> Vec<Finding> {
     let mut out = super::installation::check(env);
+    out.extend(super::hosts::check(env));
     match Home::find(&env.cwd) {
         Some(home) => {
             // A config that does not read stops every debate here: said first, with why.

@@ -15,6 +15,7 @@ mod environment;
 mod examine;
 mod finding;
 mod hook_timeout;
+mod hosts;
 mod installation;
 mod record;
 mod repair;

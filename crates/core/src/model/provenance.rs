@@ -33,6 +33,9 @@ pub struct Provenance {
     pub duration_ms: Option<u64>,
     /// The Claude Code version that wrote the transcript.
     pub claude_version: Option<String>,
+    /// The other agent that hosted the phase, and its version (`qwen 0.24.4`): `None` for
+    /// Claude Code and for a seat.
+    pub host: Option<String>,
     /// The agent of the seat that played the phase; `None` for the host session.
     pub agent: Option<String>,
     pub agent_version: Option<String>,
@@ -53,6 +56,7 @@ impl Provenance {
     pub fn clean(&mut self, intake: &mut Intake) {
         intake.clean_option("the model's name", &mut self.model);
         intake.clean_option("Claude Code's version", &mut self.claude_version);
+        intake.clean_option("the host's version", &mut self.host);
         intake.clean_option("the agent's version", &mut self.agent_version);
         intake.clean_option("the agent's session", &mut self.agent_session);
     }
@@ -72,6 +76,9 @@ impl Provenance {
         if other.claude_version.is_some() {
             self.claude_version.clone_from(&other.claude_version);
         }
+        if other.host.is_some() {
+            self.host.clone_from(&other.host);
+        }
         if let Some(cost) = other.cost {
             self.cost.get_or_insert_with(Usd::default).nanos += cost.nanos;
         }
@@ -88,6 +95,7 @@ impl Provenance {
         meta.tokens_cache_write = Some(self.cache_write_tokens);
         meta.duration_ms = self.duration_ms;
         meta.claude_version.clone_from(&self.claude_version);
+        meta.host.clone_from(&self.host);
         meta.agent.clone_from(&self.agent);
         meta.agent_version.clone_from(&self.agent_version);
         meta.agent_session.clone_from(&self.agent_session);
@@ -104,6 +112,7 @@ impl Provenance {
             cache_write_tokens: meta.tokens_cache_write.unwrap_or(0),
             duration_ms: meta.duration_ms,
             claude_version: meta.claude_version.clone(),
+            host: meta.host.clone(),
             agent: meta.agent.clone(),
             agent_version: meta.agent_version.clone(),
             agent_session: meta.agent_session.clone(),

@@ -95,6 +95,10 @@ impl Figures {
 pub fn player(p: &Provenance) -> String {
     match (&p.agent, &p.claude_version) {
         (Some(agent), _) => agent.clone(),
+        (None, _) if p.host.is_some() => {
+            let host = p.host.as_deref().unwrap_or_default();
+            format!("{} (host)", host.split(' ').next().unwrap_or(host))
+        }
         (None, Some(_)) => "claude (host)".to_owned(),
         (None, None) => "host".to_owned(),
     }

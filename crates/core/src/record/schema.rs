@@ -247,8 +247,10 @@ schema! {
     tokens_cache_write: Option<u64> = "Anvil-Tokens-Cache-Write",
     /// how long the turn took,
     duration_ms: Option<u64> = "Anvil-Duration-Ms",
-    /// and the Claude Code version that ran it.
+    /// and the Claude Code version that ran it, or the other agent that hosted the debate
+    /// and its version (`qwen 0.24.4`; see `agent::host`).
     claude_version: Option<String> = "Anvil-Claude-Version",
+    host: Option<String> = "Anvil-Host",
     /// A phase played by a seat (see `seat`): the agent (its name in `agent::AGENTS`;
     /// absent when the session driving the line played it),
     agent: Option<String> = "Anvil-Agent",
@@ -536,7 +538,7 @@ mod tests {
 
     fn any_meta() -> impl Strategy<Value = Meta> {
         let strings = (any_text(), any_text(), any_text(), any::<u32>());
-        let options = prop::collection::vec(prop::option::of(any_text()), 16);
+        let options = prop::collection::vec(prop::option::of(any_text()), 17);
         let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 6);
         let lists = (prop::collection::vec(any_text(), 0..4), any::<bool>());
         let extra = prop::collection::vec(("X-[A-Za-z0-9-]{0,8}", any_text()), 0..3);
@@ -611,6 +613,7 @@ mod tests {
                     tokens_cache_write: n[3],
                     duration_ms: n[4],
                     claude_version: o[9].clone(),
+                    host: o[16].clone(),
                     agent: o[11].clone(),
                     agent_version: o[12].clone(),
                     agent_session: o[13].clone(),

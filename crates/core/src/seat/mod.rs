@@ -361,6 +361,7 @@ pub fn provenance(played: &Played) -> Provenance {
         cache_write_tokens: played.tokens.cache_write,
         duration_ms: Some(played.duration_ms),
         claude_version: None,
+        host: None,
         agent: Some(played.agent.name().to_owned()),
         agent_version: played.agent_version.clone(),
         agent_session: Some(played.session.clone()),

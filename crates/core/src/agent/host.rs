@@ -1,0 +1,268 @@
+//! The host side of an agent: an agent whose session can run a debate through a Stop hook of
+//! its own, as Claude Code's does. Qwen Code, Gemini CLI and Codex CLI each run a command when
+//! a turn ends and continue the session with `{"decision":"block","reason":…}`; anvil's one
+//! hook binary (`anvil-hook stop`) serves them all and tells them apart from what each hands
+//! it ([`detect`]).
+//!
+//! What differs from one host to the next is in the host's own file, behind [`Host`]: how it
+//! is recognised (an environment variable naming the very session that stops, or the hook
+//! event's name), where the turn's text is when its input's is not the turn's own, what its
+//! transcript says of the turn (model, tokens, version), its cap on continuations in a row,
+//! and what `anvil install --agent NAME` writes ([`Wiring`]). Claude Code is the host when no
+//! other is recognised: everything else of the Stop hook is the same for every host.
+
+use std::path::Path;
+
+use super::{Agent, Tokens};
+
+/// What a Stop hook's input says, as every host hands it (Claude Code's names; absent fields
+/// are `None`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stop<'a> {
+    pub session: &'a str,
+    /// `Stop` (Claude Code, Qwen Code, Codex) or `AfterAgent` (Gemini CLI).
+    pub event: Option<&'a str>,
+    pub transcript: Option<&'a Path>,
+    pub last_message: Option<&'a str>,
+    /// Codex: the turn that ended.
+    pub turn_id: Option<&'a str>,
+    /// Codex: the model of the session.
+    pub model: Option<&'a str>,
+    /// Gemini CLI: everything the agent answered since the person's prompt (a continued
+    /// turn's answers, joined).
+    pub prompt_response: Option<&'a str>,
+}
+
+/// What a host's own records say of the turn that ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostTurn {
+    /// The host's version (`0.24.4`), where known.
+    pub version: Option<String>,
+    pub model: Option<String>,
+    pub tokens: Tokens,
+}
+
+impl HostTurn {
+    /// The host as its trailer names it: `qwen 0.24.4`.
+    pub fn host(&self, agent: &dyn Agent) -> String {
+        match &self.version {
+            Some(v) => format!("{} {v}", agent.name()),
+            None => agent.name().to_owned(),
+        }
+    }
+}
+
+/// What `anvil install --agent NAME` wires into a project for a host: a hook of anvil's in a
+/// JSON settings file whose hooks are in Claude Code's shape (`hooks.EVENT[].hooks[]`), the
+/// host's cap raised where it has a setting for it, and its custom command.
+#[derive(Debug)]
+pub struct Wiring {
+    /// The settings file, relative to the project (`.qwen/settings.json`).
+    pub settings: &'static str,
+    /// The hook's event (`Stop`, `AfterAgent`).
+    pub event: &'static str,
+    /// The key of the hook entry's timeout, and its unit per second (Gemini CLI counts
+    /// milliseconds).
+    pub timeout: (&'static str, u64),
+    /// The setting of the host's cap on continuations in a row, raised by the install.
+    pub cap_setting: Option<&'static str>,
+    /// The custom command `anvil`: its file, relative to the project, and its text.
+    pub command: Option<(&'static str, &'static str)>,
+}
+
+/// An agent that can host a debate. Its implementation is in the agent's own file, beside
+/// its seat side.
+pub trait Host: Sync {
+    /// The agent it is.
+    fn agent(&self) -> &'static dyn Agent;
+
+    /// Is this stop its own? `var` reads the hook's environment.
+    fn runs(&self, stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> bool;
+
+    /// The turn's text, when the input's `last_assistant_message` is not it; `None`: that one.
+    fn text(&self, _stop: &Stop<'_>) -> Option<String> {
+        None
+    }
+
+    /// What its records say of the turn that ended.
+    fn turn(&self, stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> HostTurn;
+
+    /// How many continuations in a row it lets through for the project at `project` (the
+    /// next `block` is dropped and the turn ends), `None` when it has no cap.
+    fn block_cap(&self, _project: &Path, _var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
+        None
+    }
+
+    /// What the install writes.
+    fn wiring(&self) -> &'static Wiring;
+
+    /// Whether it runs the project's hook at `project`, for a person whose home is `home`:
+    /// a host that loads a project's settings only in a folder the person trusted says so.
+    fn trust(&self, _project: &Path, _home: Option<&Path>) -> Trust {
+        Trust::NotAsked
+    }
+}
+
+/// Whether a host runs the hook anvil installed in a project ([`Host::trust`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trust {
+    /// It asks nothing of the kind.
+    NotAsked,
+    /// It does: what says so.
+    Trusted(String),
+    /// It skips the hook: why, and what to do about it.
+    Untrusted { why: String, fix: String },
+}
+
+/// Folder trust as Gemini CLI and Qwen Code keep it in `HOME/DIR/`: `None` when the person's
+/// `settings.json` there turns it off (or, when it is off unless turned on, does not turn it
+/// on), else whether `DIR/trustedFolders.json` trusts `project`, and that file.
+pub(crate) fn folder_trust(
+    home: Option<&Path>,
+    dir: &str,
+    on_unless_off: bool,
+    project: &Path,
+) -> Option<(bool, std::path::PathBuf)> {
+    let dir = home?.join(dir);
+    let settings = std::fs::read_to_string(dir.join("settings.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .unwrap_or_default();
+    let enabled = settings["security"]["folderTrust"]["enabled"].as_bool();
+    if !enabled.unwrap_or(on_unless_off) {
+        return None;
+    }
+    let rules = dir.join("trustedFolders.json");
+    Some((trusted_folder(&rules, project) == Some(true), rules))
+}
+
+/// What a `trustedFolders.json` (Gemini CLI's and Qwen Code's) says of `project`: `Some(true)`
+/// when a rule trusts it (`TRUST_FOLDER` on it or a folder above, `TRUST_PARENT` on a folder
+/// whose parent holds it), `Some(false)` when one distrusts it (`DO_NOT_TRUST`), the rule
+/// nearest the project winning; `None` when no rule speaks of it.
+pub(crate) fn trusted_folder(rules: &Path, project: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(rules).ok()?;
+    let rules: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).ok()?;
+    let project = project
+        .canonicalize()
+        .unwrap_or_else(|_| project.to_owned());
+    let mut nearest: Option<(usize, bool)> = None;
+    for (path, level) in &rules {
+        let path = Path::new(path);
+        let (folder, trusts) = match level.as_str() {
+            Some("TRUST_FOLDER") => (Some(path), true),
+            Some("TRUST_PARENT") => (path.parent(), true),
+            Some("DO_NOT_TRUST") => (Some(path), false),
+            _ => continue,
+        };
+        let Some(folder) = folder.filter(|f| project.starts_with(f)) else {
+            continue;
+        };
+        let depth = folder.components().count();
+        if nearest.is_none_or(|(d, _)| depth >= d) {
+            nearest = Some((depth, trusts));
+        }
+    }
+    nearest.map(|(_, trusts)| trusts)
+}
+
+/// The host of this stop among the agents that host, `None` for Claude Code (and for a host
+/// nobody recognises, which is answered as Claude Code is).
+pub fn detect(stop: &Stop<'_>, var: &dyn Fn(&str) -> Option<String>) -> Option<&'static dyn Host> {
+    hosts().find(|h| h.runs(stop, var))
+}
+
+/// The agents that can host a debate, beside Claude Code.
+pub fn hosts() -> impl Iterator<Item = &'static dyn Host> {
+    super::AGENTS.iter().filter_map(|a| a.host())
+}
+
+/// The host named `name` (`qwen`).
+pub fn find(name: &str) -> Option<&'static dyn Host> {
+    hosts().find(|h| h.agent().name() == name)
+}
+
+/// The last line of a JSONL file whose parsed value `keep` accepts, read from its end (a
+/// megabyte at most: a turn's records are at the end).
+pub(crate) fn last_record(
+    path: &Path,
+    keep: impl Fn(&serde_json::Value) -> bool,
+) -> Option<serde_json::Value> {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 1024 * 1024;
+    let mut file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    file.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(TAIL).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    super::jsonl(&text).filter(|v| keep(v)).last()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_host_is_recognised_by_its_own_marks_and_claude_code_by_none() {
+        let none = |_: &str| None;
+        let base = Stop {
+            session: "s-1",
+            event: Some("Stop"),
+            ..Stop::default()
+        };
+        assert!(detect(&base, &none).is_none(), "Claude Code's stop");
+        let qwen = |k: &str| (k == "QWEN_CODE_SESSION_ID").then(|| "s-1".to_owned());
+        assert_eq!(detect(&base, &qwen).map(|h| h.agent().name()), Some("qwen"));
+        // A variable inherited from an outer Qwen Code session speaks for no other session.
+        let outer = |k: &str| (k == "QWEN_CODE_SESSION_ID").then(|| "s-0".to_owned());
+        assert!(detect(&base, &outer).is_none());
+        let gemini = Stop {
+            event: Some("AfterAgent"),
+            ..base
+        };
+        assert_eq!(
+            detect(&gemini, &none).map(|h| h.agent().name()),
+            Some("gemini")
+        );
+        let codex = Stop {
+            turn_id: Some("t-1"),
+            ..base
+        };
+        assert_eq!(
+            detect(&codex, &none).map(|h| h.agent().name()),
+            Some("codex")
+        );
+    }
+
+    /// Qwen Code asks for folder trust only once the person turns it on; Gemini CLI unless
+    /// they turn it off.
+    #[test]
+    fn folder_trust_is_asked_where_each_host_asks_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, project) = (dir.path().join("home"), dir.path().join("p"));
+        std::fs::create_dir_all(&project).unwrap();
+        let trust = |name: &str| find(name).unwrap().trust(&project, Some(&home));
+        assert_eq!(trust("qwen"), Trust::NotAsked);
+        assert!(matches!(trust("gemini"), Trust::Untrusted { .. }));
+        for dir in [".qwen", ".gemini"] {
+            std::fs::create_dir_all(home.join(dir)).unwrap();
+        }
+        std::fs::write(
+            home.join(".qwen/settings.json"),
+            r#"{"security": {"folderTrust": {"enabled": true}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            home.join(".gemini/settings.json"),
+            r#"{"security": {"folderTrust": {"enabled": false}}}"#,
+        )
+        .unwrap();
+        assert!(matches!(trust("qwen"), Trust::Untrusted { .. }));
+        assert_eq!(trust("gemini"), Trust::NotAsked);
+    }
+}

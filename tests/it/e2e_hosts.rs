@@ -1,0 +1,345 @@
+//! Debates hosted by agents other than Claude Code, for real: in a fresh `HOME` and project,
+//! `anvil install --agent NAME`, then the agent's own headless run of the prompt `anvil start`
+//! printed, against the scripted server. The agent's own Stop hook (Qwen Code's `Stop`, Gemini
+//! CLI's `AfterAgent`, Codex's `Stop`) runs `anvil-hook stop`, which records each phase and
+//! hands the next prompt back with `decision: block`, until the synthesis.
+
+use std::time::Duration;
+
+use crate::e2e_seats::run_anvil;
+use crate::support::agents::{AgentsHome, Cli, Output};
+use crate::support::anvil::{Project, Run, find_tag, phase_text};
+use crate::support::model_server::{ModelServer, Reply, Turn};
+use crate::support::snap::Filters;
+
+/// Every main turn answers the last anvil prompt it was handed (Codex wraps a hook's reason in
+/// `<hook_prompt>`, Gemini CLI puts its `<session_context>` first: the tag is found in both).
+fn debater(turn: &Turn) -> Reply {
+    let text = turn.latest_user_text.clone();
+    match text.rfind("[anvil ").and_then(|at| find_tag(&text[at..])) {
+        Some(tag) => Reply::text(phase_text(&tag)),
+        None => Reply::text("nothing to debate"),
+    }
+}
+
+/// The keys of the phases the main turns answered, in order (`ADVOCATE r1`, …).
+fn answered(server: &ModelServer) -> Vec<String> {
+    server
+        .main_turns()
+        .iter()
+        .map(|t| {
+            let text = &t.latest_user_text;
+            text.rfind("[anvil ")
+                .and_then(|at| find_tag(&text[at..]))
+                .map_or_else(|| format!("(no prompt) {text}"), |tag| tag.key())
+        })
+        .collect()
+}
+
+/// A project in a fresh `HOME` where `anvil install --agent NAME` ran; its output.
+fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
+    let project = Project::new();
+    let run = run_anvil(&project, home, &["install", "--agent", cli.name()]).ok();
+    (project, run)
+}
+
+/// The debate reached its synthesis through the host's hook: every phase recorded once, each
+/// host phase naming the host (`Anvil-Host`), and no request after the synthesis.
+fn assert_hosted(project: &Project, server: &ModelServer, debate: &str, host: &str, run: &Output) {
+    let state = project.state_md(debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\n{}\n{:?}",
+        run.describe(),
+        answered(server)
+    );
+    let commits = project.commits(debate);
+    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+    assert_eq!(phases, ["start", "advocate", "critic", "synthesizer"]);
+    for commit in &commits[1..] {
+        assert_eq!(
+            commit.trailer("Anvil-Host"),
+            Some(host),
+            "{}",
+            commit.phase()
+        );
+        assert!(
+            commit.trailer("Anvil-Model").is_some(),
+            "{}",
+            commit.phase()
+        );
+    }
+    let all = answered(server);
+    assert_eq!(
+        all[all.len().saturating_sub(3)..],
+        ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"],
+        "one request per phase, none after the synthesis: {all:?}"
+    );
+    // Each phase is the turn's own text, never the answers before it again.
+    let transcript = project.transcript_md(debate);
+    for said in ["ADVOCATE r1 of", "CRITIC r1 of", "SYNTHESIS of"] {
+        assert_eq!(transcript.matches(said).count(), 1, "{said}: {transcript}");
+    }
+}
+
+#[test]
+fn qwen_code_hosts_a_debate_to_its_synthesis_through_its_stop_hook() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, install) = installed(&home, Cli::Qwen);
+    insta::assert_snapshot!(
+        "install_qwen",
+        Filters::of(&project).redact(&install.stderr)
+    );
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let run = home.run(
+        Cli::Qwen,
+        project.path(),
+        &["-p", &started.prompt],
+        Duration::from_secs(300),
+    );
+    assert_hosted(&project, &server, &started.debate, "qwen 0.24.4", &run);
+    let uninstall = run_anvil(&project, &home, &["uninstall", "--agent", "qwen"]).ok();
+    insta::assert_snapshot!(
+        "uninstall_qwen",
+        Filters::of(&project).redact(&uninstall.stderr)
+    );
+    // What the install wrote is gone; Qwen Code has added a `$version` of its own to the
+    // settings it found, which stays.
+    for file in [".qwen/commands/anvil.md", ".qwen/anvil-install.json"] {
+        assert!(!project.path().join(file).exists(), "{file}");
+    }
+    let settings = std::fs::read_to_string(project.path().join(".qwen/settings.json")).unwrap();
+    assert_eq!(settings, "{\n  \"$version\": 4\n}\n");
+}
+
+/// `anvil doctor`'s line about the host's trust, in a run with only the agents' environment.
+fn trust_line(project: &Project, home: &AgentsHome) -> String {
+    let doctor = run_anvil(project, home, &["doctor"]);
+    doctor
+        .stdout
+        .lines()
+        .chain(doctor.stderr.lines())
+        .find(|l| l.contains("trust"))
+        .unwrap_or_else(|| panic!("no word of trust: {}", doctor.describe()))
+        .to_owned()
+}
+
+/// Gemini CLI trusts no folder until told: its headless run refuses the project (exit 55) and
+/// `anvil doctor` says why and how to fix it; once the folder is trusted the way it says, the
+/// debate runs to its synthesis through the `AfterAgent` hook.
+#[test]
+fn gemini_cli_hosts_a_debate_once_the_folder_is_trusted() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, install) = installed(&home, Cli::Gemini);
+    insta::assert_snapshot!(
+        "install_gemini",
+        Filters::of(&project).redact(&install.stderr)
+    );
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let gemini = |home: &AgentsHome| {
+        home.run_env(
+            Cli::Gemini,
+            project.path(),
+            &["-m", "gemini-host-model", "-p", &started.prompt],
+            &[("GEMINI_CLI_NO_RELAUNCH", "true")],
+            Duration::from_secs(300),
+        )
+    };
+
+    let untrusted = trust_line(&project, &home);
+    assert!(
+        untrusted.contains("does not trust this folder"),
+        "{untrusted}"
+    );
+    let refused = gemini(&home);
+    assert_eq!(refused.code, Some(55), "{}", refused.describe());
+    assert!(server.main_turns().is_empty());
+
+    // The fix doctor names: the folder trusted in ~/.gemini/trustedFolders.json.
+    let project_dir = project.path().canonicalize().unwrap();
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        serde_json::json!({ project_dir.to_str().unwrap(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let trusted = trust_line(&project, &home);
+    assert!(trusted.contains("trusts the project"), "{trusted}");
+    let run = gemini(&home);
+    assert_hosted(&project, &server, &started.debate, "gemini", &run);
+    assert!(
+        project.commits(&started.debate)[1..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Model") == Some("gemini-host-model"))
+    );
+    run_anvil(&project, &home, &["uninstall", "--agent", "gemini"]).ok();
+    assert!(!project.path().join(".gemini/commands/anvil.toml").exists());
+}
+
+/// Codex skips a hook nobody trusted, silently: the debate does not move, and `anvil doctor`
+/// says why and how to fix it; once the hook is trusted, the debate runs to its synthesis
+/// through Codex's Stop hook.
+#[test]
+fn codex_hosts_a_debate_once_its_hook_is_trusted() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, install) = installed(&home, Cli::Codex);
+    insta::assert_snapshot!(
+        "install_codex",
+        Filters::of(&project).redact(&install.stderr)
+    );
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let codex = |home: &AgentsHome, extra: &[&str]| {
+        let mut args = vec!["exec", "--skip-git-repo-check"];
+        args.extend(extra);
+        args.push(&started.prompt);
+        home.run(Cli::Codex, project.path(), &args, Duration::from_secs(300))
+    };
+    let untrusted = trust_line(&project, &home);
+    assert!(
+        untrusted.contains("does not trust this project"),
+        "{untrusted}"
+    );
+    // The fix doctor names for the project; the hook is still untrusted: Codex runs the
+    // turn and skips the hook, silently.
+    let config = home.path().join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        project.path().canonicalize().unwrap().display()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let untrusted = trust_line(&project, &home);
+    assert!(
+        untrusted.contains("skips a hook nobody trusted"),
+        "{untrusted}"
+    );
+    codex(&home, &[]).ok();
+    assert_eq!(answered(&server), ["ADVOCATE r1"]);
+    assert!(project.state_md(&started.debate).contains("step: 0"));
+
+    // The headless fix doctor names: the debate runs to its synthesis.
+    let run = codex(&home, &["--dangerously-bypass-hook-trust"]);
+    assert_hosted(&project, &server, &started.debate, "codex 0.169.0", &run);
+}
+
+/// Qwen Code's cap on continuations in a row, lowered below what a debate needs: the turn ends
+/// midway, the record stands where it stopped, and the person's `continue` in the same session
+/// takes the debate on from there to its synthesis.
+#[test]
+fn a_debate_cut_by_qwen_codes_cap_goes_on_when_the_person_says_continue() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let started = project.start(&["Should we cap blocks?", "--rounds", "2"]);
+    let session = crate::support::claude::new_session_id();
+    let qwen = |prompt: &str, session_flag: &str| {
+        home.run_env(
+            Cli::Qwen,
+            project.path(),
+            &[session_flag, &session, "-p", prompt],
+            &[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "3")],
+            Duration::from_secs(300),
+        )
+    };
+    let first = qwen(&started.prompt, "--session-id");
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: active"),
+        "{state}\n{}",
+        first.describe()
+    );
+    // A cap of 3 lets two continuations through: the prompt of the critic's second turn was
+    // dropped.
+    let cut = answered(&server);
+    assert_eq!(cut, ["ADVOCATE r1", "CRITIC r1", "ADVOCATE r2"]);
+    let second = qwen("continue", "--resume");
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\ncut after {cut:?}, then {:?}\n{}",
+        answered(&server),
+        second.describe()
+    );
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| format!("{} {}", c.phase(), c.round()))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "start 0",
+            "advocate 1",
+            "critic 1",
+            "advocate 2",
+            "critic 2",
+            "synthesizer 2"
+        ]
+    );
+    // The turn that answered `continue` was not taken for the critic's phase: the prompt went
+    // out again, and was answered.
+    assert_eq!(
+        answered(&server)[3..],
+        ["(no prompt) continue", "CRITIC r2", "SYNTHESIS"]
+    );
+    assert!(
+        !project
+            .transcript_md(&started.debate)
+            .contains("nothing to debate")
+    );
+}
+
+/// A line begun in Qwen Code and cut by its cap is taken on headless by `anvil run --line`
+/// (Claude Code playing the rest) from where it stopped: nothing played twice, every phase
+/// once, each naming who hosted it.
+#[test]
+fn a_line_begun_in_qwen_code_is_finished_by_anvil_run() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let started = project.start(&["Should we cap blocks?", "--rounds", "2"]);
+    home.run_env(
+        Cli::Qwen,
+        project.path(),
+        &["-p", &started.prompt],
+        &[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "3")],
+        Duration::from_secs(300),
+    )
+    .ok();
+    assert!(project.state_md(&started.debate).contains("step: 3"));
+    let run = run_anvil(&project, &home, &["run", "--line", &started.line]).ok();
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\n{}",
+        run.describe()
+    );
+    let commits = project.commits(&started.debate);
+    let played: Vec<(String, Option<&str>)> = commits[1..]
+        .iter()
+        .map(|c| {
+            (
+                format!("{} {}", c.phase(), c.round()),
+                c.trailer("Anvil-Host"),
+            )
+        })
+        .collect();
+    let qwen = Some("qwen 0.24.4");
+    assert_eq!(
+        played[..3],
+        [
+            ("advocate 1".to_owned(), qwen),
+            ("critic 1".to_owned(), qwen),
+            ("advocate 2".to_owned(), qwen),
+        ]
+    );
+    let rest: Vec<&str> = commits[4..].iter().map(|c| c.phase()).collect();
+    assert_eq!(rest[..2], ["critic", "synthesizer"], "{rest:?}");
+    assert!(
+        commits[4..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Host").is_none())
+    );
+}
