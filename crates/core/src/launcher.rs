@@ -16,7 +16,7 @@
 pub const PID_VAR: &str = "ANVIL_NPM_LAUNCHER_PID";
 
 /// Ends this process with `SIGTERM` when the launcher that started it ends, where the system
-/// can (Linux); a no-op for a process no launcher started directly.
+/// can (Linux); a no-op for a process further down, while its launcher lives.
 pub fn die_with_launcher() {
     #[cfg(target_os = "linux")]
     {
@@ -28,7 +28,17 @@ pub fn die_with_launcher() {
         else {
             return;
         };
+        let end = || {
+            let _ = rustix::process::kill_process(rustix::process::getpid(), Signal::TERM);
+        };
         if getppid() != Some(launcher) {
+            // Not the launcher's child: either a process further down that inherited the
+            // variable, or its child orphaned before it could ask (the launcher killed while
+            // this program was still starting). The launcher is gone only in the second case,
+            // and then this ends as it would have ended with it.
+            if rustix::process::test_kill_process(launcher) == Err(rustix::io::Errno::SRCH) {
+                end();
+            }
             return;
         }
         if set_parent_process_death_signal(Some(Signal::TERM)).is_err() {
@@ -37,7 +47,7 @@ pub fn die_with_launcher() {
         // The launcher may have ended between the look and the request: then nothing would
         // send the signal, so it is sent now.
         if getppid() != Some(launcher) {
-            let _ = rustix::process::kill_process(rustix::process::getpid(), Signal::TERM);
+            end();
         }
     }
 }
