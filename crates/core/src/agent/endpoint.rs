@@ -407,9 +407,11 @@ impl Url {
         }
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
         if authority.contains('@') {
+            // Shown without what comes before the `@`: the user and password are not echoed.
+            let after = &rest[authority.rfind('@').map_or(0, |at| at + 1)..];
             return Err(format!(
-                "`{}` holds a user or password: a key goes in the variable named by api_key_env, never in the URL",
-                crate::model::secrets::redact(text).0
+                "`{scheme}://…@{}` holds a user or password: a key goes in the variable named by api_key_env, never in the URL",
+                after.escape_debug()
             ));
         }
         if rest.contains(['?', '#']) {
