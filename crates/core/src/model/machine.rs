@@ -206,18 +206,9 @@ pub(crate) fn advance(
 
 fn first_role(setup: &Setup) -> Role {
     match setup.rotation {
-        Rotation::Pair => pair_order(setup)[0],
+        Rotation::Pair => setup.pair_order()[0],
         Rotation::Stakeholders => Role::Stakeholder,
         Rotation::Personas => Role::Persona,
-    }
-}
-
-/// Devil's advocate reverses the pair: the case against the user's position opens each round.
-pub(crate) fn pair_order(setup: &Setup) -> [Role; 2] {
-    if setup.mode == crate::model::state::Mode::DevilsAdvocate {
-        [Role::Critic, Role::Advocate]
-    } else {
-        [Role::Advocate, Role::Critic]
     }
 }
 
@@ -262,14 +253,14 @@ fn successor(setup: &Setup, role: Role, round: u32, voter: u32) -> (Role, u32, u
 fn debating_successor(setup: &Setup, role: Role, round: u32) -> (Role, u32) {
     let opener = first_role(setup);
     let closes_round = match setup.rotation {
-        Rotation::Pair => role == pair_order(setup)[1],
+        Rotation::Pair => role == setup.pair_order()[1],
         Rotation::Stakeholders | Rotation::Personas => role.is_debating(),
     };
     if role == Role::InteractivePause {
         return (opener, round + 1);
     }
     if !closes_round {
-        return (pair_order(setup)[1], round);
+        return (setup.pair_order()[1], round);
     }
     if round >= setup.rounds {
         (Role::Synthesizer, round)

@@ -361,7 +361,7 @@ pub struct State {
     /// The ballots cast so far (`--vote`), in voting order: what the vote's result is
     /// counted from (the reasons are in the record).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ballots: Vec<crate::model::vote::Ballot>,
+    pub ballots: Vec<Ballot>,
     /// The triage answers (`--triage`), each seat's brief blind position.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub triage: Vec<crate::model::positions::Held>,
@@ -397,6 +397,16 @@ pub enum StateError {
 }
 
 impl Setup {
+    /// The pair's speaking order in a round: devil's advocate reverses it, so the case against
+    /// the user's position opens each round.
+    pub(crate) fn pair_order(&self) -> [Role; 2] {
+        if self.mode == Mode::DevilsAdvocate {
+            [Role::Critic, Role::Advocate]
+        } else {
+            [Role::Advocate, Role::Critic]
+        }
+    }
+
     /// How sure every seat must be for triage to settle the question (and for the record's
     /// note of what triage would have decided).
     pub fn triage_threshold(&self) -> crate::record::stance::Share {
@@ -794,4 +804,16 @@ mod tests {
             sample("Q")
         );
     }
+}
+
+/// One voter's ballot, as the line's state keeps it (read and counted in
+/// [`crate::model::vote`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ballot {
+    /// The voter's seat.
+    pub voter: String,
+    /// The seats it was shown, in label order (`A` first).
+    pub shown: Vec<String>,
+    pub cast: crate::record::stance::Cast,
 }

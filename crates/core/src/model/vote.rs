@@ -17,8 +17,6 @@
 //!   the last 0. Seats are ordered by points, ties by the confidence of their last stated
 //!   position (higher first), then by the order they first spoke.
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::positions::{Held, seat_label};
 use crate::model::state::{Role, Rotation, Setup};
 use crate::record::stance::Share;
@@ -42,7 +40,8 @@ impl Voter {
 /// The voters of `setup`, in the order they vote.
 pub fn voters(setup: &Setup) -> Vec<Voter> {
     match setup.rotation {
-        Rotation::Pair => crate::model::machine::pair_order(setup)
+        Rotation::Pair => setup
+            .pair_order()
             .into_iter()
             .map(|role| Voter { role, voice: None })
             .collect(),
@@ -123,17 +122,8 @@ pub fn labels_of(order: &str) -> Vec<String> {
         .collect()
 }
 
-/// One voter's ballot, as the line's state keeps it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Ballot {
-    /// The voter's seat.
-    pub voter: String,
-    /// The seats it was shown, in label order (`A` first).
-    pub shown: Vec<String>,
-    pub cast: Cast,
-}
-
+// A ballot is part of a line's state; it is kept there (`state::Ballot`).
+pub use crate::model::state::Ballot;
 pub use crate::record::stance::Cast;
 
 /// Reads the ballot of a voter shown `shown` (in label order) from its `order` attribute
