@@ -15,10 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::claude::protocol::{HookInput, HookOutput};
-use crate::claude::session_log::{
-    PROVENANCE_BYTES, TAIL_BYTES, assistant_text_in, read_tail, saw_prompt, tail_from_line,
-    turn_provenance,
-};
+use crate::claude::session_log::{TurnEnd, read_turn, saw_prompt, turn_provenance};
 use crate::home::{Home, LineRef};
 use crate::line::stop::{self, Kind, Reply};
 use crate::model::config;
@@ -322,14 +319,13 @@ fn locate_line(hook: &Hook<'_>) -> Result<Located, Failure> {
 struct Taken {
     text: Option<String>,
     /// The end of the transcript, when the text came from it.
-    tail: Option<Vec<u8>>,
+    end: Option<TurnEnd>,
 }
 
 /// The turn's text: the hook input's `last_assistant_message`, else the last assistant text
 /// at the transcript's end. The text and the turn's provenance come from one read of that
 /// end: when the input hands the text over, the transcript is read later only for the
-/// provenance (it may lag behind); when the text comes from the transcript, its tail already
-/// holds the turn.
+/// provenance; when the text comes from the transcript, the same read holds the turn.
 fn take_text(input: &HookInput) -> Taken {
     if let Some(text) = input
         .last_assistant_message
@@ -338,18 +334,17 @@ fn take_text(input: &HookInput) -> Taken {
     {
         return Taken {
             text: Some(text.clone()),
-            tail: None,
+            end: None,
         };
     }
-    let from_tail = || {
-        let tail = read_tail(input.transcript_path.as_deref()?, TAIL_BYTES)?;
-        let text = assistant_text_in(&tail)?;
+    let from_end = || {
+        let mut end = read_turn(input.transcript_path.as_deref()?, true)?;
         Some(Taken {
-            text: Some(text),
-            tail: Some(tail),
+            text: Some(end.text.take()?),
+            end: Some(end),
         })
     };
-    from_tail().unwrap_or_default()
+    from_end().unwrap_or_default()
 }
 
 /// The turn that just ended, as the hook takes it in.
@@ -360,7 +355,7 @@ struct Turn {
     /// against it.
     raw: Option<String>,
     /// The end of the transcript, when the text came from it (it holds the provenance too).
-    tail: Option<Vec<u8>>,
+    end: Option<TurnEnd>,
 }
 
 /// The redaction step: the turn's text cleaned of credentials by `intake`, which says what it
@@ -376,7 +371,7 @@ fn clean(taken: Taken, intake: &mut Intake) -> Turn {
     Turn {
         text,
         raw,
-        tail: taken.tail,
+        end: taken.end,
     }
 }
 
@@ -437,7 +432,7 @@ fn saw_its_prompt(input: &HookInput, line: &LineRef, turn: &Turn) -> bool {
         saw_prompt(
             p,
             &crate::model::prompt::tag(&line.debate, &line.line),
-            turn.tail.is_some(),
+            turn.end.is_some(),
         )
     })
 }
@@ -446,11 +441,8 @@ fn saw_its_prompt(input: &HookInput, line: &LineRef, turn: &Turn) -> bool {
 /// the text as Claude Code has it; only when there is a text to record.
 fn provenance(input: &HookInput, turn: &Turn) -> Option<Provenance> {
     let spoken = turn.raw.as_ref().or(turn.text.as_ref())?;
-    match (&turn.tail, input.transcript_path.as_deref()) {
-        (Some(tail), _) => crate::model::provenance::from_transcript_tail(
-            tail_from_line(tail, PROVENANCE_BYTES as usize),
-            Some(spoken),
-        ),
+    match (&turn.end, input.transcript_path.as_deref()) {
+        (Some(end), _) => crate::model::provenance::from_turn(&end.entries, Some(spoken)),
         (None, Some(path)) => turn_provenance(path, spoken),
         (None, None) => None,
     }
