@@ -9,13 +9,15 @@
 //! of session as after 50 MB. A hook input may name anything, so only regular files are read,
 //! and only their end.
 //!
-//! When is the turn there? Both Claude Code versions anvil is tested with (2.1.197 and
-//! 2.1.332) write the turn's assistant entry before they run the Stop hook, and hand its text
-//! over as `last_assistant_message` (observed at every stop of `claude -p` runs, and no later
-//! 300 ms on); so what the turn cost is read in one look, and a transcript that lacks the turn
-//! records the phase without its cost rather than keep the person waiting. Only a claim waits
-//! ([`saw_prompt`], once per line): at the first stop of `claude -p "$(anvil start …)"` the
-//! prompt may be written a moment after the hook starts.
+//! When is the turn there? Claude Code 2.1.332 writes the turn's assistant entry before it
+//! runs the Stop hook (at every stop of the end-to-end tests' `claude -p` runs), so its
+//! turn is read in one look, and a transcript that lacks it records the phase without its
+//! cost rather than keep the person waiting. 2.1.197 writes the entry a moment after the hook
+//! starts (its phases had no model and no tokens when read in one look): for it, and for a
+//! client the hook cannot tell, the turn is looked for again, 5 ms apart (each look reads a
+//! few kilobytes at the end), up to [`LAG_PATIENCE`]; only a transcript that never catches up
+//! waits that long. A claim waits too ([`saw_prompt`], once per line): at the first stop of
+//! `claude -p "$(anvil start …)"` the prompt may be written a moment after the hook starts.
 
 use std::path::Path;
 
@@ -51,15 +53,48 @@ fn wait_for<T>(
     }
 }
 
+/// How long a client that writes its turn after the Stop hook starts (2.1.197, or one the hook
+/// cannot tell) is waited for: a busy machine lags that long.
+pub(crate) const LAG_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The first Claude Code seen to write a turn before running the Stop hook (see the module's
+/// documentation); its turn is read in one look.
+pub(crate) const WRITES_TURN_FIRST: (u32, u32, u32) = (2, 1, 332);
+
 /// The provenance of the turn that ended with `text`, handed over by the hook input: read
-/// from the turn at the end of the transcript, in one look (the client wrote it before the
-/// hook ran; see the module's documentation). `None` when the transcript lacks the turn.
+/// from the turn at the end of the transcript. When the transcript lacks the turn, `lags`
+/// says whether the client may still be writing it (then it is looked for again, 5 ms apart,
+/// up to [`LAG_PATIENCE`]); `None` when it never comes. At the first stop of a `claude -p` run
+/// the file itself may come after the hook: a `.jsonl` that is missing in a folder that exists
+/// is waited for like one that lags.
 pub(crate) fn turn_provenance(
     transcript: &Path,
     text: &str,
+    lags: impl FnOnce() -> bool,
 ) -> Option<crate::model::provenance::Provenance> {
-    let turn = read_turn(transcript, false)?;
-    crate::model::provenance::from_turn(&turn.entries, Some(text))
+    let look = || match read_turn(transcript, false) {
+        None if may_appear(transcript) => Look::NotYet,
+        None => Look::Never,
+        Some(turn) => match crate::model::provenance::from_turn(&turn.entries, Some(text)) {
+            Some(found) => Look::Found(found),
+            None => Look::NotYet,
+        },
+    };
+    match look() {
+        Look::Found(found) => return Some(found),
+        Look::Never => return None,
+        Look::NotYet if !lags() => return None,
+        Look::NotYet => {}
+    }
+    wait_for(LAG_PATIENCE, std::time::Duration::from_millis(5), look)
+}
+
+/// Is `path` a transcript that Claude Code has not created yet: a `.jsonl` that is missing in
+/// a folder that exists?
+fn may_appear(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+        && path.parent().is_some_and(Path::is_dir)
+        && !path.exists()
 }
 
 /// Did the session that claims a line see its prompt (`needle`, the line's tag)? The
@@ -407,6 +442,40 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn only_a_missing_jsonl_in_a_folder_that_exists_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(may_appear(&dir.path().join("session.jsonl")));
+        assert!(!may_appear(&dir.path().join("session.txt")));
+        assert!(!may_appear(&dir.path().join("gone/session.jsonl")));
+        assert!(!may_appear(Path::new("session.jsonl")));
+        std::fs::write(dir.path().join("there.jsonl"), b"").unwrap();
+        assert!(!may_appear(&dir.path().join("there.jsonl")));
+    }
+
+    /// A transcript that lacks the turn is looked at once for a client that writes its turn
+    /// first, and waited for (up to [`LAG_PATIENCE`]) for one that may still be writing it; a
+    /// turn that comes meanwhile is found.
+    #[test]
+    fn a_lagging_transcript_is_waited_for_only_when_the_client_may_lag() {
+        let (_dir, path) = transcript(&[prompt("go"), said(Some("m1"), &["Before."])]);
+        let started = std::time::Instant::now();
+        assert!(turn_provenance(&path, "Now.", || false).is_none());
+        assert!(started.elapsed() < LAG_PATIENCE / 2);
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let mut text = std::fs::read_to_string(&path).unwrap();
+                text.push_str(&format!("{}\n", said(Some("m2"), &["Now."])));
+                std::fs::write(&path, text).unwrap();
+            })
+        };
+        let found = turn_provenance(&path, "Now.", || true).expect("the turn, once written");
+        assert_eq!(found.turn.as_deref(), Some("m2"));
+        writer.join().unwrap();
+    }
 
     /// Read backwards, block by block, a file gives the lines its tail gives read forwards,
     /// under every bound: a line the bound cuts is left out, a line longer than a block is
