@@ -191,37 +191,41 @@ pub(crate) fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// Does the session's transcript contain `needle`? Searches the end of the file, a block at a
-/// time, so memory stays small whatever the file's size.
+/// Does the session's transcript contain `needle`? Searches from the end backwards, a block
+/// at a time, at most [`SCAN_BYTES`] back: the tag was handed out in the turn that just ended,
+/// so a claim finds it in the first blocks however long the session, and memory stays small
+/// whatever the file's size.
 fn mentions(transcript: &Path, needle: &str) -> bool {
     use std::io::{Read, Seek, SeekFrom};
+    const SCAN_BLOCK: u64 = 64 * 1024;
     let needle = needle.as_bytes();
     let Some((mut file, len)) = open_regular(transcript) else {
         return false;
     };
-    if needle.is_empty()
-        || file
-            .seek(SeekFrom::Start(len.saturating_sub(SCAN_BYTES)))
-            .is_err()
-    {
+    if needle.is_empty() {
         return false;
     }
-    let mut file = file.take(SCAN_BYTES);
-    let mut window: Vec<u8> = Vec::with_capacity(64 * 1024 + needle.len());
-    let mut block = vec![0u8; 64 * 1024];
-    loop {
-        let n = match file.read(&mut block) {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => n,
-        };
-        window.extend_from_slice(&block[..n]);
+    let floor = len.saturating_sub(SCAN_BYTES);
+    let mut end = len;
+    // The start of the block read before (the one after this in the file): a needle cut by
+    // the boundary is whole in the block and what follows it.
+    let mut carry: Vec<u8> = Vec::new();
+    while end > floor {
+        let from = end.saturating_sub(SCAN_BLOCK).max(floor);
+        let mut window = vec![0u8; (end - from) as usize];
+        if file.seek(SeekFrom::Start(from)).is_err() || file.read_exact(&mut window).is_err() {
+            return false;
+        }
+        window.extend_from_slice(&carry);
         if gix::bstr::ByteSlice::contains_str(window.as_slice(), needle) {
             return true;
         }
-        // Keep what could be the start of a needle cut by the block's end.
         let keep = needle.len().saturating_sub(1).min(window.len());
-        window.drain(..window.len() - keep);
+        window.truncate(keep);
+        carry = window;
+        end = from;
     }
+    false
 }
 
 /// The end of a transcript: its last turn and, when it was looked for, its last assistant
@@ -475,6 +479,25 @@ mod tests {
         let found = turn_provenance(&path, "Now.", || true).expect("the turn, once written");
         assert_eq!(found.turn.as_deref(), Some("m2"));
         writer.join().unwrap();
+    }
+
+    /// A needle is found wherever it is: at the start, at the end, across the boundary of two
+    /// blocks read backwards; a file without it, or with only part of it, does not mention it.
+    #[test]
+    fn a_needle_is_found_anywhere_in_the_end_read_backwards() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let needle = "<anvil-line id=\"d@main\">";
+        let filler = "x".repeat(200 * 1024);
+        for at in [0, 1, 64 * 1024 - 5, 128 * 1024 - 12, 200 * 1024] {
+            let text = format!("{}{needle}{}", &filler[..at], &filler[at..]);
+            std::fs::write(&path, &text).unwrap();
+            assert!(mentions(&path, needle), "at {at}");
+        }
+        std::fs::write(&path, format!("{filler}{}", &needle[..needle.len() - 1])).unwrap();
+        assert!(!mentions(&path, needle));
+        assert!(!mentions(&path, ""));
+        assert!(!mentions(Path::new("/dev/zero"), needle));
     }
 
     /// Read backwards, block by block, a file gives the lines its tail gives read forwards,
