@@ -244,7 +244,7 @@ fn drive(hook: &Hook<'_>, concerned: &mut Option<LineRef>) -> Result<HookOutput,
     let kept = kept_text(hook.home, &line, turn.text.as_deref(), &mut intake);
     let saved = save(hook.home, &line, turn.text.as_deref(), kept.is_some())?;
     let seen = !claimed || saw_its_prompt(hook.input, &line, &turn);
-    let provenance = provenance(hook.input, hook.session, &turn).map(|mut p| {
+    let provenance = provenance(hook, &line, &turn).map(|mut p| {
         // The model and version Claude Code wrote are outside text too.
         p.clean(&mut intake);
         p
@@ -439,15 +439,21 @@ fn saw_its_prompt(input: &HookInput, line: &LineRef, turn: &Turn) -> bool {
 
 /// What the turn cost (model, tokens, duration), from the end of the transcript, read against
 /// the text as Claude Code has it; only when there is a text to record. A transcript that
-/// lacks the turn is waited for only when the client may write it after the hook starts
-/// (see `claude/session_log.rs`).
-fn provenance(input: &HookInput, session: &str, turn: &Turn) -> Option<Provenance> {
+/// lacks the turn is waited for only when the client may write it after the hook starts, and
+/// then the turn the line recorded last is not taken for this one (see
+/// `claude/session_log.rs`).
+fn provenance(hook: &Hook<'_>, line: &LineRef, turn: &Turn) -> Option<Provenance> {
     let spoken = turn.raw.as_ref().or(turn.text.as_ref())?;
-    match (&turn.end, input.transcript_path.as_deref()) {
+    match (&turn.end, hook.input.transcript_path.as_deref()) {
         (Some(end), _) => crate::model::provenance::from_turn(&end.entries, Some(spoken)),
         (None, Some(path)) => turn_provenance(path, spoken, || {
-            crate::claude::client::detect(session, Some(path)).version
-                < Some(crate::claude::session_log::WRITES_TURN_FIRST)
+            let writes_first = crate::claude::client::detect(hook.session, Some(path)).version
+                >= Some(crate::claude::session_log::WRITES_TURN_FIRST);
+            (!writes_first).then(|| {
+                crate::model::state::State::load(&hook.home.state_path(line))
+                    .ok()
+                    .and_then(|state| state.last_turn)
+            })
         }),
         (None, None) => None,
     }

@@ -62,31 +62,37 @@ pub(crate) const LAG_PATIENCE: std::time::Duration = std::time::Duration::from_s
 pub(crate) const WRITES_TURN_FIRST: (u32, u32, u32) = (2, 1, 332);
 
 /// The provenance of the turn that ended with `text`, handed over by the hook input: read
-/// from the turn at the end of the transcript. When the transcript lacks the turn, `lags`
-/// says whether the client may still be writing it (then it is looked for again, 5 ms apart,
-/// up to [`LAG_PATIENCE`]); `None` when it never comes. At the first stop of a `claude -p` run
-/// the file itself may come after the hook: a `.jsonl` that is missing in a folder that exists
-/// is waited for like one that lags.
+/// from the turn at the end of the transcript. `lags` tells whether the client may still be
+/// writing the turn, and then which turn was recorded last (Claude Code's message id): such a
+/// client may not even have written the prompt of this turn yet, and a turn before it in the
+/// same words (a canned refusal) must not be taken for this one. So for it a transcript whose
+/// last turn is not this one is looked at again, 5 ms apart, up to [`LAG_PATIENCE`]; `None`
+/// when the turn never comes. At the first stop of a `claude -p` run the file itself may come
+/// after the hook: a `.jsonl` that is missing in a folder that exists is waited for like one
+/// that lags.
 pub(crate) fn turn_provenance(
     transcript: &Path,
     text: &str,
-    lags: impl FnOnce() -> bool,
+    lags: impl FnOnce() -> Option<Option<String>>,
 ) -> Option<crate::model::provenance::Provenance> {
-    let look = || match read_turn(transcript, false) {
+    let look = |recorded: Option<&str>| match read_turn(transcript, false) {
         None if may_appear(transcript) => Look::NotYet,
         None => Look::Never,
         Some(turn) => match crate::model::provenance::from_turn(&turn.entries, Some(text)) {
+            Some(found) if recorded.is_some() && found.turn.as_deref() == recorded => Look::NotYet,
             Some(found) => Look::Found(found),
             None => Look::NotYet,
         },
     };
-    match look() {
-        Look::Found(found) => return Some(found),
-        Look::Never => return None,
-        Look::NotYet if !lags() => return None,
-        Look::NotYet => {}
+    match lags() {
+        None => match look(None) {
+            Look::Found(found) => Some(found),
+            Look::NotYet | Look::Never => None,
+        },
+        Some(recorded) => wait_for(LAG_PATIENCE, std::time::Duration::from_millis(5), || {
+            look(recorded.as_deref())
+        }),
     }
-    wait_for(LAG_PATIENCE, std::time::Duration::from_millis(5), look)
 }
 
 /// Is `path` a transcript that Claude Code has not created yet: a `.jsonl` that is missing in
@@ -460,12 +466,12 @@ mod tests {
 
     /// A transcript that lacks the turn is looked at once for a client that writes its turn
     /// first, and waited for (up to [`LAG_PATIENCE`]) for one that may still be writing it; a
-    /// turn that comes meanwhile is found.
+    /// turn that comes meanwhile is found, and the turn recorded last is never taken for it.
     #[test]
     fn a_lagging_transcript_is_waited_for_only_when_the_client_may_lag() {
         let (_dir, path) = transcript(&[prompt("go"), said(Some("m1"), &["Before."])]);
         let started = std::time::Instant::now();
-        assert!(turn_provenance(&path, "Now.", || false).is_none());
+        assert!(turn_provenance(&path, "Now.", || None).is_none());
         assert!(started.elapsed() < LAG_PATIENCE / 2);
         let writer = {
             let path = path.clone();
@@ -476,9 +482,31 @@ mod tests {
                 std::fs::write(&path, text).unwrap();
             })
         };
-        let found = turn_provenance(&path, "Now.", || true).expect("the turn, once written");
+        let found = turn_provenance(&path, "Now.", || Some(None)).expect("the turn, once written");
         assert_eq!(found.turn.as_deref(), Some("m2"));
         writer.join().unwrap();
+        // In the words of the turn recorded last: that turn is not this one; this one, once
+        // written, is.
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let mut text = std::fs::read_to_string(&path).unwrap();
+                text.push_str(&format!(
+                    "{}\n{}\n",
+                    prompt("again"),
+                    said(Some("m3"), &["Now."])
+                ));
+                std::fs::write(&path, text).unwrap();
+            })
+        };
+        let found = turn_provenance(&path, "Now.", || Some(Some("m2".into()))).unwrap();
+        assert_eq!(found.turn.as_deref(), Some("m3"));
+        writer.join().unwrap();
+        // The turn recorded last, delivered again: nothing, after the wait.
+        let started = std::time::Instant::now();
+        assert!(turn_provenance(&path, "Now.", || Some(Some("m3".into()))).is_none());
+        assert!(started.elapsed() >= LAG_PATIENCE);
     }
 
     /// A needle is found wherever it is: at the start, at the end, across the boundary of two
