@@ -746,9 +746,9 @@ fn five_agents_at_one_table_reach_the_synthesis_and_log_stats_sums_each_agent_an
                 "--seat",
                 "Product=codex:codex-seat-model",
                 "--seat",
-                "Security=copilot:copilot-seat-model",
+                "Security=gemini:gemini-seat-model",
                 "--seat",
-                "Finance=qwen:qwen-seat-model",
+                "Finance=opencode:scripted/opencode-seat-model",
                 "--seat",
                 "synthesizer=ollama:llama-local",
             ],
@@ -762,7 +762,7 @@ fn five_agents_at_one_table_reach_the_synthesis_and_log_stats_sums_each_agent_an
         .collect();
     assert_eq!(
         played,
-        ["claude", "codex", "copilot", "qwen", "ollama"],
+        ["claude", "codex", "gemini", "opencode", "ollama"],
         "{}",
         run.describe()
     );

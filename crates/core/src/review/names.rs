@@ -16,6 +16,9 @@
 //! billing, "stripe billing"               words of the question (a [`Questions`] search)
 //! ```
 //!
+//! A name that reads as a number (1 to 999) is a place and nothing else: beyond the last
+//! debate it names none, rather than a debate whose id happens to end in `3f2a`.
+//!
 //! A rule that finds several debates hands them all back ([`Named::debates`]): `anvil log`
 //! shows them, the others list them and ask for one.
 //!
@@ -147,7 +150,7 @@ pub fn by_id(record: &Record, name: &str) -> Result<Named, RecordError> {
 /// without one.
 pub fn in_record(record: &Record, name: &str) -> Result<Named, RecordError> {
     let named = by_id(record, name)?;
-    if named.rule.is_some() {
+    if named.rule.is_some() || number(name.trim()).is_some() {
         return Ok(named);
     }
     by_id_words(record, &words(name))
@@ -176,6 +179,9 @@ pub fn by_words(
     name: &str,
     questions: Option<&dyn Questions>,
 ) -> Result<Named, NameError> {
+    if number(name.trim()).is_some() {
+        return Ok(Named::nothing());
+    }
     let wanted = words(name);
     let slugged = by_id_words(record, &wanted)?;
     if slugged.rule.is_some() || wanted.is_empty() {
