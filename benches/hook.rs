@@ -70,17 +70,8 @@ fn main() {
     let transcript_bytes = std::fs::metadata(live_file(&template, "transcript.md"))
         .unwrap()
         .len();
-    let copies_of = |template: &Path, name: &str| -> Vec<PathBuf> {
-        (0..SAMPLES)
-            .map(|i| {
-                let dest = work.path().join(format!("{name}-{i}"));
-                copy_dir(template, &dest);
-                dest
-            })
-            .collect()
-    };
-    let copies = copies_of(&template, "copy");
-    let positioned_copies = copies_of(&positioned, "copy-positions");
+    let copies = copies_of(work.path(), &template, "copy");
+    let positioned_copies = copies_of(work.path(), &positioned, "copy-positions");
     // Let the copies reach the disk first, so that their write-back is not what gets timed,
     // and give the kernel a moment to finish what the flush started.
     let _ = Command::new("sync").status();
@@ -109,19 +100,7 @@ fn main() {
         },
     ]);
     // The tags were read and recorded: the positioned line's tip carries the stance.
-    let tip_message = Command::new("git")
-        .args([
-            "--git-dir",
-            ".anvil/record",
-            "log",
-            "-1",
-            "--all",
-            "--format=%B",
-        ])
-        .current_dir(&positioned_copies[0])
-        .output()
-        .expect("git log");
-    let tip_message = String::from_utf8_lossy(&tip_message.stdout);
+    let tip_message = tip_message(&positioned_copies[0]);
     assert!(
         tip_message.contains("Anvil-Stance: for") && tip_message.contains("Anvil-Open: "),
         "{tip_message}"
@@ -515,15 +494,7 @@ fn session_curve(work: &Path, template: &Path, text: &str) -> Vec<(u64, Duration
         .collect();
     let copies: Vec<Vec<PathBuf>> = sizes
         .iter()
-        .map(|size| {
-            (0..SAMPLES)
-                .map(|i| {
-                    let dest = work.join(format!("session-copy-{size}-{i}"));
-                    copy_dir(template, &dest);
-                    dest
-                })
-                .collect()
-        })
+        .map(|size| copies_of(work, template, &format!("session-copy-{size}")))
         .collect();
     let _ = Command::new("sync").status();
     std::thread::sleep(Duration::from_secs(1));
@@ -645,16 +616,10 @@ fn debate_curve(work: &Path) -> (Duration, Duration) {
     for label in &labels[..16] {
         hook(&late, &phase(label, 7_500));
     }
-    let copies_of = |template: &Path, name: &str| -> Vec<PathBuf> {
-        (0..SAMPLES)
-            .map(|i| {
-                let dest = work.join(format!("{name}-{i}"));
-                copy_dir(template, &dest);
-                dest
-            })
-            .collect()
-    };
-    let (early_copies, late_copies) = (copies_of(&early, "early"), copies_of(&late, "late"));
+    let (early_copies, late_copies) = (
+        copies_of(work, &early, "early"),
+        copies_of(work, &late, "late"),
+    );
     let _ = Command::new("sync").status();
     std::thread::sleep(Duration::from_secs(1));
     let texts = |from: usize| -> Vec<String> {
@@ -768,6 +733,17 @@ fn live_file(project: &Path, name: &str) -> PathBuf {
         .unwrap()
         .path();
     debate.join("main").join(name)
+}
+
+/// One copy of `template` per sample, in `work`, named `name-N`.
+fn copies_of(work: &Path, template: &Path, name: &str) -> Vec<PathBuf> {
+    (0..SAMPLES)
+        .map(|i| {
+            let dest = work.join(format!("{name}-{i}"));
+            copy_dir(template, &dest);
+            dest
+        })
+        .collect()
 }
 
 fn copy_dir(from: &Path, to: &Path) {
