@@ -19,6 +19,7 @@ mod endpoint;
 mod error;
 mod flags;
 mod help;
+mod markdown;
 mod mcp_stdio;
 mod memory;
 mod naming;

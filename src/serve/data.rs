@@ -126,6 +126,42 @@ pub struct LineView {
     pub runnable: bool,
     /// Where the seats stand, when any phase stated a position.
     pub positions: Option<PositionsView>,
+    /// The blind vote's result (`--vote`), once it is counted.
+    pub vote: Option<VoteView>,
+}
+
+/// A line's vote for the debate page: the result as a bar chart (SVG made here), in words,
+/// and each ballot in words.
+#[derive(Debug, Clone, Serialize)]
+pub struct VoteView {
+    pub chart: String,
+    pub result: String,
+    pub ballots: Vec<String>,
+}
+
+/// The vote of `entries` (a line), or `None` before it is counted.
+pub fn vote_view(entries: &[anvil_core::review::history::Entry], label: &str) -> Option<VoteView> {
+    use anvil_core::model::vote;
+    let counted = entries.iter().rev().find(|e| !e.meta.vote.is_empty())?;
+    let rows: Vec<(String, u32)> = counted
+        .meta
+        .vote
+        .iter()
+        .map(|t| (t.name.clone(), t.value.parse().unwrap_or(0)))
+        .collect();
+    Some(VoteView {
+        chart: anvil_core::review::positions::vote_svg(&rows, label),
+        result: vote::result_words(&counted.meta).unwrap_or_default(),
+        ballots: entries
+            .iter()
+            .filter(|e| e.meta.ballot.is_some())
+            .flat_map(|e| {
+                let mut meta = e.meta.clone();
+                meta.vote.clear();
+                vote::words(&meta)
+            })
+            .collect(),
+    })
 }
 
 /// A line's positions for the debate page: the chart (SVG made here) and what it says.
@@ -290,6 +326,9 @@ pub struct PhaseView {
     pub played_by: Option<String>,
     /// What the phase cost, when the record says (`… tokens · 5.5 s`).
     pub usage: Option<String>,
+    /// A ballot (`--vote`), in words: the labels its voter saw, what was counted, and the
+    /// result on the last one.
+    pub vote: Vec<String>,
 }
 
 fn stage(state: &State) -> &'static str {
@@ -501,6 +540,7 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
         tip: h.tip.to_string(),
         updated: h.entries.last().map_or(0, |e| e.time),
         positions: positions_view(&h.entries, &line.line),
+        vote: vote_view(&h.entries, &line.line),
     })
 }
 
@@ -535,6 +575,7 @@ fn phase_view(
         has_prompt: entry.role.is_some(),
         played_by: provenance.as_ref().and_then(|p| p.played_by()),
         usage: provenance.as_ref().map(|p| p.summary()),
+        vote: anvil_core::model::vote::words(&entry.meta),
     })
 }
 

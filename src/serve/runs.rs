@@ -42,6 +42,8 @@ pub fn launch(app: &App, line: &LineRef) -> Result<Run, ApiError> {
             "--line",
             &line.to_string(),
             "--no-stdin",
+            // Its log is a progress line per phase: the page shows the phases themselves.
+            "--quiet",
             "--log",
             &shown,
         ])

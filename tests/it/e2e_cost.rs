@@ -113,8 +113,9 @@ fn each_phase_records_the_model_and_tokens_the_server_reported(client: Client) {
     assert!(report.contains("## Cost") && report.contains(&format!("{total_output} out")));
 }
 
-/// A `claude` that runs the real one and keeps a copy of each JSON result in `log`, so that
-/// the test sees what Claude Code reported to `anvil run`.
+/// A `claude` that runs the real one and keeps a copy of each run's JSON result (the `result`
+/// event of its `stream-json` output) in `log`, so that the test sees what Claude Code reported
+/// to `anvil run`.
 fn teeing_claude(
     client: Client,
     dir: &std::path::Path,
@@ -123,7 +124,7 @@ fn teeing_claude(
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("claude");
     let script = format!(
-        "#!/bin/sh\nout=$('{}' \"$@\")\nrc=$?\nprintf '%s\\n' \"$out\" >> '{}'\nprintf '%s' \"$out\"\nexit $rc\n",
+        "#!/bin/sh\nout=$('{}' \"$@\")\nrc=$?\nprintf '%s\\n' \"$out\" | grep '\"type\":\"result\"' >> '{}'\nprintf '%s' \"$out\"\nexit $rc\n",
         client.bin().display(),
         log.display()
     );
@@ -163,7 +164,12 @@ fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported(client: Clien
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let report = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let report = std::path::PathBuf::from(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    );
     let debate = report.file_stem().unwrap().to_string_lossy().into_owned();
 
     // Each phase Claude answered has the model and tokens the server sent for it.
@@ -184,7 +190,8 @@ fn anvil_run_records_each_phase_and_what_its_runs_cost_as_reported(client: Clien
     let reported: Vec<Value> = std::fs::read_to_string(&results)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["type"] == "result")
         .collect();
     assert_eq!(reported.len(), 2, "two claude runs: {reported:#?}");
     let run = commits.last().unwrap();

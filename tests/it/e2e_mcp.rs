@@ -606,7 +606,12 @@ fn anvil_run_gives_debaters_the_records_tools_without_install_or_trust(client: C
     assert!(first.contains("debated related questions"), "{first}");
     assert!(first.contains(&commit), "{first}");
     assert!(results[0].0.contains(&commit), "{results:?}");
-    let report = std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let report = std::path::PathBuf::from(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or_default(),
+    );
     let new = report.file_stem().unwrap().to_string_lossy().into_owned();
     let advocate = project
         .anvil(&["show", &format!("{new}@main:round-1/advocate")])

@@ -32,6 +32,7 @@ fn anvil_run_drives_a_debate_and_asks_for_steering_at_the_terminal() {
             "--rounds",
             "2",
             "--interactive",
+            "--quiet",
         ],
         &server,
         &home,
@@ -47,12 +48,13 @@ fn anvil_run_drives_a_debate_and_asks_for_steering_at_the_terminal() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
 
-    // Progress on stderr, one line per phase however fast it went, the question of the pause,
-    // nothing beyond the plan; the report's path on stdout.
+    // With --quiet: progress on stderr, one line per phase however fast it went, the question
+    // of the pause, nothing beyond the plan; the report's path alone on stdout.
     insta::assert_snapshot!(
         "run_with_a_pause_at_the_terminal",
         Filters::of(&project).without_usage().redact(&stderr)
     );
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
     let report = std::path::PathBuf::from(stdout.trim());
     let report_text = std::fs::read_to_string(&report).expect("the report exists");
     assert!(report_text.contains("SYNTHESIS of"), "{report_text}");
@@ -200,7 +202,7 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
     assert!(!stderr.contains("decoy"), "{stderr}");
 
     // And the record has the question, the answer, and a phase built on it.
-    let report = std::path::PathBuf::from(stdout.trim());
+    let report = std::path::PathBuf::from(stdout.lines().last().unwrap_or_default());
     let debate = report.file_stem().unwrap().to_string_lossy().into_owned();
     project.assert_asked_and_answered(&debate, QUESTION, "about 150k a year", true);
     assert!(project.state_md(&debate).contains("status: done"));

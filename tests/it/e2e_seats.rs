@@ -99,9 +99,10 @@ fn claude_codex_and_copilot_seats_reach_a_synthesis_each_at_its_own_api() {
             "critic=codex:codex-seat-model",
             "--seat",
             "synthesizer=copilot:copilot-seat-model",
+            "--quiet",
         ],
     );
-    // The progress says who plays each phase.
+    // The progress (--quiet) says who plays each phase.
     insta::assert_snapshot!(
         "run_with_three_seats",
         Filters::of(&project).without_usage().redact(&run.stderr)

@@ -13,9 +13,14 @@ use crate::support::snap::Filters;
 const SESSION: &str = "s-positions";
 
 fn stop(project: &Project, text: &str) -> Value {
+    stop_in(project, SESSION, text)
+}
+
+/// The Stop hook's answer to `session`'s turn that ended with `text`.
+pub(crate) fn stop_in(project: &Project, session: &str, text: &str) -> Value {
     let run = project
         .hook(&json!({
-            "session_id": SESSION, "cwd": project.path(), "hook_event_name": "Stop",
+            "session_id": session, "cwd": project.path(), "hook_event_name": "Stop",
             "stop_hook_active": true, "last_assistant_message": text,
         }))
         .ok();
@@ -23,7 +28,7 @@ fn stop(project: &Project, text: &str) -> Value {
 }
 
 /// What the hook handed on: the next prompt (a block's reason, or additional context).
-fn prompt_of(reply: &Value) -> String {
+pub(crate) fn prompt_of(reply: &Value) -> String {
     reply["reason"]
         .as_str()
         .or(reply["hookSpecificOutput"]["additionalContext"].as_str())
@@ -53,7 +58,7 @@ fn start(project: &Project, rounds: &str, extra: &[&str]) -> String {
     project.start(&args).debate
 }
 
-fn phases(project: &Project, debate: &str) -> Vec<Commit> {
+pub(crate) fn phases(project: &Project, debate: &str) -> Vec<Commit> {
     project
         .commits(debate)
         .into_iter()

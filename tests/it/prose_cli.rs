@@ -53,7 +53,7 @@ const PAUSE: &str = "Both sides hold; the human is asked.\n\n\
 const SYNTHESIS: &str = "## Decision\n\nKeep Postgres for billing and add read replicas: the \
     DynamoDB write costs do not pay for a migration.\n\n\
     <anvil-open>Who pays for the migration stays open</anvil-open>\n\
-    <anvil-rank first=\"critic\" second=\"advocate\">the critic's numbers held</anvil-rank>\n";
+    <anvil-grade first=\"critic\" second=\"advocate\">the critic's numbers held</anvil-grade>\n";
 
 /// Every anvil tag left in `text`, as markup or escaped for HTML, with what follows it.
 fn tags_in(text: &str) -> Vec<String> {
@@ -207,7 +207,7 @@ fn what_people_share_reads_as_prose_everywhere() {
         .stdout;
     no_tags("anvil show synthesis", &show);
     assert!(
-        show.contains("Rank") && show.contains("Open point:"),
+        show.contains("Grade") && show.contains("Open point:"),
         "{show}"
     );
     let diff = project

@@ -224,6 +224,7 @@ fn anvil_run_shows_a_failing_seats_last_words_cleaned_and_records_none_of_them()
                 .expect("run anvil"),
         )
     };
+    // Progress lines (--quiet), so that the seat's turn can be found on stderr.
     let stopped = run(&[
         "run",
         "Should we adopt GraphQL?",
@@ -231,6 +232,7 @@ fn anvil_run_shows_a_failing_seats_last_words_cleaned_and_records_none_of_them()
         "1",
         "--seat",
         "critic=qwen",
+        "--quiet",
     ]);
     assert_eq!(stopped.code, Some(1), "{}", stopped.describe());
     assert_clean("anvil run's terminal", &stopped.stderr);

@@ -100,6 +100,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             .map(|(n, path)| (*n, relative(&project, path, &dir_rel))),
         dissent: synthesis.meta.dissent.clone(),
         consensus: synthesis.meta.consensus,
+        vote: history.entries[..at]
+            .iter()
+            .flat_map(|e| anvil_core::model::vote::words(&e.meta))
+            .collect(),
     };
     std::fs::create_dir_all(&dir)
         .map_err(|e| CliError::new(format!("cannot create {}: {e}", dir.display())))?;

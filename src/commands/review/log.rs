@@ -178,7 +178,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         output.write(if shown == 0 { "]\n}\n" } else { "\n  ]\n}\n" })?;
         return output.finish();
     }
-    let total = saved.get();
+    let Saved {
+        convergence: total,
+        triage,
+    } = saved.get();
     if args.stats && total.lines > 0 {
         output.write(&format!(
             "\n{} {}\n",
@@ -194,6 +197,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
                 } else {
                     String::new()
                 }
+        ))?;
+    }
+    if args.stats && triage.lines > 0 {
+        output.write(&format!(
+            "{} {}\n",
+            paint.dim("triage would have saved, over the debates shown:"),
+            saved_words(
+                triage.phases,
+                (triage.unpriced == 0).then_some(triage.tokens)
+            ) + &format!(
+                " on {} line{}",
+                triage.lines,
+                if triage.lines == 1 { "" } else { "s" }
+            )
         ))?;
     }
     if shown == 0 && args.max_count != Some(0) {
@@ -294,12 +311,10 @@ fn piece(
     if args.stats {
         let mut sum = saved.get();
         for (_, s) in savings(&lines) {
-            sum.lines += 1;
-            sum.phases += u64::from(s.phases);
-            match s.tokens {
-                Some(t) => sum.tokens += t,
-                None => sum.unpriced += 1,
-            }
+            sum.convergence.add(&s);
+        }
+        for (_, s) in triage_savings(&lines) {
+            sum.triage.add(&s);
         }
         saved.set(sum);
     }
@@ -572,9 +587,17 @@ fn shares_table<'a>(
         .collect()
 }
 
-/// What stopping at convergence would have saved over the debates `log --stats` shows.
+/// What stopping at convergence, and triage, would have saved over the debates `log --stats`
+/// shows.
 #[derive(Debug, Clone, Copy, Default)]
 struct Saved {
+    convergence: Sum,
+    triage: Sum,
+}
+
+/// Savings summed over lines.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sum {
     lines: u32,
     phases: u64,
     tokens: u64,
@@ -582,16 +605,42 @@ struct Saved {
     unpriced: u32,
 }
 
+impl Sum {
+    fn add(&mut self, s: &anvil_core::model::positions::Saving) {
+        self.lines += 1;
+        self.phases += u64::from(s.phases);
+        match s.tokens {
+            Some(t) => self.tokens += t,
+            None => self.unpriced += 1,
+        }
+    }
+}
+
+type Saving = anvil_core::model::positions::Saving;
+
 /// What stopping at convergence would have saved on each line of a debate: the saving its
 /// own synthesis recorded.
-pub fn savings(lines: &[LineHistory]) -> Vec<(String, anvil_core::model::positions::Saving)> {
+pub fn savings(lines: &[LineHistory]) -> Vec<(String, Saving)> {
+    recorded_savings(lines, |m| m.saving)
+}
+
+/// What triage would have saved on each line of a debate, as its synthesis recorded it.
+pub fn triage_savings(lines: &[LineHistory]) -> Vec<(String, Saving)> {
+    recorded_savings(lines, |m| m.triage_saving)
+}
+
+/// The saving `of` reads from each line's own synthesis.
+fn recorded_savings(
+    lines: &[LineHistory],
+    of: fn(&anvil_core::record::schema::Meta) -> Option<Saving>,
+) -> Vec<(String, Saving)> {
     lines
         .iter()
         .filter_map(|h| {
             let i = h.synthesis()?;
             let e = &h.entries[i];
             (e.meta.line == h.line.line)
-                .then_some(e.meta.saving)
+                .then(|| of(&e.meta))
                 .flatten()
                 .map(|s| (h.line.line.clone(), s))
         })

@@ -177,6 +177,22 @@ pub fn stood(meta: &Meta) -> String {
             }
         ));
     }
+    for said in [&meta.triage, &meta.triage_shadow].into_iter().flatten() {
+        text.push_str(&format!("triage: {said}\n"));
+    }
+    if let Some(s) = meta.triage_saving {
+        text.push_str(&format!(
+            "triage would have saved {} phase(s){}\n",
+            s.phases,
+            s.tokens
+                .map(|t| format!(" and {t} tokens"))
+                .unwrap_or_default()
+        ));
+    }
+    for line in anvil_core::model::vote::words(meta) {
+        text.push_str(&line);
+        text.push('\n');
+    }
     if let Some(s) = meta.saving {
         text.push_str(&format!(
             "stopping at convergence (after round {}) would have saved {} phase(s){}\n",

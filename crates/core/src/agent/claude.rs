@@ -1,13 +1,19 @@
-//! Claude Code as a seat: `claude -p --output-format json --permission-mode plan`, the prompt
-//! on stdin, a session named with `--session-id` and continued with `--resume`. Its JSON result has the
-//! reply (`result`), `is_error`, `session_id`, `usage` (input, output, cache read, cache
-//! write), `total_cost_usd`, `modelUsage` (per model) and `duration_ms`; its version comes
-//! from `claude --version`.
+//! Claude Code as a seat: `claude -p --output-format stream-json --verbose
+//! --include-partial-messages --permission-mode plan`, the prompt on stdin, a session named
+//! with `--session-id` and continued with `--resume`.
+//!
+//! Its output is JSON lines (both pinned clients refuse `stream-json` in `-p` mode without
+//! `--verbose`): `system` `init` (`claude_code_version`), then each message's `stream_event`s
+//! (`message_start` with its `model`, `content_block_delta`s with the text as it is written),
+//! which [`Agent::live`] reads while the turn runs, and at the end the `result`, the object
+//! `--output-format json` prints alone: the reply (`result`), `is_error`, `session_id`,
+//! `usage` (input, output, cache read, cache write), `total_cost_usd`, `modelUsage` (per
+//! model) and `duration_ms`. Its version is `init`'s, else `claude --version`'s.
 
 use serde_json::Value;
 
 use super::ready::{home_file, set_among};
-use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
+use super::{About, Agent, Live, Played, Ran, Tokens, Turn, headless_args};
 use crate::record::usage::Usd;
 
 pub(super) struct Claude;
@@ -60,7 +66,13 @@ impl Agent for Claude {
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
         headless_args(
-            &["-p", "--output-format=json", "--permission-mode=plan"],
+            &[
+                "-p",
+                "--output-format=stream-json",
+                "--verbose",
+                "--include-partial-messages",
+                "--permission-mode=plan",
+            ],
             turn,
             session,
         )
@@ -70,8 +82,21 @@ impl Agent for Claude {
         super::text::no_command(super::text::break_mentions(prompt))
     }
 
+    fn live(&self, line: &str) -> Option<Live> {
+        super::stream_json_live(line, "claude_code_version")
+    }
+
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
-        let json: Value = serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
+        let events = super::events(&ran.stdout);
+        let json = events
+            .iter()
+            .rfind(|e| e["type"] == "result")
+            .ok_or_else(String::new)?;
+        let version = events
+            .iter()
+            .find(|e| e["type"] == "system" && e["subtype"] == "init")
+            .and_then(|e| e["claude_code_version"].as_str())
+            .map(str::to_owned);
         let text = json["result"].as_str().unwrap_or_default().to_owned();
         if json["is_error"].as_bool() == Some(true) {
             return Err(text);
@@ -94,7 +119,7 @@ impl Agent for Claude {
                 .or(session)
                 .unwrap_or_default()
                 .to_owned(),
-            agent_version: None,
+            agent_version: version,
             model,
             tokens: Tokens {
                 input: number(usage, "input_tokens"),
@@ -103,7 +128,7 @@ impl Agent for Claude {
                 cache_write: number(usage, "cache_creation_input_tokens"),
             },
             cost: json["total_cost_usd"].as_f64().and_then(Usd::from_f64),
-            duration_ms: number(&json, "duration_ms"),
+            duration_ms: number(json, "duration_ms"),
         })
     }
 }

@@ -2,7 +2,9 @@
 //! prompt on stdin (piped, it runs one turn without a terminal as `-p` does), a session named
 //! with `--session-id` and continued with `--resume=ID`. Plan mode refuses any change outside
 //! Copilot's own session folder; `--allow-all-tools` is what a turn without a terminal needs
-//! to run at all. The reply is the turn's last `assistant.message` of its JSON events;
+//! to run at all. Its JSON events come as they happen: `assistant.message_start` begins a
+//! message and each `assistant.message_delta` brings more of its text (`deltaContent`), which
+//! [`Agent::live`] reads while the turn runs. The reply is the turn's last `assistant.message`;
 //! version, model and tokens come from the session's `events.jsonl`
 //! (`$COPILOT_HOME/session-state/ID/`, else `~/.copilot/…`: `session.start.copilotVersion`,
 //! then per request `session.usage_record`).
@@ -52,11 +54,13 @@ impl Agent for Copilot {
 
     fn live(&self, line: &str) -> Option<Live> {
         let event: Value = serde_json::from_str(line.trim()).ok()?;
-        (event["type"] == "assistant.message")
-            .then(|| event["data"]["content"].as_str())
-            .flatten()
-            .filter(|text| !text.trim().is_empty())
-            .map(|text| Live::Text(text.to_owned()))
+        match event["type"].as_str()? {
+            "assistant.message_start" => Some(Live::Begins { model: None }),
+            "assistant.message_delta" => event["data"]["deltaContent"]
+                .as_str()
+                .map(|text| Live::More(text.to_owned())),
+            _ => None,
+        }
     }
 
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {

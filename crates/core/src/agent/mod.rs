@@ -44,7 +44,7 @@ use crate::record::usage::Usd;
 
 pub use guard::{GUARD_WORD, guard};
 pub use ready::{Readiness, check, check_all};
-pub use run::{Ran, play, version};
+pub use run::{Ran, known_version, play, version};
 
 // The agents, one file each. (Declared here, not by a macro that also lists them: rustfmt
 // formats only the modules it sees declared.)
@@ -276,9 +276,16 @@ impl std::hash::Hash for dyn Agent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Live {
-    /// A piece of its reply: a message it finished (the agents that stream events say each
-    /// message whole).
+    /// A piece of its reply: a message it finished, whole (the agents whose events say each
+    /// message once it is written). It does not run on from the text before it.
     Text(String),
+    /// A message begins, to be written a few words at a time ([`Live::More`]); the model
+    /// that writes it, when the agent names it.
+    Begins { model: Option<String> },
+    /// More of the message begun, as it is written.
+    More(String),
+    /// The agent's version, as it says it at its start.
+    Version(String),
 }
 
 /// One turn to play.
@@ -430,6 +437,43 @@ pub(crate) fn agent_home(var: &str, dir: &str) -> Option<PathBuf> {
 }
 
 /// The lines of a JSONL text that parse.
+/// What a line of the `stream-json` events that Claude Code and Qwen Code print (with
+/// `--include-partial-messages`) says while their turn runs: `system`'s `init` names the
+/// version (under `version_key`), a `stream_event` a message's start (with its model) or a
+/// piece of its text. A subagent's events (those with a `parent_tool_use_id`) are its own.
+pub(crate) fn stream_json_live(line: &str, version_key: &str) -> Option<Live> {
+    let event: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+    if !event["parent_tool_use_id"].is_null() {
+        return None;
+    }
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+    match event["type"].as_str()? {
+        "system" if event["subtype"] == "init" => text(&event[version_key]).map(Live::Version),
+        "stream_event" => {
+            let inner = &event["event"];
+            match inner["type"].as_str()? {
+                "message_start" => Some(Live::Begins {
+                    model: text(&inner["message"]["model"]),
+                }),
+                "content_block_delta" if inner["delta"]["type"] == "text_delta" => {
+                    text(&inner["delta"]["text"]).map(Live::More)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The JSON events of an agent's output: one array (`-o json`), one object, or JSON lines.
+pub(crate) fn events(stdout: &str) -> Vec<serde_json::Value> {
+    match serde_json::from_str::<serde_json::Value>(stdout.trim()) {
+        Ok(serde_json::Value::Array(events)) => events,
+        Ok(one @ serde_json::Value::Object(_)) => vec![one],
+        _ => jsonl(stdout).collect(),
+    }
+}
+
 pub(crate) fn jsonl(text: &str) -> impl Iterator<Item = serde_json::Value> + '_ {
     text.lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
@@ -513,5 +557,110 @@ mod tests {
         assert_eq!(last_words("a\n\n b \nc\nd\ne\n"), "b · c · d · e");
         assert_eq!(last_words(""), "");
         assert!(last_words(&"x".repeat(700)).starts_with('…'));
+    }
+}
+
+/// What each agent's file hears in its agent's own output, captured from the pinned CLIs
+/// (`testdata/`: one turn answering "Hello **there** my friend,\n\n# A heading\n\nsome more
+/// words here " through a model server that streams it a few words at a time).
+#[cfg(test)]
+mod live {
+    use super::*;
+
+    const SAID: &str = "Hello **there** my friend,\n\n# A heading\n\nsome more words here ";
+
+    /// Everything `agent` says live in `output`: the text (each message's start as `¶`), the
+    /// models and the versions named.
+    fn heard(agent: &str, output: &str) -> (String, Vec<String>, Vec<String>) {
+        let agent = find(agent).unwrap();
+        let (mut text, mut models, mut versions) = (String::new(), Vec::new(), Vec::new());
+        for line in output.lines() {
+            match agent.live(line) {
+                Some(Live::Text(t)) => {
+                    text.push('¶');
+                    text.push_str(&t);
+                }
+                Some(Live::Begins { model }) => {
+                    text.push('¶');
+                    models.extend(model);
+                }
+                Some(Live::More(t)) => text.push_str(&t),
+                Some(Live::Version(v)) => versions.push(v),
+                None => {}
+            }
+        }
+        (text, models, versions)
+    }
+
+    #[test]
+    fn claude_code_is_heard_word_by_word_on_both_pinned_clients() {
+        for (output, version) in [
+            (
+                include_str!("testdata/claude-2.1.197-stream.jsonl"),
+                "2.1.197",
+            ),
+            (
+                include_str!("testdata/claude-2.1.332-stream.jsonl"),
+                "2.1.332",
+            ),
+        ] {
+            let (text, models, versions) = heard("claude", output);
+            assert_eq!(text, format!("¶{SAID}"), "{version}");
+            assert_eq!(models.len(), 1, "{version}: {models:?}");
+            assert_eq!(versions, [version]);
+        }
+    }
+
+    #[test]
+    fn copilot_and_qwen_code_are_heard_word_by_word() {
+        let copilot = include_str!("testdata/copilot-1.0.102.jsonl");
+        assert_eq!(
+            heard("copilot", copilot),
+            (format!("¶{SAID}"), vec![], vec![])
+        );
+        let qwen = include_str!("testdata/qwen-0.24.4-stream.jsonl");
+        assert_eq!(
+            heard("qwen", qwen),
+            (
+                format!("¶{SAID}"),
+                vec!["m1".to_owned()],
+                vec!["0.24.4".to_owned()]
+            )
+        );
+    }
+
+    #[test]
+    fn codex_is_heard_a_message_at_a_time() {
+        let output = include_str!("testdata/codex-0.169.0-exec.jsonl");
+        assert_eq!(heard("codex", output), (format!("¶{SAID}"), vec![], vec![]));
+    }
+
+    /// The turn's result is read from the same output the turn was heard in.
+    #[test]
+    fn a_streamed_turn_is_read_back_whole() {
+        use std::os::unix::process::ExitStatusExt;
+        for (agent, output, version) in [
+            (
+                "claude",
+                include_str!("testdata/claude-2.1.332-stream.jsonl"),
+                "2.1.332",
+            ),
+            (
+                "qwen",
+                include_str!("testdata/qwen-0.24.4-stream.jsonl"),
+                "0.24.4",
+            ),
+        ] {
+            let ran = Ran {
+                status: std::process::ExitStatus::from_raw(0),
+                stdout: output.to_owned(),
+                stderr: String::new(),
+                duration: Duration::ZERO,
+            };
+            let played = find(agent).unwrap().read(&ran, None).unwrap();
+            assert_eq!(played.text, SAID, "{agent}");
+            assert_eq!(played.agent_version.as_deref(), Some(version), "{agent}");
+            assert!(!played.session.is_empty(), "{agent}");
+        }
     }
 }

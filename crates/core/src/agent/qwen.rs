@@ -1,15 +1,17 @@
-//! Qwen Code as a seat: `qwen -o json --approval-mode plan`, the prompt on stdin (piped, it
-//! runs one turn without a terminal), a session named with `--session-id` and continued with
-//! `--resume ID`. Plan mode offers no tool that writes or
-//! runs commands. Its JSON output is one array: `system` (`init`: `session_id`,
-//! `qwen_code_version`), the turn's `assistant` messages (each with `model` and `usage`) and
-//! `result` (`result`, `is_error`, `duration_ms`). The tokens are the assistant messages'
-//! own: `result.usage` also counts Qwen Code's background memory requests.
+//! Qwen Code as a seat: `qwen -o stream-json --include-partial-messages --approval-mode plan`,
+//! the prompt on stdin (piped, it runs one turn without a terminal), a session named with
+//! `--session-id` and continued with `--resume ID`. Plan mode offers no tool that writes or
+//! runs commands. Its output is JSON lines in Claude Code's shape: `system` (`init`:
+//! `session_id`, `qwen_code_version`), each message's `stream_event`s as it is written (which
+//! [`Agent::live`] reads while the turn runs), the turn's `assistant` messages (each with
+//! `model` and `usage`) and `result` (`result`, `is_error`, `duration_ms`); the same events
+//! as one array (`-o json`) are read too. The tokens are the assistant messages' own:
+//! `result.usage` also counts Qwen Code's background memory requests.
 
 use serde_json::Value;
 
 use super::ready::home_file;
-use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
+use super::{About, Agent, Live, Played, Ran, Tokens, Turn, headless_args};
 
 pub(super) struct Qwen;
 
@@ -39,7 +41,11 @@ impl Agent for Qwen {
 
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
         headless_args(
-            &["--output-format=json", "--approval-mode=plan"],
+            &[
+                "--output-format=stream-json",
+                "--include-partial-messages",
+                "--approval-mode=plan",
+            ],
             turn,
             session,
         )
@@ -64,9 +70,15 @@ impl Agent for Qwen {
             .collect()
     }
 
+    fn live(&self, line: &str) -> Option<Live> {
+        super::stream_json_live(line, "qwen_code_version")
+    }
+
     fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
-        let events: Vec<Value> =
-            serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
+        let events = super::events(&ran.stdout);
+        if events.is_empty() {
+            return Err(String::new());
+        }
         let result = events.iter().rev().find(|e| e["type"] == "result");
         if let Some(result) = result.filter(|r| r["is_error"].as_bool() == Some(true)) {
             let message = result["error"]["message"]

@@ -149,6 +149,12 @@ pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatEr
     }
 }
 
+/// The agent's version from `--version`, asked once per process (whoever asks first waits for
+/// it): what a phase's header names before the agent has said anything.
+pub fn known_version(agent: &'static dyn Agent) -> Option<String> {
+    cached_version(agent)
+}
+
 /// The agent's version from `--version`, asked once per process.
 fn cached_version(agent: &'static dyn Agent) -> Option<String> {
     static SEEN: std::sync::Mutex<Vec<(&'static str, String)>> = std::sync::Mutex::new(Vec::new());
@@ -476,7 +482,9 @@ mod tests {
         );
         let heard = std::sync::Mutex::new(Vec::new());
         let watch = |said: crate::agent::Live| {
-            let crate::agent::Live::Text(text) = said;
+            let crate::agent::Live::Text(text) = said else {
+                panic!("{said:?}")
+            };
             if text == "one" {
                 std::fs::write(&flag, "").unwrap();
             }

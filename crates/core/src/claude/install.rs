@@ -35,7 +35,7 @@ pub(crate) use hooks::{
     HOOKS, SETTINGS_FILES, STOP_TIMEOUT, StopHookEntry, hook_entry, installed_hooks,
     managed_settings, stop_hook_entries, stop_timeout,
 };
-pub use hooks::{STOP_STATUS, has_stop_hook, hook_command};
+pub use hooks::{STOP_STATUS, has_stop_hook, hook_command, user_runs_stop_hook};
 pub use mcp::{install_mcp, mcp_server, uninstall_mcp};
 
 /// The hook binary, called by name.

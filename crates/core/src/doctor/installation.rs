@@ -278,7 +278,8 @@ fn trust(env: &Environment, project_claude: &Path) -> Option<Finding> {
             format!(
                 "Claude Code has not been told to trust {}: until it is, Claude Code ignores the \
                  project's permissions.allow ({}), so a debater's `anvil ask` waits for your \
-                 approval, and `claude -p` refuses it",
+                 approval, and `claude -p` refuses it and says so at every start (`anvil run` \
+                 passes its sessions what they need on their command line instead)",
                 project.display(),
                 allow.join(", ")
             ),

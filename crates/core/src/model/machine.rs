@@ -7,6 +7,7 @@
 
 use crate::model::markers::{self, Markers};
 use crate::model::state::{Progress, Role, Rotation, Setup, State, Status};
+use crate::model::vote;
 
 /// One finished turn of Claude, as the machine sees it.
 #[derive(Debug, Clone, Copy)]
@@ -30,15 +31,26 @@ pub struct Cue {
 impl Cue {
     /// The seat that plays this phase of `state`'s line; `None` when the session that drives
     /// the line plays it: no seat is set for it, or the host has taken it over
-    /// ([`State::seat_fallback`]).
+    /// ([`State::seat_fallback`]). A ballot is cast by the seat that debated as its voter.
     pub fn seat<'s>(&self, state: &'s State) -> Option<&'s crate::model::seats::Seat> {
         if state.seat_fallback.is_some() {
             return None;
         }
-        state
-            .setup
-            .seats
-            .seat_for(self.role.name(), self.voice.as_deref())
+        let seats = &state.setup.seats;
+        if matches!(self.role, Role::Voter | Role::Triage) {
+            let voter = self.voter(&state.setup)?;
+            return seats.seat_for(voter.role.name(), voter.voice.as_deref());
+        }
+        seats.seat_for(self.role.name(), self.voice.as_deref())
+    }
+
+    /// For a ballot or a triage answer: the debating seat that gives it.
+    pub fn voter(&self, setup: &Setup) -> Option<vote::Voter> {
+        if !matches!(self.role, Role::Voter | Role::Triage) {
+            return None;
+        }
+        let seat = self.voice.as_deref()?;
+        vote::voters(setup).into_iter().find(|v| v.seat() == seat)
     }
 }
 
@@ -76,25 +88,32 @@ pub enum MachineError {
 
 /// The progress of a new line, and the first phase's cue.
 pub fn start(setup: &Setup) -> (Progress, Cue) {
-    let role = first_role(setup);
+    let role = if setup.triage && !vote::voters(setup).is_empty() {
+        Role::Triage
+    } else {
+        first_role(setup)
+    };
+    let round = if role == Role::Triage { 0 } else { 1 };
     let progress = Progress {
         status: Status::Active,
         phase: role,
-        round: 1,
+        round,
         step: 0,
         steering: Vec::new(),
         ended_early: false,
+        voter: 0,
     };
-    let cue = cue_for(setup, role, 1, Vec::new());
+    let cue = cue_for(setup, role, round, 0, Vec::new());
     (progress, cue)
 }
 
 /// The cue of the phase `progress` stands at (the prompt that is out, or would be re-sent).
-pub(crate) fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
+pub fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
     cue_for(
         setup,
         progress.phase,
         progress.round,
+        progress.voter,
         progress.steering.clone(),
     )
 }
@@ -131,7 +150,7 @@ pub(crate) fn advance(
     let finished = Finished {
         role,
         round,
-        voice: voice(setup, role, round),
+        voice: voice(setup, role, round, progress.voter),
         markers: markers.clone(),
         steering: steering.clone(),
     };
@@ -150,11 +169,16 @@ pub(crate) fn advance(
         });
     }
 
-    let natural = successor(setup, role, round);
-    let wants_end = (role.is_debating() && markers.complete)
-        || steering.iter().any(|s| markers::ends_debate(s));
-    let (next_role, next_round) = if wants_end {
-        (Role::Synthesizer, round)
+    let natural = successor(setup, role, round, progress.voter);
+    let steered_end = steering.iter().any(|s| markers::ends_debate(s));
+    let wants_end = (role.is_debating() && markers.complete) || steered_end;
+    // A debater that ends the debate still leaves the vote to come; the human's word to
+    // conclude (`synthesize`, `skip`) goes straight to the synthesis.
+    let (next_role, next_round, next_voter) = if steered_end {
+        (Role::Synthesizer, round, 0)
+    } else if wants_end && role != Role::Voter {
+        let (role, voter) = conclusion(setup);
+        (role, round, voter)
     } else {
         natural
     };
@@ -168,9 +192,11 @@ pub(crate) fn advance(
         round: next_round,
         step: progress.step + 1,
         steering: carried.clone(),
-        ended_early: progress.ended_early || (wants_end && natural.0 != Role::Synthesizer),
+        ended_early: progress.ended_early
+            || (wants_end && !matches!(natural.0, Role::Synthesizer | Role::Voter)),
+        voter: next_voter,
     };
-    let cue = cue_for(setup, next_role, next_round, carried);
+    let cue = cue_for(setup, next_role, next_round, next_voter, carried);
     Ok(Outcome {
         finished,
         progress,
@@ -187,7 +213,7 @@ fn first_role(setup: &Setup) -> Role {
 }
 
 /// Devil's advocate reverses the pair: the case against the user's position opens each round.
-fn pair_order(setup: &Setup) -> [Role; 2] {
+pub(crate) fn pair_order(setup: &Setup) -> [Role; 2] {
     if setup.mode == crate::model::state::Mode::DevilsAdvocate {
         [Role::Critic, Role::Advocate]
     } else {
@@ -195,8 +221,45 @@ fn pair_order(setup: &Setup) -> [Role; 2] {
     }
 }
 
-/// The phase after `role` in `round` when nobody intervenes.
-fn successor(setup: &Setup, role: Role, round: u32) -> (Role, u32) {
+/// What follows the debating rounds: the first ballot with `--vote` (and voters to cast
+/// one), else the synthesis; with the voter's index.
+pub(crate) fn conclusion(setup: &Setup) -> (Role, u32) {
+    if setup.vote && !vote::voters(setup).is_empty() {
+        (Role::Voter, 0)
+    } else {
+        (Role::Synthesizer, 0)
+    }
+}
+
+/// The phase after `role` in `round` (ballot `voter`, while voting) when nobody intervenes,
+/// with the voter whose ballot is next.
+fn successor(setup: &Setup, role: Role, round: u32, voter: u32) -> (Role, u32, u32) {
+    let voters = u32::try_from(vote::voters(setup).len()).unwrap_or(u32::MAX);
+    if role == Role::Voter {
+        return if voter + 1 < voters {
+            (Role::Voter, round, voter + 1)
+        } else {
+            (Role::Synthesizer, round, 0)
+        };
+    }
+    if role == Role::Triage {
+        // The line decides after the last answer whether the question is settled
+        // (`line/stop/record.rs`); unsettled, the debate opens.
+        return if voter + 1 < voters {
+            (Role::Triage, round, voter + 1)
+        } else {
+            (first_role(setup), 1, 0)
+        };
+    }
+    let (role, round) = debating_successor(setup, role, round);
+    if role == Role::Synthesizer {
+        let (role, voter) = conclusion(setup);
+        return (role, round, voter);
+    }
+    (role, round, 0)
+}
+
+fn debating_successor(setup: &Setup, role: Role, round: u32) -> (Role, u32) {
     let opener = first_role(setup);
     let closes_round = match setup.rotation {
         Rotation::Pair => role == pair_order(setup)[1],
@@ -217,8 +280,12 @@ fn successor(setup: &Setup, role: Role, round: u32) -> (Role, u32) {
     }
 }
 
-fn voice(setup: &Setup, role: Role, round: u32) -> Option<String> {
+fn voice(setup: &Setup, role: Role, round: u32, voter: u32) -> Option<String> {
     match role {
+        Role::Voter | Role::Triage => {
+            let index = usize::try_from(voter).ok()?;
+            vote::voters(setup).get(index).map(vote::Voter::seat)
+        }
         Role::Stakeholder | Role::Persona => {
             let index = usize::try_from(round.saturating_sub(1)).ok()?;
             setup.voices.get(index).cloned()
@@ -227,11 +294,11 @@ fn voice(setup: &Setup, role: Role, round: u32) -> Option<String> {
     }
 }
 
-fn cue_for(setup: &Setup, role: Role, round: u32, steering: Vec<String>) -> Cue {
+fn cue_for(setup: &Setup, role: Role, round: u32, voter: u32, steering: Vec<String>) -> Cue {
     Cue {
         role,
         round,
-        voice: voice(setup, role, round),
+        voice: voice(setup, role, round, voter),
         steering,
     }
 }
@@ -247,7 +314,13 @@ pub fn planned_phases(setup: &Setup) -> u32 {
     } else {
         0
     };
-    setup.rounds * per_round + pauses + 1
+    let seats = u32::try_from(vote::voters(setup).len()).unwrap_or(0);
+    let ballots = match conclusion(setup).0 {
+        Role::Voter => seats,
+        _ => 0,
+    };
+    let triage = if setup.triage { seats } else { 0 };
+    setup.rounds * per_round + pauses + triage + ballots + 1
 }
 
 #[cfg(test)]
@@ -287,6 +360,9 @@ mod tests {
             focus: None,
             research: false,
             converge: false,
+            vote: false,
+            triage: false,
+            triage_threshold: None,
             autonomy: 0,
             output: None,
             inputs: Default::default(),
@@ -321,8 +397,125 @@ mod tests {
 
     use Role::{
         Advocate as A, Critic as C, InteractivePause as P, Persona as Pe, Stakeholder as S,
-        Synthesizer as Y,
+        Synthesizer as Y, Voter as V,
     };
+
+    fn voting(mut s: Setup) -> Setup {
+        s.vote = true;
+        s
+    }
+
+    /// Runs a line like [`run`], keeping who cast each ballot.
+    fn run_voices(setup: &Setup) -> Vec<(Role, Option<String>)> {
+        let (mut progress, _) = start(setup);
+        let mut seen = Vec::new();
+        loop {
+            let out = turn(setup, &progress, "argument", &[]);
+            seen.push((out.finished.role, out.finished.voice.clone()));
+            progress = out.progress;
+            if out.next == Next::Finish {
+                return seen;
+            }
+        }
+    }
+
+    #[test]
+    fn a_vote_comes_after_the_last_round_one_ballot_per_seat() {
+        let table: Vec<(Setup, Vec<(Role, u32)>)> = vec![
+            (
+                voting(setup(Mode::Analyst, Rotation::Pair, 2, false)),
+                vec![(A, 1), (C, 1), (A, 2), (C, 2), (V, 2), (V, 2), (Y, 2)],
+            ),
+            (
+                voting(setup(Mode::Stakeholders, Rotation::Stakeholders, 3, true)),
+                vec![
+                    (S, 1),
+                    (P, 1),
+                    (S, 2),
+                    (P, 2),
+                    (S, 3),
+                    (V, 3),
+                    (V, 3),
+                    (V, 3),
+                    (Y, 3),
+                ],
+            ),
+        ];
+        for (setup, expected) in table {
+            assert_eq!(run(&setup), expected, "{:?}", setup.rotation);
+            assert_eq!(planned_phases(&setup) as usize, expected.len());
+        }
+        let s = voting(setup(Mode::DevilsAdvocate, Rotation::Pair, 1, false));
+        let voters: Vec<_> = run_voices(&s)
+            .into_iter()
+            .filter(|(r, _)| *r == V)
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(voters, [Some("critic".into()), Some("advocate".into())]);
+        let s = voting(setup(Mode::Stakeholders, Rotation::Stakeholders, 3, false));
+        let voters: Vec<_> = run_voices(&s)
+            .into_iter()
+            .filter(|(r, _)| *r == V)
+            .map(|(_, v)| v.unwrap())
+            .collect();
+        assert_eq!(voters, ["Voice 1", "Voice 2", "Voice 3"]);
+    }
+
+    #[test]
+    fn triage_answers_come_first_one_per_seat_then_the_debate() {
+        let mut s = voting(setup(Mode::Analyst, Rotation::Pair, 1, false));
+        s.triage = true;
+        let t = Role::Triage;
+        assert_eq!(
+            run(&s),
+            [(t, 0), (t, 0), (A, 1), (C, 1), (V, 1), (V, 1), (Y, 1)]
+        );
+        assert_eq!(planned_phases(&s), 7);
+        let who: Vec<_> = run_voices(&s)
+            .into_iter()
+            .filter(|(r, _)| *r == t)
+            .map(|(_, v)| v.unwrap())
+            .collect();
+        assert_eq!(who, ["advocate", "critic"]);
+        // A triage answer's completion marker ends nothing.
+        let (p, _) = start(&s);
+        let out = turn(&s, &p, "<anvil-complete/>", &[]);
+        assert_eq!((out.progress.phase, out.progress.voter), (t, 1));
+    }
+
+    #[test]
+    fn a_debater_ending_early_leaves_the_vote_and_a_human_skips_it() {
+        let s = voting(setup(Mode::Analyst, Rotation::Pair, 3, true));
+        let (p, _) = start(&s);
+        let out = turn(&s, &p, "settled <anvil-complete/>", &[]);
+        assert_eq!((out.progress.phase, out.progress.voter), (V, 0));
+        assert!(out.progress.ended_early);
+        // A ballot's completion marker ends nothing; the next voter votes.
+        let out = turn(&s, &out.progress, "<anvil-complete/>", &[]);
+        assert_eq!((out.progress.phase, out.progress.voter), (V, 1));
+        // The human's `synthesize` concludes at once, from a pause or mid-vote.
+        let out = turn(&s, &out.progress, "x", &["synthesize".into()]);
+        assert_eq!((out.progress.phase, out.progress.voter), (Y, 0));
+        let p = at(&s, P, 1, 2);
+        let out = turn(&s, &p, "<anvil-steering>skip</anvil-steering>", &[]);
+        assert_eq!(out.progress.phase, Y);
+    }
+
+    #[test]
+    fn steering_queued_during_the_vote_reaches_the_next_ballot() {
+        let s = voting(setup(Mode::Analyst, Rotation::Pair, 1, false));
+        let p = Progress {
+            phase: V,
+            voter: 0,
+            ..at(&s, V, 1, 2)
+        };
+        let out = turn(&s, &p, "ballot", &["be brief".into()]);
+        let Next::Prompt(cue) = out.next else {
+            panic!()
+        };
+        assert_eq!((cue.role, cue.voice.as_deref()), (V, Some("critic")));
+        assert_eq!(cue.steering, ["be brief"]);
+    }
 
     #[test]
     fn every_rotation_runs_its_planned_sequence() {

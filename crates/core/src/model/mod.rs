@@ -13,3 +13,4 @@ pub mod secrets;
 pub mod spend;
 pub mod state;
 pub mod transcript;
+pub mod vote;

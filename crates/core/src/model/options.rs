@@ -65,6 +65,12 @@ pub struct Options {
     pub focus: Option<String>,
     /// `--converge`: go to the synthesis once positions stop moving.
     pub converge: Option<bool>,
+    /// `--vote`: a blind vote of the debating seats before the synthesis.
+    pub vote: Option<bool>,
+    /// `--triage`: every seat answers first, blind; agreement goes to the synthesis.
+    pub triage: Option<bool>,
+    /// `--triage-threshold`: as given (a share of one, or a percentage).
+    pub triage_threshold: Option<String>,
     /// `--context` paths, as given (relative to `cwd`).
     pub context: Vec<String>,
     pub diff: Option<bool>,
@@ -346,6 +352,7 @@ impl Options {
         let focus = self.focus()?;
         let context = self.context()?;
         let seats = self.seats(&voices)?;
+        let triage = self.triage_threshold()?;
         Ok(Setup {
             question,
             mode,
@@ -361,6 +368,9 @@ impl Options {
             focus,
             research: self.research == Some(true),
             converge: self.converge == Some(true),
+            vote: self.vote == Some(true),
+            triage: self.triage == Some(true),
+            triage_threshold: triage.filter(|t| *t != crate::model::positions::TRIAGE_THRESHOLD),
             autonomy,
             output: self.output,
             seats,
@@ -374,6 +384,23 @@ impl Options {
                 recalled: Vec::new(),
             },
         })
+    }
+
+    /// `--triage-threshold`: a share of one (`0.85`, `85%`); the default when not given.
+    fn triage_threshold(&self) -> Result<Option<crate::record::stance::Share>, OptionsError> {
+        let Some(text) = &self.triage_threshold else {
+            return Ok(Some(crate::model::positions::TRIAGE_THRESHOLD));
+        };
+        let t = text.trim();
+        match (
+            t.trim_end_matches('%').parse::<f64>(),
+            crate::record::stance::Share::parse(t),
+        ) {
+            (Ok(v), Some(share)) if (0.0..=100.0).contains(&v) => Ok(Some(share)),
+            _ => invalid(format!(
+                "--triage-threshold {text}: expected a confidence from 0 to 1, such as 0.8"
+            )),
+        }
     }
 
     /// `--seat`, `--independent`, `--budget-*`: every role seated once, by a known agent, within

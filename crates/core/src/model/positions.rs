@@ -254,9 +254,140 @@ pub struct Converged {
     pub acted: bool,
 }
 
+/// How sure every seat must be, by default, for triage to settle a question.
+pub const TRIAGE_THRESHOLD: Share = Share(80);
+
+/// Triage's answer: the seats agree, or not and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Triage {
+    /// `3 of 3 for, min confidence 0.85`.
+    Settled {
+        stance: Stance,
+        seats: usize,
+        least: Share,
+    },
+    /// Why the question is debated: `2 for, 1 against`, `one confidence below 0.8`.
+    Debate(String),
+}
+
+impl Triage {
+    /// In the record's words: `settled at triage: 3 of 3 for, min confidence 0.85`, or
+    /// `debated: …`.
+    pub fn words(&self) -> String {
+        match self {
+            Triage::Settled {
+                stance,
+                seats,
+                least,
+            } => format!(
+                "settled at triage: {seats} of {seats} {}, min confidence {least}",
+                stance.name()
+            ),
+            Triage::Debate(why) => format!("debated: {why}"),
+        }
+    }
+}
+
+/// What triage decides from each seat's answer (`answers`: one per seat, in order): settled
+/// when every seat states the same stance, for or against, each with a confidence at or above
+/// `threshold`; else debated, and why. A seat without a position, or a mixed or undecided
+/// stance, is no agreement.
+pub fn settled(answers: &[Held], threshold: Share) -> Triage {
+    if answers.is_empty() {
+        return Triage::Debate("no seat answered".to_owned());
+    }
+    let mut counts: Vec<(Stance, usize)> = Vec::new();
+    let mut unstated = 0;
+    for h in answers {
+        match h.stance {
+            Some(s) => match counts.iter_mut().find(|(k, _)| *k == s) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((s, 1)),
+            },
+            None => unstated += 1,
+        }
+    }
+    let least = answers
+        .iter()
+        .map(|h| h.confidence)
+        .min()
+        .unwrap_or_default();
+    let mut said: Vec<String> = counts
+        .iter()
+        .map(|(s, n)| format!("{n} {}", s.name()))
+        .collect();
+    if unstated > 0 {
+        said.push(format!("{unstated} without a position"));
+    }
+    match counts.as_slice() {
+        [(stance, n)] if unstated == 0 && matches!(stance, Stance::For | Stance::Against) => {
+            if least >= threshold {
+                Triage::Settled {
+                    stance: *stance,
+                    seats: *n,
+                    least,
+                }
+            } else {
+                Triage::Debate(format!(
+                    "{}, but min confidence {least} is below {threshold}",
+                    said.join(", ")
+                ))
+            }
+        }
+        _ => Triage::Debate(said.join(", ")),
+    }
+}
+
+/// The record's note of what triage would have decided on a debate run without it: taken
+/// from each seat's first position, at the step where the last seat first spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shadow {
+    /// Triage would have settled the question there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub settled: bool,
+    /// Phases recorded on the line at that point.
+    pub step: u32,
+    /// Tokens spent by then, and how many phases had a known cost.
+    #[serde(default)]
+    pub tokens: u64,
+    #[serde(default)]
+    pub priced: u32,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn triage_settles_only_on_one_sure_stance() {
+        let h = |stance: Option<Stance>, c: u8| held("s", 1, stance, c);
+        let t = TRIAGE_THRESHOLD;
+        assert_eq!(
+            settled(&[h(Some(Stance::For), 90), h(Some(Stance::For), 85)], t).words(),
+            "settled at triage: 2 of 2 for, min confidence 0.85"
+        );
+        assert_eq!(
+            settled(&[h(Some(Stance::For), 90), h(Some(Stance::For), 70)], t).words(),
+            "debated: 2 for, but min confidence 0.7 is below 0.8"
+        );
+        assert_eq!(
+            settled(&[h(Some(Stance::For), 90), h(Some(Stance::Against), 90)], t).words(),
+            "debated: 1 for, 1 against"
+        );
+        assert_eq!(
+            settled(&[h(Some(Stance::Mixed), 90), h(Some(Stance::Mixed), 90)], t).words(),
+            "debated: 2 mixed"
+        );
+        assert_eq!(
+            settled(&[h(Some(Stance::For), 90), h(None, 50)], t).words(),
+            "debated: 1 for, 1 without a position"
+        );
+        assert!(matches!(
+            settled(&[h(Some(Stance::Against), 80)], t),
+            Triage::Settled { .. }
+        ));
+    }
 
     fn held(seat: &str, round: u32, stance: Option<Stance>, conf: u8) -> Held {
         Held {

@@ -98,6 +98,10 @@ pub(crate) struct PhaseContext {
     pub open_points: Vec<String>,
     /// The round after which positions stopped moving, if they did.
     pub converged_round: Option<u32>,
+    /// For the synthesizer, after a vote (`--vote`): the result, one line per seat, best
+    /// first (`critic: 3 points`), and how many ballots were cast (`2 of 3`).
+    pub vote: Vec<String>,
+    pub vote_cast: String,
 }
 
 impl PhaseContext {
@@ -144,6 +148,8 @@ impl PhaseContext {
             moved: Vec::new(),
             open_points: Vec::new(),
             converged_round: state.converged.map(|c| c.round),
+            vote: Vec::new(),
+            vote_cast: String::new(),
         }
         .with_positions(state, cue)
     }
@@ -178,6 +184,22 @@ impl PhaseContext {
                     )
                 })
                 .collect();
+            if !state.ballots.is_empty() {
+                use crate::model::vote;
+                self.vote = vote::tally(&state.ballots, &state.positions)
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{}: {} point{}",
+                            s.seat,
+                            s.points,
+                            if s.points == 1 { "" } else { "s" }
+                        )
+                    })
+                    .collect();
+                self.vote_cast =
+                    format!("{} of {}", vote::cast(&state.ballots), state.ballots.len());
+            }
         }
         self
     }

@@ -47,6 +47,17 @@ pub struct Setup {
     /// `--converge`: go to the synthesis once positions stop moving (see `model::positions`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub converge: bool,
+    /// `--vote`: after the last debating round every debating seat ranks the others' final
+    /// phases blind, and the synthesizer is handed the result (see `model::vote`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub vote: bool,
+    /// `--triage`: every debating seat first answers blind; agreement at or above the
+    /// threshold goes straight to the synthesis (see `model::positions::settled`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub triage: bool,
+    /// `--triage-threshold`, when not the default ([`Setup::triage_threshold`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triage_threshold: Option<crate::record::stance::Share>,
     /// Who plays each role (when not the host session), independent openings, the budget.
     #[serde(default, skip_serializing_if = "crate::model::seats::Seats::is_empty")]
     pub seats: crate::model::seats::Seats,
@@ -168,10 +179,26 @@ pub enum Role {
     Stakeholder,
     Persona,
     InteractivePause,
+    /// A debating seat's brief blind answer before the debate (`--triage`).
+    Triage,
+    /// A debating seat's blind ballot (`--vote`): it ranks the other seats' final phases.
+    Voter,
     Synthesizer,
 }
 
 impl Role {
+    /// Every role, in the order a debate meets them.
+    pub const ALL: [Role; 8] = [
+        Role::Advocate,
+        Role::Critic,
+        Role::Stakeholder,
+        Role::Persona,
+        Role::InteractivePause,
+        Role::Triage,
+        Role::Voter,
+        Role::Synthesizer,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Role::Advocate => "advocate",
@@ -179,6 +206,8 @@ impl Role {
             Role::Stakeholder => "stakeholder",
             Role::Persona => "persona",
             Role::InteractivePause => "interactive-pause",
+            Role::Triage => "triage",
+            Role::Voter => "voter",
             Role::Synthesizer => "synthesizer",
         }
     }
@@ -190,6 +219,8 @@ impl Role {
             Role::Stakeholder => "Stakeholder",
             Role::Persona => "Persona",
             Role::InteractivePause => "Interactive pause",
+            Role::Triage => "Triage",
+            Role::Voter => "Voter",
             Role::Synthesizer => "Synthesizer",
         }
     }
@@ -251,6 +282,14 @@ pub struct Progress {
     /// Set when a debater or a steering ended the debate before its last round.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended_early: bool,
+    /// While the phase is [`Role::Voter`] or [`Role::Triage`]: which seat's ballot or answer is
+    /// out, counted from 0 in the order of `model::vote::voters`.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub voter: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A question a debater asked the human, and the answer once there is one.
@@ -324,6 +363,18 @@ pub struct State {
     /// The round after which positions first stopped moving, and what had been spent then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub converged: Option<crate::model::positions::Converged>,
+    /// The ballots cast so far (`--vote`), in voting order: what the vote's result is
+    /// counted from (the reasons are in the record).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ballots: Vec<crate::model::vote::Ballot>,
+    /// The triage answers (`--triage`), each seat's brief blind position.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triage: Vec<crate::model::positions::Held>,
+    /// Where every seat had first spoken, and what triage would have decided from those
+    /// first positions, with what had been spent then: the record's note of what triage would
+    /// have saved (see `model::positions::settled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triage_shadow: Option<crate::model::positions::Shadow>,
     pub created: String,
     pub updated: String,
     pub setup: Setup,
@@ -351,6 +402,13 @@ pub enum StateError {
 }
 
 impl Setup {
+    /// How sure every seat must be for triage to settle the question (and for the record's
+    /// note of what triage would have decided).
+    pub fn triage_threshold(&self) -> crate::record::stance::Share {
+        self.triage_threshold
+            .unwrap_or(crate::model::positions::TRIAGE_THRESHOLD)
+    }
+
     /// The texts a person wrote into the setup, each with what a note calls it (see
     /// [`crate::model::secrets::Intake`]).
     pub fn free_texts_mut(&mut self) -> Vec<(&'static str, &mut String)> {
@@ -578,6 +636,8 @@ fn frontmatter(text: &str) -> Option<&str> {
 pub fn phase_label(role: Role, round: u32, rounds: u32) -> String {
     match role {
         Role::Synthesizer => "synthesis".to_owned(),
+        Role::Voter => "vote".to_owned(),
+        Role::Triage => "triage".to_owned(),
         role => format!("round {round}/{rounds} · {}", role.name()),
     }
 }
@@ -614,6 +674,9 @@ mod tests {
             spent: Default::default(),
             positions: Vec::new(),
             converged: None,
+            ballots: Vec::new(),
+            triage: Vec::new(),
+            triage_shadow: None,
             created: "2026-11-22T10:00:00Z".into(),
             updated: "2026-11-22T10:00:00Z".into(),
             setup: Setup {
@@ -628,6 +691,9 @@ mod tests {
                 focus: None,
                 research: false,
                 converge: false,
+                vote: false,
+                triage: false,
+                triage_threshold: None,
                 autonomy: 0,
                 output: None,
                 inputs: Inputs::default(),
@@ -640,6 +706,7 @@ mod tests {
                 step: 0,
                 steering: vec![question.into()],
                 ended_early: false,
+                voter: 0,
             },
         }
     }

@@ -56,9 +56,22 @@ pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
     match (role, voice) {
         (Role::Synthesizer, _) => "Synthesis".to_owned(),
         (Role::InteractivePause, _) => format!("Pause after round {round}"),
+        (Role::Voter, Some(voter)) => format!("Ballot · {voter}"),
+        (Role::Triage, Some(seat)) => format!("Triage · {seat}"),
+        (Role::Triage, None) => "Triage".to_owned(),
+        (Role::Voter, None) => "Ballot".to_owned(),
         (_, Some(voice)) => format!("Round {round} · {} · {voice}", role.title()),
         (_, None) => format!("Round {round} · {}", role.title()),
     }
+}
+
+/// Lines anvil adds under a phase, in italics, each its own paragraph: what the record says
+/// of a ballot, and the vote's result (see [`crate::model::vote::words`]).
+pub fn notes(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| format!("\n_{}_\n", one_paragraph(l)))
+        .collect()
 }
 
 /// The section one finished phase adds, with the agent that played it when a seat did

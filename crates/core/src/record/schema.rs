@@ -16,7 +16,7 @@
 
 use std::fmt::Write as _;
 
-use crate::record::stance::{OpenPoint, Saving, Share, Stance};
+use crate::record::stance::{Cast, OpenPoint, Saving, Share, Stance, Tabbed};
 use crate::record::usage::{ModelUsage, Usd};
 
 /// One kind of trailer value: how it is written and read back.
@@ -112,6 +112,28 @@ impl Field for Vec<OpenPoint> {
     }
     fn take(&mut self, value: &str) -> bool {
         OpenPoint::decode(value).map(|p| self.push(p)).is_some()
+    }
+}
+
+/// A ballot as `ranked<TAB>SEAT…` or `abstained<TAB>WHY`.
+impl Field for Cast {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        out.push((key.to_owned(), self.encode()));
+    }
+    fn take(&mut self, value: &str) -> bool {
+        Cast::decode(value).map(|v| *self = v).is_some()
+    }
+}
+
+/// Pairs, one trailer each: a name, a tab, a value.
+impl Field for Vec<Tabbed> {
+    fn put(&self, key: &str, out: &mut Vec<(String, String)>) {
+        for item in self {
+            out.push((key.to_owned(), item.encode()));
+        }
+    }
+    fn take(&mut self, value: &str) -> bool {
+        Tabbed::decode(value).map(|p| self.push(p)).is_some()
     }
 }
 
@@ -263,6 +285,24 @@ schema! {
     dissent: Vec<OpenPoint> = "Anvil-Dissent",
     /// and those of them the synthesis does not mention.
     dissent_missing: Vec<OpenPoint> = "Anvil-Dissent-Missing",
+    /// A voter's ballot (`--vote`, see `model::vote`): each label it was shown and the seat
+    /// behind it (`A<TAB>critic`), in label order,
+    ballot_shown: Vec<Tabbed> = "Anvil-Ballot-Shown",
+    /// and what it cast: the seats best first, or an abstention and why.
+    ballot: Option<Cast> = "Anvil-Ballot",
+    /// On the last ballot: the vote's result, each seat with its Borda points, best first,
+    vote: Vec<Tabbed> = "Anvil-Vote",
+    /// and how many ballots were cast of how many (`2/3`).
+    vote_cast: Option<String> = "Anvil-Vote-Cast",
+    /// On the last triage answer (`--triage`): what triage decided, `settled at triage: 3 of
+    /// 3 for, min confidence 0.85` or `debated: 2 for, 1 against`.
+    triage: Option<String> = "Anvil-Triage",
+    /// On the phase after which every seat had spoken once, in a debate run without triage:
+    /// what triage would have decided from their first positions.
+    triage_shadow: Option<String> = "Anvil-Triage-Shadow",
+    /// On the synthesis: what triage would have saved, had it settled the question (the
+    /// phases, and their tokens when known, recorded after every seat first spoke).
+    triage_saving: Option<Saving> = "Anvil-Triage-Saving",
     /// What the headless runs of `anvil run` cost, on the commit recorded after them (see
     /// `provenance::RunCost`): how many `claude -p` runs,
     run_count: Option<u32> = "Anvil-Run-Count",
@@ -589,7 +629,7 @@ mod tests {
                     run_models,
                     stance,
                     confidence,
-                    claim,
+                    claim: claim.clone(),
                     open,
                     converged,
                     converge_stop,
@@ -601,6 +641,30 @@ mod tests {
                     }),
                     consensus: confidence,
                     dissent_missing: dissent.iter().take(1).cloned().collect(),
+                    ballot_shown: dissent
+                        .iter()
+                        .map(|p| Tabbed::new(p.seat.clone(), p.text.clone()))
+                        .collect(),
+                    ballot: match dissent.first() {
+                        Some(p) if p.text.len() % 2 == 0 => Some(Cast::Abstained(p.text.clone())),
+                        Some(_) => Some(Cast::Ranked(
+                            dissent.iter().map(|p| p.seat.clone()).collect(),
+                        )),
+                        None => None,
+                    },
+                    vote: dissent
+                        .iter()
+                        .rev()
+                        .map(|p| Tabbed::new(p.seat.clone(), p.text.clone()))
+                        .collect(),
+                    vote_cast: claim.clone(),
+                    triage: claim.clone(),
+                    triage_shadow: o[9].clone(),
+                    triage_saving: saving.map(|(round, phases, tokens)| Saving {
+                        round,
+                        phases,
+                        tokens,
+                    }),
                     dissent,
                     other,
                 },

@@ -176,3 +176,78 @@ impl Saving {
         (round && phases).then_some(out)
     }
 }
+
+/// What a voter's ballot says (`--vote`, see `model::vote`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cast {
+    /// Every seat shown, best first.
+    Ranked(Vec<String>),
+    /// Counted as an abstention, and why (no tag, a label not shown, one missing or twice).
+    Abstained(String),
+}
+
+impl Default for Cast {
+    fn default() -> Cast {
+        Cast::Abstained(String::new())
+    }
+}
+
+impl Cast {
+    /// `ranked<TAB>SEAT<TAB>SEAT…` or `abstained<TAB>WHY` in a trailer (seats hold no tab).
+    pub fn encode(&self) -> String {
+        match self {
+            Cast::Ranked(seats) => {
+                let mut s = "ranked".to_owned();
+                for seat in seats {
+                    s.push('\t');
+                    s.push_str(&seat.replace('\t', " "));
+                }
+                s
+            }
+            Cast::Abstained(why) => format!("abstained\t{why}"),
+        }
+    }
+
+    pub fn decode(text: &str) -> Option<Cast> {
+        let (kind, rest) = match text.split_once('\t') {
+            Some((kind, rest)) => (kind, Some(rest)),
+            None => (text, None),
+        };
+        match (kind, rest) {
+            ("ranked", None) => Some(Cast::Ranked(Vec::new())),
+            ("ranked", Some(rest)) => {
+                Some(Cast::Ranked(rest.split('\t').map(str::to_owned).collect()))
+            }
+            ("abstained", rest) => Some(Cast::Abstained(rest.unwrap_or_default().to_owned())),
+            _ => None,
+        }
+    }
+}
+
+/// A pair of a name and a value in one trailer, `NAME<TAB>VALUE`: a ballot's label and the
+/// seat it stood for (`A`, `critic`), or a seat of the vote's result and its points
+/// (`critic`, `3`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tabbed {
+    pub name: String,
+    pub value: String,
+}
+
+impl Tabbed {
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Tabbed {
+        Tabbed {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+
+    pub fn encode(&self) -> String {
+        format!("{}\t{}", self.name.replace('\t', " "), self.value)
+    }
+
+    pub fn decode(text: &str) -> Option<Tabbed> {
+        let (name, value) = text.split_once('\t')?;
+        Some(Tabbed::new(name, value))
+    }
+}

@@ -218,6 +218,8 @@ pub struct Decision {
     pub dissent: Vec<crate::model::positions::OpenPoint>,
     /// The consensus score the synthesis commit recorded.
     pub consensus: Option<crate::model::positions::Share>,
+    /// The blind vote before the synthesis (`--vote`), in words: each ballot, then the result.
+    pub vote: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -277,6 +279,16 @@ pub fn render(d: &Decision) -> String {
             "Consensus score of the debaters' final positions: {c} (computed by anvil from \
              their stances and confidences, not stated by a model).\n\n"
         ));
+    }
+    if !d.vote.is_empty() {
+        out.push_str(
+            "Before the synthesis the debaters ranked each other's final statements blind \
+             (names removed, their own left out):\n\n",
+        );
+        for line in &d.vote {
+            out.push_str(&format!("* {}\n", one_line(line)));
+        }
+        out.push('\n');
     }
     out.push_str(&nest(synthesis.trim(), 2));
     out.push_str("\n\n### Consequences\n\n");
@@ -450,6 +462,7 @@ mod tests {
             supersedes: Some((1, "0001-billing.md".into())),
             dissent: Vec::new(),
             consensus: None,
+            vote: Vec::new(),
         }
     }
 

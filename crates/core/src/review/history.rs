@@ -387,6 +387,9 @@ pub fn sections(
             &text,
             played_by.as_deref(),
         ));
+        out.push_str(&crate::model::transcript::notes(
+            &crate::model::vote::words(&entry.meta),
+        ));
     }
     Ok(out)
 }
@@ -450,16 +453,7 @@ pub(crate) fn read_entry(record: &Record, id: ObjectId) -> Result<Entry, History
 
 /// The role a phase name stands for.
 pub(crate) fn role_named(name: &str) -> Option<Role> {
-    [
-        Role::Advocate,
-        Role::Critic,
-        Role::Stakeholder,
-        Role::Persona,
-        Role::InteractivePause,
-        Role::Synthesizer,
-    ]
-    .into_iter()
-    .find(|r| r.name() == name)
+    Role::ALL.into_iter().find(|r| r.name() == name)
 }
 
 /// The lines of one debate in the record, `main` first.

@@ -409,6 +409,60 @@ pub fn svg(chart: &Chart, label: &str) -> String {
     s
 }
 
+/// The vote's result as a small bar chart (SVG made on the server, every text escaped): one
+/// row per seat, best first, its bar as long as its Borda points against the most any seat
+/// got, the points written at its end. `label` names the chart (a line's name); a `<title>`
+/// and a `<desc>` say it all for screen readers.
+pub fn vote_svg(rows: &[(String, u32)], label: &str) -> String {
+    let (w, row, gutter, top) = (400.0, 24.0, 150.0, 8.0);
+    let h = top * 2.0 + row * rows.len().max(1) as f64;
+    let most = rows.iter().map(|r| r.1).max().unwrap_or(0).max(1);
+    let said: Vec<String> = rows
+        .iter()
+        .map(|(seat, points)| format!("{seat} {points}"))
+        .collect();
+    let mut s = String::with_capacity(1024);
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="vote-chart" role="img" viewBox="0 0 {w} {h}" width="{w}" height="{h}" font-family="sans-serif" font-size="13" aria-labelledby="vote-title-{id} vote-desc-{id}"><title id="vote-title-{id}">The blind vote of {name}, Borda points</title><desc id="vote-desc-{id}">{desc}</desc>"#,
+        id = xml(&label.replace(|c: char| !c.is_ascii_alphanumeric(), "-")),
+        name = xml(label),
+        desc = xml(&said.join(", ")),
+    );
+    for (i, (seat, points)) in rows.iter().enumerate() {
+        let y = top + row * i as f64;
+        let bar = (w - gutter - 40.0) * f64::from(*points) / f64::from(most);
+        text(
+            &mut s,
+            gutter - 8.0,
+            y + 16.0,
+            "end",
+            "#222",
+            &short(seat, 20),
+        );
+        let _ = write!(
+            s,
+            r##"<rect x="{gutter}" y="{:.1}" width="{bar:.1}" height="{:.1}" fill="#4a6fa5"><title>{}</title></rect>"##,
+            y + 4.0,
+            row - 8.0,
+            xml(&format!(
+                "{seat}: {points} point{}",
+                if *points == 1 { "" } else { "s" }
+            ))
+        );
+        text(
+            &mut s,
+            gutter + bar + 6.0,
+            y + 16.0,
+            "start",
+            "#222",
+            &points.to_string(),
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 /// Where things go on the chart: its size, the plot's place (the levels' names in a gutter on
 /// the left, the rounds' numbers under it, the legend under those), and a round's and a
 /// position's place.

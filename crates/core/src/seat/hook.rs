@@ -107,7 +107,16 @@ pub fn play(
             break;
         }
         let timeout = seat_timeout.min(left);
-        let turned = super::play(home, line, session, &out, guard.as_deref(), timeout, lazy)?;
+        let turned = super::play(
+            home,
+            line,
+            session,
+            &out,
+            guard.as_deref(),
+            timeout,
+            lazy,
+            None,
+        )?;
         reply = match turned {
             Turned::Played { played, reply } => {
                 played_lines.push(played_line(&out, &played));

@@ -248,7 +248,9 @@ pub enum Turned {
 
 /// Plays the phase that is out (`out`) with its seat's agent, under `timeout`, and records
 /// what it said; `guard` is the program that guards the agent ([`crate::agent::Turn::guard`]);
-/// `config` is the run's (whether credentials in the text are kept).
+/// `config` is the run's (whether credentials in the text are kept); `watch` is handed what the
+/// agent says while it plays ([`crate::agent::Turn::watch`]), for whoever shows it.
+#[allow(clippy::too_many_arguments)]
 pub fn play(
     home: &Home,
     line: &LineRef,
@@ -257,6 +259,7 @@ pub fn play(
     guard: Option<&std::path::Path>,
     timeout: std::time::Duration,
     config: &crate::model::config::Lazy,
+    watch: Option<&(dyn Fn(crate::agent::Live) + Sync)>,
 ) -> Result<Turned, DebateError> {
     let lock = home.seat_lock_path(line);
     let Some(_held) = crate::fsutil::hold(&lock, std::time::Duration::from_millis(20))
@@ -266,7 +269,7 @@ pub fn play(
     };
     let turn = crate::agent::Turn {
         pass_env: config.get().map_or(&[], |c| c.seat_env()),
-        watch: None,
+        watch,
         cwd: home.project(),
         prompt: &out.prompt,
         resume: out.resume.as_deref(),

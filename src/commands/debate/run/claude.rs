@@ -1,7 +1,22 @@
-//! The host's turns of `anvil run`: a `claude -p` session allowed exactly what the debate
-//! needs, followed to its end.
+//! The host's turns of `anvil run`: a `claude -p` session given everything it needs on its
+//! own command line, followed to its end, its words shown as it writes them.
+//!
+//! The session reads the user's settings and none of the project's (`--setting-sources
+//! user`): in a workspace the person never trusted, Claude Code ignores the project's
+//! `permissions.allow` and says so on stderr at every start ("Ignoring 8 permissions.allow
+//! entries from .claude/settings.json: this workspace has not been trusted…"), right after
+//! `anvil install` wrote them, three times in a seated run. What the debate needs comes on the
+//! command line instead: anvil's Stop hook (`--settings`, unless the user's own settings or
+//! plugin run it already), the tools it may use without asking (`--allowedTools`; anything
+//! else is refused, not asked about: `--permission-mode dontAsk`), the record's MCP server
+//! (`--mcp-config`), the block cap (its environment). `anvil doctor` still says when the
+//! workspace is not trusted, for the person's own sessions.
+//!
+//! Its output is `stream-json` (`--verbose`, which `-p` needs for it, and
+//! `--include-partial-messages`): the text as it is written, read by Claude Code's file of
+//! the agent room ([`anvil_core::agent::Agent::hear`]) for the run's [`Show`], and the run's
+//! `result` at the end, what it cost.
 
-use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -10,13 +25,15 @@ use anvil_core::error::DebateError;
 use anvil_core::home::{Home, LineRef};
 use anvil_core::model::provenance::RunTally;
 
-use super::terminal::{Input, Progress};
+use super::show::Show;
+use super::terminal::Input;
 use crate::error::CliError;
 use crate::output::say;
 
 /// What the headless session may do without asking, which `claude -p` cannot: exactly what
-/// the debate needs. The project's own `permissions.allow` is no help here, since Claude Code
-/// ignores it in a workspace the user has not trusted (a fresh checkout, a CI run).
+/// the debate needs. The project's own `permissions.allow` is no help here: Claude Code
+/// ignores it in a workspace the user has not trusted (a fresh checkout, a CI run), and the
+/// session does not read it (see the module's doc).
 ///
 /// Claude Code matches a `Bash(PREFIX:*)` rule against the start of each command (each part
 /// of a command line joined with `&&`, `;` or `|` separately), so `Bash(anvil ask:*)` lets a
@@ -50,7 +67,14 @@ pub(super) fn spawn_claude(
     let mut command = Command::new(claude);
     // The prompt goes on stdin: in the arguments it would show in `ps`, and Linux caps one
     // argument at 128 KiB, which `--context` material alone may fill.
-    command.args(["-p", "--output-format", "json"]);
+    command.args([
+        "-p",
+        "--output-format=stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--setting-sources=user",
+        "--permission-mode=dontAsk",
+    ]);
     command
         .arg(if resume { "--resume" } else { "--session-id" })
         .arg(session);
@@ -123,33 +147,48 @@ fn path_with_this_binary() -> Option<std::ffi::OsString> {
     std::env::join_paths(dirs).ok()
 }
 
-/// Follows one claude run to its end: progress on stderr, a debater's questions asked at the
-/// terminal and answered from there or from elsewhere, whichever comes first. What the run
-/// cost (its JSON result) is added to `cost`, even when it failed.
+/// Follows one claude run to its end: its words shown as they come (`show`), a debater's
+/// questions asked at the terminal and answered from there or from elsewhere, whichever comes
+/// first. What the run cost (its `result`) is added to `cost`, even when it failed.
 pub(super) fn watch(
     mut child: Child,
     home: &Home,
     line: &LineRef,
-    began: Instant,
     input: &mut Input,
+    show: &mut Show,
     cost: &mut RunTally,
 ) -> Result<(), CliError> {
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
+    show.host_begins(home, line);
+    let lines = read_lines(child.stdout.take().expect("piped"));
     let stderr = child.stderr.take().expect("piped");
     let relay = relay_stderr(stderr, anvil_core::model::secrets::Intake::new(home.root()));
-    let mut progress = Progress::new(home, line, began);
+    let mut text = String::new();
+    let take = |said: String, show: &mut Show, text: &mut String| {
+        if let Some(live) = anvil_core::agent::RUN_HOST.live(&said) {
+            show.host_heard(live, home, line);
+        }
+        text.push_str(&said);
+    };
     // The question shown and not yet answered.
     let mut asked: Option<String> = None;
+    let mut looked: Option<Instant> = None;
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
-        if let Some(state) = progress.look(home, line) {
+        match lines.recv_timeout(Duration::from_millis(100)) {
+            Ok(said) => take(said, show, &mut text),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        // The line's state is looked at ten times a second, however fast words come.
+        if looked.is_some_and(|at| at.elapsed() < Duration::from_millis(100)) {
+            continue;
+        }
+        looked = Some(Instant::now());
+        if let Some(state) = show.look(home, line) {
             let open = state
                 .question
                 .as_ref()
@@ -157,6 +196,7 @@ pub(super) fn watch(
                 .map(|q| q.text.clone());
             match (&asked, open) {
                 (None, Some(question)) => {
+                    show.question(&question);
                     input.prompt(&format!(
                         "The debater asks: {}\n> ",
                         crate::term::visible(&question)
@@ -170,7 +210,7 @@ pub(super) fn watch(
                         }
                         None => "closed without an answer".to_owned(),
                     };
-                    say(&format!("\nanvil: the question was {how}"));
+                    show.note(&format!("\nanvil: the question was {how}"));
                     asked = None;
                 }
                 (Some(_), _) => {
@@ -185,7 +225,7 @@ pub(super) fn watch(
                             Ok(_) => {}
                             // Answered (or closed) elsewhere first: the first answer won.
                             Err(DebateError::Refused(why)) => {
-                                say(&format!("anvil: not sent ({why})"));
+                                show.note(&format!("anvil: not sent ({why})"));
                             }
                             Err(e) => return Err(e.into()),
                         }
@@ -194,13 +234,14 @@ pub(super) fn watch(
                 (None, None) => {}
             }
         }
-        std::thread::sleep(Duration::from_millis(100));
     };
-    // Phases that ended after the last look are shown too.
-    progress.look(home, line);
-    let text = reader.join().unwrap_or_default();
+    // What it printed last, and the phases that ended after the last look.
+    for said in lines.iter() {
+        take(said, show, &mut text);
+    }
     let _ = relay.join();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    show.look(home, line);
+    let json = result(&text);
     cost.add_result(&json);
     if !status.success() || json["is_error"].as_bool() == Some(true) {
         // Claude's last words are outside text: cleaned of credentials before they are shown
@@ -243,6 +284,42 @@ fn relay_stderr(
             say(&format!("anvil: note: {note}"));
         }
     })
+}
+
+/// The lines of `pipe` as they come, read by a thread of their own (a pipe left full would
+/// stall claude).
+fn read_lines(pipe: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut pipe = std::io::BufReader::new(pipe);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match std::io::BufRead::read_until(&mut pipe, b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx
+                        .send(String::from_utf8_lossy(&line).into_owned())
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// The run's `result` event, the last of its output (what `--output-format json` prints
+/// alone); `Null` when there is none.
+fn result(output: &str) -> serde_json::Value {
+    output
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+        .find(|e| e["type"] == "result")
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
-//! `anvil run`: a whole debate, headless, with `claude -p`; the human is asked at the terminal
-//! (or in the page of `anvil serve`, whichever answers first).
+//! `anvil run`: a whole debate, headless, with `claude -p`, shown as it happens ([`show`]);
+//! the human is asked at the terminal (or in the page of `anvil serve`, whichever answers
+//! first).
 
 mod claude;
+mod show;
 mod terminal;
+mod writing;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,9 +23,15 @@ use crate::output::say;
 use crate::view;
 
 use claude::{allowed_tools, spawn_claude, watch};
+use show::{Kind, Show, Who};
 use terminal::Input;
 
-/// Run a whole debate headless with `claude -p`, showing its progress.
+/// Run a whole debate headless with `claude -p`, showing it as it happens.
+///
+/// Each phase is shown as its agent writes it, under a header naming its round, its role and
+/// who plays it, then where the debate ends (the consensus, the points still open) and the
+/// report's path. A terminal gets styled, wrapped text (plain with NO_COLOR); a pipe gets plain
+/// text. --quiet prints one progress line per phase instead, --json one JSON event per line.
 ///
 /// Takes the options of `anvil start`, or --line to run a line that exists (a branch, a line
 /// that stopped). With --interactive, each pause asks you at the terminal how to steer the
@@ -81,6 +90,16 @@ pub struct Args {
     /// shows it (set by `anvil serve`, which starts the run with its output in that file).
     #[arg(long, hide = true, value_name = "PATH")]
     log: Option<String>,
+
+    /// Show one progress line per phase on stderr instead of the debate; stdout gets the
+    /// report's path only.
+    #[arg(long, short = 'q', conflicts_with = "json")]
+    quiet: bool,
+
+    /// Print the run as JSON events on stdout, one per line, for scripts (docs/run.md lists
+    /// them).
+    #[arg(long)]
+    json: bool,
 }
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     let home = ctx.home()?;
@@ -110,6 +129,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     };
     let claim = anvil_core::line::headless::claim(&home, &line, args.log)?;
     let mut cost = RunTally::default();
+    let show = Show::new(
+        Kind::of(args.quiet, args.json),
+        &home,
+        &line,
+        Instant::now(),
+    );
+    let json = show.is_json();
     let config = anvil_core::model::config::Config::load(&home)?;
     let fallback = fallback_given || config.seat_fallback() || {
         let state = State::load(&home.state_path(&line))?;
@@ -125,6 +151,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         seat_timeout: config.seat_timeout(),
         config: anvil_core::model::config::Lazy::read(&home, config),
         input: Input::new(!args.no_stdin),
+        show,
     }
     .drive(prompt, &mut cost);
     // What the runs cost goes in the record however they ended.
@@ -149,6 +176,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         say(&format!("anvil: note: {e}"));
     }
     let report = driven?;
+    // The report's path ends stdout, for scripts (the JSON events' `done` holds it).
+    if json {
+        return Ok(());
+    }
     out(&format!("{}\n", report.display()))
 }
 
@@ -165,6 +196,8 @@ struct Driver<'a> {
     /// The project's config, read once for the whole run.
     config: anvil_core::model::config::Lazy,
     input: Input,
+    /// What the person sees of the run.
+    show: Show,
 }
 
 impl Driver<'_> {
@@ -174,28 +207,28 @@ impl Driver<'_> {
         let (home, line) = (self.home, self.line);
         anvil_core::line::control::drive_headless(home, line)?;
 
-        // Claude needs anvil's Stop hook: the project's own if installed, else one for this run.
-        let settings =
-            if anvil_core::claude::install::has_stop_hook(&home.project().join(".claude")) {
-                None
-            } else {
-                let mut file = tempfile::Builder::new()
-                    .prefix("anvil-run-settings")
-                    .suffix(".json")
-                    .tempfile()?;
-                let json = anvil_core::claude::install::hook_settings(
-                    &anvil_core::claude::install::local_hook_program(),
-                );
-                std::io::Write::write_all(&mut file, json.to_string().as_bytes())?;
-                Some(file)
-            };
+        // Claude needs anvil's Stop hook: the user's own if their settings run it (the session
+        // reads no project settings, see `claude.rs`), else one for this run.
+        let settings = if anvil_core::claude::install::user_runs_stop_hook() {
+            None
+        } else {
+            let mut file = tempfile::Builder::new()
+                .prefix("anvil-run-settings")
+                .suffix(".json")
+                .tempfile()?;
+            let json = anvil_core::claude::install::hook_settings(
+                &anvil_core::claude::install::local_hook_program(),
+            );
+            std::io::Write::write_all(&mut file, json.to_string().as_bytes())?;
+            Some(file)
+        };
 
-        say(&format!(
-            "anvil: running {line} with {}",
-            self.claude.display()
-        ));
-        let began = Instant::now();
+        self.show.start(home, line, self.claude);
         let state = State::load(&home.state_path(line))?;
+        // Not while blind openings start: two agents' cold starts are slow enough alone.
+        if !self.openings_due()? {
+            self.know_versions(&state);
+        }
         let allowed = allowed_tools(&state.setup);
         // A line that stands at a pause (resumed there) asks the human before Claude runs.
         let mut prompt = (state.progress.phase != Role::InteractivePause).then_some(prompt);
@@ -203,11 +236,12 @@ impl Driver<'_> {
         loop {
             // A seat's phase is played by its agent, never by claude.
             if self.openings_due()? {
-                prompt = self.play_openings(began)?;
+                prompt = self.play_openings()?;
+                self.know_versions(&State::load(&home.state_path(line))?);
                 continue;
             }
             if let Some(out) = anvil_core::seat::out(home, line)? {
-                prompt = self.play_seat(out, began)?;
+                prompt = self.play_seat(out)?;
                 continue;
             }
             if let Some(prompt) = prompt.take() {
@@ -222,7 +256,7 @@ impl Driver<'_> {
                     self.claude_args,
                 )?;
                 claude_ran = true;
-                watch(child, home, line, began, &mut self.input, cost)?;
+                watch(child, home, line, &mut self.input, &mut self.show, cost)?;
             }
             let state = State::load(&home.state_path(line))?;
             match (state.progress.status, state.progress.phase) {
@@ -253,30 +287,65 @@ impl Driver<'_> {
         }
         let state = State::load(&home.state_path(line))?;
         let report = anvil_core::review::report::output_path(home, &state);
-        say(&format!(
-            "anvil: {line} done in {:.0?} · {} phases · {}",
-            began.elapsed(),
-            state.progress.step,
-            cost.total.summary()
-        ));
+        self.show.done(home, line, &report, cost);
         Ok(report)
+    }
+
+    /// Asks each seat's agent its version, in the background, so that its phase's header can
+    /// name it without waiting (the answer is kept for the run; `--quiet` names no version).
+    fn know_versions(&self, state: &State) {
+        if matches!(self.show.kind(), Kind::Quiet) {
+            return;
+        }
+        let mut agents: Vec<&'static dyn anvil_core::agent::Agent> = Vec::new();
+        for seat in state.setup.seats.roles.values() {
+            if !agents.contains(&seat.agent) && seat.agent != anvil_core::agent::RUN_HOST {
+                agents.push(seat.agent);
+            }
+        }
+        for agent in agents {
+            std::thread::spawn(move || anvil_core::agent::known_version(agent));
+        }
+    }
+
+    /// Who plays `out`, as far as it is known before the agent says anything: its version,
+    /// and its model when the seat names one, or the model it played with last on the line.
+    fn who_plays(&self, out: &anvil_core::seat::Out) -> Who {
+        let agent = out.seat.agent;
+        let model = out.seat.model.clone().or_else(|| {
+            let record = anvil_core::record::store::Record::open(&self.home.record_dir()).ok()?;
+            let history =
+                anvil_core::review::history::LineHistory::load(&record, self.line).ok()?;
+            history
+                .entries
+                .iter()
+                .rev()
+                .find(|e| e.meta.agent.as_deref() == Some(agent.name()))
+                .and_then(|e| e.meta.model.clone())
+        });
+        Who {
+            agent: agent.name().to_owned(),
+            version: (agent != anvil_core::agent::RUN_HOST)
+                .then(|| anvil_core::agent::known_version(agent))
+                .flatten(),
+            model,
+        }
     }
 
     /// Plays the seat's phase that is out and records it; the next prompt for claude, when
     /// the host plays the next phase (or takes this one over, with --fallback host).
-    fn play_seat(
-        &mut self,
-        out: anvil_core::seat::Out,
-        began: Instant,
-    ) -> Result<Option<String>, CliError> {
+    fn play_seat(&mut self, out: anvil_core::seat::Out) -> Result<Option<String>, CliError> {
         let (home, line) = (self.home, self.line);
-        say(&format!(
-            "[{:>5.1}s] {} · played by {}",
-            began.elapsed().as_secs_f64(),
-            crate::term::visible(&out.label),
-            crate::term::visible(&out.seat.to_string())
-        ));
+        let who = self.who_plays(&out);
+        self.show.seat_begins(&out, who);
         let guard = std::env::current_exe().ok();
+        // The runner hands on what the agent says from the thread that plays it: this one.
+        let show = std::sync::Mutex::new(&mut self.show);
+        let watch = |live| {
+            show.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .seat_heard(live);
+        };
         let turned = anvil_core::seat::play(
             home,
             line,
@@ -285,12 +354,15 @@ impl Driver<'_> {
             guard.as_deref(),
             self.seat_timeout,
             &self.config,
+            Some(&watch),
         )?;
+        self.show.show_recorded(home, line);
         match turned {
             Turned::Played { reply, .. } => Ok(reply.into_prompt()),
             Turned::Failed { error, note } => {
+                self.show.stop_writing();
                 if let Some(note) = note {
-                    say(&format!("anvil: note: {note}"));
+                    self.show.note(&format!("anvil: note: {note}"));
                 }
                 self.seat_failed(&out.label, &out.seat, &error)
             }
@@ -314,7 +386,7 @@ impl Driver<'_> {
     ) -> Result<Option<String>, CliError> {
         let line = self.line;
         if self.fallback {
-            say(&crate::term::visible(&format!(
+            self.show.note(&crate::term::visible(&format!(
                 "anvil: the seat of {label} ({seat}) failed: {e}; the host plays it (--fallback host)"
             )));
             let prompt =
@@ -345,7 +417,7 @@ impl Driver<'_> {
     /// Round 1's two openings, drafted blind and at once: each seat (claude for a role without
     /// one) gets the question and the material, never the other's opening. Both are recorded
     /// in speaking order, the second with the blind prompt it really had.
-    fn play_openings(&mut self, began: Instant) -> Result<Option<String>, CliError> {
+    fn play_openings(&mut self) -> Result<Option<String>, CliError> {
         let (home, line) = (self.home, self.line);
         let state = State::load(&home.state_path(line))?;
         let first = state.progress.phase;
@@ -367,14 +439,13 @@ impl Driver<'_> {
                 anvil_core::seat::blind_prompt(home, line, second)?,
             ),
         ];
-        say(&crate::term::visible(&format!(
-            "[{:>5.1}s] round 1 · openings drafted blind, at once: {} by {}, {} by {}",
-            began.elapsed().as_secs_f64(),
+        self.show.aside(&format!(
+            "round 1 · openings drafted blind, at once: {} by {}, {} by {}",
             jobs[0].0.name(),
             jobs[0].1,
             jobs[1].0.name(),
             jobs[1].1
-        )));
+        ));
         let guard = std::env::current_exe().ok();
         let pass_env = self.config.get().map_or(&[][..], |c| c.seat_env());
         let mut intake = anvil_core::model::secrets::Intake::with_config(&self.config);
@@ -433,6 +504,7 @@ impl Driver<'_> {
     /// text to record; `None` when the line changed meanwhile (cancelled, say).
     fn pause(&mut self, state: &State) -> Result<Option<String>, CliError> {
         let (home, line) = (self.home, self.line);
+        self.show.round_over(home, line, state);
         self.input.prompt(&format!(
             "Round {} is over. Steer round {} (Enter: continue, `synthesize`: conclude now): ",
             state.progress.round,
@@ -449,7 +521,8 @@ impl Driver<'_> {
             let queued = home.queued_steering(line)?;
             if !queued.is_empty() || !now.pending_steering.is_empty() {
                 // The queue goes with this turn, as the hook delivers it at any stop.
-                say("anvil: steering queued elsewhere; going on with it");
+                self.show
+                    .note("anvil: steering queued elsewhere; going on with it");
                 return Ok(Some(
                     "Steered by the human from elsewhere.\n\n<anvil-steering>continue</anvil-steering>"
                         .to_owned(),

@@ -180,6 +180,39 @@ pub fn has_stop_hook(claude: &Path) -> bool {
     !installed_hooks(claude, "Stop", "stop").is_empty()
 }
 
+/// Whether a Claude Code session that reads none of the project's settings runs anvil's Stop
+/// hook already: the user's settings (`~/.claude`), the system's managed settings (read
+/// whatever the sources a session is given), or an anvil plugin the user enabled. `anvil run`,
+/// whose headless sessions read the user's settings only, gives them its own hook when none
+/// of these does, and never a second one: a stop recorded twice would answer twice.
+pub fn user_runs_stop_hook() -> bool {
+    runs_stop_hook(
+        &super::claude_dir(Path::new(""), true),
+        managed_settings().as_deref(),
+    )
+}
+
+fn runs_stop_hook(user_claude: &Path, managed: Option<&Path>) -> bool {
+    let files: Vec<PathBuf> = SETTINGS_FILES
+        .iter()
+        .map(|name| user_claude.join(name))
+        .chain(managed.map(Path::to_owned))
+        .collect();
+    let plugin = |settings: &Value| {
+        settings["enabledPlugins"]
+            .as_object()
+            .is_some_and(|plugins| {
+                plugins
+                    .iter()
+                    .any(|(key, on)| key.split('@').next() == Some("anvil") && *on == true)
+            })
+    };
+    !stop_hook_entries(&files).is_empty()
+        || files
+            .iter()
+            .any(|f| read_settings(f).is_ok_and(|s| plugin(&s)))
+}
+
 fn group_commands(group: &Value) -> Vec<&str> {
     group_hooks(group).into_iter().map(|(c, _)| c).collect()
 }
@@ -333,6 +366,45 @@ fn hook_list<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_users_own_hook_or_plugin_is_seen_beside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join(".claude");
+        std::fs::create_dir_all(&user).unwrap();
+        assert!(!runs_stop_hook(&user, None));
+        std::fs::write(
+            user.join("settings.json"),
+            json!({"enabledPlugins": {"anvil@anvil": false, "other@x": true}}).to_string(),
+        )
+        .unwrap();
+        assert!(!runs_stop_hook(&user, None), "a plugin turned off");
+        std::fs::write(
+            user.join("settings.json"),
+            json!({"enabledPlugins": {"anvil@team-marketplace": true}}).to_string(),
+        )
+        .unwrap();
+        assert!(runs_stop_hook(&user, None), "the plugin runs it");
+        std::fs::remove_file(user.join("settings.json")).unwrap();
+        let managed = dir.path().join("managed-settings.json");
+        std::fs::write(
+            &managed,
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "anvil-hook stop"}]}]}})
+                .to_string(),
+        )
+        .unwrap();
+        assert!(
+            runs_stop_hook(&user, Some(&managed)),
+            "the system's settings run it"
+        );
+        std::fs::write(
+            user.join("settings.local.json"),
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/opt/anvil/anvil-hook stop"}]}]}})
+                .to_string(),
+        )
+        .unwrap();
+        assert!(runs_stop_hook(&user, None), "the user's settings run it");
+    }
     use crate::claude::install::steps_mirror;
 
     #[test]

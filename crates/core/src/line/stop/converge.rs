@@ -48,7 +48,7 @@ pub(super) fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> 
         ..Convergence::default()
     };
     if let (true, Next::Prompt(cue)) = (state.setup.converge, &outcome.next)
-        && cue.role != Role::Synthesizer
+        && !matches!(cue.role, Role::Synthesizer | Role::Voter)
     {
         let question_open = state.question.as_ref().is_some_and(|q| q.answer.is_none());
         let held = if !cue.steering.is_empty() {
@@ -63,8 +63,9 @@ pub(super) fn convergence(state: &mut State, outcome: &mut machine::Outcome) -> 
         match held {
             Some(why) => out.held = Some(why.to_owned()),
             None => {
-                // The synthesis belongs to the round that converged, not to the next one.
-                synthesis_next(outcome, Vec::new());
+                // The synthesis (and the vote before it) belongs to the round that
+                // converged, not to the next one.
+                conclusion_next(&state.setup, outcome);
                 found.acted = true;
                 out.stop = true;
             }
@@ -144,8 +145,23 @@ pub(super) fn stop_at_budget(state: &State, outcome: &mut machine::Outcome) -> O
     budget
 }
 
-/// Sends the debate to its synthesis before its last round, in the round just debated, with
-/// `steering` for it.
+/// Sends the debate to what concludes it (the vote, with `--vote`, else the synthesis) before
+/// its last round, in the round just debated.
+fn conclusion_next(setup: &crate::model::state::Setup, outcome: &mut machine::Outcome) {
+    let (role, voter) = machine::conclusion(setup);
+    if role == Role::Synthesizer {
+        return synthesis_next(outcome, Vec::new());
+    }
+    let round = outcome.finished.round;
+    outcome.progress.phase = role;
+    outcome.progress.round = round;
+    outcome.progress.voter = voter;
+    outcome.progress.ended_early = true;
+    outcome.next = Next::Prompt(machine::current_cue(setup, &outcome.progress));
+}
+
+/// Sends the debate to its synthesis before its last round (a budget skips the vote too), in
+/// the round just debated, with `steering` for it.
 fn synthesis_next(outcome: &mut machine::Outcome, steering: Vec<String>) {
     let round = outcome.finished.round;
     outcome.next = Next::Prompt(Cue {
@@ -156,5 +172,59 @@ fn synthesis_next(outcome: &mut machine::Outcome, steering: Vec<String>) {
     });
     outcome.progress.phase = Role::Synthesizer;
     outcome.progress.round = round;
+    outcome.progress.voter = 0;
     outcome.progress.ended_early = true;
+}
+
+/// After the last triage answer (`--triage`): what triage decided, in the record's words;
+/// settled, the debate goes straight to its synthesis.
+pub(super) fn triage(state: &mut State, outcome: &mut machine::Outcome) -> Option<String> {
+    if outcome.finished.role != Role::Triage {
+        return None;
+    }
+    if let Next::Prompt(cue) = &outcome.next
+        && cue.role == Role::Triage
+    {
+        return None;
+    }
+    let decided = positions::settled(&state.triage, state.setup.triage_threshold());
+    if matches!(decided, positions::Triage::Settled { .. })
+        && let Next::Prompt(cue) = &outcome.next
+        && cue.role != Role::Synthesizer
+    {
+        let steering = cue.steering.clone();
+        synthesis_next(outcome, steering);
+        outcome.progress.ended_early = false;
+    }
+    Some(decided.words())
+}
+
+/// In a debate run without triage: once every seat has spoken, each stating a position, what
+/// triage would have decided from their first positions, noted once with what had been spent by then (the
+/// synthesis records what it would have saved). The words, on the phase that decides it.
+pub(super) fn triage_shadow(state: &mut State, outcome: &machine::Outcome) -> Option<String> {
+    if state.setup.triage || state.triage_shadow.is_some() || !outcome.finished.role.is_debating() {
+        return None;
+    }
+    let seats: Vec<String> = crate::model::vote::voters(&state.setup)
+        .iter()
+        .map(crate::model::vote::Voter::seat)
+        .collect();
+    let firsts: Vec<positions::Held> = seats
+        .iter()
+        .filter_map(|seat| state.positions.iter().find(|h| h.seat == *seat).cloned())
+        .collect();
+    // Nothing can be said before every seat has spoken, nor of seats that state no
+    // position (triage asks for one).
+    if seats.is_empty() || firsts.len() < seats.len() || firsts.iter().any(|h| h.stance.is_none()) {
+        return None;
+    }
+    let decided = positions::settled(&firsts, state.setup.triage_threshold());
+    state.triage_shadow = Some(positions::Shadow {
+        settled: matches!(decided, positions::Triage::Settled { .. }),
+        step: outcome.progress.step,
+        tokens: state.spent.tokens,
+        priced: state.spent.phases,
+    });
+    Some(format!("would have {}", decided.words()))
 }

@@ -12,7 +12,9 @@ use crate::model::positions::{self, Held, OpenPoint, Share};
 use crate::model::provenance::Provenance;
 use crate::model::state::{Role, Spent, State};
 use crate::model::transcript;
+use crate::model::vote;
 use crate::record::schema::{Meta, PhaseFile, phase_file};
+use crate::record::stance::Tabbed;
 
 use super::converge::{self, Convergence};
 use super::guard::Phase;
@@ -57,17 +59,31 @@ pub(super) fn record(
     )?;
     let spent_before = state.spent;
     count(&mut state, &outcome, stop.provenance);
+    let shadow = converge::triage_shadow(&mut state, &outcome);
+    let triaged = converge::triage(&mut state, &mut outcome);
+    let ballot = cast(&mut state, &outcome.finished);
     let convergence = converge::convergence(&mut state, &mut outcome);
     let budget = converge::stop_at_budget(&state, &mut outcome);
     let fallback = state.seat_fallback.take();
     let step = outcome.progress.step;
     let played_by = stop.provenance.and_then(|p| p.played_by());
-    let section = transcript::section(&outcome.finished, text, played_by.as_deref());
+    let mut voted = Meta::default();
+    with_ballot(&mut voted, &state, &outcome, ballot.as_ref());
+    let mut section = transcript::section(&outcome.finished, text, played_by.as_deref());
+    section.push_str(&transcript::notes(&vote::words(&Meta {
+        voice: outcome.finished.voice.clone(),
+        ..voted.clone()
+    })));
     let mut files = vec![(
         phase_file(step, outcome.finished.role.name(), PhaseFile::Response),
         text.as_bytes().to_vec(),
     )];
-    let (prompt, next_seat) = next_prompt(home, line, &state, &outcome, stop, &section)?;
+    let pending = prompt::Pending {
+        role: outcome.finished.role,
+        voice: outcome.finished.voice.as_deref(),
+        text,
+    };
+    let (prompt, next_seat) = next_prompt(home, line, &state, &outcome, stop, &section, pending)?;
     if let (Some(prompt), Next::Prompt(cue)) = (&prompt, &outcome.next) {
         files.push((
             phase_file(step + 1, cue.role.name(), PhaseFile::Prompt),
@@ -79,6 +95,12 @@ pub(super) fn record(
     meta.seat_fallback = fallback;
     meta.budget = budget;
     with_positions(&mut meta, &outcome.finished, convergence);
+    meta.triage = triaged;
+    meta.triage_shadow = shadow;
+    meta.ballot_shown = voted.ballot_shown;
+    meta.ballot = voted.ballot;
+    meta.vote = voted.vote;
+    meta.vote_cast = voted.vote_cast;
     let unmentioned = match outcome.finished.role {
         Role::Synthesizer => with_dissent(&mut meta, &state, text, step, &spent_before),
         _ => Vec::new(),
@@ -129,6 +151,19 @@ fn take_steering(
 /// which counts against the debate's budget.
 fn count(state: &mut State, outcome: &Outcome, provenance: Option<&Provenance>) {
     let finished = &outcome.finished;
+    if finished.role == Role::Triage {
+        let markers = &finished.markers;
+        state.triage.push(Held {
+            seat: finished.voice.clone().unwrap_or_default(),
+            round: 0,
+            stance: markers.position.as_ref().map(|p| p.stance),
+            confidence: markers
+                .position
+                .as_ref()
+                .map_or(Share::HALF, |p| p.confidence),
+            open: Vec::new(),
+        });
+    }
     if finished.role.is_debating() {
         let markers = &finished.markers;
         state.positions.push(Held {
@@ -159,11 +194,17 @@ fn next_prompt(
     outcome: &Outcome,
     stop: Stop<'_>,
     section: &str,
+    pending: prompt::Pending<'_>,
 ) -> Result<(Option<String>, Option<crate::model::seats::Seat>), DebateError> {
     let Next::Prompt(cue) = &outcome.next else {
         return Ok((None, None));
     };
     let seat = cue.seat(state).cloned();
+    if cue.role == Role::Voter && stop.next_prompt.is_none() {
+        // A ballot never carries the debate so far: only the unnamed final phases.
+        let prompt = prompt::render_ballot(home, state, cue, Some(pending))?;
+        return Ok((Some(prompt), seat));
+    }
     let full =
         state.informed_session.as_deref() != Some(stop.session) || stop.seat || seat.is_some();
     let transcript_text = if full {
@@ -228,9 +269,61 @@ fn meta(state: &State, outcome: &Outcome, response_id: &str, stop: Stop<'_>) -> 
     meta
 }
 
+/// A ballot, when the phase is one: read against the labels its voter was shown, and kept in
+/// the line's state, which the vote's result is counted from.
+fn cast(state: &mut State, finished: &Finished) -> Option<vote::Ballot> {
+    if finished.role != Role::Voter {
+        return None;
+    }
+    let voter = finished.voice.clone().unwrap_or_default();
+    let shown = vote::shown(
+        &vote::seed(&state.debate, &voter),
+        &vote::candidates(&state.positions, &voter),
+    );
+    let order = finished.markers.rank.as_ref().map(|r| r.order.as_str());
+    let ballot = vote::Ballot {
+        cast: vote::read(&shown, order),
+        voter,
+        shown,
+    };
+    state.ballots.push(ballot.clone());
+    Some(ballot)
+}
+
+/// The ballot's trailers (the labels it was shown, what it cast) and, when the synthesis comes
+/// next, the vote's result.
+fn with_ballot(meta: &mut Meta, state: &State, outcome: &Outcome, ballot: Option<&vote::Ballot>) {
+    let Some(ballot) = ballot else {
+        return;
+    };
+    meta.ballot_shown = ballot
+        .shown
+        .iter()
+        .enumerate()
+        .map(|(i, seat)| Tabbed::new(vote::label(i), seat.clone()))
+        .collect();
+    meta.ballot = Some(ballot.cast.clone());
+    if let Next::Prompt(cue) = &outcome.next
+        && cue.role == Role::Synthesizer
+    {
+        let result = vote::tally(&state.ballots, &state.positions);
+        meta.vote = result
+            .iter()
+            .map(|s| Tabbed::new(s.seat.clone(), s.points.to_string()))
+            .collect();
+        meta.vote_cast = Some(format!(
+            "{}/{}",
+            vote::cast(&state.ballots),
+            state.ballots.len()
+        ));
+    }
+}
+
 /// The trailers of the speaker's position and open points, and of the convergence check.
 fn with_positions(meta: &mut Meta, finished: &Finished, convergence: Convergence) {
-    if let Some(p) = &finished.markers.position {
+    if let Some(p) = &finished.markers.position
+        && (finished.role.is_debating() || finished.role == Role::Triage)
+    {
         meta.stance = Some(p.stance);
         meta.confidence = Some(p.confidence);
         meta.claim = Some(p.claim.clone());
@@ -269,6 +362,16 @@ fn with_dissent(
         .converged
         .filter(|c| !c.acted)
         .and_then(|c| converge::saving(&c, step.saturating_sub(1), spent_before));
+    meta.triage_saving = state.triage_shadow.filter(|s| s.settled).and_then(|s| {
+        let at = crate::model::positions::Converged {
+            round: 1,
+            step: s.step,
+            tokens: s.tokens,
+            priced: s.priced,
+            acted: false,
+        };
+        converge::saving(&at, step.saturating_sub(1), spent_before)
+    });
     unmentioned
 }
 
@@ -292,6 +395,10 @@ fn subject(finished: &Finished, text: &str) -> String {
     };
     match finished.role {
         Role::Synthesizer => format!("synthesis: {gist}"),
+        Role::Voter => format!(
+            "ballot of {}: {gist}",
+            finished.voice.as_deref().unwrap_or("?")
+        ),
         _ => format!("round {} {who}: {gist}", finished.round),
     }
 }

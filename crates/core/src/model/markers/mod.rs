@@ -1,7 +1,9 @@
 //! The markers a phase may carry: `<anvil-complete/>` (go to synthesis now),
 //! `<anvil-steering>…</anvil-steering>` (the human's answer at an interactive pause),
 //! `<anvil-position stance="…" confidence="…">claim</anvil-position>` (where a debater stands,
-//! see [`crate::model::positions`]) and `<anvil-open>…</anvil-open>` (a point still unanswered).
+//! see [`crate::model::positions`]), `<anvil-open>…</anvil-open>` (a point still unanswered)
+//! and `<anvil-rank order="B,A,C">…</anvil-rank>` (a voter's ballot, see
+//! [`crate::model::vote`]).
 //!
 //! Debaters quote markup all the time, so a marker only counts in prose: never inside a fenced
 //! or indented code block, nor inside inline code. Tags are matched without regard to case or
@@ -26,6 +28,7 @@ enum Marker {
     Steering,
     Position,
     Open,
+    Rank,
 }
 
 impl Marker {
@@ -35,14 +38,15 @@ impl Marker {
             "anvil-steering" => Some(Marker::Steering),
             "anvil-position" => Some(Marker::Position),
             "anvil-open" => Some(Marker::Open),
+            "anvil-rank" => Some(Marker::Rank),
             _ => None,
         }
     }
 
-    /// Whether `tag` is this marker as the machine reads it: only the position's opening tag
-    /// carries attributes.
+    /// Whether `tag` is this marker as the machine reads it: only the position's and the
+    /// ranking's opening tags carry attributes.
     fn counts(self, tag: &TagAt<'_>, text: &str) -> bool {
-        self == Marker::Position || !tag.has_attributes(text)
+        matches!(self, Marker::Position | Marker::Rank) || !tag.has_attributes(text)
     }
 }
 
@@ -56,6 +60,18 @@ pub struct Markers {
     pub position: Option<Position>,
     /// The open points, cleaned, in order, without repeats (at most [`positions::MAX_OPEN`]).
     pub open: Vec<String>,
+    /// The last ranking tag (a voter's ballot), as written; `None` when there is none.
+    pub rank: Option<Rank>,
+}
+
+/// A `<anvil-rank order="…">reasons</anvil-rank>` as written: what the labels mean is the
+/// ballot's to say ([`crate::model::vote::read`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rank {
+    /// The `order` attribute, as written (empty when it has none).
+    pub order: String,
+    /// The reasons, cleaned to one line.
+    pub reasons: String,
 }
 
 pub fn scan(text: &str) -> Markers {
@@ -69,6 +85,7 @@ pub fn scan(text: &str) -> Markers {
         "anvil-steering",
         "anvil-position",
         "anvil-open",
+        "anvil-rank",
     ]
     .iter()
     .any(|n| lower.contains(n))
@@ -90,6 +107,7 @@ pub fn scan(text: &str) -> Markers {
     let mut steering = None;
     let mut position = None;
     let mut open_points: Vec<String> = Vec::new();
+    let mut rank = None;
     for (i, (marker, open)) in kinds.iter().zip(&list).enumerate() {
         let Some(close) = partners[i].map(|j| &list[j]) else {
             continue;
@@ -112,6 +130,15 @@ pub fn scan(text: &str) -> Markers {
                     position = Some(p);
                 }
             }
+            Marker::Rank => {
+                rank = Some(Rank {
+                    order: tags::attribute(&text[open.attrs.clone()], "order")
+                        .unwrap_or_default()
+                        .trim()
+                        .to_owned(),
+                    reasons: positions::clean_text(body),
+                });
+            }
         }
     }
     Markers {
@@ -119,6 +146,7 @@ pub fn scan(text: &str) -> Markers {
         steering,
         position,
         open: open_points,
+        rank,
     }
 }
 

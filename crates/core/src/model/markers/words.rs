@@ -9,7 +9,8 @@
 //! | `<anvil-open>point</anvil-open>` | **Open point:** point |
 //! | `<anvil-steering>text</anvil-steering>` | **Steering:** text |
 //! | `<anvil-complete/>` | (nothing; a line it stood alone on goes too) |
-//! | `<anvil-rank first="B">why</anvil-rank>`, any other name | **Rank** (first B): why |
+//! | `<anvil-rank order="B,A">B: why. A: why</anvil-rank>` | **Ranking:** B, A: B: why. A: why |
+//! | `<anvil-other first="B">why</anvil-other>`, any other name | **Other** (first B): why |
 //!
 //! Every tag the finder sees (any `anvil-` name, see [`super::tags`]) becomes words or goes,
 //! so a tag that a later version of anvil asks debaters for never reaches a page as markup,
@@ -171,6 +172,17 @@ fn paired(text: &str, open: &TagAt<'_>, body: &str) -> Option<String> {
             Some(p) => Some(format!("**Position:** {}: {}", p.short(), p.claim)),
             None => generic("Position", attrs, &positions::clean_text(body)),
         },
+        Some(Marker::Rank) => {
+            let order = tags::attribute(attrs, "order").unwrap_or_default();
+            let order = crate::model::vote::labels_of(order).join(", ");
+            let reasons = positions::clean_text(body);
+            match (order.is_empty(), reasons.is_empty()) {
+                (true, true) => None,
+                (false, true) => Some(format!("**Ranking:** {order}")),
+                (true, false) => Some(format!("**Ranking:** {reasons}")),
+                (false, false) => Some(format!("**Ranking:** {order}: {reasons}")),
+            }
+        }
         None => generic(&label(open.name), attrs, body.trim()),
     }
 }
@@ -290,9 +302,13 @@ mod tests {
     fn tags_no_code_knows_read_as_words_too() {
         assert_eq!(
             readable(
-                "Ballot:\n<anvil-rank first=\"B\" second='A'>B argued from data</anvil-rank>\nEnd."
+                "Grade:\n<anvil-grade first=\"B\" second='A'>B argued from data</anvil-grade>\nEnd."
             ),
-            "Ballot:\n**Rank** (first B, second A): B argued from data  \nEnd."
+            "Grade:\n**Grade** (first B, second A): B argued from data  \nEnd."
+        );
+        assert_eq!(
+            readable("Ballot:\n<anvil-rank order=\"b, A\">B: data. A: none</anvil-rank>\nEnd."),
+            "Ballot:\n**Ranking:** B, A: B: data. A: none  \nEnd."
         );
         assert_eq!(
             readable(

@@ -13,7 +13,7 @@ use super::{Doc, Flag, Heading, Key, Negation, OptionDef, Takes, Ty, Value};
 use crate::model::state::Mode;
 
 /// Every option, in the order of `--help` (and of docs/options.md).
-pub const ALL: [&OptionDef; 24] = [
+pub const ALL: [&OptionDef; 27] = [
     &MODE,
     &ROUNDS,
     &POSITION,
@@ -29,6 +29,9 @@ pub const ALL: [&OptionDef; 24] = [
     &VERSUS,
     &RESEARCH,
     &CONVERGE,
+    &TRIAGE,
+    &TRIAGE_THRESHOLD,
+    &VOTE,
     &AUTONOMY,
     &RECALL,
     &SEAT,
@@ -545,6 +548,117 @@ pub const CONVERGE: OptionDef = OptionDef {
         what: "go to the synthesis once positions stop moving (every debater kept its stance, \
                confidence within 0.1); never over steering, a pause or an open question",
         example: "anvil start \"Adopt GraphQL?\" --rounds 5 --converge",
+    },
+};
+
+pub const TRIAGE: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "triage",
+        takes: Takes::Switch,
+        help: "First ask every seat for a brief, blind answer; debate only if they differ.\n\n\
+               Each debating seat answers the question alone: its position, its confidence and \
+               what would change its mind. When all take the same stance, each at least as \
+               sure as --triage-threshold, the debate goes straight to its synthesis; else \
+               the answers open the debate. Without it, the record still notes what triage \
+               would have decided (`anvil log --stats` sums what it would have saved).",
+        example: Some("--triage"),
+        negation: Some(Negation {
+            long: "no-triage",
+            help: "No triage, even when .anvil/config.toml sets `triage = true`.",
+        }),
+        given: |o, v| {
+            o.triage = Some(v.is_on());
+            Ok(())
+        },
+        ..Flag::BASE
+    }),
+    key: Some(Key {
+        name: "triage",
+        example: "true",
+        read: |o, v| {
+            o.triage = Some(bool::deserialize(v)?);
+            Ok(())
+        },
+        fill: |o, d| fill(&mut o.triage, &d.triage),
+        ..Key::BASE
+    }),
+    doc: Doc {
+        shows: "",
+        what: "every seat answers first, blind and brief; agreement at or above the threshold \
+               goes straight to the synthesis, else the answers open the debate",
+        example: "anvil start \"Adopt GraphQL?\" --triage",
+    },
+};
+
+pub const TRIAGE_THRESHOLD: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "triage-threshold",
+        takes: Takes::One(Value {
+            name: "0-1",
+            ty: Ty::Text,
+        }),
+        help: "How sure every seat must be for triage to settle the question [default: 0.8].\n\n\
+               A confidence from 0 to 1 (or a percentage). Also the threshold of what the \
+               record notes triage would have decided.",
+        example: Some("--triage-threshold 0.9"),
+        given: |o, v| {
+            o.triage_threshold = Some(v.text()?);
+            Ok(())
+        },
+        ..Flag::BASE
+    }),
+    key: Some(Key {
+        name: "triage_threshold",
+        example: "0.9",
+        read: |o, v| {
+            o.triage_threshold = Some(f64::deserialize(v)?.to_string());
+            Ok(())
+        },
+        fill: |o, d| fill(&mut o.triage_threshold, &d.triage_threshold),
+        ..Key::BASE
+    }),
+    doc: Doc {
+        shows: "0-1",
+        what: "how sure every seat must be for triage to settle the question (default 0.8)",
+        example: "anvil start \"Adopt GraphQL?\" --triage --triage-threshold 0.9",
+    },
+};
+
+pub const VOTE: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "vote",
+        takes: Takes::Switch,
+        help: "End the debate with a blind vote before the synthesis.\n\n\
+               Each debating seat ranks the others' final phases, shown without names as A, B, \
+               C… in an order shuffled per voter; its own is never among them. anvil counts the \
+               ballots (Borda, ties broken by confidence) and the synthesizer says where it \
+               follows the result and where not.",
+        example: Some("--stakeholders --vote"),
+        negation: Some(Negation {
+            long: "no-vote",
+            help: "No vote, even when .anvil/config.toml sets `vote = true`.",
+        }),
+        given: |o, v| {
+            o.vote = Some(v.is_on());
+            Ok(())
+        },
+        ..Flag::BASE
+    }),
+    key: Some(Key {
+        name: "vote",
+        example: "true",
+        read: |o, v| {
+            o.vote = Some(bool::deserialize(v)?);
+            Ok(())
+        },
+        fill: |o, d| fill(&mut o.vote, &d.vote),
+        ..Key::BASE
+    }),
+    doc: Doc {
+        shows: "",
+        what: "a blind vote before the synthesis: each debating seat ranks the others' final \
+               phases, unnamed (Borda count, ties broken by confidence, no self-votes)",
+        example: "anvil start \"Adopt GraphQL?\" --stakeholders --vote",
     },
 };
 
