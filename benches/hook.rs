@@ -18,7 +18,14 @@
 //!    commit) written by a fresh process through the record's own loose-object writer, side by
 //!    side with the same objects through gix's loose-object store: the reason the record keeps
 //!    a writer of its own (it sets up one compressor for all of a commit's objects, where gix
-//!    sets one up per object).
+//!    sets one up per object);
+//! 6. the cost of a stop as the session grows: the mid-debate phase of 2. with the hook input
+//!    naming a Claude Code session transcript that ends with the turn, after 150 KB, 5 MB and
+//!    50 MB of earlier turns (mostly tool output), samples interleaved (target: 50 MB within
+//!    1.15x of 150 KB);
+//! 7. the cost of a stop as the debate grows: phases 1-3 of a 10-round debate against phases
+//!    17-19 of the same debate, each sample the mean stop of three in a row on a fresh copy,
+//!    samples interleaved (target: within 1.15x).
 //!
 //! Every sample is a fresh process; mid-debate samples each run on their own copy of the same
 //! prepared project, so every sample records the same phase.
@@ -63,17 +70,8 @@ fn main() {
     let transcript_bytes = std::fs::metadata(live_file(&template, "transcript.md"))
         .unwrap()
         .len();
-    let copies_of = |template: &Path, name: &str| -> Vec<PathBuf> {
-        (0..SAMPLES)
-            .map(|i| {
-                let dest = work.path().join(format!("{name}-{i}"));
-                copy_dir(template, &dest);
-                dest
-            })
-            .collect()
-    };
-    let copies = copies_of(&template, "copy");
-    let positioned_copies = copies_of(&positioned, "copy-positions");
+    let copies = copies_of(work.path(), &template, "copy");
+    let positioned_copies = copies_of(work.path(), &positioned, "copy-positions");
     // Let the copies reach the disk first, so that their write-back is not what gets timed,
     // and give the kernel a moment to finish what the flush started.
     let _ = Command::new("sync").status();
@@ -102,19 +100,7 @@ fn main() {
         },
     ]);
     // The tags were read and recorded: the positioned line's tip carries the stance.
-    let tip_message = Command::new("git")
-        .args([
-            "--git-dir",
-            ".anvil/record",
-            "log",
-            "-1",
-            "--all",
-            "--format=%B",
-        ])
-        .current_dir(&positioned_copies[0])
-        .output()
-        .expect("git log");
-    let tip_message = String::from_utf8_lossy(&tip_message.stdout);
+    let tip_message = tip_message(&positioned_copies[0]);
     assert!(
         tip_message.contains("Anvil-Stance: for") && tip_message.contains("Anvil-Open: "),
         "{tip_message}"
@@ -188,6 +174,9 @@ fn main() {
 
     let (ours, theirs) = writers(work.path());
 
+    let session_curve = session_curve(work.path(), &template, &phase_text);
+    let (early, late) = debate_curve(work.path());
+
     let injected = injected_so_far + finish_debate(&template);
     // What re-sending the debate so far with every prompt would have cost instead: the
     // transcript at each of the 7 phase prompts after the first.
@@ -243,6 +232,24 @@ fn main() {
         // Of the phase as it would take with gix's writer: ours plus the difference.
         100.0 * (theirs.as_secs_f64() - ours.as_secs_f64())
             / (mid.as_secs_f64() + theirs.as_secs_f64() - ours.as_secs_f64())
+    );
+    let (_, small) = session_curve[0];
+    for (bytes, time) in session_curve {
+        println!(
+            "  the mid-debate phase after {:>6.2} MB of session transcript {:>8.3} ms  ({:.3}x; target <= 1.15x at 50 MB)",
+            bytes as f64 / 1e6,
+            ms(time),
+            time.as_secs_f64() / small.as_secs_f64()
+        );
+    }
+    println!(
+        "  10-round debate, a stop of phases 1-3   {:>8.3} ms  (mean of the three)",
+        ms(early)
+    );
+    println!(
+        "  10-round debate, a stop of phases 17-19 {:>8.3} ms  ({:.3}x; target <= 1.15x)",
+        ms(late),
+        late.as_secs_f64() / early.as_secs_f64()
     );
     for bin in [HOOK, ANVIL] {
         let bytes = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
@@ -460,6 +467,194 @@ fn hook_input(dir: &Path, text: &str) -> String {
     .to_string()
 }
 
+/// The hook input as Claude Code gives it: with the session's transcript.
+fn hook_input_with(dir: &Path, text: &str, transcript: &Path) -> String {
+    serde_json::json!({
+        "session_id": SESSION,
+        "transcript_path": transcript,
+        "cwd": dir,
+        "hook_event_name": "Stop",
+        "stop_hook_active": true,
+        "last_assistant_message": text,
+    })
+    .to_string()
+}
+
+/// Measurement 6: the mid-debate phase (on copies of `template`, whose debate waits for round
+/// 3's advocate) after sessions of 150 KB, 5 MB and 50 MB; each size with its median.
+fn session_curve(work: &Path, template: &Path, text: &str) -> Vec<(u64, Duration)> {
+    let sizes = [150 * 1024, 5 * 1024 * 1024, 50 * 1024 * 1024];
+    let transcripts: Vec<PathBuf> = sizes
+        .iter()
+        .map(|&size| {
+            let path = work.join(format!("session-{size}.jsonl"));
+            write_transcript(&path, size, text);
+            path
+        })
+        .collect();
+    let copies: Vec<Vec<PathBuf>> = sizes
+        .iter()
+        .map(|size| copies_of(work, template, &format!("session-copy-{size}")))
+        .collect();
+    let _ = Command::new("sync").status();
+    std::thread::sleep(Duration::from_secs(1));
+    let mut iters: Vec<_> = copies.iter().map(|c| c.iter()).collect();
+    let mut runs: Vec<Box<dyn FnMut() -> Duration + '_>> = Vec::new();
+    for (copies, transcript) in iters.iter_mut().zip(&transcripts) {
+        runs.push(Box::new(move || {
+            let dir = copies.next().expect("one copy per sample");
+            run_timed(
+                dir,
+                HOOK,
+                &["stop"],
+                hook_input_with(dir, text, transcript).as_bytes(),
+            )
+        }));
+    }
+    let [a, b, c] = &mut runs[..] else {
+        unreachable!("three sizes")
+    };
+    let medians = sample_side_by_side([&mut **a, &mut **b, &mut **c]);
+    // Every stop recorded its phase, with what its turn cost (its two calls, read from the
+    // end of the transcript; none of the turns before).
+    for copies in &copies {
+        let message = tip_message(&copies[0]);
+        assert!(message.contains("Anvil-Tokens-Input: 2500\n"), "{message}");
+    }
+    sizes.iter().map(|&s| s as u64).zip(medians).collect()
+}
+
+/// A Claude Code session transcript of about `size` bytes: earlier turns whose tool calls
+/// brought back 20 KB each, then the turn that ended with `text` (the hook's reason that
+/// started it, one tool call, the answer).
+fn write_transcript(path: &Path, size: usize, text: &str) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let entry = |value: serde_json::Value| format!("{value}\n");
+    let output = "drwxr-xr-x  src/billing/ledger.rs  4.2K  ".repeat(20 * 1024 / 44);
+    let (mut written, mut turn) = (0, 0);
+    let turn_of = |id: String, prompt: &str, answer: &str, output: &str| {
+        [
+            serde_json::json!({"type": "user", "timestamp": "2026-01-01T10:00:00Z",
+                "message": {"role": "user", "content": prompt}}),
+            serde_json::json!({"type": "assistant", "version": "2.1.332",
+                "timestamp": "2026-01-01T10:00:02Z", "message": {"id": format!("{id}-tool"),
+                "model": "claude-sonnet-4-5", "content": [{"type": "tool_use", "name": "Bash"}],
+                "usage": {"input_tokens": 1200, "output_tokens": 40}}}),
+            serde_json::json!({"type": "user", "timestamp": "2026-01-01T10:00:03Z",
+                "message": {"role": "user",
+                "content": [{"type": "tool_result", "content": output}]}}),
+            serde_json::json!({"type": "assistant", "version": "2.1.332",
+                "timestamp": "2026-01-01T10:00:09Z", "message": {"id": id,
+                "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": answer}],
+                "usage": {"input_tokens": 1300, "output_tokens": 900,
+                          "cache_read_input_tokens": 5000}}}),
+        ]
+    };
+    let last = turn_of(
+        "msg_last".into(),
+        "Stop hook feedback: ADVOCATE r3",
+        text,
+        "ok",
+    );
+    let last_len: usize = last.iter().map(|e| entry(e.clone()).len()).sum();
+    while written + last_len < size {
+        turn += 1;
+        for e in turn_of(
+            format!("msg_{turn}"),
+            "Look at the ledger.",
+            "Done.",
+            &output,
+        ) {
+            let line = entry(e);
+            written += line.len();
+            out.write_all(line.as_bytes()).unwrap();
+        }
+    }
+    for e in last {
+        out.write_all(entry(e).as_bytes()).unwrap();
+    }
+    out.flush().unwrap();
+}
+
+/// The message of the newest commit in `project`'s record.
+fn tip_message(project: &Path) -> String {
+    let out = Command::new("git")
+        .args([
+            "--git-dir",
+            ".anvil/record",
+            "log",
+            "-1",
+            "--all",
+            "--format=%B",
+        ])
+        .current_dir(project)
+        .output()
+        .expect("git log");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Measurement 7: the mean stop of phases 1-3 and of phases 17-19 of a 10-round debate
+/// (~7.5 KB phases), each sample three stops in a row on a fresh copy; their medians.
+fn debate_curve(work: &Path) -> (Duration, Duration) {
+    let labels: Vec<String> = (1..=10)
+        .flat_map(|r| [format!("ADVOCATE round {r}"), format!("CRITIC round {r}")])
+        .collect();
+    let early = work.join("long-early");
+    std::fs::create_dir_all(&early).unwrap();
+    anvil(&early, &["init"]);
+    anvil(
+        &early,
+        &[
+            "start",
+            "Should we rewrite billing in Rust?",
+            "--rounds",
+            "10",
+        ],
+    );
+    let late = work.join("long-late");
+    copy_dir(&early, &late);
+    for label in &labels[..16] {
+        hook(&late, &phase(label, 7_500));
+    }
+    let (early_copies, late_copies) = (
+        copies_of(work, &early, "early"),
+        copies_of(work, &late, "late"),
+    );
+    let _ = Command::new("sync").status();
+    std::thread::sleep(Duration::from_secs(1));
+    let texts = |from: usize| -> Vec<String> {
+        labels[from..from + 3]
+            .iter()
+            .map(|l| phase(l, 7_500))
+            .collect()
+    };
+    let (early_texts, late_texts) = (texts(0), texts(16));
+    let three = |dir: &Path, texts: &[String]| -> Duration {
+        texts
+            .iter()
+            .map(|t| run_timed(dir, HOOK, &["stop"], hook_input(dir, t).as_bytes()))
+            .sum::<Duration>()
+            / 3
+    };
+    let (mut early_iter, mut late_iter) = (early_copies.iter(), late_copies.iter());
+    let [early_time, late_time] = sample_side_by_side([
+        &mut || {
+            three(
+                early_iter.next().expect("one copy per sample"),
+                &early_texts,
+            )
+        },
+        &mut || three(late_iter.next().expect("one copy per sample"), &late_texts),
+    ]);
+    // Every stop recorded its phase: round 10's advocate is the late copies' tip.
+    let message = tip_message(&late_copies[0]);
+    assert!(
+        message.contains("Anvil-Phase: advocate\n") && message.contains("Anvil-Round: 10\n"),
+        "{message}"
+    );
+    (early_time, late_time)
+}
+
 fn phase(label: &str, bytes: usize) -> String {
     let sentence =
         "The argument turns on migration cost, operational risk and the team's experience. ";
@@ -538,6 +733,17 @@ fn live_file(project: &Path, name: &str) -> PathBuf {
         .unwrap()
         .path();
     debate.join("main").join(name)
+}
+
+/// One copy of `template` per sample, in `work`, named `name-N`.
+fn copies_of(work: &Path, template: &Path, name: &str) -> Vec<PathBuf> {
+    (0..SAMPLES)
+        .map(|i| {
+            let dest = work.join(format!("{name}-{i}"));
+            copy_dir(template, &dest);
+            dest
+        })
+        .collect()
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -7,7 +7,7 @@ use std::io::Write;
 use serde_json::json;
 
 use crate::both_clients;
-use crate::support::anvil::{Project, phase_text, turn_tag};
+use crate::support::anvil::{Project, finish_within, phase_text, turn_tag};
 use crate::support::claude::{ClaudeHome, Client, spawn_headless, spawn_headless_of};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::snap::Filters;
@@ -205,5 +205,35 @@ fn anvil_run_untrusted_brings_a_debaters_question_to_the_terminal_and_the_answer
     let report = std::path::PathBuf::from(stdout.lines().last().unwrap_or_default());
     let debate = report.file_stem().unwrap().to_string_lossy().into_owned();
     project.assert_asked_and_answered(&debate, QUESTION, "about 150k a year", true);
+    assert!(project.state_md(&debate).contains("status: done"));
+}
+
+both_clients!(anvil_run_with_a_host_that_repeats_itself_records_each_phase);
+/// A host that answers every phase in the same words (a canned refusal): each of its turns is
+/// a phase of its own, told apart by the message ids of Claude Code's transcript, so the run
+/// ends with its report after one turn per phase, instead of being handed the critic's prompt
+/// again and again.
+fn anvil_run_with_a_host_that_repeats_itself_records_each_phase(client: Client) {
+    const REFUSAL: &str = "I can't help with that.";
+    let project = Project::new();
+    let server = ModelServer::start(|_: &Turn| Reply::text(REFUSAL));
+    let home = ClaudeHome::new();
+    let child = spawn_headless_of(
+        client,
+        &project,
+        &["run", "Should we adopt GraphQL?", "--rounds", "1"],
+        &server,
+        &home,
+    );
+    let run = finish_within(child, std::time::Duration::from_secs(300)).ok();
+    assert_eq!(server.main_turns().len(), 3, "{}", run.describe());
+    let debate = project.only_debate();
+    let phases: Vec<String> = project
+        .commits(&debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .filter(|p| p != "run")
+        .collect();
+    assert_eq!(phases, ["start", "advocate", "critic", "synthesizer"]);
     assert!(project.state_md(&debate).contains("status: done"));
 }

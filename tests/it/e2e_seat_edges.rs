@@ -4,7 +4,7 @@
 //! rather than in the middle of a round, and an agent that answers every turn with the same
 //! words (a canned refusal), in the Stop hook and in `anvil run`.
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ use crate::e2e_session_seats::{
     answer_of, assert_the_hosts_synthesis_ends, spawn_stop, start_seated, stop_input,
 };
 use crate::support::agents::AgentsHome;
-use crate::support::anvil::{Project, Run, find_tag};
+use crate::support::anvil::{Project, find_tag, finish_within};
 use crate::support::claude::new_session_id;
 use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
 
@@ -202,21 +202,6 @@ fn codex_refuses(turn: &Turn) -> Reply {
         return Reply::text(REFUSAL);
     }
     debater(turn)
-}
-
-/// Waits for `child` until `limit`, then kills it: a run that would go on without end fails
-/// the test instead of hanging it.
-fn finish_within(mut child: Child, limit: Duration) -> Run {
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let run = Run::from_output(child.wait_with_output().unwrap());
-            panic!("still running after {limit:?}: {}", run.describe());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Run::from_output(child.wait_with_output().unwrap())
 }
 
 /// Every recorded response of the line, in order.

@@ -689,3 +689,39 @@ fn the_first_stop_of_a_new_client_session_is_progress_not_a_problem() {
     let run = project.hook_with_env(&stop, &[agent, ("CLAUDE_CODE_SESSION_ID", other)]);
     assert_eq!(form(&run), "block");
 }
+
+/// A host that answers two phases in the same words (a canned refusal): Claude Code's
+/// transcript names each turn by its message id, so the second turn is the critic's phase,
+/// not a repeat of the advocate's; the same turn delivered again (a second hook) is still a
+/// repeat, recorded once.
+#[test]
+fn a_host_turn_in_the_words_of_the_phase_before_is_a_phase_of_its_own() {
+    const REFUSAL: &str = "I can't help with that.";
+    let project = Project::new();
+    let started = start_bound(&project, S1);
+    let transcript = project.path().join("session.jsonl");
+    // The turn that ended, at the end of the session's transcript, as message `id`.
+    let stop_turn = |id: &str| {
+        let lines = [
+            json!({"type": "user", "message": {"role": "user", "content": "the prompt"}}),
+            json!({"type": "assistant", "message": {"id": id, "model": "claude-x",
+                "content": [{"type": "text", "text": REFUSAL}],
+                "usage": {"input_tokens": 10, "output_tokens": 5}}}),
+        ];
+        let mut text = std::fs::read_to_string(&transcript).unwrap_or_default();
+        if !text.contains(id) {
+            text.extend(lines.iter().map(|l| format!("{l}\n")));
+            std::fs::write(&transcript, text).unwrap();
+        }
+        project.hook(&input(&project, S1, Some(REFUSAL), &transcript))
+    };
+    assert_eq!(blocked(&stop_turn("msg_advocate")).1, "CRITIC r1");
+    // A second Stop hook of the same turn: answered as before, nothing recorded.
+    assert_eq!(blocked(&stop_turn("msg_advocate")).1, "CRITIC r1");
+    assert_eq!(project.commits(&started.debate).len(), 2);
+    // The next turn, in the same words: the critic's phase.
+    assert_eq!(blocked(&stop_turn("msg_critic")).1, "ADVOCATE r2");
+    let commits = project.commits(&started.debate);
+    let phases: Vec<&str> = commits.iter().map(|c| c.phase()).collect();
+    assert_eq!(phases, ["start", "advocate", "critic"]);
+}

@@ -215,6 +215,21 @@ pub fn run_with_stdin(mut command: Command, stdin: &[u8]) -> Run {
     Run::from(out)
 }
 
+/// Waits for `child` (every pipe open) until `limit`, then kills it: a run that would go on
+/// without end fails the test instead of hanging it.
+pub fn finish_within(mut child: std::process::Child, limit: std::time::Duration) -> Run {
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().expect("wait for the child").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let run = Run::from(child.wait_with_output().expect("wait for the child"));
+            panic!("still running after {limit:?}: {}", run.describe());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Run::from(child.wait_with_output().expect("wait for the child"))
+}
+
 impl Project {
     /// The Stop hook as `anvil install` wires it (`anvil-hook stop`), with `input` as its JSON
     /// on stdin.

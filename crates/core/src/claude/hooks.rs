@@ -21,10 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::claude::protocol::{HookInput, HookOutput};
-use crate::claude::session_log::{
-    PROVENANCE_BYTES, TAIL_BYTES, assistant_text_in, read_tail, saw_prompt, tail_from_line,
-    turn_provenance,
-};
+use crate::claude::session_log::{TurnEnd, read_turn, saw_prompt, turn_provenance};
 use crate::home::{Home, LineRef};
 use crate::line::stop::{self, Kind, Reply};
 use crate::model::config;
@@ -273,7 +270,7 @@ fn drive(hook: &Hook<'_>, concerned: &mut Option<LineRef>) -> Result<HookOutput,
     let kept = kept_text(hook.home, &line, turn.text.as_deref(), &mut intake);
     let saved = save(hook.home, &line, turn.text.as_deref(), kept.is_some())?;
     let seen = (!claimed || saw_its_prompt(hook, &line, &turn)) && !cut_by_cap(hook);
-    let provenance = provenance(hook, &turn).map(|mut p| {
+    let provenance = provenance(hook, &line, &turn).map(|mut p| {
         // The model and version Claude Code wrote are outside text too.
         p.clean(&mut intake);
         p
@@ -348,14 +345,14 @@ fn locate_line(hook: &Hook<'_>) -> Result<Located, Failure> {
 struct Taken {
     text: Option<String>,
     /// The end of the transcript, when the text came from it.
-    tail: Option<Vec<u8>>,
+    end: Option<TurnEnd>,
 }
 
 /// The turn's text: the hook input's `last_assistant_message`, else the last assistant text
 /// at the transcript's end. The text and the turn's provenance come from one read of that
 /// end: when the input hands the text over, the transcript is read later only for the
-/// provenance (it may lag behind); when the text comes from the transcript, its tail already
-/// holds the turn.
+/// provenance; when the text comes from the transcript, the same read holds the turn. Another
+/// host hands its text over in its own way.
 fn take_text(hook: &Hook<'_>) -> Taken {
     let input = hook.input;
     if let Some(host) = hook.host {
@@ -364,7 +361,7 @@ fn take_text(hook: &Hook<'_>) -> Taken {
                 .text(&input.host_stop(hook.session))
                 .or_else(|| input.last_assistant_message.clone())
                 .filter(|t| !t.trim().is_empty()),
-            tail: None,
+            end: None,
         };
     }
     if let Some(text) = input
@@ -374,18 +371,17 @@ fn take_text(hook: &Hook<'_>) -> Taken {
     {
         return Taken {
             text: Some(text.clone()),
-            tail: None,
+            end: None,
         };
     }
-    let from_tail = || {
-        let tail = read_tail(input.transcript_path.as_deref()?, TAIL_BYTES)?;
-        let text = assistant_text_in(&tail)?;
+    let from_end = || {
+        let mut end = read_turn(input.transcript_path.as_deref()?, true)?;
         Some(Taken {
-            text: Some(text),
-            tail: Some(tail),
+            text: Some(end.text.take()?),
+            end: Some(end),
         })
     };
-    from_tail().unwrap_or_default()
+    from_end().unwrap_or_default()
 }
 
 /// The turn that just ended, as the hook takes it in.
@@ -396,7 +392,7 @@ struct Turn {
     /// against it.
     raw: Option<String>,
     /// The end of the transcript, when the text came from it (it holds the provenance too).
-    tail: Option<Vec<u8>>,
+    end: Option<TurnEnd>,
 }
 
 /// The redaction step: the turn's text cleaned of credentials by `intake`, which says what it
@@ -412,7 +408,7 @@ fn clean(taken: Taken, intake: &mut Intake) -> Turn {
     Turn {
         text,
         raw,
-        tail: taken.tail,
+        end: taken.end,
     }
 }
 
@@ -495,13 +491,16 @@ fn saw_its_prompt(hook: &Hook<'_>, line: &LineRef, turn: &Turn) -> bool {
     hook.input
         .transcript_path
         .as_deref()
-        .is_some_and(|p| saw_prompt(p, &tags(line, hook.host), turn.tail.is_some()))
+        .is_some_and(|p| saw_prompt(p, &tags(line, hook.host), turn.end.is_some()))
 }
 
 /// What the turn cost (model, tokens, duration), from the end of the transcript, read against
-/// the text as Claude Code has it; only when there is a text to record. Another host's own
-/// records say it in their own way, and name the host.
-fn provenance(hook: &Hook<'_>, turn: &Turn) -> Option<Provenance> {
+/// the text as Claude Code has it; only when there is a text to record. A transcript that
+/// lacks the turn is waited for only when the client may write it after the hook starts, and
+/// then the turn the line recorded last is not taken for this one (see
+/// `claude/session_log.rs`). Another host's own records say it in their own way, and name the
+/// host.
+fn provenance(hook: &Hook<'_>, line: &LineRef, turn: &Turn) -> Option<Provenance> {
     let input = hook.input;
     let spoken = turn.raw.as_ref().or(turn.text.as_ref())?;
     if let Some(host) = hook.host {
@@ -517,12 +516,17 @@ fn provenance(hook: &Hook<'_>, turn: &Turn) -> Option<Provenance> {
             ..Provenance::default()
         });
     }
-    match (&turn.tail, input.transcript_path.as_deref()) {
-        (Some(tail), _) => crate::model::provenance::from_transcript_tail(
-            tail_from_line(tail, PROVENANCE_BYTES as usize),
-            Some(spoken),
-        ),
-        (None, Some(path)) => turn_provenance(path, spoken),
+    match (&turn.end, input.transcript_path.as_deref()) {
+        (Some(end), _) => crate::model::provenance::from_turn(&end.entries, Some(spoken)),
+        (None, Some(path)) => turn_provenance(path, spoken, || {
+            let writes_first = crate::claude::client::detect(hook.session, Some(path)).version
+                >= Some(crate::claude::session_log::WRITES_TURN_FIRST);
+            (!writes_first).then(|| {
+                crate::model::state::State::load(&hook.home.state_path(line))
+                    .ok()
+                    .and_then(|state| state.last_turn)
+            })
+        }),
         (None, None) => None,
     }
 }

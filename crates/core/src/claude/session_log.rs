@@ -3,8 +3,21 @@
 //! turn that ended (when the hook input does not hand it over), for what that turn cost, and
 //! to see whether a session was shown a debate's prompt.
 //!
-//! Claude Code writes a turn a moment after the turn ends, so some reads wait for it, briefly;
-//! and a hook input may name anything, so only regular files are read, and only their end.
+//! A session's transcript grows to tens of megabytes (every tool's output is in it), and the
+//! Stop hook runs at every turn: so the turn is read from the end backwards, a block at a
+//! time, and only as far back as it goes ([`read_turn`]): a stop costs the same after 150 KB
+//! of session as after 50 MB. A hook input may name anything, so only regular files are read,
+//! and only their end.
+//!
+//! When is the turn there? Claude Code 2.1.332 writes the turn's assistant entry before it
+//! runs the Stop hook (at every stop of the end-to-end tests' `claude -p` runs), so its
+//! turn is read in one look, and a transcript that lacks it records the phase without its
+//! cost rather than keep the person waiting. 2.1.197 writes the entry a moment after the hook
+//! starts (its phases had no model and no tokens when read in one look): for it, and for a
+//! client the hook cannot tell, the turn is looked for again, 5 ms apart (each look reads a
+//! few kilobytes at the end), up to [`LAG_PATIENCE`]; only a transcript that never catches up
+//! waits that long. A claim waits too ([`saw_prompt`], once per line): at the first stop of
+//! `claude -p "$(anvil start …)"` the prompt may be written a moment after the hook starts.
 
 use std::path::Path;
 
@@ -40,34 +53,50 @@ fn wait_for<T>(
     }
 }
 
-/// The provenance of the turn that ended with `text`, handed over by the hook input, read
-/// from the end of the transcript, waited for while the transcript lags (25 ms apart, a
-/// second at most: a busy machine lags that long); a transcript that does not catch up
-/// records nothing. (A text read from the transcript needs no wait: its tail already holds
-/// the turn, and `drive` reads the provenance from that tail.)
+/// How long a client that writes its turn after the Stop hook starts (2.1.197, or one the hook
+/// cannot tell) is waited for: a busy machine lags that long.
+pub(crate) const LAG_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The first Claude Code seen to write a turn before running the Stop hook (see the module's
+/// documentation); its turn is read in one look.
+pub(crate) const WRITES_TURN_FIRST: (u32, u32, u32) = (2, 1, 332);
+
+/// The provenance of the turn that ended with `text`, handed over by the hook input: read
+/// from the turn at the end of the transcript. `lags` tells whether the client may still be
+/// writing the turn, and then which turn was recorded last (Claude Code's message id): such a
+/// client may not even have written the prompt of this turn yet, and a turn before it in the
+/// same words (a canned refusal) must not be taken for this one. So for it a transcript whose
+/// last turn is not this one is looked at again, 5 ms apart, up to [`LAG_PATIENCE`]; `None`
+/// when the turn never comes. At the first stop of a `claude -p` run the file itself may come
+/// after the hook: a `.jsonl` that is missing in a folder that exists is waited for like one
+/// that lags.
 pub(crate) fn turn_provenance(
     transcript: &Path,
     text: &str,
+    lags: impl FnOnce() -> Option<Option<String>>,
 ) -> Option<crate::model::provenance::Provenance> {
-    let (patience, every) = (
-        std::time::Duration::from_secs(1),
-        std::time::Duration::from_millis(25),
-    );
-    wait_for(patience, every, || {
-        match read_tail(transcript, PROVENANCE_BYTES) {
-            None if may_appear(transcript) => Look::NotYet,
-            None => Look::Never,
-            Some(tail) => match crate::model::provenance::from_transcript_tail(&tail, Some(text)) {
-                Some(found) => Look::Found(found),
-                None => Look::NotYet,
-            },
-        }
-    })
+    let look = |recorded: Option<&str>| match read_turn(transcript, false) {
+        None if may_appear(transcript) => Look::NotYet,
+        None => Look::Never,
+        Some(turn) => match crate::model::provenance::from_turn(&turn.entries, Some(text)) {
+            Some(found) if recorded.is_some() && found.turn.as_deref() == recorded => Look::NotYet,
+            Some(found) => Look::Found(found),
+            None => Look::NotYet,
+        },
+    };
+    match lags() {
+        None => match look(None) {
+            Look::Found(found) => Some(found),
+            Look::NotYet | Look::Never => None,
+        },
+        Some(recorded) => wait_for(LAG_PATIENCE, std::time::Duration::from_millis(5), || {
+            look(recorded.as_deref())
+        }),
+    }
 }
 
-/// Is `path` a transcript that Claude Code has not created yet? At the first stop of a
-/// `claude -p` run the hook may come before the file: a `.jsonl` that is missing in a folder
-/// that exists is waited for like one that lags.
+/// Is `path` a transcript that Claude Code has not created yet: a `.jsonl` that is missing in
+/// a folder that exists?
 fn may_appear(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "jsonl")
         && path.parent().is_some_and(Path::is_dir)
@@ -87,7 +116,7 @@ pub(crate) fn saw_prompt(transcript: &Path, needles: &[String], has_text: bool) 
     wait_for(patience, every, || {
         if needles.iter().any(|needle| mentions(transcript, needle)) {
             Look::Found(())
-        } else if has_text || last_assistant_text(transcript).is_some() {
+        } else if has_text || read_turn(transcript, true).is_some_and(|t| t.text.is_some()) {
             Look::Never
         } else {
             Look::NotYet
@@ -168,101 +197,246 @@ pub(crate) fn read_tail(path: &Path, max: u64) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// The last `max` bytes of `bytes` (a tail that starts at a line), from the start of a line:
-/// a first line cut by the bound is left out, as [`read_tail`] leaves it out of the file.
-pub(crate) fn tail_from_line(bytes: &[u8], max: usize) -> &[u8] {
-    let start = bytes.len().saturating_sub(max);
-    if start == 0 {
-        return bytes;
-    }
-    let rest = &bytes[start..];
-    let cut = rest
-        .iter()
-        .position(|b| *b == b'\n')
-        .map_or(rest.len(), |i| i + 1);
-    &rest[cut..]
-}
-
-/// Does the session's transcript contain `needle`? Searches the end of the file, a block at a
-/// time, so memory stays small whatever the file's size.
+/// Does the session's transcript contain `needle`? Searches from the end backwards, a block
+/// at a time, at most [`SCAN_BYTES`] back: the tag was handed out in the turn that just ended,
+/// so a claim finds it in the first blocks however long the session, and memory stays small
+/// whatever the file's size.
 fn mentions(transcript: &Path, needle: &str) -> bool {
     use std::io::{Read, Seek, SeekFrom};
+    const SCAN_BLOCK: u64 = 64 * 1024;
     let needle = needle.as_bytes();
     let Some((mut file, len)) = open_regular(transcript) else {
         return false;
     };
-    if needle.is_empty()
-        || file
-            .seek(SeekFrom::Start(len.saturating_sub(SCAN_BYTES)))
-            .is_err()
-    {
+    if needle.is_empty() {
         return false;
     }
-    let mut file = file.take(SCAN_BYTES);
-    let mut window: Vec<u8> = Vec::with_capacity(64 * 1024 + needle.len());
-    let mut block = vec![0u8; 64 * 1024];
-    loop {
-        let n = match file.read(&mut block) {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => n,
-        };
-        window.extend_from_slice(&block[..n]);
+    let floor = len.saturating_sub(SCAN_BYTES);
+    let mut end = len;
+    // The start of the block read before (the one after this in the file): a needle cut by
+    // the boundary is whole in the block and what follows it.
+    let mut carry: Vec<u8> = Vec::new();
+    while end > floor {
+        let from = end.saturating_sub(SCAN_BLOCK).max(floor);
+        let mut window = vec![0u8; (end - from) as usize];
+        if file.seek(SeekFrom::Start(from)).is_err() || file.read_exact(&mut window).is_err() {
+            return false;
+        }
+        window.extend_from_slice(&carry);
         if gix::bstr::ByteSlice::contains_str(window.as_slice(), needle) {
             return true;
         }
-        // Keep what could be the start of a needle cut by the block's end.
         let keep = needle.len().saturating_sub(1).min(window.len());
-        window.drain(..window.len() - keep);
+        window.truncate(keep);
+        carry = window;
+        end = from;
+    }
+    false
+}
+
+/// The end of a transcript: its last turn and, when it was looked for, its last assistant
+/// text.
+pub(crate) struct TurnEnd {
+    /// The last turn's entries, oldest first, led by the entry that started it (the prompt,
+    /// or the Stop hook's continuation) when that is within [`PROVENANCE_BYTES`] of the end.
+    pub entries: Vec<serde_json::Value>,
+    /// The text of the last assistant message that has one (its text blocks joined; Claude
+    /// Code writes one line per content block), within [`TAIL_BYTES`] of the end.
+    pub text: Option<String>,
+}
+
+/// Reads the end of the transcript at `path` backwards, as far as it must: the last turn (up
+/// to its start, within [`PROVENANCE_BYTES`]) and, with `text`, the last assistant text
+/// (within [`TAIL_BYTES`]). Past the turn only lines that can be an assistant's entry are
+/// parsed; a turn is usually a few kilobytes at the end of a file of any size. `None` for
+/// anything that is not a readable regular file.
+pub(crate) fn read_turn(path: &Path, text: bool) -> Option<TurnEnd> {
+    use crate::model::provenance::is_turn_start;
+    let reach = if text { TAIL_BYTES } else { PROVENANCE_BYTES };
+    let mut lines = Backwards::open(path, reach)?;
+    let mut turn = Vec::new();
+    let mut in_turn = true;
+    let mut last = if text {
+        LastText::Looking
+    } else {
+        LastText::Off
+    };
+    while in_turn || last.looking() {
+        let Some(line) = lines.next_line() else {
+            break;
+        };
+        in_turn &= lines.consumed() <= PROVENANCE_BYTES;
+        let may_answer = gix::bstr::ByteSlice::contains_str(line.as_slice(), "\"assistant\"");
+        if !in_turn && !may_answer {
+            continue;
+        }
+        // A line that is not JSON (a write in progress) is passed over.
+        let Ok(entry) = serde_json::from_slice::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if last.looking() {
+            last.see(&entry);
+        }
+        if in_turn {
+            in_turn = !is_turn_start(&entry);
+            turn.push(entry);
+        }
+    }
+    turn.reverse();
+    Some(TurnEnd {
+        entries: turn,
+        text: last.found(),
+    })
+}
+
+/// The last assistant text, looked for from the end backwards: the text blocks of the last
+/// assistant message that has any, gathered across its lines (newest first) until a line of
+/// another message with text, or the start of its turn.
+enum LastText {
+    Off,
+    Looking,
+    Gathering { id: String, texts: Vec<Vec<String>> },
+    Found(String),
+}
+
+impl LastText {
+    fn looking(&self) -> bool {
+        matches!(self, LastText::Looking | LastText::Gathering { .. })
+    }
+
+    fn see(&mut self, entry: &serde_json::Value) {
+        *self = match std::mem::replace(self, LastText::Off) {
+            LastText::Looking => match assistant_texts(entry) {
+                None => LastText::Looking,
+                Some((None, texts)) => LastText::Found(texts.join("\n\n")),
+                Some((Some(id), texts)) => LastText::Gathering {
+                    id,
+                    texts: vec![texts],
+                },
+            },
+            LastText::Gathering { texts, .. } if crate::model::provenance::is_turn_start(entry) => {
+                LastText::Found(joined(texts))
+            }
+            LastText::Gathering { id, mut texts } => match assistant_texts(entry) {
+                None => LastText::Gathering { id, texts },
+                Some((Some(other), more)) if other == id => {
+                    texts.push(more);
+                    LastText::Gathering { id, texts }
+                }
+                Some(_) => LastText::Found(joined(texts)),
+            },
+            done => done,
+        };
+    }
+
+    fn found(self) -> Option<String> {
+        match self {
+            LastText::Found(text) => Some(text),
+            LastText::Gathering { texts, .. } => Some(joined(texts)),
+            LastText::Off | LastText::Looking => None,
+        }
     }
 }
 
-/// The text of the last assistant message in a Claude Code transcript (JSONL, one line per
-/// content block). Tool calls and thinking are skipped; several text blocks of one message are
-/// joined. A line that is not JSON (a write in progress) is ignored. Only the end of the file
-/// ([`TAIL_BYTES`]) is read, and only if it is a regular file.
-pub(crate) fn last_assistant_text(transcript: &Path) -> Option<String> {
-    assistant_text_in(&read_tail(transcript, TAIL_BYTES)?)
+/// Texts gathered newest line first, in the order they were written.
+fn joined(texts: Vec<Vec<String>>) -> String {
+    texts
+        .into_iter()
+        .rev()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
-/// The text of the last assistant message in `tail`, the end of a transcript read from the
-/// start of a line (see [`last_assistant_text`]).
-pub(crate) fn assistant_text_in(tail: &[u8]) -> Option<String> {
-    let mut message_id: Option<String> = None;
-    let mut texts: Vec<String> = Vec::new();
-    for line in tail.split(|b| *b == b'\n') {
-        let Ok(entry) = serde_json::from_slice::<serde_json::Value>(line) else {
-            continue;
-        };
-        if entry.get("type").and_then(|t| t.as_str()) != Some("assistant") {
-            continue;
-        }
-        let Some(message) = entry.get("message") else {
-            continue;
-        };
-        let block_texts: Vec<String> = message
-            .get("content")
-            .and_then(|c| c.as_array())
-            .into_iter()
-            .flatten()
-            .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(|t| t.as_str()).map(str::to_owned))
-            .filter(|t| !t.trim().is_empty())
-            .collect();
-        if block_texts.is_empty() {
-            continue;
-        }
-        let id = message
-            .get("id")
-            .and_then(|i| i.as_str())
-            .map(str::to_owned);
-        if id.is_none() || id != message_id {
-            texts.clear();
-            message_id = id;
-        }
-        texts.extend(block_texts);
+/// The message id and the non-empty text blocks of an assistant entry that has any. Tool
+/// calls and thinking are not text.
+fn assistant_texts(entry: &serde_json::Value) -> Option<(Option<String>, Vec<String>)> {
+    if entry.get("type").and_then(|t| t.as_str()) != Some("assistant") {
+        return None;
     }
-    (!texts.is_empty()).then(|| texts.join("\n\n"))
+    let message = entry.get("message")?;
+    let texts: Vec<String> = message
+        .get("content")
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(|t| t.as_str()).map(str::to_owned))
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    if texts.is_empty() {
+        return None;
+    }
+    let id = message
+        .get("id")
+        .and_then(|i| i.as_str())
+        .map(str::to_owned);
+    Some((id, texts))
 }
+
+/// Lines of a regular file from its end backwards, read a block at a time, never further back
+/// than `max` bytes from the end: a line that starts before that bound is left out, as
+/// [`read_tail`] leaves it out. Each block is as long as what is held already, so a long line
+/// costs its length in copies, not its square.
+struct Backwards {
+    file: std::fs::File,
+    /// Where the bytes held in `pending` start in the file.
+    start: u64,
+    /// How far back the lines may start.
+    floor: u64,
+    len: u64,
+    /// The bytes from `start` that have not been handed out yet.
+    pending: Vec<u8>,
+}
+
+impl Backwards {
+    fn open(path: &Path, max: u64) -> Option<Backwards> {
+        let (file, len) = open_regular(path)?;
+        Some(Backwards {
+            file,
+            start: len,
+            floor: len.saturating_sub(max),
+            len,
+            pending: Vec::new(),
+        })
+    }
+
+    /// How many bytes from the end the lines handed out so far take.
+    fn consumed(&self) -> u64 {
+        self.len - self.start - self.pending.len() as u64
+    }
+
+    /// The next line from the end, without its newline; `None` once no whole line within the
+    /// bound is left (or the file cannot be read).
+    fn next_line(&mut self) -> Option<Vec<u8>> {
+        use std::io::{Read, Seek, SeekFrom};
+        loop {
+            if let Some(at) = self.pending.iter().rposition(|b| *b == b'\n') {
+                let line = self.pending.split_off(at + 1);
+                self.pending.truncate(at);
+                return Some(line);
+            }
+            if self.start == self.floor {
+                // The file's first line, whole; or a line the bound cut, left out.
+                return (self.start == 0 && !self.pending.is_empty())
+                    .then(|| std::mem::take(&mut self.pending));
+            }
+            let block = (self.pending.len() as u64)
+                .max(BLOCK)
+                .min(self.start - self.floor);
+            let from = self.start - block;
+            let mut read = vec![0u8; block as usize];
+            self.file.seek(SeekFrom::Start(from)).ok()?;
+            self.file.read_exact(&mut read).ok()?;
+            read.append(&mut self.pending);
+            self.pending = read;
+            self.start = from;
+        }
+    }
+}
+
+/// What [`Backwards`] reads at once, at least.
+const BLOCK: u64 = 16 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -290,19 +464,209 @@ mod tests {
         assert!(!may_appear(&dir.path().join("there.jsonl")));
     }
 
+    /// A transcript that lacks the turn is looked at once for a client that writes its turn
+    /// first, and waited for (up to [`LAG_PATIENCE`]) for one that may still be writing it; a
+    /// turn that comes meanwhile is found, and the turn recorded last is never taken for it.
     #[test]
-    fn a_tail_cut_from_read_bytes_is_the_tail_read_from_the_file() {
+    fn a_lagging_transcript_is_waited_for_only_when_the_client_may_lag() {
+        let (_dir, path) = transcript(&[prompt("go"), said(Some("m1"), &["Before."])]);
+        let started = std::time::Instant::now();
+        assert!(turn_provenance(&path, "Now.", || None).is_none());
+        assert!(started.elapsed() < LAG_PATIENCE / 2);
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let mut text = std::fs::read_to_string(&path).unwrap();
+                text.push_str(&format!("{}\n", said(Some("m2"), &["Now."])));
+                std::fs::write(&path, text).unwrap();
+            })
+        };
+        let found = turn_provenance(&path, "Now.", || Some(None)).expect("the turn, once written");
+        assert_eq!(found.turn.as_deref(), Some("m2"));
+        writer.join().unwrap();
+        // In the words of the turn recorded last: that turn is not this one; this one, once
+        // written, is.
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let mut text = std::fs::read_to_string(&path).unwrap();
+                text.push_str(&format!(
+                    "{}\n{}\n",
+                    prompt("again"),
+                    said(Some("m3"), &["Now."])
+                ));
+                std::fs::write(&path, text).unwrap();
+            })
+        };
+        let found = turn_provenance(&path, "Now.", || Some(Some("m2".into()))).unwrap();
+        assert_eq!(found.turn.as_deref(), Some("m3"));
+        writer.join().unwrap();
+        // The turn recorded last, delivered again: nothing, after the wait.
+        let started = std::time::Instant::now();
+        assert!(turn_provenance(&path, "Now.", || Some(Some("m3".into()))).is_none());
+        assert!(started.elapsed() >= LAG_PATIENCE);
+    }
+
+    /// A needle is found wherever it is: at the start, at the end, across the boundary of two
+    /// blocks read backwards; a file without it, or with only part of it, does not mention it.
+    #[test]
+    fn a_needle_is_found_anywhere_in_the_end_read_backwards() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        let lines: Vec<String> = (0..200).map(|i| format!("{{\"n\":{i}}}")).collect();
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let whole = read_tail(&path, 10_000).unwrap();
-        for max in [0, 1, 7, 100, 999, 2000, 10_000] {
-            assert_eq!(
-                tail_from_line(&whole, max),
-                read_tail(&path, max as u64).unwrap().as_slice(),
-                "max {max}"
-            );
+        let needle = "<anvil-line id=\"d@main\">";
+        let filler = "x".repeat(200 * 1024);
+        for at in [0, 1, 64 * 1024 - 5, 128 * 1024 - 12, 200 * 1024] {
+            let text = format!("{}{needle}{}", &filler[..at], &filler[at..]);
+            std::fs::write(&path, &text).unwrap();
+            assert!(mentions(&path, needle), "at {at}");
         }
+        std::fs::write(&path, format!("{filler}{}", &needle[..needle.len() - 1])).unwrap();
+        assert!(!mentions(&path, needle));
+        assert!(!mentions(&path, ""));
+        assert!(!mentions(Path::new("/dev/zero"), needle));
+    }
+
+    /// Read backwards, block by block, a file gives the lines its tail gives read forwards,
+    /// under every bound: a line the bound cuts is left out, a line longer than a block is
+    /// whole.
+    #[test]
+    fn lines_read_backwards_are_the_tails_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut lines: Vec<String> = (0..200).map(|i| format!("{{\"n\":{i}}}")).collect();
+        lines.insert(150, format!("{{\"long\":\"{}\"}}", "x".repeat(70_000)));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        for max in [
+            0,
+            1,
+            7,
+            100,
+            999,
+            2000,
+            10_000,
+            75_000,
+            size - 1,
+            size,
+            size + 9,
+        ] {
+            let tail = read_tail(&path, max).unwrap();
+            let mut forwards: Vec<&[u8]> = tail.split(|b| *b == b'\n').collect();
+            let mut backwards = Backwards::open(&path, max).unwrap();
+            let mut read = Vec::new();
+            while let Some(line) = backwards.next_line() {
+                read.push(line);
+            }
+            read.reverse();
+            if forwards.last().is_some_and(|l| l.is_empty())
+                && read.last().is_some_and(Vec::is_empty)
+            {
+                forwards.pop();
+                read.pop();
+            }
+            let forwards: Vec<Vec<u8>> = forwards
+                .into_iter()
+                .filter(|l| !l.is_empty())
+                .map(<[u8]>::to_vec)
+                .collect();
+            let read: Vec<Vec<u8>> = read.into_iter().filter(|l| !l.is_empty()).collect();
+            assert_eq!(read, forwards, "max {max}");
+        }
+    }
+
+    fn transcript(lines: &[serde_json::Value]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    fn said(id: Option<&str>, texts: &[&str]) -> serde_json::Value {
+        let content: Vec<_> = texts
+            .iter()
+            .map(|t| serde_json::json!({"type": "text", "text": t}))
+            .collect();
+        serde_json::json!({"type": "assistant", "message": {"id": id, "content": content}})
+    }
+
+    fn prompt(text: &str) -> serde_json::Value {
+        serde_json::json!({"type": "user", "message": {"role": "user", "content": text}})
+    }
+
+    /// The last assistant text is the last message's text blocks, across its lines, and
+    /// nothing of another message; the turn is what follows its prompt, with the prompt.
+    #[test]
+    fn the_turn_and_its_text_are_read_from_the_end() {
+        let tool = serde_json::json!({"type": "assistant", "message": {"id": "m2",
+            "content": [{"type": "tool_use", "name": "Bash"}]}});
+        let result = serde_json::json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "tool_result", "content": "x".repeat(100_000)}]}});
+        let (_dir, path) = transcript(&[
+            prompt("first"),
+            said(Some("m1"), &["Earlier."]),
+            prompt("second"),
+            tool.clone(),
+            result.clone(),
+            said(Some("m3"), &["Part one."]),
+            said(Some("m3"), &["Part two."]),
+            serde_json::json!({"type": "last-prompt"}),
+        ]);
+        let turn = read_turn(&path, true).unwrap();
+        assert_eq!(turn.text.as_deref(), Some("Part one.\n\nPart two."));
+        let kinds: Vec<&str> = turn
+            .entries
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "user",
+                "assistant",
+                "user",
+                "assistant",
+                "assistant",
+                "last-prompt"
+            ]
+        );
+        assert_eq!(turn.entries[0]["message"]["content"], "second");
+        // Without the text, the same turn.
+        let turn = read_turn(&path, false).unwrap();
+        assert_eq!((turn.entries.len(), turn.text), (6, None));
+        // A turn without text: its own calls, and the text of the turn before (as ever).
+        let (_dir, path) = transcript(&[
+            prompt("first"),
+            said(Some("m1"), &["Earlier."]),
+            prompt("second"),
+            tool,
+            result,
+        ]);
+        let turn = read_turn(&path, true).unwrap();
+        assert_eq!(turn.text.as_deref(), Some("Earlier."));
+        assert_eq!(turn.entries.len(), 3);
+        // A message without an id stands alone.
+        let (_dir, path) = transcript(&[said(None, &["A."]), said(None, &["B."])]);
+        assert_eq!(read_turn(&path, true).unwrap().text.as_deref(), Some("B."));
+    }
+
+    /// Past the end's reach nothing is read: a turn longer than [`PROVENANCE_BYTES`] is cut
+    /// (its oldest lines left out), and a text further back than [`TAIL_BYTES`] is not found.
+    #[test]
+    fn the_turn_is_read_within_its_reach() {
+        let big = serde_json::json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "tool_result", "content": "x".repeat(300 * 1024)}]}});
+        let (_dir, path) =
+            transcript(&[prompt("go"), big.clone(), big, said(Some("m"), &["Done."])]);
+        let turn = read_turn(&path, true).unwrap();
+        assert_eq!(turn.text.as_deref(), Some("Done."));
+        assert_eq!(
+            turn.entries.len(),
+            2,
+            "the prompt and one result are out of reach"
+        );
+        assert!(read_turn(Path::new("/dev/zero"), true).is_none());
     }
 }

@@ -117,6 +117,7 @@ pub fn start_with(
         session: session.map(str::to_owned),
         informed_session: session.map(str::to_owned),
         last_response: None,
+        last_turn: None,
         aside_response: None,
         branched_from: None,
         question: None,

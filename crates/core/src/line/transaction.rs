@@ -349,10 +349,14 @@ fn current(
         Ok(live) if !rebuild && live.tip.as_deref() == Some(tip.to_string().as_str()) => {
             // It names the tip; it must also say what the tip says (a state file edited by
             // hand would otherwise stop the debate, or move it, behind the record's back).
-            let recorded = history::line_state(record, line, tip)?;
-            if recorded.progress == live.progress {
+            let recorded = history::progress_at(record, tip)?;
+            if recorded == live.progress {
                 return Ok(live);
             }
+            let recorded = State {
+                progress: recorded,
+                ..live.clone()
+            };
             let aside = path.with_extension("md.edited");
             std::fs::copy(&path, &aside).map_err(|source| DebateError::Io {
                 what: "cannot keep the edited state file as",

@@ -6,9 +6,9 @@
 //! and a `timestamp`, and Claude Code's `version`. A turn is everything after the last
 //! human-side message (the prompt, or the Stop hook's block reason that started this phase;
 //! tool results do not end a turn): its API calls are told apart by message id, and each
-//! call's usage is the one on its last line. Only the end of the transcript is read (the
-//! same bounded tail the hook reads for the text), so the cost stays flat however long the
-//! session.
+//! call's usage is the one on its last line. Only the turn is read, from the end of the
+//! transcript backwards ([`crate::claude::session_log::read_turn`]), so the cost stays flat
+//! however long the session.
 //!
 //! `anvil run` adds what its `claude -p` runs cost in all ([`RunCost`], from their JSON
 //! results: the price Claude Code computed, tokens, turns, durations, per model), recorded in
@@ -43,6 +43,9 @@ pub struct Provenance {
     pub agent_session: Option<String>,
     /// The price, where the agent reports one.
     pub cost: Option<Usd>,
+    /// The client's own id of the turn's last answer (Claude Code's `message.id`): two turns
+    /// in the same words are told apart by it (see `line::stop::guard`). Not recorded.
+    pub turn: Option<String>,
 }
 
 impl Provenance {
@@ -117,6 +120,7 @@ impl Provenance {
             agent_version: meta.agent_version.clone(),
             agent_session: meta.agent_session.clone(),
             cost: meta.cost_usd,
+            turn: None,
         };
         (!p.is_empty()).then_some(p)
     }
@@ -459,19 +463,16 @@ fn holds_earlier_runs(run: &RunCost, before: &[ModelUsage]) -> bool {
     earlier > 0 && now >= earlier && (now - earlier).abs_diff(own) < now.abs_diff(own)
 }
 
-/// The last turn's provenance in `tail`, the end of a transcript (whole lines; a line cut at
-/// the start or written halfway is skipped), if that turn ended with `text` (`None`: any
-/// text). `None` when the tail holds no assistant message, or when its last one is not
-/// `text`: Claude Code writes its transcript a moment after the turn, and the figures of the
-/// turn before must not be taken for this one's.
-pub(crate) fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Provenance> {
-    let entries: Vec<Value> = tail
-        .split(|b| *b == b'\n')
-        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
-        .collect();
-    // The turn starts after the last human-side entry.
-    let start = entries.iter().rposition(is_turn_start).map_or(0, |i| i + 1);
-    let turn = &entries[start..];
+/// The provenance of a transcript's last turn, `entries` (oldest first, led by the entry that
+/// started the turn when it is known: see [`crate::claude::session_log::read_turn`]), if that
+/// turn ended with `text` (`None`: any text). `None` when the turn holds no assistant message,
+/// or when its last one is not `text`: the figures of the turn before must never be taken for
+/// this one's.
+pub(crate) fn from_turn(entries: &[Value], text: Option<&str>) -> Option<Provenance> {
+    let (started, turn) = match entries.split_first() {
+        Some((first, rest)) if is_turn_start(first) => (Some(first), rest),
+        _ => (None, entries),
+    };
     let mut calls: Vec<(String, &Value)> = Vec::new();
     let mut last_assistant = None;
     for entry in turn {
@@ -509,6 +510,7 @@ pub(crate) fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Pr
             .filter(|m| !m.is_empty() && *m != "<synthetic>")
             .map(str::to_owned),
         claude_version: last["version"].as_str().map(str::to_owned),
+        turn: last["message"]["id"].as_str().map(str::to_owned),
         ..Provenance::default()
     };
     for (_, usage) in &calls {
@@ -517,9 +519,8 @@ pub(crate) fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Pr
         out.cache_read_tokens += number(usage, "cache_read_input_tokens");
         out.cache_write_tokens += number(usage, "cache_creation_input_tokens");
     }
-    let began = start
-        .checked_sub(1)
-        .and_then(|i| timestamp(&entries[i]))
+    let began = started
+        .and_then(timestamp)
         .or_else(|| turn.first().and_then(timestamp));
     if let (Some(began), Some(ended)) = (began, timestamp(last)) {
         out.duration_ms = u64::try_from(ended.duration_since(began).as_millis()).ok();
@@ -528,7 +529,7 @@ pub(crate) fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Pr
 }
 
 /// A user entry that is not a tool result: the prompt or a hook's reason that starts a turn.
-fn is_turn_start(entry: &Value) -> bool {
+pub(crate) fn is_turn_start(entry: &Value) -> bool {
     // A Stop hook's `additionalContext` starts the next turn without a user entry (Claude Code
     // records it as an attachment).
     if entry["type"] == "attachment" {
@@ -553,6 +554,17 @@ mod tests {
 
     fn line(value: Value) -> String {
         format!("{value}\n")
+    }
+
+    /// The provenance of the last turn of `tail` (whole lines; a line cut or written halfway
+    /// is skipped), from the entry that started it, as the hook reads a transcript's end.
+    fn from_transcript_tail(tail: &[u8], text: Option<&str>) -> Option<Provenance> {
+        let entries: Vec<Value> = tail
+            .split(|b| *b == b'\n')
+            .filter_map(|line| serde_json::from_slice(line).ok())
+            .collect();
+        let start = entries.iter().rposition(is_turn_start).unwrap_or(0);
+        from_turn(&entries[start..], text)
     }
 
     /// Handed the next prompt as `additionalContext`, the turn starts at the attachment Claude
@@ -625,6 +637,7 @@ mod tests {
                 cache_write_tokens: 3,
                 duration_ms: Some(5_500),
                 claude_version: Some("2.1.5".into()),
+                turn: Some("b".into()),
                 ..Provenance::default()
             }
         );

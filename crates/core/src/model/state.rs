@@ -317,6 +317,11 @@ pub struct State {
     /// Blob id of the last recorded response: a stop that brings it again is a repeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_response: Option<String>,
+    /// The client's id of the turn last recorded, when it told one (Claude Code's message id;
+    /// see [`crate::model::provenance::Provenance::turn`]): a stop that brings the same text
+    /// from another turn is a new phase in the same words, not a repeat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn: Option<String>,
     /// Blob id of the host's last turn that came while a seat's phase was out: no phase (an
     /// answer to a notice, to `continue`); a stop that brings it again, once the seat has
     /// played, is a repeat too.
@@ -509,6 +514,25 @@ impl State {
         Ok(state)
     }
 
+    /// Where the line of the state file `text` stands: its `progress` alone. Every stop
+    /// compares the record's with the live state's, and the whole file grows with the debate
+    /// (a position per phase): so the section is read by itself when the file has it last at
+    /// its top level, as anvil writes it (a top-level key starts a line; what any value holds
+    /// is indented), and the whole file is read otherwise.
+    pub fn progress_from_markdown(text: &str, path: &Path) -> Result<Progress, StateError> {
+        #[derive(Deserialize)]
+        struct Section {
+            progress: Progress,
+        }
+        let section = frontmatter(text)
+            .and_then(|yaml| yaml.rfind("\nprogress:\n").map(|at| &yaml[at + 1..]))
+            .and_then(|section| serde_saphyr::from_str::<Section>(section).ok());
+        match section {
+            Some(section) => Ok(section.progress),
+            None => Ok(State::from_markdown(text, path)?.progress),
+        }
+    }
+
     pub fn load(path: &Path) -> Result<State, StateError> {
         let text = std::fs::read_to_string(path).map_err(|source| StateError::Read {
             path: path.to_owned(),
@@ -648,6 +672,7 @@ mod tests {
             session: None,
             informed_session: None,
             last_response: None,
+            last_turn: None,
             aside_response: None,
             branched_from: None,
             question: None,
@@ -702,6 +727,9 @@ mod tests {
         let back = State::from_markdown(&text, Path::new("state.md"))
             .unwrap_or_else(|e| panic!("{e}\n--- file ---\n{text}"));
         assert_eq!(back, state, "--- file ---\n{text}");
+        // The progress read by itself is the whole file's (the question is also its steering).
+        let progress = State::progress_from_markdown(&text, Path::new("state.md")).unwrap();
+        assert_eq!(progress, state.progress, "--- file ---\n{text}");
     }
 
     #[test]
@@ -725,9 +753,36 @@ mod tests {
             "\ttab",
             "",
             "trailing newline\n",
+            "a line\nprogress:\n  status: done\n  step: 99",
         ] {
             round_trip(q);
         }
+    }
+
+    /// A state file written otherwise than anvil writes it (by hand, by another tool) still
+    /// tells where its line stands: its progress is read wherever it is, or with the whole
+    /// file.
+    #[test]
+    fn the_progress_is_read_wherever_the_file_has_it() {
+        let state = sample("Q?");
+        let text = state.to_markdown();
+        let yaml = frontmatter(&text).unwrap();
+        let at = yaml.rfind("\nprogress:\n").unwrap() + 1;
+        let moved = format!("---\n{}{}---\n", &yaml[at..], &yaml[..at]);
+        let path = Path::new("state.md");
+        assert_eq!(
+            State::progress_from_markdown(&moved, path).unwrap(),
+            state.progress
+        );
+        let flow = text.replacen(
+            "\nprogress:\n",
+            "\nprogress: {status: done, phase: synthesizer, round: 3, step: 7}\nunread:\n",
+            1,
+        );
+        let flow = flow.split("\nunread:\n").next().unwrap().to_owned() + "\n---\n";
+        let progress = State::progress_from_markdown(&flow, path).unwrap();
+        assert_eq!((progress.status, progress.step), (Status::Done, 7));
+        assert!(State::progress_from_markdown("no frontmatter", path).is_err());
     }
 
     proptest! {

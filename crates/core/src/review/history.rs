@@ -247,6 +247,24 @@ pub fn state_at(record: &Record, commit: ObjectId) -> Result<State, HistoryError
     Ok(state)
 }
 
+/// Where a line stood at `commit`: the progress of its `state.md`, read by itself
+/// ([`State::progress_from_markdown`]) and cleaned as [`state_at`] cleans it. The line's
+/// transaction compares it with the live state at every stop, at a cost that does not grow
+/// with the debate.
+pub fn progress_at(
+    record: &Record,
+    commit: ObjectId,
+) -> Result<crate::model::state::Progress, HistoryError> {
+    let bytes = record
+        .read(commit, "state.md")?
+        .ok_or_else(|| HistoryError::Damaged(commit, "no state.md in its tree".into()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut progress =
+        State::progress_from_markdown(&text, std::path::Path::new(&format!("{commit}:state.md")))?;
+    secrets::read_back_all(record.path(), progress.steering.iter_mut());
+    Ok(progress)
+}
+
 /// Why `tip` cannot stand as a line's tip, if it cannot: it must be a commit with a readable
 /// `state.md`, on a first-parent chain of commits anvil can read (checked before a line from
 /// a remote enters the record, so that one foreign ref never breaks the readers).

@@ -366,5 +366,6 @@ pub fn provenance(played: &Played) -> Provenance {
         agent_version: played.agent_version.clone(),
         agent_session: Some(played.session.clone()),
         cost: played.cost,
+        turn: None,
     }
 }

@@ -3,8 +3,10 @@
 //! while a seat's phase is out: each is answered here, and nothing is recorded.
 //!
 //! A repeat is a turn the line knows by its text (its blob id): the same stop delivered again.
-//! A seat's text is known by the step it was given for instead: a seat played once per phase,
-//! so the same words from it for a new phase are that phase, however often it says them.
+//! The same words are a new phase when they come from another turn: a seat's text by the step
+//! it was given for (a seat plays once per phase), the host's by the client's id of its turn
+//! when the client names one. Either way a canned refusal is recorded again, never handed the
+//! same prompt (or the same seat played) without end.
 
 use crate::error::DebateError;
 use crate::home::{Home, LineRef};
@@ -75,7 +77,7 @@ pub(super) fn guard<'a>(
         state.aside_response = Some(response_id.to_owned());
         return Ok(Guarded::Answered(Plan::Live(Box::new(state), reply)));
     }
-    if state.last_response.as_deref() == Some(response_id)
+    if (state.last_response.as_deref() == Some(response_id) && !another_turn(&state, stop))
         || state.aside_response.as_deref() == Some(response_id)
     {
         // The same turn again (a second hook, a transcript that lags, a redelivery after a
@@ -84,6 +86,15 @@ pub(super) fn guard<'a>(
         return reissue(home, current, state, stop.session).map(Guarded::Answered);
     }
     Ok(phase(state, text, response_id, stop))
+}
+
+/// Does `stop` bring the text recorded last from another turn of the client's? Only when the
+/// client names both turns (Claude Code's message ids, read from its transcript) and they
+/// differ: the same words again (a refusal, an error text) are then a phase of their own; a
+/// turn the client does not name is taken for the one recorded, as a second hook's is.
+fn another_turn(state: &State, stop: Stop<'_>) -> bool {
+    let this = stop.provenance.and_then(|p| p.turn.as_deref());
+    matches!((state.last_turn.as_deref(), this), (Some(last), Some(this)) if last != this)
 }
 
 fn phase<'a>(state: State, text: &'a str, response_id: &'a str, stop: Stop<'a>) -> Guarded<'a> {

@@ -234,6 +234,7 @@ fn settle(
     let session = stop.session;
     state.progress = outcome.progress.clone();
     state.last_response = Some(response_id.to_owned());
+    state.last_turn = stop.provenance.and_then(|p| p.turn.clone());
     state.session = Some(session.to_owned());
     state.informed_session = (!stop.seat).then(|| session.to_owned());
     state.updated = now().to_string();
