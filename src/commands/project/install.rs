@@ -104,10 +104,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
             Some(_) => "its /anvil command, or the prompt `anvil start` prints",
             None => "the prompt `anvil start` prints",
         };
+        let (caller, checks) = match host.wiring().hook {
+            Some(_) => ("the hook", format!(", and whether {title} trusts the hook")),
+            None => ("anvil's plugin", String::new()),
+        };
         say(&format!(
-            "anvil: start a debate in {title}: {how}; the hook calls `anvil-hook` by name, so \
-             it must be on the PATH {title} starts with (`anvil doctor` checks it, and whether \
-             {title} trusts the hook)"
+            "anvil: start a debate in {title}: {how}; {caller} calls `anvil-hook` by name, so \
+             it must be on the PATH {title} starts with (`anvil doctor` checks it{checks})"
         ));
         return Ok(());
     }

@@ -36,6 +36,10 @@ pub struct Stop<'a> {
     pub stop_reason: Option<&'a str>,
     /// Copilot CLI: when the hook was called (milliseconds), as its log names the call.
     pub timestamp: Option<u64>,
+    /// OpenCode's plugin: the reply's tokens, as its message info counts them.
+    pub tokens: Option<&'a serde_json::Value>,
+    /// OpenCode's plugin: the agent's version.
+    pub version: Option<&'a str>,
 }
 
 /// What a host's own records say of the turn that ended.
@@ -320,6 +324,14 @@ mod tests {
         assert_eq!(
             detect(&copilot, &none).map(|h| h.agent().name()),
             Some("copilot")
+        );
+        let opencode = Stop {
+            event: Some("session.idle"),
+            ..base
+        };
+        assert_eq!(
+            detect(&opencode, &none).map(|h| h.agent().name()),
+            Some("opencode")
         );
     }
 
