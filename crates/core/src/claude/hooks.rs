@@ -11,7 +11,8 @@
 //! The project's config is read at most once per run ([`config::Lazy`]), by the first step
 //! that needs it, and not at all by a stop without a debate.
 //!
-//! The same hook serves the other agents that host a debate (Qwen Code, Gemini CLI, Codex:
+//! The same hook serves the other agents that host a debate (Qwen Code, Gemini CLI, Codex,
+//! Copilot CLI, and OpenCode through a plugin of anvil's:
 //! [`crate::agent::host`]). Which one stops is told from the input and the environment once a
 //! line is concerned; the host's file then says where the turn's text and figures are and
 //! what its cap is. A host other than Claude Code is always answered with a `block`, and its
