@@ -344,6 +344,30 @@ fn a_line_begun_in_qwen_code_is_finished_by_anvil_run() {
     );
 }
 
+/// Each host phase of `debate` names `model`; then `anvil uninstall --agent NAME` says what it
+/// took out (snapshot `uninstall_NAME`) and leaves the project's files as they were `before`
+/// the install.
+fn uninstalled_as_before(
+    project: &Project,
+    home: &AgentsHome,
+    debate: &str,
+    model: &str,
+    name: &str,
+    before: &std::collections::BTreeMap<String, Vec<u8>>,
+) {
+    assert!(
+        project.commits(debate)[1..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Model") == Some(model))
+    );
+    let uninstall = run_anvil(project, home, &["uninstall", "--agent", name]).ok();
+    insta::assert_snapshot!(
+        format!("uninstall_{name}"),
+        Filters::of(project).redact(&uninstall.stderr)
+    );
+    assert_eq!(&project_files(project), before);
+}
+
 /// Every file of the project outside anvil's home and git's, with its bytes.
 fn project_files(project: &Project) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut found = std::collections::BTreeMap::new();
@@ -428,17 +452,14 @@ fn copilot_cli_hosts_a_debate_once_the_folder_is_trusted() {
     assert!(trusted.contains("trusts the folder"), "{trusted}");
     let run = copilot(&home);
     assert_hosted(&project, &server, &started.debate, "copilot 1.0.102", &run);
-    assert!(
-        project.commits(&started.debate)[1..]
-            .iter()
-            .all(|c| c.trailer("Anvil-Model") == Some("copilot-host-model"))
+    uninstalled_as_before(
+        &project,
+        &home,
+        &started.debate,
+        "copilot-host-model",
+        "copilot",
+        &before,
     );
-    let uninstall = run_anvil(&project, &home, &["uninstall", "--agent", "copilot"]).ok();
-    insta::assert_snapshot!(
-        "uninstall_copilot",
-        Filters::of(&project).redact(&uninstall.stderr)
-    );
-    assert_eq!(project_files(&project), before);
 }
 
 /// `opencode serve` in the project, on a port of its choosing; its process group ends when
@@ -580,15 +601,12 @@ fn opencode_hosts_a_debate_in_a_served_session_through_its_plugin() {
         stderr: String::new(),
     };
     assert_hosted(&project, &server, &started.debate, "opencode 1.18.33", &run);
-    assert!(
-        project.commits(&started.debate)[1..]
-            .iter()
-            .all(|c| c.trailer("Anvil-Model") == Some("scripted/opencode-default-model"))
+    uninstalled_as_before(
+        &project,
+        &home,
+        &started.debate,
+        "scripted/opencode-default-model",
+        "opencode",
+        &before,
     );
-    let uninstall = run_anvil(&project, &home, &["uninstall", "--agent", "opencode"]).ok();
-    insta::assert_snapshot!(
-        "uninstall_opencode",
-        Filters::of(&project).redact(&uninstall.stderr)
-    );
-    assert_eq!(project_files(&project), before);
 }

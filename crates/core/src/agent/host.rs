@@ -171,6 +171,14 @@ pub enum Trust {
     Untrusted { why: String, fix: String },
 }
 
+/// The folder where an agent keeps what it knows of the person: `$VAR` when the person set it
+/// (`CODEX_HOME`), else `DIR` in `home` (`.codex`).
+pub(crate) fn agent_dir(var: &str, dir: &str, home: Option<&Path>) -> Option<std::path::PathBuf> {
+    super::agent_home(var, dir)
+        .filter(|_| std::env::var_os(var).is_some())
+        .or_else(|| home.map(|h| h.join(dir)))
+}
+
 /// Folder trust as Gemini CLI and Qwen Code keep it in `HOME/DIR/`: `None` when the person's
 /// `settings.json` there turns it off (or, when it is off unless turned on, does not turn it
 /// on), else whether `DIR/trustedFolders.json` trusts `project`, and that file.
