@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 
@@ -193,10 +193,7 @@ impl Host for Codex {
     /// trust_level = "trusted"`, without which Codex loads nothing of its `.codex/`), and the
     /// hook's (a `trusted_hash` under `[hooks.state."KEY"]`, whose key names the hooks file).
     fn trust(&self, project: &Path, home: Option<&Path>) -> Trust {
-        let Some(codex_home) = agent_home("CODEX_HOME", ".codex")
-            .filter(|_| std::env::var_os("CODEX_HOME").is_some())
-            .or_else(|| home.map(|h| h.join(".codex")))
-        else {
+        let Some(codex_home) = super::host::agent_dir("CODEX_HOME", ".codex", home) else {
             return Trust::NotAsked;
         };
         let config_path = codex_home.join("config.toml");
@@ -228,7 +225,7 @@ impl Host for Codex {
                 ),
             };
         }
-        let hooks = project.join(WIRING.settings);
+        let hooks = project.join(HOOK.settings);
         let hooks = hooks.to_string_lossy();
         let hook_trusted = config
             .get("hooks")
@@ -258,11 +255,17 @@ impl Host for Codex {
 }
 
 static WIRING: Wiring = Wiring {
+    hook: Some(HOOK),
+    plugin: None,
+    command: None,
+};
+
+const HOOK: HookFile = HookFile {
     settings: ".codex/hooks.json",
     event: "Stop",
     timeout: ("timeout", 1),
     cap_setting: None,
-    command: None,
+    shape: Shape::CLAUDE,
 };
 
 fn tokens(usage: &Value) -> Tokens {
