@@ -13,9 +13,10 @@ use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::snap::Filters;
 
 /// Every main turn answers the last anvil prompt it was handed (Codex wraps a hook's reason in
-/// `<hook_prompt>`, Gemini CLI puts its `<session_context>` first: the tag is found in both).
+/// `<hook_prompt>`, Gemini CLI puts its `<session_context>` first, Claude Code hands it as
+/// context: the tag is found in each).
 fn debater(turn: &Turn) -> Reply {
-    let text = turn.latest_user_text.clone();
+    let text = turn.prompt();
     match text.rfind("[anvil ").and_then(|at| find_tag(&text[at..])) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("nothing to debate"),
@@ -28,7 +29,7 @@ fn answered(server: &ModelServer) -> Vec<String> {
         .main_turns()
         .iter()
         .map(|t| {
-            let text = &t.latest_user_text;
+            let text = &t.prompt();
             text.rfind("[anvil ")
                 .and_then(|at| find_tag(&text[at..]))
                 .map_or_else(|| format!("(no prompt) {text}"), |tag| tag.key())
@@ -203,13 +204,7 @@ fn codex_hosts_a_debate_once_its_hook_is_trusted() {
     );
     // The fix doctor names for the project; the hook is still untrusted: Codex runs the
     // turn and skips the hook, silently.
-    let config = home.path().join(".codex/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-        project.path().canonicalize().unwrap().display()
-    ));
-    std::fs::write(&config, text).unwrap();
+    trust_codex_project(&home, &project);
     let untrusted = trust_line(&project, &home);
     assert!(
         untrusted.contains("skips a hook nobody trusted"),
@@ -335,11 +330,189 @@ fn a_line_begun_in_qwen_code_is_finished_by_anvil_run() {
             ("advocate 2".to_owned(), qwen),
         ]
     );
-    let rest: Vec<&str> = commits[4..].iter().map(|c| c.phase()).collect();
-    assert_eq!(rest[..2], ["critic", "synthesizer"], "{rest:?}");
-    assert!(
-        commits[4..]
-            .iter()
-            .all(|c| c.trailer("Anvil-Host").is_none())
+    // The rest, once each, by `anvil run`'s Claude Code (no host named).
+    assert_eq!(
+        played[3..],
+        [
+            ("critic 2".to_owned(), None),
+            ("synthesizer 2".to_owned(), None),
+            // and the run's own record of how it went.
+            ("run 2".to_owned(), None),
+        ]
     );
+    let asked = answered(&server);
+    assert_eq!(
+        asked,
+        [
+            "ADVOCATE r1",
+            "CRITIC r1",
+            "ADVOCATE r2",
+            "CRITIC r2",
+            "SYNTHESIS"
+        ],
+        "every phase asked once, none lost, none asked twice"
+    );
+}
+
+/// Codex's own terminal UI under tmux, as a person meets it: the folder trusted and anvil's
+/// hook trusted at the prompts Codex shows, then the prompt `anvil start` printed, typed in.
+/// A two-round debate runs to its synthesis through the Stop hook, every phase recorded once
+/// naming Codex, and nothing on the screen is an error.
+#[test]
+fn codex_in_its_terminal_runs_a_two_round_debate_with_nothing_shown_as_an_error() {
+    use crate::support::tmux::{Tmux, quote};
+    use std::time::Instant;
+
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Codex);
+    let started = project.start(&["Should the terminal stay quiet?", "--rounds", "2"]);
+    let prompt = home.path().join("prompt.txt");
+    std::fs::write(&prompt, &started.prompt).unwrap();
+    let mut env = home.env();
+    env.push(("TERM", "xterm-256color".into()));
+    let line = format!(
+        "{} \"$(cat {})\"; sleep 60",
+        quote(&crate::support::agents::bin(Cli::Codex).to_string_lossy()),
+        quote(&prompt.to_string_lossy())
+    );
+    let tmux = Tmux::start(project.path(), &env, &line, (160, 60));
+    let done = || project.state_md(&started.debate).contains("status: done");
+    let (mut seen, mut last_key) = (String::new(), None::<Instant>);
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let mut finished = false;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+        let screen = tmux.screen();
+        seen.push_str(&screen);
+        seen.push_str("\n---\n");
+        // Each question Codex asks, answered as a person would, once it has had time to draw.
+        let settled = last_key.is_none_or(|at| at.elapsed() > Duration::from_secs(2));
+        if settled && screen.contains("Trust this folder?") {
+            tmux.keys(&["Enter"]);
+            last_key = Some(Instant::now());
+        } else if settled && screen.contains("Hooks need review") {
+            tmux.keys(&["2"]);
+            std::thread::sleep(Duration::from_millis(300));
+            tmux.keys(&["Enter"]);
+            last_key = Some(Instant::now());
+        }
+        if done() {
+            if finished {
+                break;
+            }
+            // One more look once the last answer is drawn.
+            finished = true;
+        }
+    }
+    drop(tmux);
+    assert!(finished, "the debate ran to its end:\n{seen}");
+    let lower = seen.to_lowercase();
+    for word in ["error", "failed", "problem"] {
+        assert!(
+            !lower.contains(word),
+            "shown as a problem ({word}):\n{seen}"
+        );
+    }
+    let commits = project.commits(&started.debate);
+    let phases: Vec<String> = commits
+        .iter()
+        .map(|c| format!("{} {}", c.phase(), c.round()))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "start 0",
+            "advocate 1",
+            "critic 1",
+            "advocate 2",
+            "critic 2",
+            "synthesizer 2"
+        ]
+    );
+    assert!(
+        commits[1..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Host") == Some("codex 0.169.0"))
+    );
+    assert_eq!(
+        answered(&server),
+        [
+            "ADVOCATE r1",
+            "CRITIC r1",
+            "ADVOCATE r2",
+            "CRITIC r2",
+            "SYNTHESIS"
+        ],
+        "one request per phase, none after the synthesis"
+    );
+}
+
+/// `--seat critic=claude` in a debate Codex hosts: Codex's Stop hook plays the critic with the
+/// real Claude Code, in a session of its own, and the debate reaches its synthesis; the
+/// critic is recorded with its agent, the other phases with Codex as their host.
+#[test]
+fn a_debate_hosted_in_codex_with_a_claude_critic_reaches_its_synthesis() {
+    use crate::support::model_server::Agent;
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Codex);
+    let started = project.start(&[
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "1",
+        "--seat",
+        "critic=claude",
+    ]);
+    trust_codex_project(&home, &project);
+    let run = home.run(
+        Cli::Codex,
+        project.path(),
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            &started.prompt,
+        ],
+        Duration::from_secs(300),
+    );
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\n{}",
+        run.describe()
+    );
+    let commits = project.commits(&started.debate);
+    let played: Vec<(&str, Option<&str>, Option<&str>)> = commits[1..]
+        .iter()
+        .map(|c| (c.phase(), c.trailer("Anvil-Host"), c.trailer("Anvil-Agent")))
+        .collect();
+    let codex = Some("codex 0.169.0");
+    assert_eq!(
+        played,
+        [
+            ("advocate", codex, None),
+            ("critic", None, Some("claude")),
+            ("synthesizer", codex, None),
+        ]
+    );
+    let claude = server.turns_of(Agent::Claude);
+    assert_eq!(claude.len(), 1, "the critic's one turn");
+    assert_eq!(
+        commits[2].trailer("Anvil-Agent-Session"),
+        claude[0].session_id.as_deref(),
+        "a Claude Code session of its own, recorded"
+    );
+    assert_eq!(answered(&server), ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"]);
+}
+
+/// The project trusted in Codex's config, as `anvil doctor` says to.
+fn trust_codex_project(home: &AgentsHome, project: &Project) {
+    let config = home.path().join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        project.path().canonicalize().unwrap().display()
+    ));
+    std::fs::write(&config, text).unwrap();
 }

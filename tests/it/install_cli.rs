@@ -535,3 +535,80 @@ fn install_says_the_binaries_are_called_by_name() {
     let run = install(&project);
     insta::assert_snapshot!("install_in_a_fresh_project", said(&project, &run));
 }
+
+/// What a person already has in the folders of Qwen Code, Gemini CLI and Codex, in their own
+/// formatting: hooks, permissions, MCP servers and commands of their own.
+const HOSTS_OWN: &[(&str, &str)] = &[
+    (
+        ".qwen/settings.json",
+        "{\n\t\"$version\": 4,\n\t\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-done\"}]}]},\n\t\"permissions\": {\"allow\": [\"Shell(npm test *)\"]},\n\t\"mcpServers\": {\"github\": {\"command\": \"gh-mcp\"}},\n\t\"stopHookBlockingCap\": 3\n}",
+    ),
+    (".qwen/commands/review.md", "Review the diff.\n"),
+    (
+        ".gemini/settings.json",
+        "{ \"hooks\": { \"AfterAgent\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-done\" } ] } ] },\n  \"tools\": { \"allowed\": [ \"run_shell_command(npm test)\" ] },\n  \"mcpServers\": { \"github\": { \"command\": \"gh-mcp\" } } }\n",
+    ),
+    (
+        ".gemini/commands/review.toml",
+        "prompt = \"Review the diff.\"\n",
+    ),
+    (
+        ".codex/hooks.json",
+        "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"notify-done\"}]}]}}",
+    ),
+    (
+        ".codex/config.toml",
+        "# mine\nmodel = \"o4\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"   # the one I use\n",
+    ),
+];
+
+/// For each host, in a project holding the person's own entries: `anvil install --agent NAME`
+/// adds anvil's, keeping theirs, and `anvil uninstall --agent NAME` gives every file back as it
+/// was, byte for byte, leaving nothing of anvil's.
+#[test]
+fn uninstall_gives_each_hosts_configuration_back_byte_for_byte() {
+    for host in ["qwen", "gemini", "codex"] {
+        let project = Project::new();
+        for (file, text) in HOSTS_OWN {
+            let path = project.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+        }
+        let before = snapshot(project.path());
+        project.anvil(&["install", "--agent", host]).ok();
+        let installed = snapshot(project.path());
+        let changed: Vec<&String> = installed
+            .iter()
+            .filter(|(path, bytes)| before.get(*path) != Some(bytes))
+            .map(|(path, _)| path)
+            .collect();
+        assert!(
+            changed.iter().all(|p| p.starts_with(&format!(".{host}/"))),
+            "{host}: {changed:?}"
+        );
+        for (file, text) in HOSTS_OWN
+            .iter()
+            .filter(|(f, _)| f.starts_with(&format!(".{host}/")))
+        {
+            let now = String::from_utf8(installed[*file].clone()).unwrap();
+            for own in ["notify-done", "gh-mcp", "npm test", "Review the diff"] {
+                assert_eq!(
+                    now.contains(own),
+                    text.contains(own),
+                    "{host}: {file} lost {own}:\n{now}"
+                );
+            }
+        }
+        project.anvil(&["uninstall", "--agent", host]).ok();
+        let after = snapshot(project.path());
+        for (path, bytes) in &before {
+            assert_eq!(
+                after.get(path).map(|b| String::from_utf8_lossy(b)),
+                Some(String::from_utf8_lossy(bytes)),
+                "{host}: {path}"
+            );
+        }
+        let left: Vec<&String> = after.keys().filter(|p| !before.contains_key(*p)).collect();
+        assert!(left.is_empty(), "{host}: left behind {left:?}");
+    }
+}
