@@ -516,3 +516,100 @@ fn trust_codex_project(home: &AgentsHome, project: &Project) {
     ));
     std::fs::write(&config, text).unwrap();
 }
+
+/// Every file of the project outside anvil's home and git's, with its bytes.
+fn project_files(project: &Project) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut dirs = vec![project.path().to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = path
+                .strip_prefix(project.path())
+                .unwrap()
+                .display()
+                .to_string();
+            if name == ".anvil" || name == ".git" {
+                continue;
+            }
+            match path.is_dir() {
+                true => {
+                    dirs.push(path);
+                    found.insert(format!("{name}/"), Vec::new());
+                }
+                false => {
+                    found.insert(name, std::fs::read(&path).unwrap());
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Copilot CLI runs a project's hook files only in a folder the person trusted: untrusted, its
+/// headless run answers the first prompt and the debate does not move, and `anvil doctor` says
+/// why and how to fix it; once `trustedFolders` names the folder the way it says, the debate
+/// runs to its synthesis through the `agentStop` hook. The uninstall leaves the project as it
+/// was before the install.
+#[test]
+fn copilot_cli_hosts_a_debate_once_the_folder_is_trusted() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let before = project_files(&project);
+    let install = run_anvil(&project, &home, &["install", "--agent", "copilot"]).ok();
+    insta::assert_snapshot!(
+        "install_copilot",
+        Filters::of(&project).redact(&install.stderr)
+    );
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let copilot = |home: &AgentsHome| {
+        home.run(
+            Cli::Copilot,
+            project.path(),
+            &[
+                "-p",
+                &started.prompt,
+                "--allow-all-tools",
+                "--model",
+                "copilot-host-model",
+            ],
+            Duration::from_secs(300),
+        )
+    };
+
+    let untrusted = trust_line(&project, &home);
+    assert!(
+        untrusted.contains("does not trust this folder"),
+        "{untrusted}"
+    );
+    copilot(&home).ok();
+    assert_eq!(answered(&server), ["ADVOCATE r1"]);
+    assert!(project.state_md(&started.debate).contains("step: 0"));
+
+    // The fix doctor names: the folder in `trustedFolders` of Copilot's config.json.
+    let project_dir = project.path().canonicalize().unwrap();
+    std::fs::write(
+        home.path().join(".copilot/config.json"),
+        format!(
+            "// This file is managed automatically.\n{}\n",
+            serde_json::json!({ "trustedFolders": [project_dir] })
+        ),
+    )
+    .unwrap();
+    let trusted = trust_line(&project, &home);
+    assert!(trusted.contains("trusts the folder"), "{trusted}");
+    let run = copilot(&home);
+    assert_hosted(&project, &server, &started.debate, "copilot 1.0.102", &run);
+    assert!(
+        project.commits(&started.debate)[1..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Model") == Some("copilot-host-model"))
+    );
+    let uninstall = run_anvil(&project, &home, &["uninstall", "--agent", "copilot"]).ok();
+    insta::assert_snapshot!(
+        "uninstall_copilot",
+        Filters::of(&project).redact(&uninstall.stderr)
+    );
+    assert_eq!(project_files(&project), before);
+}

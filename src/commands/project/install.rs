@@ -25,10 +25,7 @@ pub struct Args {
     #[arg(long)]
     user: bool,
 
-    /// Wire another agent that hosts debates through its own Stop hook, in this project:
-    /// qwen (.qwen/settings.json), gemini (.gemini/settings.json) or codex
-    /// (.codex/hooks.json). Default: Claude Code.
-    #[arg(long, value_name = "AGENT")]
+    #[arg(long, value_name = "AGENT", help = agent_help())]
     agent: Option<String>,
 }
 
@@ -43,9 +40,33 @@ pub struct UninstallArgs {
     #[arg(long)]
     user: bool,
 
-    /// Take anvil out of another agent's settings in this project (qwen, gemini, codex).
-    #[arg(long, value_name = "AGENT")]
+    #[arg(long, value_name = "AGENT", help = uninstall_agent_help())]
     agent: Option<String>,
+}
+
+/// `install --agent`'s help, made from the agents that host a debate.
+fn agent_help() -> String {
+    format!(
+        "Wire another agent that hosts debates through its own hook or plugin, in this \
+         project: {}. Default: Claude Code",
+        anvil_core::agent::host::described()
+    )
+}
+
+/// `uninstall --agent`'s help, made from the agents that host a debate.
+fn uninstall_agent_help() -> String {
+    format!(
+        "Take anvil out of another agent's settings in this project ({})",
+        host_names()
+    )
+}
+
+/// The names of the agents that host a debate beside Claude Code: `codex, copilot, …`.
+fn host_names() -> String {
+    let names: Vec<&str> = anvil_core::agent::host::hosts()
+        .map(|h| h.agent().name())
+        .collect();
+    names.join(", ")
 }
 
 /// The host `--agent` names, `None` for Claude Code.
@@ -56,14 +77,11 @@ fn host(
     let Some(name) = agent.filter(|n| *n != "claude") else {
         return Ok(None);
     };
-    let names: Vec<&str> = anvil_core::agent::host::hosts()
-        .map(|h| h.agent().name())
-        .collect();
     let host = anvil_core::agent::host::find(name).ok_or_else(|| {
         CliError::new(format!("anvil cannot be installed into `{name}`"))
             .hint(format!(
                 "the agents that host a debate: claude, {}",
-                names.join(", ")
+                host_names()
             ))
             .usage()
     })?;

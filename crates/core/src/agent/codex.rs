@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 
@@ -228,7 +228,7 @@ impl Host for Codex {
                 ),
             };
         }
-        let hooks = project.join(WIRING.settings);
+        let hooks = project.join(HOOK.settings);
         let hooks = hooks.to_string_lossy();
         let hook_trusted = config
             .get("hooks")
@@ -258,11 +258,17 @@ impl Host for Codex {
 }
 
 static WIRING: Wiring = Wiring {
+    hook: Some(HOOK),
+    plugin: None,
+    command: None,
+};
+
+const HOOK: HookFile = HookFile {
     settings: ".codex/hooks.json",
     event: "Stop",
     timeout: ("timeout", 1),
     cap_setting: None,
-    command: None,
+    shape: Shape::CLAUDE,
 };
 
 fn tokens(usage: &Value) -> Tokens {

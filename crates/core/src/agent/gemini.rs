@@ -26,7 +26,7 @@
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
 use super::ready::{home_file, set_among};
 use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
 
@@ -196,11 +196,17 @@ fn last_reply(stop: &Stop<'_>) -> Option<Value> {
 }
 
 static WIRING: Wiring = Wiring {
+    hook: Some(HOOK),
+    plugin: None,
+    command: Some((".gemini/commands/anvil.toml", COMMAND)),
+};
+
+const HOOK: HookFile = HookFile {
     settings: ".gemini/settings.json",
     event: "AfterAgent",
     timeout: ("timeout", 1000),
     cap_setting: None,
-    command: Some((".gemini/commands/anvil.toml", COMMAND)),
+    shape: Shape::CLAUDE,
 };
 
 /// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers

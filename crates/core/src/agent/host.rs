@@ -1,8 +1,9 @@
 //! The host side of an agent: an agent whose session can run a debate through a Stop hook of
-//! its own, as Claude Code's does. Qwen Code, Gemini CLI and Codex CLI each run a command when
-//! a turn ends and continue the session with `{"decision":"block","reason":…}`; anvil's one
-//! hook binary (`anvil-hook stop`) serves them all and tells them apart from what each hands
-//! it ([`detect`]).
+//! its own, as Claude Code's does. Qwen Code, Gemini CLI, Codex CLI and Copilot CLI each run a
+//! command when a turn ends and continue the session with `{"decision":"block","reason":…}`;
+//! OpenCode runs no hooks, and a plugin of anvil's hands the hook binary what a hook would.
+//! anvil's one hook binary (`anvil-hook stop`) serves them all and tells them apart from what
+//! each hands it ([`detect`]).
 //!
 //! What differs from one host to the next is in the host's own file, behind [`Host`]: how it
 //! is recognised (an environment variable naming the very session that stops, or the hook
@@ -31,6 +32,10 @@ pub struct Stop<'a> {
     /// Gemini CLI: everything the agent answered since the person's prompt (a continued
     /// turn's answers, joined).
     pub prompt_response: Option<&'a str>,
+    /// Copilot CLI: why the agent stopped (`end_turn`).
+    pub stop_reason: Option<&'a str>,
+    /// Copilot CLI: when the hook was called (milliseconds), as its log names the call.
+    pub timestamp: Option<u64>,
 }
 
 /// What a host's own records say of the turn that ended.
@@ -53,21 +58,69 @@ impl HostTurn {
 }
 
 /// What `anvil install --agent NAME` wires into a project for a host: a hook of anvil's in a
-/// JSON settings file whose hooks are in Claude Code's shape (`hooks.EVENT[].hooks[]`), the
-/// host's cap raised where it has a setting for it, and its custom command.
+/// JSON settings file of the host's (in the shape that file holds hooks in), the host's cap
+/// raised where it has a setting for it, a plugin of anvil's where the host has plugins in
+/// place of hooks, and its custom command.
 #[derive(Debug)]
 pub struct Wiring {
-    /// The settings file, relative to the project (`.qwen/settings.json`).
+    /// anvil's hook in the host's settings; `None` for a host without hooks (its plugin
+    /// drives the debate).
+    pub hook: Option<HookFile>,
+    /// A plugin of anvil's that drives the debate where the host runs no hook: its file,
+    /// relative to the project, and its text (marked `anvil-managed`).
+    pub plugin: Option<(&'static str, &'static str)>,
+    /// The custom command `anvil`: its file, relative to the project, and its text.
+    pub command: Option<(&'static str, &'static str)>,
+}
+
+impl Wiring {
+    /// The file that makes the host run anvil: its settings holding the hook, or the plugin.
+    pub fn main_file(&self) -> &'static str {
+        match (&self.hook, self.plugin) {
+            (Some(hook), _) => hook.settings,
+            (None, Some((plugin, _))) => plugin,
+            (None, None) => "",
+        }
+    }
+}
+
+/// The settings file a host reads its hooks from, and how anvil's hook is written there.
+#[derive(Debug)]
+pub struct HookFile {
+    /// The file, relative to the project (`.qwen/settings.json`).
     pub settings: &'static str,
-    /// The hook's event (`Stop`, `AfterAgent`).
+    /// The hook's event (`Stop`, `AfterAgent`, `agentStop`).
     pub event: &'static str,
     /// The key of the hook entry's timeout, and its unit per second (Gemini CLI counts
     /// milliseconds).
     pub timeout: (&'static str, u64),
     /// The setting of the host's cap on continuations in a row, raised by the install.
     pub cap_setting: Option<&'static str>,
-    /// The custom command `anvil`: its file, relative to the project, and its text.
-    pub command: Option<(&'static str, &'static str)>,
+    /// How the file holds a hook entry.
+    pub shape: Shape,
+}
+
+/// How a settings file holds its hooks, under `hooks.EVENT`.
+#[derive(Debug)]
+pub struct Shape {
+    /// The event's list holds groups of entries (`[{"hooks": [ENTRY]}]`), rather than the
+    /// entries themselves.
+    pub grouped: bool,
+    /// The entry's key for the command to run.
+    pub command: &'static str,
+    /// Keys the file holds beside its hooks, with their values: written with anvil's hook
+    /// into a file that lacks them, and gone with it from a file anvil created.
+    pub header: &'static [(&'static str, u64)],
+}
+
+impl Shape {
+    /// Claude Code's: `{"hooks": {"EVENT": [{"hooks": [{"type": "command", "command": …}]}]}}`
+    /// (Qwen Code, Gemini CLI and Codex read the same).
+    pub const CLAUDE: Shape = Shape {
+        grouped: true,
+        command: "command",
+        header: &[],
+    };
 }
 
 /// An agent that can host a debate. Its implementation is in the agent's own file, beside
@@ -177,6 +230,19 @@ pub fn hosts() -> impl Iterator<Item = &'static dyn Host> {
     super::AGENTS.iter().filter_map(|a| a.host())
 }
 
+/// The hosts beside Claude Code, for people, each with the file that wires it: `codex
+/// (.codex/hooks.json), …, or opencode (.opencode/plugin/anvil.js)`.
+pub fn described() -> String {
+    let each: Vec<String> = hosts()
+        .map(|h| format!("{} ({})", h.agent().name(), h.wiring().main_file()))
+        .collect();
+    match each.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// The host named `name` (`qwen`).
 pub fn find(name: &str) -> Option<&'static dyn Host> {
     hosts().find(|h| h.agent().name() == name)
@@ -188,19 +254,28 @@ pub(crate) fn last_record(
     path: &Path,
     keep: impl Fn(&serde_json::Value) -> bool,
 ) -> Option<serde_json::Value> {
+    tail_records(path).into_iter().rfind(|v| keep(v))
+}
+
+/// The lines of a JSONL file that parse, in its last megabyte (a turn's records are at the
+/// end; a line cut at the megabyte's start does not parse).
+pub(crate) fn tail_records(path: &Path) -> Vec<serde_json::Value> {
     use std::io::{Read, Seek, SeekFrom};
     const TAIL: u64 = 1024 * 1024;
-    let mut file = std::fs::File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    file.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL)))
-        .ok()?;
-    let mut bytes = Vec::new();
-    file.take(TAIL).read_to_end(&mut bytes).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    super::jsonl(&text).filter(|v| keep(v)).last()
+    let read = || -> Option<Vec<u8>> {
+        let mut file = std::fs::File::open(path).ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        file.seek(SeekFrom::Start(meta.len().saturating_sub(TAIL)))
+            .ok()?;
+        let mut bytes = Vec::new();
+        file.take(TAIL).read_to_end(&mut bytes).ok()?;
+        Some(bytes)
+    };
+    let bytes = read().unwrap_or_default();
+    super::jsonl(&String::from_utf8_lossy(&bytes)).collect()
 }
 
 #[cfg(test)]
@@ -236,6 +311,15 @@ mod tests {
         assert_eq!(
             detect(&codex, &none).map(|h| h.agent().name()),
             Some("codex")
+        );
+        let copilot = Stop {
+            event: None,
+            stop_reason: Some("end_turn"),
+            ..base
+        };
+        assert_eq!(
+            detect(&copilot, &none).map(|h| h.agent().name()),
+            Some("copilot")
         );
     }
 

@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
 use super::ready::home_file;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, headless_args};
 
@@ -188,7 +188,7 @@ impl Host for Qwen {
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Option<u32> {
         let setting = || {
-            let text = std::fs::read_to_string(project.join(WIRING.settings)).ok()?;
+            let text = std::fs::read_to_string(project.join(HOOK.settings)).ok()?;
             serde_json::from_str::<Value>(&text).ok()?[CAP_SETTING].as_u64()
         };
         let cap = var(CAP_VAR)
@@ -229,11 +229,17 @@ impl Host for Qwen {
 }
 
 static WIRING: Wiring = Wiring {
+    hook: Some(HOOK),
+    plugin: None,
+    command: Some((".qwen/commands/anvil.md", COMMAND)),
+};
+
+const HOOK: HookFile = HookFile {
     settings: ".qwen/settings.json",
     event: "Stop",
     timeout: ("timeout", 1),
     cap_setting: Some(CAP_SETTING),
-    command: Some((".qwen/commands/anvil.md", COMMAND)),
+    shape: Shape::CLAUDE,
 };
 
 /// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers

@@ -33,7 +33,7 @@ mod permissions;
 pub use commands::commands;
 pub use env::{BLOCK_CAP, BLOCK_CAP_VAR};
 pub(crate) use hooks::{
-    HOOKS, SETTINGS_FILES, STOP_TIMEOUT, StopHookEntry, hook_entry, installed_hooks, is_anvil_hook,
+    HOOKS, SETTINGS_FILES, STOP_TIMEOUT, StopHookEntry, hook_entry, installed_hooks,
     managed_settings, stop_hook_entries, stop_timeout,
 };
 pub use hooks::{STOP_STATUS, has_stop_hook, hook_command, user_runs_stop_hook};

@@ -12,9 +12,11 @@ use crate::home::Home;
 /// UserPromptExpansion).
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct HookInput {
-    #[serde(default)]
+    /// Copilot CLI names it `sessionId`.
+    #[serde(default, alias = "sessionId")]
     pub session_id: Option<String>,
-    #[serde(default)]
+    /// Copilot CLI names it `transcriptPath`.
+    #[serde(default, alias = "transcriptPath")]
     pub transcript_path: Option<PathBuf>,
     #[serde(default)]
     pub cwd: Option<PathBuf>,
@@ -45,6 +47,12 @@ pub(crate) struct HookInput {
     /// Gemini CLI: the answers since the person's prompt.
     #[serde(default)]
     pub prompt_response: Option<String>,
+    /// Copilot CLI: why the agent stopped.
+    #[serde(default, rename = "stopReason")]
+    pub stop_reason: Option<String>,
+    /// Copilot CLI: when the hook was called, in milliseconds (any JSON: only a number counts).
+    #[serde(default)]
+    pub timestamp: serde_json::Value,
 }
 
 impl HookInput {
@@ -65,6 +73,8 @@ impl HookInput {
             turn_id: self.turn_id.as_deref(),
             model: self.model.as_deref(),
             prompt_response: self.prompt_response.as_deref(),
+            stop_reason: self.stop_reason.as_deref(),
+            timestamp: self.timestamp.as_u64(),
         }
     }
 

@@ -13,14 +13,16 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
     for host in hosts().filter(|h| wired(h, &project)) {
         let title = host.agent().title();
         let wiring = host.wiring();
+        let what = match (&wiring.hook, wiring.plugin) {
+            (Some(hook), _) => format!("anvil's hook at its {} ({})", hook.event, hook.settings),
+            (None, Some((plugin, _))) => format!("anvil's plugin ({plugin})"),
+            (None, None) => continue,
+        };
         out.push(Finding::new(
             "installation",
             "host-hook",
             Level::Ok,
-            format!(
-                "{title} runs anvil's hook at its {} ({})",
-                wiring.event, wiring.settings
-            ),
+            format!("{title} runs {what}"),
         ));
         match host.trust(&project, env.home.as_deref()) {
             Trust::NotAsked => {}
@@ -38,18 +40,18 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
     out
 }
 
-/// Does the project's settings file of `host` hold anvil's hook?
+/// Does the project's settings file of `host` hold anvil's hook (or its plugin dir, anvil's
+/// plugin)?
 fn wired(host: &&dyn Host, project: &std::path::Path) -> bool {
     let wiring = host.wiring();
-    read_json(&project.join(wiring.settings)).is_some_and(|settings| {
-        settings["hooks"][wiring.event]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .flat_map(|group| group["hooks"].as_array().into_iter().flatten())
-            .filter_map(|h| h["command"].as_str())
-            .any(|c| crate::claude::install::is_anvil_hook(c, "stop"))
-    })
+    match (&wiring.hook, wiring.plugin) {
+        (Some(hook), _) => read_json(&project.join(hook.settings))
+            .and_then(|settings| settings.as_object().cloned())
+            .is_some_and(|settings| crate::claude::install::host::has_ours(&settings, hook)),
+        (None, Some((plugin, _))) => std::fs::read_to_string(project.join(plugin))
+            .is_ok_and(|text| crate::claude::install::host::is_anvils(&text)),
+        (None, None) => false,
+    }
 }
 
 #[cfg(test)]

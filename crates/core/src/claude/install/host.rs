@@ -1,16 +1,24 @@
-//! `anvil install --agent NAME` for an agent that hosts debates beside Claude Code (Qwen Code,
-//! Gemini CLI, Codex): what its file says to wire ([`Wiring`]) written into the project, and
-//! taken out again by `anvil uninstall --agent NAME`, mirrored step by step as for Claude Code.
+//! `anvil install --agent NAME` for an agent that hosts debates beside Claude Code (Codex,
+//! Copilot CLI, Qwen Code, Gemini CLI, OpenCode): what its file says to wire ([`Wiring`])
+//! written into the project, and taken out again by `anvil uninstall --agent NAME`, mirrored
+//! step by step as for Claude Code.
 //!
-//! Three steps: anvil's Stop hook (`anvil-hook stop`) in the host's settings file, under its
-//! event; the host's cap on continuations in a row raised where it has a setting for one (the
-//! value it had is remembered); its custom command `anvil`, a file of anvil's (known by the
-//! words `anvil-managed` in it; a file of the person's by that name is left alone).
+//! The steps: anvil's Stop hook (`anvil-hook stop`) in the host's settings file, under its
+//! event and in the shape that file holds hooks in ([`Shape`]: Claude Code's groups, or
+//! Copilot's entries with their `bash` command and the file's `version`); the host's cap on
+//! continuations in a row raised where it has a setting for one (the value it had is
+//! remembered); its plugin, where it has plugins in place of hooks, and its custom command
+//! `anvil`: files of anvil's (known by the words `anvil-managed` in them; a file of the
+//! person's by that name is left alone).
 //!
 //! The person's own entries stay as they are. The settings file's bytes before the first
-//! install are remembered in `anvil-install.json` beside it: when the uninstall leaves the
-//! same settings as those, the file gets those very bytes back (or goes, when anvil created
-//! it), and folders anvil's files alone filled go with them.
+//! install, when it had any, are remembered in `anvil-install.json` beside it (nothing is
+//! written there for a file anvil creates: Copilot reads every `.json` beside its hook file as
+//! one, and logs an error for any other): when the uninstall leaves the same settings as
+//! those, the file gets those very bytes back (or goes, when anvil created it), and folders
+//! anvil's files alone filled go with them.
+//!
+//! [`Shape`]: crate::agent::host::Shape
 
 use std::path::{Path, PathBuf};
 
@@ -20,9 +28,9 @@ use super::{
     Changes, InstallError, MEMORY_FILE, STOP_TIMEOUT, object_entry, pretty, read_settings, shape,
     write_in_place,
 };
-use crate::agent::host::{Host, Wiring};
+use crate::agent::host::{HookFile, Host, Wiring};
 
-/// The words that mark a command file as anvil's.
+/// The words that mark a command or plugin file as anvil's.
 const MARKER: &str = "anvil-managed";
 
 /// The hook's command in every host's settings.
@@ -33,7 +41,58 @@ fn command() -> String {
 /// Wires `host` into the project at `project`.
 pub fn install(project: &Path, host: &dyn Host) -> Result<Changes, InstallError> {
     let wiring = host.wiring();
-    let path = project.join(wiring.settings);
+    let mut changes = Changes::default();
+    if let Some(hook) = &wiring.hook {
+        install_hook(project, hook, &mut changes)?;
+    }
+    for (name, text) in files(wiring) {
+        write_file(project, name, text, &mut changes)?;
+    }
+    Ok(changes)
+}
+
+/// Takes out what [`install`] added for `host`.
+pub fn uninstall(project: &Path, host: &dyn Host) -> Result<Changes, InstallError> {
+    let wiring = host.wiring();
+    let mut changes = Changes::default();
+    if let Some(hook) = &wiring.hook {
+        uninstall_hook(project, hook, &mut changes)?;
+    }
+    for (name, _) in files(wiring) {
+        remove_file(project, name, &mut changes)?;
+    }
+    // The folders anvil's files leave empty (its files', then the settings'); a folder with
+    // anything of the person's in it stays.
+    let settings = wiring.hook.as_ref().map(|h| project.join(h.settings));
+    let dirs = files(wiring)
+        .map(|(name, _)| project.join(name))
+        .chain(settings);
+    for dir in dirs.collect::<Vec<_>>().iter().filter_map(|f| f.parent()) {
+        for dir in dir
+            .ancestors()
+            .take_while(|d| *d != project && d.starts_with(project))
+        {
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
+    }
+    Ok(changes)
+}
+
+/// The files of anvil's a host is given: its plugin, its custom command.
+fn files(wiring: &Wiring) -> impl Iterator<Item = (&'static str, &'static str)> {
+    wiring.plugin.into_iter().chain(wiring.command)
+}
+
+/// anvil's hook in the host's settings, its cap raised; the settings' bytes remembered the
+/// first time, when there were any.
+fn install_hook(
+    project: &Path,
+    hook: &HookFile,
+    changes: &mut Changes,
+) -> Result<(), InstallError> {
+    let path = project.join(hook.settings);
     let memory_path = memory_path(&path);
     let original = crate::fsutil::read_optional(&path).map_err(|source| InstallError::Read {
         path: path.clone(),
@@ -45,49 +104,53 @@ pub fn install(project: &Path, host: &dyn Host) -> Result<Changes, InstallError>
     };
     let before = root.clone();
     let mut memory = match read_settings(&memory_path)? {
-        Value::Object(m) if !m.is_empty() => m,
-        _ => {
-            let mut m = Map::new();
-            m.insert(
-                "about".into(),
-                json!("written by `anvil install --agent`: the settings as they were, which `anvil uninstall --agent` restores"),
-            );
-            m.insert("original".into(), json!(original));
-            m
-        }
+        Value::Object(m) => m,
+        _ => Map::new(),
     };
-    let mut changes = Changes::default();
-    add_hook(&mut root, wiring, &path, &mut changes)?;
-    raise_cap(&mut root, wiring, &mut memory, &mut changes);
+    // The settings as the person had them, before anvil's first install: none is a file anvil
+    // creates, and takes away again.
+    if memory.is_empty()
+        && !has_ours(&root, hook)
+        && let Some(text) = original
+    {
+        memory.insert("original".into(), json!(text));
+    }
+    add_hook(&mut root, hook, &path, changes)?;
+    raise_cap(&mut root, hook, &mut memory, changes);
     if root != before {
         write_in_place(&path, pretty(&Value::Object(root)).as_bytes())?;
     }
-    let memory = Value::Object(memory);
-    if read_settings(&memory_path)? != memory {
-        write_in_place(&memory_path, pretty(&memory).as_bytes())?;
+    if !memory.is_empty() {
+        memory.entry("about").or_insert_with(|| {
+            json!("written by `anvil install --agent`: the settings as they were, which `anvil uninstall --agent` restores")
+        });
+        let memory = Value::Object(memory);
+        if read_settings(&memory_path)? != memory {
+            write_in_place(&memory_path, pretty(&memory).as_bytes())?;
+        }
     }
-    write_command(project, wiring, &mut changes)?;
-    Ok(changes)
+    Ok(())
 }
 
-/// Takes out what [`install`] added for `host`.
-pub fn uninstall(project: &Path, host: &dyn Host) -> Result<Changes, InstallError> {
-    let wiring = host.wiring();
-    let path = project.join(wiring.settings);
+fn uninstall_hook(
+    project: &Path,
+    hook: &HookFile,
+    changes: &mut Changes,
+) -> Result<(), InstallError> {
+    let path = project.join(hook.settings);
     let memory_path = memory_path(&path);
     let memory = match read_settings(&memory_path)? {
         Value::Object(m) => m,
         _ => Map::new(),
     };
-    let mut changes = Changes::default();
     if path.exists()
         && let Value::Object(mut root) = read_settings(&path)?
     {
         let before = root.clone();
-        remove_hook(&mut root, wiring, &mut changes);
-        restore_cap(&mut root, wiring, &memory, &mut changes);
+        remove_hook(&mut root, hook, changes);
+        restore_cap(&mut root, hook, &memory, changes);
         if root != before {
-            write_back(&path, root, &memory)?;
+            write_back(&path, root, hook, &memory)?;
         }
     }
     if memory_path.exists() {
@@ -96,18 +159,7 @@ pub fn uninstall(project: &Path, host: &dyn Host) -> Result<Changes, InstallErro
             source,
         })?;
     }
-    remove_command(project, wiring, &mut changes)?;
-    // The folders anvil's files leave empty (the command's, then the settings'); a folder with
-    // anything of the person's in it stays.
-    let command = command_path(project, wiring);
-    for dir in [command.as_deref().and_then(Path::parent), path.parent()]
-        .into_iter()
-        .flatten()
-        .filter(|dir| *dir != project)
-    {
-        let _ = std::fs::remove_dir(dir);
-    }
-    Ok(changes)
+    Ok(())
 }
 
 /// `anvil-install.json` beside the settings file.
@@ -116,87 +168,117 @@ fn memory_path(settings: &Path) -> PathBuf {
 }
 
 /// The settings written back: the bytes they had before the first install when they are the
-/// same settings again (no file, when there was none), else as anvil writes JSON.
+/// same settings again (the header keys anvil added aside), no file when anvil created it and
+/// nothing else is in it, else as anvil writes JSON.
 fn write_back(
     path: &Path,
     root: Map<String, Value>,
+    hook: &HookFile,
     memory: &Map<String, Value>,
 ) -> Result<(), InstallError> {
-    let root = Value::Object(root);
+    // The settings less the header keys `before` lacked (a header anvil wrote).
+    let without_header = |before: &Map<String, Value>| {
+        let mut root = root.clone();
+        for (key, _) in hook.shape.header {
+            if !before.contains_key(*key) {
+                root.remove(*key);
+            }
+        }
+        root
+    };
     match memory.get("original") {
-        Some(Value::Null) if root == json!({}) => {
+        None | Some(Value::Null) if without_header(&Map::new()).is_empty() => {
             std::fs::remove_file(path).map_err(|source| InstallError::Write {
                 path: path.to_owned(),
                 source,
             })
         }
         Some(Value::String(text))
-            if serde_json::from_str::<Value>(text).ok().as_ref() == Some(&root)
-                || (text.trim().is_empty() && root == json!({})) =>
+            if serde_json::from_str::<Map<String, Value>>(text)
+                .ok()
+                .is_some_and(|before| without_header(&before) == before)
+                || (text.trim().is_empty() && without_header(&Map::new()).is_empty()) =>
         {
             write_in_place(path, text.as_bytes())
         }
-        _ => write_in_place(path, pretty(&root).as_bytes()),
+        _ => write_in_place(path, pretty(&Value::Object(root)).as_bytes()),
     }
 }
 
 /// The hook entry of anvil's for this host.
-fn hook_entry(wiring: &Wiring) -> Value {
-    let (key, per_second) = wiring.timeout;
+fn hook_entry(hook: &HookFile) -> Value {
+    let (key, per_second) = hook.timeout;
     let mut entry = Map::new();
     entry.insert("type".into(), json!("command"));
-    entry.insert("command".into(), json!(command()));
+    entry.insert(hook.shape.command.into(), json!(command()));
     entry.insert(key.into(), json!(STOP_TIMEOUT * per_second));
     Value::Object(entry)
 }
 
+/// Do the settings hold anvil's hook?
+pub(crate) fn has_ours(root: &Map<String, Value>, hook: &HookFile) -> bool {
+    root.get("hooks")
+        .and_then(|h| h.get(hook.event))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|item| entries(item, hook))
+        .any(|h| is_ours(h, hook))
+}
+
 fn add_hook(
     root: &mut Map<String, Value>,
-    wiring: &Wiring,
+    hook: &HookFile,
     path: &Path,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
-    let entry = hook_entry(wiring);
+    let entry = hook_entry(hook);
+    for (key, value) in hook.shape.header {
+        root.entry(*key).or_insert_with(|| json!(value));
+    }
     let hooks = object_entry(root, "hooks", path)?;
     let list = hooks
-        .entry(wiring.event)
+        .entry(hook.event)
         .or_insert_with(|| json!([]))
         .as_array_mut()
-        .ok_or_else(|| shape(path, &format!("hooks.{}", wiring.event), "a list"))?;
+        .ok_or_else(|| shape(path, &format!("hooks.{}", hook.event), "a list"))?;
     let ours: Vec<&Value> = list
         .iter()
-        .flat_map(entries)
-        .filter(|h| is_ours(h))
+        .flat_map(|item| entries(item, hook))
+        .filter(|h| is_ours(h, hook))
         .collect();
     if ours == [&entry] {
         return Ok(());
     }
     let had = !ours.is_empty();
-    strip(list);
-    list.push(json!({ "hooks": [entry] }));
+    strip(list, hook);
+    list.push(match hook.shape.grouped {
+        true => json!({ "hooks": [entry] }),
+        false => entry,
+    });
     changes.lines.push(format!(
         "{} the {} hook (`{}`) in {}",
         if had { "updated" } else { "added" },
-        wiring.event,
+        hook.event,
         command(),
-        wiring.settings
+        hook.settings
     ));
     Ok(())
 }
 
-fn remove_hook(root: &mut Map<String, Value>, wiring: &Wiring, changes: &mut Changes) {
+fn remove_hook(root: &mut Map<String, Value>, hook: &HookFile, changes: &mut Changes) {
     let Some(hooks) = root.get_mut("hooks").and_then(Value::as_object_mut) else {
         return;
     };
-    if let Some(list) = hooks.get_mut(wiring.event).and_then(Value::as_array_mut)
-        && strip(list)
+    if let Some(list) = hooks.get_mut(hook.event).and_then(Value::as_array_mut)
+        && strip(list, hook)
     {
         changes.lines.push(format!(
             "removed the {} hook from {}",
-            wiring.event, wiring.settings
+            hook.event, hook.settings
         ));
         if list.is_empty() {
-            hooks.remove(wiring.event);
+            hooks.remove(hook.event);
         }
     }
     if hooks.is_empty() {
@@ -204,28 +286,37 @@ fn remove_hook(root: &mut Map<String, Value>, wiring: &Wiring, changes: &mut Cha
     }
 }
 
-/// The hook entries of a group.
-fn entries(group: &Value) -> Vec<&Value> {
-    group["hooks"].as_array().into_iter().flatten().collect()
+/// The hook entries of an item of an event's list: a group's, or the item itself where the
+/// file holds no groups.
+fn entries<'v>(item: &'v Value, hook: &HookFile) -> Vec<&'v Value> {
+    match hook.shape.grouped {
+        true => item["hooks"].as_array().into_iter().flatten().collect(),
+        false => vec![item],
+    }
 }
 
 /// Is this hook entry anvil's Stop hook (of any path)?
-fn is_ours(entry: &Value) -> bool {
-    entry["command"]
+fn is_ours(entry: &Value, hook: &HookFile) -> bool {
+    entry[hook.shape.command]
         .as_str()
         .is_some_and(|c| super::hooks::is_anvil_hook(c, "stop"))
 }
 
-/// Takes anvil's entries out of a list of groups, and the groups they leave empty; whether it
+/// Takes anvil's entries out of an event's list, and the groups they leave empty; whether it
 /// took any.
-fn strip(list: &mut Vec<Value>) -> bool {
+fn strip(list: &mut Vec<Value>, hook: &HookFile) -> bool {
+    let before = list.len();
+    if !hook.shape.grouped {
+        list.retain(|h| !is_ours(h, hook));
+        return list.len() != before;
+    }
     let mut took = false;
     list.retain_mut(|group| {
         let Some(hooks) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
             return true;
         };
         let before = hooks.len();
-        hooks.retain(|h| !is_ours(h));
+        hooks.retain(|h| !is_ours(h, hook));
         took |= hooks.len() != before;
         !(hooks.is_empty() && before > 0)
     });
@@ -235,11 +326,11 @@ fn strip(list: &mut Vec<Value>) -> bool {
 /// Raises the cap setting to what a debate needs, remembering the person's value once.
 fn raise_cap(
     root: &mut Map<String, Value>,
-    wiring: &Wiring,
+    hook: &HookFile,
     memory: &mut Map<String, Value>,
     changes: &mut Changes,
 ) {
-    let Some(key) = wiring.cap_setting else {
+    let Some(key) = hook.cap_setting else {
         return;
     };
     let needed: u64 = super::BLOCK_CAP.parse().expect("a number");
@@ -256,11 +347,11 @@ fn raise_cap(
         memory.insert("cap".into(), json!({ "set": needed, "previous": current }));
     }
     changes.lines.push(match current {
-        None => format!("set {key} to {needed} in {}", wiring.settings),
+        None => format!("set {key} to {needed} in {}", hook.settings),
         Some(old) => format!(
             "raised {key} from {old} to {needed} in {}: a debate needs that many continuations \
              in a row (`anvil uninstall --agent` puts {old} back)",
-            wiring.settings
+            hook.settings
         ),
     });
 }
@@ -268,11 +359,11 @@ fn raise_cap(
 /// Puts the cap setting back as it was, if it is still the value anvil set.
 fn restore_cap(
     root: &mut Map<String, Value>,
-    wiring: &Wiring,
+    hook: &HookFile,
     memory: &Map<String, Value>,
     changes: &mut Changes,
 ) {
-    let (Some(key), Some(cap)) = (wiring.cap_setting, memory.get("cap")) else {
+    let (Some(key), Some(cap)) = (hook.cap_setting, memory.get("cap")) else {
         return;
     };
     if root.get(key) != Some(&cap["set"]) {
@@ -283,61 +374,59 @@ fn restore_cap(
             root.remove(key);
             changes
                 .lines
-                .push(format!("removed {key} from {}", wiring.settings));
+                .push(format!("removed {key} from {}", hook.settings));
         }
         previous => {
             root.insert(key.into(), previous.clone());
-            changes.lines.push(format!(
-                "put {key} back to {previous} in {}",
-                wiring.settings
-            ));
+            changes
+                .lines
+                .push(format!("put {key} back to {previous} in {}", hook.settings));
         }
     }
 }
 
-fn command_path(project: &Path, wiring: &Wiring) -> Option<PathBuf> {
-    wiring.command.map(|(file, _)| project.join(file))
-}
-
-fn write_command(
+/// Writes a file of anvil's (a plugin, a custom command) unless a file of the person's is there.
+fn write_file(
     project: &Path,
-    wiring: &Wiring,
+    name: &str,
+    text: &str,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
-    let (Some(path), Some((name, text))) = (command_path(project, wiring), wiring.command) else {
-        return Ok(());
-    };
+    let path = project.join(name);
     match read_command(&path)? {
         Some(existing) if existing == text => {}
-        Some(existing) if !existing.contains(MARKER) => changes
+        Some(existing) if !is_anvils(&existing) => changes
             .notes
             .push(format!("left {name} alone: it is not anvil's")),
         _ => {
             write_in_place(&path, text.as_bytes())?;
-            changes
-                .lines
-                .push(format!("wrote the command /anvil ({name})"));
+            changes.lines.push(format!("wrote {}", what(name)));
         }
     }
     Ok(())
 }
 
-fn remove_command(
-    project: &Path,
-    wiring: &Wiring,
-    changes: &mut Changes,
-) -> Result<(), InstallError> {
-    let (Some(path), Some((name, _))) = (command_path(project, wiring), wiring.command) else {
-        return Ok(());
-    };
-    if read_command(&path)?.is_some_and(|t| t.contains(MARKER)) {
+/// Is this file's text anvil's (marked as such)?
+pub(crate) fn is_anvils(text: &str) -> bool {
+    text.contains(MARKER)
+}
+
+/// What a file of anvil's is, for people.
+fn what(name: &str) -> String {
+    match name.ends_with(".js") {
+        true => format!("anvil's plugin ({name})"),
+        false => format!("the command /anvil ({name})"),
+    }
+}
+
+fn remove_file(project: &Path, name: &str, changes: &mut Changes) -> Result<(), InstallError> {
+    let path = project.join(name);
+    if read_command(&path)?.is_some_and(|t| is_anvils(&t)) {
         std::fs::remove_file(&path).map_err(|source| InstallError::Write {
             path: path.clone(),
             source,
         })?;
-        changes
-            .lines
-            .push(format!("removed the command /anvil ({name})"));
+        changes.lines.push(format!("removed {}", what(name)));
     }
     Ok(())
 }
@@ -361,33 +450,46 @@ mod tests {
     fn each_host_is_installed_once_and_uninstalled_to_the_same_bytes() {
         for host in crate::agent::host::hosts() {
             let wiring = host.wiring();
+            let name = host.agent().name();
             for users in [None, Some(USERS)] {
                 let dir = tempfile::tempdir().unwrap();
                 let project = dir.path();
-                let settings = project.join(wiring.settings);
-                if let Some(text) = users {
+                let settings = wiring.hook.as_ref().map(|h| project.join(h.settings));
+                if let (Some(text), Some(settings)) = (users, &settings) {
                     std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-                    std::fs::write(&settings, text).unwrap();
+                    std::fs::write(settings, text).unwrap();
                 }
                 let added = install(project, host).unwrap();
-                let name = host.agent().name();
-                assert!(
-                    added.lines.iter().any(|l| l.contains("anvil-hook stop")),
-                    "{name}: {:?}",
-                    added.lines
-                );
-                let installed: Value =
-                    serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
-                let ours = &installed["hooks"][wiring.event];
-                assert!(
-                    ours.to_string().contains("anvil-hook stop"),
-                    "{name}: {installed}"
-                );
-                if users.is_some() {
-                    assert!(installed.to_string().contains("notify-done"), "{name}");
+                assert!(!added.lines.is_empty(), "{name}");
+                if let (Some(hook), Some(settings)) = (&wiring.hook, &settings) {
+                    assert!(
+                        added.lines.iter().any(|l| l.contains("anvil-hook stop")),
+                        "{name}: {:?}",
+                        added.lines
+                    );
+                    let installed: Value =
+                        serde_json::from_str(&std::fs::read_to_string(settings).unwrap()).unwrap();
+                    let ours = &installed["hooks"][hook.event];
+                    assert!(
+                        ours.to_string().contains("anvil-hook stop"),
+                        "{name}: {installed}"
+                    );
+                    for (key, value) in hook.shape.header {
+                        assert_eq!(installed[key], *value, "{name}");
+                    }
+                    if users.is_some() {
+                        assert!(installed.to_string().contains("notify-done"), "{name}");
+                    }
+                    if let Some(key) = hook.cap_setting {
+                        assert_eq!(installed[key], 200, "{name}");
+                    }
                 }
-                if let Some(key) = wiring.cap_setting {
-                    assert_eq!(installed[key], 200, "{name}");
+                for (file, text) in wiring.plugin.into_iter().chain(wiring.command) {
+                    assert_eq!(
+                        std::fs::read_to_string(project.join(file)).unwrap(),
+                        text,
+                        "{name}"
+                    );
                 }
                 assert!(
                     install(project, host).unwrap().lines.is_empty(),
@@ -395,9 +497,11 @@ mod tests {
                 );
                 let removed = uninstall(project, host).unwrap();
                 assert!(!removed.lines.is_empty(), "{name}");
-                match users {
-                    Some(text) => assert_eq!(std::fs::read_to_string(&settings).unwrap(), text),
-                    None => assert!(
+                match (users, &settings) {
+                    (Some(text), Some(settings)) => {
+                        assert_eq!(std::fs::read_to_string(settings).unwrap(), text)
+                    }
+                    _ => assert!(
                         std::fs::read_dir(project).unwrap().next().is_none(),
                         "{name}: something left in a project that had nothing"
                     ),
