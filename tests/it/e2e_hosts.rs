@@ -8,16 +8,25 @@ use std::time::Duration;
 
 use crate::e2e_seats::run_anvil;
 use crate::support::agents::{AgentsHome, Cli, Output};
-use crate::support::anvil::{Project, Run, find_tag, phase_text};
+use crate::support::anvil::{Project, Run, Tag, find_tag, phase_text};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::snap::Filters;
 
-/// Every main turn answers the last anvil prompt it was handed (Codex wraps a hook's reason in
-/// `<hook_prompt>`, Gemini CLI puts its `<session_context>` first, Claude Code hands it as
-/// context: the tag is found in each).
+/// The anvil prompt a turn answers: the one a shell tool's result brought back (what `anvil
+/// start` printed, run by a custom command), else the last one it was handed (Codex wraps a
+/// hook's reason in `<hook_prompt>`, Gemini CLI puts its `<session_context>` first, Claude
+/// Code hands it as context: the tag is found in each).
+fn asked(turn: &Turn) -> Option<Tag> {
+    let last = |text: &str| text.rfind("[anvil ").and_then(|at| find_tag(&text[at..]));
+    turn.tool_results()
+        .iter()
+        .find_map(|(_, text, _)| last(text))
+        .or_else(|| last(&turn.prompt()))
+}
+
+/// Every main turn answers the anvil prompt it was handed.
 fn debater(turn: &Turn) -> Reply {
-    let text = turn.prompt();
-    match text.rfind("[anvil ").and_then(|at| find_tag(&text[at..])) {
+    match asked(turn) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("nothing to debate"),
     }
@@ -28,12 +37,7 @@ fn answered(server: &ModelServer) -> Vec<String> {
     server
         .main_turns()
         .iter()
-        .map(|t| {
-            let text = &t.prompt();
-            text.rfind("[anvil ")
-                .and_then(|at| find_tag(&text[at..]))
-                .map_or_else(|| format!("(no prompt) {text}"), |tag| tag.key())
-        })
+        .map(|t| asked(t).map_or_else(|| format!("(no prompt) {}", t.prompt()), |tag| tag.key()))
         .collect()
 }
 
@@ -612,4 +616,128 @@ fn copilot_cli_hosts_a_debate_once_the_folder_is_trusted() {
         Filters::of(&project).redact(&uninstall.stderr)
     );
     assert_eq!(project_files(&project), before);
+}
+
+/// A model that takes a custom command's words as a person's model would: the expanded
+/// `/anvil` (`… \`anvil start\`: ARGS …`) is a call of the host's shell tool running `anvil
+/// start ARGS`; every other turn is the [`debater`]'s (the prompt `anvil start` printed comes
+/// back as the tool's result).
+fn commander(turn: &Turn) -> Reply {
+    let prompt = turn.prompt();
+    match prompt.split_once("`anvil start`: ") {
+        Some((_, rest)) if turn.tool_results().is_empty() => {
+            let args = rest.lines().next().unwrap_or_default().trim();
+            // Gemini CLI's and Qwen Code's shell tool.
+            Reply::tool_use(
+                "run_shell_command",
+                serde_json::json!({
+                    "command": format!("anvil start {args}"),
+                    "description": "start the debate",
+                }),
+            )
+        }
+        _ => debater(turn),
+    }
+}
+
+/// The one debate of the project, once a command started it.
+fn the_debate(project: &Project) -> String {
+    let debates = std::fs::read_dir(project.path().join(".anvil/debates"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    assert_eq!(debates.len(), 1, "one debate: {debates:?}");
+    debates[0].to_string_lossy().into_owned()
+}
+
+/// `gemini -p '/anvil "…" --rounds 1'`: Gemini CLI expands its custom command headless, its
+/// model runs `anvil start` with the shell tool the install allowed, answers the prompt it
+/// printed, and the AfterAgent hook claims the debate and takes it to its synthesis.
+#[test]
+fn gemini_clis_anvil_command_runs_headless_to_the_synthesis() {
+    let server = ModelServer::start(commander);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Gemini);
+    let run = home.run_env(
+        Cli::Gemini,
+        project.path(),
+        &[
+            "-m",
+            "gemini-host-model",
+            "-p",
+            "/anvil \"Should we adopt GraphQL?\" --rounds 1",
+        ],
+        &[
+            ("GEMINI_CLI_NO_RELAUNCH", "true"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        ],
+        Duration::from_secs(300),
+    );
+    let debate = the_debate(&project);
+    assert_hosted(&project, &server, &debate, "gemini", &run);
+    assert!(
+        project
+            .state_md(&debate)
+            .contains("Should we adopt GraphQL?"),
+        "the question as typed"
+    );
+}
+
+/// `qwen -p '/anvil "…" --rounds 1'`: the same through Qwen Code's command and Stop hook.
+#[test]
+fn qwen_codes_anvil_command_runs_headless_to_the_synthesis() {
+    let server = ModelServer::start(commander);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let run = home.run(
+        Cli::Qwen,
+        project.path(),
+        &["-p", "/anvil \"Should we adopt GraphQL?\" --rounds 1"],
+        Duration::from_secs(300),
+    );
+    let debate = the_debate(&project);
+    assert_hosted(&project, &server, &debate, "qwen 0.24.4", &run);
+}
+
+/// Gemini CLI calls one of anvil's MCP tools, as the install wired it (`mcpServers.anvil`),
+/// and its model reads the record through it: the tool's answer names the debate recorded.
+#[test]
+fn gemini_cli_reads_the_record_through_anvils_mcp_server() {
+    let tool = "mcp_anvil_list_debates";
+    let server = ModelServer::start(move |turn: &Turn| match turn.tool_results().first() {
+        Some((_, text, _)) => Reply::text(format!("The record says: {text}")),
+        None if turn.tool_names().iter().any(|t| t == tool) => {
+            Reply::tool_use(tool, serde_json::json!({}))
+        }
+        None => Reply::text(format!("no {tool} offered")),
+    });
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Gemini);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let run = home.run_env(
+        Cli::Gemini,
+        project.path(),
+        &[
+            "-m",
+            "gemini-host-model",
+            "-p",
+            "Which decisions are recorded here?",
+        ],
+        &[
+            ("GEMINI_CLI_NO_RELAUNCH", "true"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        ],
+        Duration::from_secs(300),
+    );
+    let results: Vec<String> = server
+        .main_turns()
+        .iter()
+        .flat_map(|t| t.tool_results())
+        .map(|(_, text, _)| text)
+        .collect();
+    assert!(
+        results.iter().any(|r| r.contains(&started.debate)),
+        "{results:?}\n{}",
+        run.describe()
+    );
+    assert!(run.stdout.contains("The record says"), "{}", run.describe());
 }

@@ -100,9 +100,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
         let changes = anvil_core::claude::install::host::install(&ctx.cwd, host)?;
         report(&ctx.cwd, changes, "already installed")?;
         let title = host.agent().title();
-        let how = match host.wiring().command {
-            Some(_) => "its /anvil command, or the prompt `anvil start` prints",
-            None => "the prompt `anvil start` prints",
+        let wiring = host.wiring();
+        let controls: Vec<String> = wiring
+            .controls
+            .iter()
+            .filter_map(|(file, _)| std::path::Path::new(file).file_stem())
+            .map(|stem| format!("/{}", stem.to_string_lossy()))
+            .collect();
+        let how = match (wiring.command, controls.is_empty()) {
+            (Some(_), true) => "its /anvil command, or the prompt `anvil start` prints".into(),
+            (Some(_), false) => format!(
+                "its /anvil command, or the prompt `anvil start` prints ({} beside it)",
+                controls.join(", ")
+            ),
+            (None, _) => "the prompt `anvil start` prints".into(),
         };
         say(&format!(
             "anvil: start a debate in {title}: {how}; the hook calls `anvil-hook` by name, so \

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Mcp, Shape, Stop, Trust, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 
@@ -261,6 +261,9 @@ static WIRING: Wiring = Wiring {
     hook: Some(HOOK),
     plugin: None,
     command: None,
+    controls: &[],
+    allow: None,
+    mcp: Some(Mcp::Toml(".codex/config.toml")),
 };
 
 const HOOK: HookFile = HookFile {
