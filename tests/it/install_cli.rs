@@ -612,3 +612,91 @@ fn uninstall_gives_each_hosts_configuration_back_byte_for_byte() {
         assert!(left.is_empty(), "{host}: left behind {left:?}");
     }
 }
+
+/// A `PATH` holding anvil's binaries and the pinned agent CLIs, then the system's.
+fn path_with_the_agents() -> std::ffi::OsString {
+    let mut dirs = vec![anvil_dir(), crate::support::agents::node_bin_dir()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Without a terminal (a pipe, CI), `anvil install` wires Claude Code as it always has, and
+/// names each other agent it finds here with the command that wires it.
+#[test]
+fn install_without_a_terminal_wires_claude_code_and_names_the_agents_it_finds() {
+    let project = Project::new();
+    let run = Run::from_output(
+        project
+            .command(&["install"])
+            .env("PATH", path_with_the_agents())
+            .output()
+            .expect("run anvil"),
+    )
+    .ok();
+    insta::assert_snapshot!(
+        "install_names_the_agents_found",
+        Filters::of(&project).redact(&run.stderr)
+    );
+    assert!(project.path().join(".claude/settings.json").is_file());
+    for other in [".qwen", ".gemini", ".codex"] {
+        assert!(!project.path().join(other).exists(), "{other}");
+    }
+}
+
+/// At a terminal (tmux), `anvil install` asks which of the agents it found to wire: the names
+/// typed are wired, Claude Code only when named; Enter alone wires Claude Code.
+#[test]
+fn install_at_a_terminal_asks_which_agents_to_wire() {
+    use crate::support::tmux::{Tmux, quote};
+    use std::time::{Duration, Instant};
+    let wired = |answer: &[&str]| -> (Project, String) {
+        let project = Project::new();
+        let env = [
+            ("PATH", path_with_the_agents()),
+            ("HOME", project.path().as_os_str().to_owned()),
+            ("TERM", "xterm".into()),
+        ];
+        let line = format!(
+            "{} install; echo \"exit=$?\"; sleep 30",
+            quote(&crate::support::anvil::anvil_bin().to_string_lossy())
+        );
+        let tmux = Tmux::start(project.path(), &env, &line, (200, 50));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (mut asked, mut screen) = (false, String::new());
+        while Instant::now() < deadline && !screen.contains("exit=") {
+            std::thread::sleep(Duration::from_millis(200));
+            screen = tmux.screen();
+            if !asked && screen.contains("Wire which") {
+                asked = true;
+                tmux.keys(answer);
+            }
+        }
+        assert!(screen.contains("exit=0"), "{screen}");
+        (project, screen)
+    };
+    let (project, screen) = wired(&["qwen codex", "Enter"]);
+    assert!(
+        screen.contains("agents found here that host debates: claude, codex"),
+        "{screen}"
+    );
+    for (file, there) in [
+        (".qwen/settings.json", true),
+        (".codex/hooks.json", true),
+        (".claude/settings.json", false),
+        (".gemini", false),
+    ] {
+        assert_eq!(
+            project.path().join(file).exists(),
+            there,
+            "{file}:\n{screen}"
+        );
+    }
+    let (project, screen) = wired(&["Enter"]);
+    assert!(
+        project.path().join(".claude/settings.json").is_file(),
+        "{screen}"
+    );
+    assert!(!project.path().join(".qwen").exists(), "{screen}");
+}
