@@ -741,3 +741,54 @@ fn gemini_cli_reads_the_record_through_anvils_mcp_server() {
     );
     assert!(run.stdout.contains("The record says"), "{}", run.describe());
 }
+
+/// `/anvil-steer TEXT` and `/anvil-status` in Qwen Code, headless: each command's model runs
+/// its `anvil` command with the shell tool the install allowed, and what it printed comes
+/// back (the steering queued, the debate as it stands).
+#[test]
+fn qwen_codes_steer_and_status_commands_run_anvils_own() {
+    let server = ModelServer::start(|turn: &Turn| {
+        if let Some((_, text, _)) = turn.tool_results().first() {
+            return Reply::text(format!("anvil said: {text}"));
+        }
+        let prompt = turn.prompt();
+        let command = match prompt.split_once("`anvil steer`: ") {
+            Some((_, rest)) => {
+                format!("anvil steer '{}'", rest.lines().next().unwrap_or("").trim())
+            }
+            None if prompt.contains("Run `anvil status`") => "anvil status".to_owned(),
+            None => return Reply::text("no command"),
+        };
+        Reply::tool_use(
+            "run_shell_command",
+            serde_json::json!({"command": command, "description": "anvil"}),
+        )
+    });
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    for typed in ["/anvil-steer focus on migration cost", "/anvil-status"] {
+        home.run(
+            Cli::Qwen,
+            project.path(),
+            &["-p", typed],
+            Duration::from_secs(300),
+        )
+        .ok();
+    }
+    let results: Vec<String> = server
+        .main_turns()
+        .iter()
+        .flat_map(|t| t.tool_results())
+        .map(|(_, text, _)| text)
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains(&format!("steering queued for {}", started.line)),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains(&started.line) && results[1].contains("Should we adopt GraphQL?"),
+        "{results:?}"
+    );
+}
