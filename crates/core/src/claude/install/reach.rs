@@ -33,6 +33,7 @@ pub(super) fn add(
     path: &Path,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
+    let file = wiring.hook.as_ref().map_or("", |h| h.settings);
     if let Some((keys, rules)) = wiring.allow {
         let list = list_at(root, keys, path)?;
         let missing: Vec<&str> = rules
@@ -43,9 +44,8 @@ pub(super) fn add(
         if !missing.is_empty() {
             list.extend(missing.iter().map(|r| json!(r)));
             changes.lines.push(format!(
-                "allowed its shell tool to run anvil's commands ({}) in {}",
-                keys.join("."),
-                file_name(path)
+                "allowed its shell tool to run anvil's commands ({}) in {file}",
+                keys.join(".")
             ));
         }
     }
@@ -54,14 +54,12 @@ pub(super) fn add(
         match servers.get(MCP_SERVER) {
             Some(entry) if *entry == json_server() => {}
             Some(entry) if !super::mcp::is_anvil_mcp(entry) => changes.notes.push(format!(
-                "left the MCP server '{MCP_SERVER}' of {} alone: it is not anvil's",
-                file_name(path)
+                "left the MCP server '{MCP_SERVER}' of {file} alone: it is not anvil's"
             )),
             _ => {
                 servers.insert(MCP_SERVER.into(), json_server());
                 changes.lines.push(format!(
-                    "added the MCP server '{MCP_SERVER}' (`anvil mcp`) to {}",
-                    file_name(path)
+                    "added the MCP server '{MCP_SERVER}' (`anvil mcp`) to {file}"
                 ));
             }
         }
@@ -143,17 +141,6 @@ fn remove_from_list(
         object.remove(*first);
     }
     took
-}
-
-fn file_name(path: &Path) -> String {
-    let mut parts: Vec<String> = path
-        .iter()
-        .rev()
-        .take(2)
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    parts.reverse();
-    parts.join("/")
 }
 
 /// anvil's block in a TOML file: known by its first line, taken out whole.
