@@ -41,6 +41,24 @@ fn answered(server: &ModelServer) -> Vec<String> {
         .collect()
 }
 
+/// The phases of a two-round debate as recorded (`PHASE ROUND`), and the prompts its model
+/// answers, in order.
+const TWO_ROUNDS: [&str; 6] = [
+    "start 0",
+    "advocate 1",
+    "critic 1",
+    "advocate 2",
+    "critic 2",
+    "synthesizer 2",
+];
+const TWO_ROUNDS_ASKED: [&str; 5] = [
+    "ADVOCATE r1",
+    "CRITIC r1",
+    "ADVOCATE r2",
+    "CRITIC r2",
+    "SYNTHESIS",
+];
+
 /// A project in a fresh `HOME` where `anvil install --agent NAME` ran; its output.
 fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
     let project = Project::new();
@@ -266,17 +284,7 @@ fn a_debate_cut_by_qwen_codes_cap_goes_on_when_the_person_says_continue() {
         .iter()
         .map(|c| format!("{} {}", c.phase(), c.round()))
         .collect();
-    assert_eq!(
-        phases,
-        [
-            "start 0",
-            "advocate 1",
-            "critic 1",
-            "advocate 2",
-            "critic 2",
-            "synthesizer 2"
-        ]
-    );
+    assert_eq!(phases, TWO_ROUNDS);
     // The turn that answered `continue` was not taken for the critic's phase: the prompt went
     // out again, and was answered.
     assert_eq!(
@@ -346,14 +354,7 @@ fn a_line_begun_in_qwen_code_is_finished_by_anvil_run() {
     );
     let asked = answered(&server);
     assert_eq!(
-        asked,
-        [
-            "ADVOCATE r1",
-            "CRITIC r1",
-            "ADVOCATE r2",
-            "CRITIC r2",
-            "SYNTHESIS"
-        ],
+        asked, TWO_ROUNDS_ASKED,
         "every phase asked once, none lost, none asked twice"
     );
 }
@@ -423,17 +424,7 @@ fn codex_in_its_terminal_runs_a_two_round_debate_with_nothing_shown_as_an_error(
         .iter()
         .map(|c| format!("{} {}", c.phase(), c.round()))
         .collect();
-    assert_eq!(
-        phases,
-        [
-            "start 0",
-            "advocate 1",
-            "critic 1",
-            "advocate 2",
-            "critic 2",
-            "synthesizer 2"
-        ]
-    );
+    assert_eq!(phases, TWO_ROUNDS);
     assert!(
         commits[1..]
             .iter()
@@ -441,13 +432,7 @@ fn codex_in_its_terminal_runs_a_two_round_debate_with_nothing_shown_as_an_error(
     );
     assert_eq!(
         answered(&server),
-        [
-            "ADVOCATE r1",
-            "CRITIC r1",
-            "ADVOCATE r2",
-            "CRITIC r2",
-            "SYNTHESIS"
-        ],
+        TWO_ROUNDS_ASKED,
         "one request per phase, none after the synthesis"
     );
 }
@@ -728,12 +713,7 @@ fn gemini_cli_reads_the_record_through_anvils_mcp_server() {
         ],
         Duration::from_secs(300),
     );
-    let results: Vec<String> = server
-        .main_turns()
-        .iter()
-        .flat_map(|t| t.tool_results())
-        .map(|(_, text, _)| text)
-        .collect();
+    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
     assert!(
         results.iter().any(|r| r.contains(&started.debate)),
         "{results:?}\n{}",
@@ -776,12 +756,7 @@ fn qwen_codes_steer_and_status_commands_run_anvils_own() {
         )
         .ok();
     }
-    let results: Vec<String> = server
-        .main_turns()
-        .iter()
-        .flat_map(|t| t.tool_results())
-        .map(|(_, text, _)| text)
-        .collect();
+    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(
         results[0].contains(&format!("steering queued for {}", started.line)),
