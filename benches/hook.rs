@@ -905,14 +905,8 @@ fn host_env(host: &str) -> Vec<(&'static str, &'static str)> {
 
 /// The Stop hook's input as `host` gives it, the turn ending with `text`.
 fn host_input(host: &str, dir: &Path, text: &str, transcript: &Path) -> String {
-    let mut input = serde_json::json!({
-        "session_id": SESSION,
-        "transcript_path": transcript,
-        "cwd": dir,
-        "hook_event_name": "Stop",
-        "stop_hook_active": true,
-        "last_assistant_message": text,
-    });
+    let mut input: serde_json::Value =
+        serde_json::from_str(&hook_input_with(dir, text, transcript)).unwrap();
     match host {
         "qwen" => input["context_usage"] = serde_json::json!({"used": 12000, "limit": 1000000}),
         "gemini" => {
