@@ -506,6 +506,30 @@ fn trust_codex_project(home: &AgentsHome, project: &Project) {
     std::fs::write(&config, text).unwrap();
 }
 
+/// Each host phase of `debate` names `model`; then `anvil uninstall --agent NAME` says what it
+/// took out (snapshot `uninstall_NAME`) and leaves the project's files as they were `before`
+/// the install.
+fn uninstalled_as_before(
+    project: &Project,
+    home: &AgentsHome,
+    debate: &str,
+    model: &str,
+    name: &str,
+    before: &std::collections::BTreeMap<String, Vec<u8>>,
+) {
+    assert!(
+        project.commits(debate)[1..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Model") == Some(model))
+    );
+    let uninstall = run_anvil(project, home, &["uninstall", "--agent", name]).ok();
+    insta::assert_snapshot!(
+        format!("uninstall_{name}"),
+        Filters::of(project).redact(&uninstall.stderr)
+    );
+    assert_eq!(&project_files(project), before);
+}
+
 /// Every file of the project outside anvil's home and git's, with its bytes.
 fn project_files(project: &Project) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut found = std::collections::BTreeMap::new();
@@ -590,17 +614,163 @@ fn copilot_cli_hosts_a_debate_once_the_folder_is_trusted() {
     assert!(trusted.contains("trusts the folder"), "{trusted}");
     let run = copilot(&home);
     assert_hosted(&project, &server, &started.debate, "copilot 1.0.102", &run);
-    assert!(
-        project.commits(&started.debate)[1..]
-            .iter()
-            .all(|c| c.trailer("Anvil-Model") == Some("copilot-host-model"))
+    uninstalled_as_before(
+        &project,
+        &home,
+        &started.debate,
+        "copilot-host-model",
+        "copilot",
+        &before,
     );
-    let uninstall = run_anvil(&project, &home, &["uninstall", "--agent", "copilot"]).ok();
+}
+
+/// `opencode serve` in the project, on a port of its choosing; its process group ends when
+/// dropped.
+struct OpenCodeServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl OpenCodeServer {
+    fn start(home: &AgentsHome, project: &Project) -> OpenCodeServer {
+        use std::io::BufRead;
+        use std::os::unix::process::CommandExt;
+        let child = std::process::Command::new(crate::support::agents::bin(Cli::OpenCode))
+            .args(["serve", "--hostname", "127.0.0.1"])
+            .current_dir(project.path())
+            .env_clear()
+            .envs(home.env())
+            .process_group(0)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start opencode serve");
+        let mut server = OpenCodeServer { child, port: 0 };
+        let stdout = server.child.stdout.take().expect("stdout");
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.expect("read opencode serve's output");
+            if let Some((_, port)) = line.split_once("listening on http://127.0.0.1:") {
+                server.port = port.trim().parse().expect("a port");
+                break;
+            }
+        }
+        assert_ne!(
+            server.port, 0,
+            "opencode serve did not say where it listens"
+        );
+        server
+    }
+
+    fn post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+        let response = crate::support::serve::Request::new(self.port, "POST", path)
+            .json(body)
+            .send();
+        assert_eq!(response.status, 200, "{path}: {response:?}");
+        response.json()
+    }
+}
+
+impl Drop for OpenCodeServer {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.child.id());
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// What OpenCode leaves in a config folder (`.opencode/`, `~/.config/opencode/`) when it has
+/// installed `@opencode-ai/plugin` there, as it does at its start in each such folder where a
+/// plugin is: with it already there, it installs nothing (offline, the install blocks its start
+/// for a minute). anvil's plugin imports nothing from the package.
+fn plugin_package_installed(dir: &std::path::Path) {
+    let package = dir.join("node_modules/@opencode-ai/plugin");
+    std::fs::create_dir_all(&package).unwrap();
+    let version = "1.18.33";
+    std::fs::write(
+        package.join("package.json"),
+        serde_json::json!({ "name": "@opencode-ai/plugin", "version": version }).to_string(),
+    )
+    .unwrap();
+    let dependencies = serde_json::json!({ "@opencode-ai/plugin": version });
+    std::fs::write(
+        dir.join("package.json"),
+        serde_json::json!({ "dependencies": dependencies }).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("package-lock.json"),
+        serde_json::json!({
+            "lockfileVersion": 3,
+            "packages": {
+                "": { "dependencies": dependencies },
+                "node_modules/@opencode-ai/plugin": { "version": version },
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".gitignore"),
+        "node_modules\npackage.json\npackage-lock.json\nbun.lock\n.gitignore\n",
+    )
+    .unwrap();
+}
+
+/// OpenCode has no Stop hook: anvil's plugin, in a session of `opencode serve` driven over
+/// HTTP, hands each reply to `anvil-hook stop` when the session goes idle and sends the next
+/// prompt back, until the synthesis; then nothing more is asked. The uninstall leaves the
+/// project as it was before the install.
+#[test]
+fn opencode_hosts_a_debate_in_a_served_session_through_its_plugin() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    plugin_package_installed(&project.path().join(".opencode"));
+    plugin_package_installed(&home.path().join(".config/opencode"));
+    let before = project_files(&project);
+    let install = run_anvil(&project, &home, &["install", "--agent", "opencode"]).ok();
     insta::assert_snapshot!(
-        "uninstall_copilot",
-        Filters::of(&project).redact(&uninstall.stderr)
+        "install_opencode",
+        Filters::of(&project).redact(&install.stderr)
     );
-    assert_eq!(project_files(&project), before);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+
+    let opencode = OpenCodeServer::start(&home, &project);
+    let session = opencode.post("/session", &serde_json::json!({}));
+    let id = session["id"].as_str().expect("a session id");
+    opencode.post(
+        &format!("/session/{id}/message"),
+        &serde_json::json!({ "parts": [{ "type": "text", "text": started.prompt }] }),
+    );
+    // The first reply is the message's answer; the plugin sends the rest as the session goes
+    // idle after each.
+    let deadline = std::time::Instant::now() + Duration::from_secs(180);
+    while !project.state_md(&started.debate).contains("status: done")
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Time for a request after the synthesis, if one were sent.
+    std::thread::sleep(Duration::from_secs(3));
+    drop(opencode);
+    let run = Output {
+        code: None,
+        timed_out: false,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    assert_hosted(&project, &server, &started.debate, "opencode 1.18.33", &run);
+    uninstalled_as_before(
+        &project,
+        &home,
+        &started.debate,
+        "scripted/opencode-default-model",
+        "opencode",
+        &before,
+    );
 }
 
 /// A model that takes a custom command's words as a person's model would: the expanded

@@ -222,10 +222,13 @@ fn install_host(ctx: &Ctx, host: HostRef) -> Result<(), CliError> {
         ),
         (None, _) => "the prompt `anvil start` prints".into(),
     };
+    let (caller, checks) = match wiring.hook {
+        Some(_) => ("the hook", format!(", and whether {title} trusts the hook")),
+        None => ("anvil's plugin", String::new()),
+    };
     say(&format!(
-        "anvil: start a debate in {title}: {how}; the hook calls `anvil-hook` by name, so \
-         it must be on the PATH {title} starts with (`anvil doctor` checks it, and whether \
-         {title} trusts the hook)"
+        "anvil: start a debate in {title}: {how}; {caller} calls `anvil-hook` by name, so \
+         it must be on the PATH {title} starts with (`anvil doctor` checks it{checks})"
     ));
     Ok(())
 }

@@ -193,10 +193,7 @@ impl Host for Codex {
     /// trust_level = "trusted"`, without which Codex loads nothing of its `.codex/`), and the
     /// hook's (a `trusted_hash` under `[hooks.state."KEY"]`, whose key names the hooks file).
     fn trust(&self, project: &Path, home: Option<&Path>) -> Trust {
-        let Some(codex_home) = agent_home("CODEX_HOME", ".codex")
-            .filter(|_| std::env::var_os("CODEX_HOME").is_some())
-            .or_else(|| home.map(|h| h.join(".codex")))
-        else {
+        let Some(codex_home) = super::host::agent_dir("CODEX_HOME", ".codex", home) else {
             return Trust::NotAsked;
         };
         let config_path = codex_home.join("config.toml");

@@ -204,10 +204,7 @@ impl Host for Copilot {
     /// A project's hook files run only in a folder the person trusted: `trustedFolders` in
     /// `$COPILOT_HOME/config.json` (else `~/.copilot/`) names it or a folder above it.
     fn trust(&self, project: &Path, home: Option<&Path>) -> Trust {
-        let Some(dir) = agent_home("COPILOT_HOME", ".copilot")
-            .filter(|_| std::env::var_os("COPILOT_HOME").is_some())
-            .or_else(|| home.map(|h| h.join(".copilot")))
-        else {
+        let Some(dir) = super::host::agent_dir("COPILOT_HOME", ".copilot", home) else {
             return Trust::NotAsked;
         };
         let config = dir.join("config.json");

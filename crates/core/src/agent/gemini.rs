@@ -202,7 +202,7 @@ macro_rules! command {
             "# anvil-managed\ndescription = \"",
             $description,
             "\"\nprompt = \"\"\"\n",
-            crate::host_command_words!($words),
+            crate::host_command_words!($words, "{{args}}"),
             "\"\"\"\n"
         )
     };

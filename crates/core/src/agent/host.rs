@@ -36,6 +36,10 @@ pub struct Stop<'a> {
     pub stop_reason: Option<&'a str>,
     /// Copilot CLI: when the hook was called (milliseconds), as its log names the call.
     pub timestamp: Option<u64>,
+    /// OpenCode's plugin: the reply's tokens, as its message info counts them.
+    pub tokens: Option<&'a serde_json::Value>,
+    /// OpenCode's plugin: the agent's version.
+    pub version: Option<&'a str>,
 }
 
 /// What a host's own records say of the turn that ended.
@@ -92,30 +96,41 @@ pub enum Mcp {
     Toml(&'static str),
 }
 
-/// The words of a custom command (`{{args}}` where the host puts what the person typed
-/// after it), the same in every host's form of it: the model runs the command with its
-/// shell tool, never a shell line of the command file's own with the person's text in it.
+/// The words of a custom command, `$args` where the host puts what the person typed after it
+/// (`{{args}}`, `$ARGUMENTS`), the same in every host's form of it: the model runs the command
+/// with its shell tool, never a shell line of the command file's own with the person's text
+/// in it.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! host_command_words {
-    (start) => {
-        "Run this command with your shell tool, passing the text after the colon as its \
-         arguments, quoted as one question followed by any options it holds: `anvil start`: \
-         {{args}}\n\nThen answer the prompt it prints, exactly as that prompt asks.\n"
+    (start, $args:literal) => {
+        concat!(
+            "Run this command with your shell tool, passing the text after the colon as its \
+             arguments, quoted as one question followed by any options it holds: `anvil start`: ",
+            $args,
+            "\n\nThen answer the prompt it prints, exactly as that prompt asks.\n"
+        )
     };
-    (steer) => {
-        "Run this command with your shell tool, passing the text after the colon quoted as \
-         one argument: `anvil steer`: {{args}}\n\nThen tell the user in one sentence that the \
-         steering reaches the debate at its next phase.\n"
+    (steer, $args:literal) => {
+        concat!(
+            "Run this command with your shell tool, passing the text after the colon quoted as \
+             one argument: `anvil steer`: ",
+            $args,
+            "\n\nThen tell the user in one sentence that the steering reaches the debate at its \
+             next phase.\n"
+        )
     };
-    (status) => {
+    (status, $args:literal) => {
         "Run `anvil status` with your shell tool, and show the user what it prints as it is, \
          without commentary.\n"
     };
-    (cancel) => {
-        "Run this command with your shell tool, passing the text after the colon, if there is \
-         any, as its argument: `anvil cancel`: {{args}}\n\nThen tell the user the result in \
-         one sentence, and stop debating.\n"
+    (cancel, $args:literal) => {
+        concat!(
+            "Run this command with your shell tool, passing the text after the colon, if there \
+             is any, as its argument: `anvil cancel`: ",
+            $args,
+            "\n\nThen tell the user the result in one sentence, and stop debating.\n"
+        )
     };
 }
 
@@ -211,6 +226,14 @@ pub enum Trust {
     Trusted(String),
     /// It skips the hook: why, and what to do about it.
     Untrusted { why: String, fix: String },
+}
+
+/// The folder where an agent keeps what it knows of the person: `$VAR` when the person set it
+/// (`CODEX_HOME`), else `DIR` in `home` (`.codex`).
+pub(crate) fn agent_dir(var: &str, dir: &str, home: Option<&Path>) -> Option<std::path::PathBuf> {
+    super::agent_home(var, dir)
+        .filter(|_| std::env::var_os(var).is_some())
+        .or_else(|| home.map(|h| h.join(dir)))
 }
 
 /// Folder trust as Gemini CLI and Qwen Code keep it in `HOME/DIR/`: `None` when the person's
@@ -366,6 +389,14 @@ mod tests {
         assert_eq!(
             detect(&copilot, &none).map(|h| h.agent().name()),
             Some("copilot")
+        );
+        let opencode = Stop {
+            event: Some("session.idle"),
+            ..base
+        };
+        assert_eq!(
+            detect(&opencode, &none).map(|h| h.agent().name()),
+            Some("opencode")
         );
     }
 

@@ -15,9 +15,23 @@
 //! `cache.write`; `cost` in dollars, each per step) and `error`. No event names the model:
 //! it is the one asked for, or its config's `model`; the version comes from `opencode
 //! --version`.
+//!
+//! As a host: OpenCode runs no hooks. A plugin of anvil's, `.opencode/plugin/anvil.js`
+//! (`opencode.js` beside this file), sees `session.idle`, reads the session's last reply and
+//! hands `anvil-hook stop` a Stop-like input of its own (`hook_event_name: "session.idle"`,
+//! which only it sends; the reply's text, the prompt it answered and what its tools returned,
+//! its model `PROVIDER/MODEL`, tokens and the session's OpenCode version, from the message
+//! info); on `block` it sends the reason as the next prompt (`client.session.promptAsync`).
+//! This continues a session in OpenCode's terminal and under `opencode serve`, not under
+//! `opencode run` (which ends at the first idle). OpenCode has no cap: the plugin ends a streak
+//! of 200. It imports nothing: OpenCode itself installs `@opencode-ai/plugin` into each
+//! config folder that holds a plugin, at its start (which that install blocks for a minute
+//! when offline, unless `node_modules/` and a `package-lock.json` naming it are there). Its
+//! custom command is `.opencode/command/anvil.md`.
 
 use serde_json::Value;
 
+use super::host::{Host, HostTurn, Stop, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 use crate::record::usage::Usd;
@@ -55,6 +69,10 @@ impl Agent for OpenCode {
                  opencode.json"
                     .to_owned()
             })
+    }
+
+    fn host(&self) -> Option<&'static dyn Host> {
+        Some(&OpenCode)
     }
 
     fn names_sessions(&self) -> bool {
@@ -148,12 +166,11 @@ impl Agent for OpenCode {
         let mut tokens = Tokens::default();
         let mut cost = 0.0;
         for step in events.iter().filter(|e| e["type"] == "step_finish") {
-            let t = &step["part"]["tokens"];
-            let n = |v: &Value| v.as_u64().unwrap_or(0);
-            tokens.input += n(&t["input"]) + n(&t["cache"]["read"]);
-            tokens.output += n(&t["output"]) + n(&t["reasoning"]);
-            tokens.cache_read += n(&t["cache"]["read"]);
-            tokens.cache_write += n(&t["cache"]["write"]);
+            let t = tokens_of(&step["part"]["tokens"]);
+            tokens.input += t.input;
+            tokens.output += t.output;
+            tokens.cache_read += t.cache_read;
+            tokens.cache_write += t.cache_write;
             cost += step["part"]["cost"].as_f64().unwrap_or(0.0);
         }
         Ok(Played {
@@ -168,6 +185,84 @@ impl Agent for OpenCode {
         })
     }
 }
+
+/// OpenCode's count of tokens (a step's, a message's): `input` without the cached part,
+/// `output`, `reasoning`, `cache.read`, `cache.write`.
+fn tokens_of(t: &Value) -> Tokens {
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    Tokens {
+        input: n(&t["input"]) + n(&t["cache"]["read"]),
+        output: n(&t["output"]) + n(&t["reasoning"]),
+        cache_read: n(&t["cache"]["read"]),
+        cache_write: n(&t["cache"]["write"]),
+    }
+}
+
+impl Host for OpenCode {
+    fn agent(&self) -> &'static dyn Agent {
+        &OpenCode
+    }
+
+    /// Only anvil's plugin names the event `session.idle`.
+    fn runs(&self, stop: &Stop<'_>, _var: &dyn Fn(&str) -> Option<String>) -> bool {
+        stop.event == Some("session.idle")
+    }
+
+    fn turn(&self, stop: &Stop<'_>, _var: &dyn Fn(&str) -> Option<String>) -> HostTurn {
+        HostTurn {
+            version: stop.version.map(str::to_owned),
+            model: stop.model.map(str::to_owned),
+            tokens: stop.tokens.map(tokens_of).unwrap_or_default(),
+        }
+    }
+
+    fn wiring(&self) -> &'static Wiring {
+        &WIRING
+    }
+}
+
+/// A command of OpenCode's: Markdown, its description in the frontmatter, `$ARGUMENTS` where
+/// the person's text goes.
+macro_rules! command {
+    ($description:literal, $words:ident) => {
+        concat!(
+            "---\ndescription: ",
+            $description,
+            " (anvil-managed)\n---\n",
+            crate::host_command_words!($words, "$ARGUMENTS")
+        )
+    };
+}
+
+static WIRING: Wiring = Wiring {
+    hook: None,
+    plugin: Some((".opencode/plugin/anvil.js", include_str!("opencode.js"))),
+    command: Some((".opencode/command/anvil.md", COMMAND)),
+    controls: &[
+        (
+            ".opencode/command/anvil-steer.md",
+            command!(
+                "Queue steering for the next phase of the running anvil debate",
+                steer
+            ),
+        ),
+        (
+            ".opencode/command/anvil-status.md",
+            command!("Show where anvil debates stand", status),
+        ),
+        (
+            ".opencode/command/anvil-cancel.md",
+            command!("Cancel the running anvil debate", cancel),
+        ),
+    ],
+    allow: None,
+    mcp: None,
+};
+
+/// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers
+/// the prompt it prints; the plugin hands the turn to the hook, which claims the debate for
+/// the session that saw it.
+const COMMAND: &str = command!("Start an anvil debate on a question", start);
 
 /// The person's OpenCode config (`$OPENCODE_CONFIG`, else `~/.config/opencode/opencode.json`),
 /// or `null`.

@@ -236,7 +236,7 @@ macro_rules! command {
             "---\ndescription: ",
             $description,
             " (anvil-managed)\n---\n",
-            crate::host_command_words!($words)
+            crate::host_command_words!($words, "{{args}}")
         )
     };
 }

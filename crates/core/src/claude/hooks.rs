@@ -11,7 +11,8 @@
 //! The project's config is read at most once per run ([`config::Lazy`]), by the first step
 //! that needs it, and not at all by a stop without a debate.
 //!
-//! The same hook serves the other agents that host a debate (Qwen Code, Gemini CLI, Codex:
+//! The same hook serves the other agents that host a debate (Qwen Code, Gemini CLI, Codex,
+//! Copilot CLI, and OpenCode through a plugin of anvil's:
 //! [`crate::agent::host`]). Which one stops is told from the input and the environment once a
 //! line is concerned; the host's file then says where the turn's text and figures are and
 //! what its cap is. A host other than Claude Code is always answered with a `block`, and its
@@ -149,12 +150,23 @@ fn may_claim(
     if started.is_some_and(|started| started >= since) {
         return true;
     }
-    // The transcript may lag behind the turn that just ended: looked at until it holds the
-    // prompt or an answer (`saw_prompt`).
+    shows_prompt(input, &tags(line, host), false)
+}
+
+/// Does what the session's turn was given show one of `tags`: the prompt the input hands over
+/// (OpenCode's plugin: the prompt and the turn's tool results; Gemini CLI: the person's
+/// prompt), or the transcript? The transcript may lag behind the turn that just ended: it is
+/// looked at until it holds the prompt or an answer (`saw_prompt`; `has_text`: the turn's text
+/// came from it, and it is there).
+fn shows_prompt(input: &HookInput, tags: &[String], has_text: bool) -> bool {
+    let given = input.prompt.as_deref().unwrap_or_default();
+    if tags.iter().any(|tag| given.contains(tag.as_str())) {
+        return true;
+    }
     input
         .transcript_path
         .as_deref()
-        .is_some_and(|path| saw_prompt(path, &tags(line, host), false))
+        .is_some_and(|path| saw_prompt(path, tags, has_text))
 }
 
 /// The forms of `line`'s tag a session's transcript shows when it saw the line's prompt.
@@ -488,10 +500,7 @@ fn cut_by_cap(hook: &Hook<'_>) -> bool {
 
 /// Has the session that claims `line` at this stop seen the line's prompt? Its transcript says.
 fn saw_its_prompt(hook: &Hook<'_>, line: &LineRef, turn: &Turn) -> bool {
-    hook.input
-        .transcript_path
-        .as_deref()
-        .is_some_and(|p| saw_prompt(p, &tags(line, hook.host), turn.end.is_some()))
+    shows_prompt(hook.input, &tags(line, hook.host), turn.end.is_some())
 }
 
 /// What the turn cost (model, tokens, duration), from the end of the transcript, read against

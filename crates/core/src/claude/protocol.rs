@@ -53,6 +53,16 @@ pub(crate) struct HookInput {
     /// Copilot CLI: when the hook was called, in milliseconds (any JSON: only a number counts).
     #[serde(default)]
     pub timestamp: serde_json::Value,
+    /// OpenCode's plugin: what the turn was given (the prompt it answered, and what its tools
+    /// returned), where no transcript says it.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// OpenCode's plugin: the reply's tokens, as its message info counts them (any JSON).
+    #[serde(default)]
+    pub tokens: serde_json::Value,
+    /// OpenCode's plugin: the agent's version (any JSON: only a string counts).
+    #[serde(default)]
+    pub version: serde_json::Value,
 }
 
 impl HookInput {
@@ -75,6 +85,8 @@ impl HookInput {
             prompt_response: self.prompt_response.as_deref(),
             stop_reason: self.stop_reason.as_deref(),
             timestamp: self.timestamp.as_u64(),
+            tokens: Some(&self.tokens).filter(|t| t.is_object()),
+            version: self.version.as_str(),
         }
     }
 
