@@ -96,6 +96,21 @@ pub enum Mcp {
     Toml(&'static str),
 }
 
+/// A custom command as Markdown, its description in the frontmatter (Qwen Code's `{{args}}`,
+/// OpenCode's `$ARGUMENTS`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! host_markdown_command {
+    ($description:literal, $words:ident, $args:literal) => {
+        concat!(
+            "---\ndescription: ",
+            $description,
+            " (anvil-managed)\n---\n",
+            $crate::host_command_words!($words, $args)
+        )
+    };
+}
+
 /// The words of a custom command, `$args` where the host puts what the person typed after it
 /// (`{{args}}`, `$ARGUMENTS`), the same in every host's form of it: the model runs the command
 /// with its shell tool, never a shell line of the command file's own with the person's text

@@ -221,16 +221,10 @@ impl Host for OpenCode {
     }
 }
 
-/// A command of OpenCode's: Markdown, its description in the frontmatter, `$ARGUMENTS` where
-/// the person's text goes.
+/// A command of its: Markdown, `$ARGUMENTS` where the person's text goes.
 macro_rules! command {
     ($description:literal, $words:ident) => {
-        concat!(
-            "---\ndescription: ",
-            $description,
-            " (anvil-managed)\n---\n",
-            crate::host_command_words!($words, "$ARGUMENTS")
-        )
+        crate::host_markdown_command!($description, $words, "$ARGUMENTS")
     };
 }
 

@@ -228,16 +228,10 @@ impl Host for Qwen {
     }
 }
 
-/// A command of Qwen Code's: Markdown, its description in the frontmatter, `{{args}}` where
-/// the person's text goes.
+/// A command of its: Markdown, `{{args}}` where the person's text goes.
 macro_rules! command {
     ($description:literal, $words:ident) => {
-        concat!(
-            "---\ndescription: ",
-            $description,
-            " (anvil-managed)\n---\n",
-            crate::host_command_words!($words, "{{args}}")
-        )
+        crate::host_markdown_command!($description, $words, "{{args}}")
     };
 }
 
