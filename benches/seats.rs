@@ -140,7 +140,6 @@ fn median_p90(mut v: Vec<f64>) -> (f64, f64) {
     (v[v.len() / 2], v[(v.len() * 9 / 10).min(v.len() - 1)])
 }
 
-/// What an endpoint seat's turn adds to the endpoint's answer (see the module's doc).
 /// When the server finished answering request `seq`: it notes that once the answer is written,
 /// which the client may have read (and exited on) a moment before.
 fn answered_at(server: &ModelServer, seq: usize) -> Instant {
@@ -157,6 +156,7 @@ fn answered_at(server: &ModelServer, seq: usize) -> Instant {
     }
 }
 
+/// What an endpoint seat's turn adds to the endpoint's answer (see the module's doc).
 fn endpoint_turns() {
     const ANSWER: Duration = Duration::from_millis(300);
     const TURNS: usize = 21;

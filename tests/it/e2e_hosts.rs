@@ -937,3 +937,75 @@ fn qwen_codes_steer_and_status_commands_run_anvils_own() {
         "{results:?}"
     );
 }
+
+/// Copilot CLI ends a turn after eight continuations in a row, dropping the ninth `block`
+/// with nothing of it kept: a debate of five rounds stops midway, and the person's `continue`
+/// in the same session takes it on from where the record stands to its synthesis.
+#[test]
+fn a_debate_cut_by_copilots_cap_goes_on_when_the_person_says_continue() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Copilot);
+    std::fs::create_dir_all(home.path().join(".copilot")).unwrap();
+    std::fs::write(
+        home.path().join(".copilot/config.json"),
+        serde_json::json!({ "trustedFolders": [project.path().canonicalize().unwrap()] })
+            .to_string(),
+    )
+    .unwrap();
+    let started = project.start(&["Should we cap blocks?", "--rounds", "5"]);
+    let session = crate::support::claude::new_session_id();
+    let copilot = |prompt: &str, session: &str| {
+        home.run(
+            Cli::Copilot,
+            project.path(),
+            &[
+                "-p",
+                prompt,
+                session,
+                "--allow-all-tools",
+                "--model",
+                "copilot-host-model",
+            ],
+            Duration::from_secs(300),
+        )
+    };
+    let first = copilot(&started.prompt, &format!("--session-id={session}"));
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: active"),
+        "{state}\n{}",
+        first.describe()
+    );
+    // The prompt and eight continuations were answered; the critic's fifth was dropped.
+    let cut = answered(&server);
+    assert_eq!(cut.len(), 9, "{cut:?}\n{}", first.describe());
+    assert_eq!(cut[8], "ADVOCATE r5");
+    let second = copilot("continue", &format!("--resume={session}"));
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\ncut after {cut:?}, then {:?}\n{}",
+        answered(&server),
+        second.describe()
+    );
+    // The turn that answered `continue` was not taken for the critic's phase: the prompt went
+    // out again, and was answered; every phase is recorded once.
+    let all = answered(&server);
+    assert!(
+        all[9].starts_with("(no prompt)") && all[9].ends_with("continue"),
+        "{all:?}"
+    );
+    assert_eq!(all[10..], ["CRITIC r5", "SYNTHESIS"]);
+    let phases = project.commits(&started.debate).len();
+    assert_eq!(
+        phases,
+        1 + 10 + 1,
+        "start, five rounds of two, the synthesis"
+    );
+    assert!(
+        !project
+            .transcript_md(&started.debate)
+            .contains("nothing to debate")
+    );
+}

@@ -219,6 +219,40 @@ fn gemini_plays_a_plan_mode_seat_and_resumes_it() {
     two_turns(Agent::Gemini, "gemini-seat-model", "0.61.0");
 }
 
+/// A Gemini CLI that no longer has the session a seat resumes (it was seen to remove a
+/// session's files itself) exits 42: the turn is played again in a new session, with the whole
+/// prompt, and the seat goes on from there.
+#[test]
+fn a_gemini_seat_whose_session_is_gone_plays_its_turn_in_a_new_one() {
+    let server = ModelServer::start(script);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let seat = "gemini:gemini-seat-model";
+    let first = try_seat(&project, &home, &[seat, "--prompt", "first turn"]).ok();
+    let session = played(&first)["session"].as_str().unwrap().to_owned();
+    let chats = std::fs::read_dir(home.path().join(".gemini/tmp"))
+        .unwrap()
+        .map(|dir| dir.unwrap().path().join("chats"))
+        .find(|chats| chats.is_dir())
+        .expect("Gemini CLI keeps its sessions under ~/.gemini/tmp/DIR/chats");
+    std::fs::remove_dir_all(&chats).unwrap();
+
+    let second = try_seat(
+        &project,
+        &home,
+        &[seat, "--prompt", "second turn", "--resume", &session],
+    )
+    .ok();
+    let second = played(&second);
+    assert_eq!(second["text"], "gemini says: second turn");
+    let new = second["session"].as_str().unwrap();
+    assert!(!new.is_empty() && new != session, "{second}");
+    // The failed resume sent nothing; the turn in the new session sent its prompt once.
+    let turns = server.turns_of(Agent::Gemini);
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert!(!turns[1].all_user_text().contains("first turn"));
+}
+
 /// Without a model, Gemini CLI picks its own (with an API key, without asking its router); the
 /// seat records the one that answered.
 #[test]

@@ -85,6 +85,13 @@ impl Agent for Gemini {
         vec![("GEMINI_CLI_NO_RELAUNCH", "true".to_owned())]
     }
 
+    /// Gemini CLI 0.61.0 can lose a session: a resumed turn in a later minute than the
+    /// session's start was seen to write a second file for it, and a later start to remove
+    /// both; resuming it then exits 42, "Error resuming session: Invalid session identifier".
+    fn lost_session(&self, ran: &Ran) -> bool {
+        ran.status.code() == Some(42) && ran.stderr.contains("Error resuming session")
+    }
+
     fn host(&self) -> Option<&'static dyn Host> {
         Some(&Gemini)
     }

@@ -163,6 +163,13 @@ pub trait Agent: Sync + Send {
         true
     }
 
+    /// Did a resumed turn fail because the agent no longer has the session? A seat's prompt
+    /// always carries the whole debate so far, so the turn is then played once more in a new
+    /// session, which loses nothing.
+    fn lost_session(&self, _ran: &Ran) -> bool {
+        false
+    }
+
     /// Refuses a model's name that its command line could read as anything but a model.
     fn check_model(&self, model: &str) -> Result<(), String> {
         argv::check_model(model)

@@ -105,6 +105,15 @@ pub fn play(agent: &'static dyn Agent, turn: &Turn<'_>) -> Result<Played, SeatEr
             });
         }
     };
+    if turn.resume.is_some() && !ran.status.success() && agent.lost_session(&ran) {
+        return play(
+            agent,
+            &Turn {
+                resume: None,
+                ..turn.clone()
+            },
+        );
+    }
     let read = agent.read(&ran, named.as_deref());
     if !ran.status.success() {
         let said = match &read {
