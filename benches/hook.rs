@@ -27,6 +27,13 @@
 //!    17-19 of the same debate, each sample the mean stop of three in a row on a fresh copy,
 //!    samples interleaved (target: within 1.15x).
 //!
+//! 8. per host (`cargo bench --bench hook -- host` runs this alone): the stop that concerns
+//!    no debate, with the input (and environment) each host gives its Stop hook — Claude
+//!    Code, Qwen Code, Gemini CLI, Codex — side by side with a bare process start (target: at
+//!    most 1.5x each); and the mid-debate phase of 2. with each host's input and a transcript
+//!    of its own shape (150 KB of earlier turns, then the turn), side by side with the same
+//!    phase from Claude Code's input (target: within 1.10x).
+//!
 //! Every sample is a fresh process; mid-debate samples each run on their own copy of the same
 //! prepared project, so every sample records the same phase.
 
@@ -50,6 +57,12 @@ fn main() {
         return;
     }
     let work = tempfile::tempdir().expect("temp dir");
+    // `cargo bench --bench hook -- host`: the per-host measurements alone.
+    let filter = args.iter().skip(1).find(|a| !a.starts_with("--"));
+    if filter.is_some_and(|f| f == "host") {
+        per_host(work.path());
+        return;
+    }
     let project = work.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     anvil(&project, &["init"]);
@@ -251,6 +264,7 @@ fn main() {
         ms(late),
         late.as_secs_f64() / early.as_secs_f64()
     );
+    per_host(work.path());
     for bin in [HOOK, ANVIL] {
         let bytes = std::fs::metadata(bin).map(|m| m.len()).unwrap_or(0);
         println!(
@@ -407,10 +421,22 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn run_timed(dir: &Path, program: &str, args: &[&str], stdin: &[u8]) -> Duration {
+    run_timed_env(dir, program, args, stdin, &[])
+}
+
+/// [`run_timed`] with `env` added to the process's environment.
+fn run_timed_env(
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    stdin: &[u8],
+    env: &[(&str, &str)],
+) -> Duration {
     let start = Instant::now();
     let mut child = Command::new(program)
         .args(args)
         .current_dir(dir)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -757,4 +783,214 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
+}
+
+/// The hosts whose Stop hook input measurement 8 gives the hook.
+const HOSTS: [&str; 4] = ["claude", "qwen", "gemini", "codex"];
+/// The turn each host's transcript and input name (Codex's `turn_id`).
+const TURN: &str = "01a224d2-ec92-77c0-8320-75791d514305";
+
+/// Measurement 8: the no-debate stop and the mid-debate phase, with each host's input.
+fn per_host(work: &Path) {
+    let work = work.join("per-host");
+    let project = work.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    anvil(&project, &["init"]);
+    let idle_text = "Nothing to do with anvil.";
+    let idle: Vec<(String, Vec<(&str, &str)>)> = HOSTS
+        .iter()
+        .map(|host| {
+            let transcript = work.join(format!("idle-{host}.jsonl"));
+            write_host_transcript(host, &transcript, 150 * 1024, idle_text);
+            (
+                host_input(host, &project, idle_text, &transcript),
+                host_env(host),
+            )
+        })
+        .collect();
+    let bare_true = which("true");
+    let mut runs: Vec<Box<dyn FnMut() -> Duration + '_>> =
+        vec![Box::new(|| run_timed(&project, &bare_true, &[], b""))];
+    for (input, env) in &idle {
+        let project = &project;
+        runs.push(Box::new(move || {
+            run_timed_env(project, HOOK, &["stop"], input.as_bytes(), env)
+        }));
+    }
+    let [a, b, c, d, e] = &mut runs[..] else {
+        unreachable!("true and four hosts")
+    };
+    let idle_times = sample_side_by_side([&mut **a, &mut **b, &mut **c, &mut **d, &mut **e]);
+    drop(runs);
+
+    let (template, _) = prepare_debate(&work, "template", false);
+    let text = phase("ADVOCATE round 3", 7_500);
+    let mid: Vec<(Vec<PathBuf>, PathBuf)> = HOSTS
+        .iter()
+        .map(|host| {
+            let transcript = work.join(format!("mid-{host}.jsonl"));
+            write_host_transcript(host, &transcript, 150 * 1024, &text);
+            (
+                copies_of(&work, &template, &format!("mid-{host}")),
+                transcript,
+            )
+        })
+        .collect();
+    let _ = Command::new("sync").status();
+    std::thread::sleep(Duration::from_secs(1));
+    let mut runs: Vec<Box<dyn FnMut() -> Duration + '_>> = Vec::new();
+    for (host, (copies, transcript)) in HOSTS.iter().zip(&mid) {
+        let (mut copies, text) = (copies.iter(), &text);
+        runs.push(Box::new(move || {
+            let dir = copies.next().expect("one copy per sample");
+            let input = host_input(host, dir, text, transcript);
+            run_timed_env(dir, HOOK, &["stop"], input.as_bytes(), &host_env(host))
+        }));
+    }
+    let [a, b, c, d] = &mut runs[..] else {
+        unreachable!("four hosts")
+    };
+    let mid_times = sample_side_by_side([&mut **a, &mut **b, &mut **c, &mut **d]);
+    drop(runs);
+    // Each host's stop recorded the phase, naming its host (Claude Code's names none).
+    for (host, (copies, _)) in HOSTS.iter().zip(&mid) {
+        let message = tip_message(&copies[0]);
+        assert!(
+            message.contains("Anvil-Phase: advocate\n") && message.contains("Anvil-Round: 3\n"),
+            "{host}: {message}"
+        );
+        assert_eq!(
+            message.contains(&format!("Anvil-Host: {host}")),
+            *host != "claude",
+            "{host}: {message}"
+        );
+    }
+
+    println!("anvil-hook stop per host, whole process, median of {SAMPLES} runs (release build)");
+    let bare = idle_times[0];
+    println!(
+        "  true (a bare process start)                  {:>8.3} ms",
+        ms(bare)
+    );
+    for (host, time) in HOSTS.iter().zip(&idle_times[1..]) {
+        println!(
+            "  no debate, {host:<6}'s input                  {:>8.3} ms  ({:.2}x true; target <= 1.5x)",
+            ms(*time),
+            time.as_secs_f64() / bare.as_secs_f64()
+        );
+    }
+    let claude = mid_times[0];
+    for (host, time) in HOSTS.iter().zip(&mid_times) {
+        println!(
+            "  mid-debate phase, {host:<6}'s input           {:>8.3} ms  ({:.3}x Claude Code's; target <= 1.10x)",
+            ms(*time),
+            time.as_secs_f64() / claude.as_secs_f64()
+        );
+    }
+}
+
+/// The environment each host gives its hook, as far as the hook reads it.
+fn host_env(host: &str) -> Vec<(&'static str, &'static str)> {
+    match host {
+        "claude" => vec![("CLAUDE_CODE_SESSION_ID", SESSION)],
+        "qwen" => vec![
+            ("QWEN_CODE_SESSION_ID", SESSION),
+            ("QWEN_CODE_STARTUP_VERSION", "0.24.4"),
+            ("QWEN_CODE_MODEL", "qwen3-coder-plus"),
+        ],
+        "gemini" => vec![("GEMINI_SESSION_ID", SESSION)],
+        _ => Vec::new(),
+    }
+}
+
+/// The Stop hook's input as `host` gives it, the turn ending with `text`.
+fn host_input(host: &str, dir: &Path, text: &str, transcript: &Path) -> String {
+    let mut input: serde_json::Value =
+        serde_json::from_str(&hook_input_with(dir, text, transcript)).unwrap();
+    match host {
+        "qwen" => input["context_usage"] = serde_json::json!({"used": 12000, "limit": 1000000}),
+        "gemini" => {
+            let input = input.as_object_mut().unwrap();
+            input.remove("last_assistant_message");
+            input.insert("hook_event_name".into(), "AfterAgent".into());
+            input.insert(
+                "prompt".into(),
+                "[anvil bench@main · round 3 of 3 · Advocate]".into(),
+            );
+            input.insert("prompt_response".into(), text.into());
+        }
+        "codex" => {
+            input["turn_id"] = TURN.into();
+            input["model"] = "gpt-5.1-codex".into();
+        }
+        _ => {}
+    }
+    input.to_string()
+}
+
+/// A session transcript of `host`'s shape, about `size` bytes: earlier turns, each with 20 KB
+/// of tool output, then the turn that ended with `text`.
+fn write_host_transcript(host: &str, path: &Path, size: usize, text: &str) {
+    if host == "claude" {
+        return write_transcript(path, size, text);
+    }
+    let output = "drwxr-xr-x  src/billing/ledger.rs  4.2K  ".repeat(20 * 1024 / 44);
+    let (earlier, last): (Vec<serde_json::Value>, Vec<serde_json::Value>) = match host {
+        "qwen" => (
+            vec![
+                serde_json::json!({"type": "user", "sessionId": SESSION, "message": {"role": "user", "parts": [{"text": "Look at the ledger."}]}}),
+                serde_json::json!({"type": "tool_result", "sessionId": SESSION, "message": {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response": {"output": output}}}]}}),
+                serde_json::json!({"type": "assistant", "sessionId": SESSION, "model": "qwen3-coder-plus", "version": "0.24.4", "message": {"role": "model", "parts": [{"text": "Done."}]}, "usageMetadata": {"promptTokenCount": 1300, "candidatesTokenCount": 900, "cachedContentTokenCount": 5000}}),
+            ],
+            vec![
+                serde_json::json!({"type": "assistant", "sessionId": SESSION, "model": "qwen3-coder-plus", "version": "0.24.4", "message": {"role": "model", "parts": [{"text": text}]}, "usageMetadata": {"promptTokenCount": 1300, "candidatesTokenCount": 900, "cachedContentTokenCount": 5000}}),
+            ],
+        ),
+        "gemini" => (
+            vec![
+                serde_json::json!({"type": "user", "content": [{"text": "Look at the ledger."}]}),
+                serde_json::json!({"type": "gemini", "content": "", "toolCalls": [{"name": "run_shell_command", "result": output}], "model": "gemini-2.5-pro", "tokens": {"input": 1200, "output": 40}}),
+                serde_json::json!({"type": "gemini", "content": "Done.", "model": "gemini-2.5-pro", "tokens": {"input": 1300, "output": 900, "cached": 5000, "thoughts": 0}}),
+            ],
+            vec![
+                serde_json::json!({"type": "user", "content": [{"text": "[anvil bench@main · round 3 of 3 · Advocate]"}]}),
+                serde_json::json!({"type": "gemini", "content": text, "model": "gemini-2.5-pro", "tokens": {"input": 1300, "output": 900, "cached": 5000, "thoughts": 0}}),
+            ],
+        ),
+        _ => (
+            vec![
+                serde_json::json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Look at the ledger."}]}}),
+                serde_json::json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c", "output": output}}),
+                serde_json::json!({"type": "token_usage_record", "payload": {"turn_id": "earlier", "usage": {"input_tokens": 1300, "output_tokens": 900, "cached_input_tokens": 5000}}}),
+            ],
+            vec![
+                serde_json::json!({"type": "turn_context", "payload": {"turn_id": TURN, "model": "gpt-5.1-codex"}}),
+                serde_json::json!({"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}}),
+                serde_json::json!({"type": "token_usage_record", "payload": {"turn_id": TURN, "usage": {"input_tokens": 1300, "output_tokens": 900, "cached_input_tokens": 5000}}}),
+            ],
+        ),
+    };
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut written = 0;
+    if host == "codex" {
+        let meta = serde_json::json!({"type": "session_meta", "payload": {"id": SESSION, "cli_version": "0.169.0"}});
+        written += writeln_json(&mut out, &meta);
+    }
+    let last_len: usize = last.iter().map(|e| e.to_string().len() + 1).sum();
+    while written + last_len < size {
+        for e in &earlier {
+            written += writeln_json(&mut out, e);
+        }
+    }
+    for e in &last {
+        writeln_json(&mut out, e);
+    }
+    out.flush().unwrap();
+}
+
+/// One JSON line; its length.
+fn writeln_json(out: &mut impl Write, value: &serde_json::Value) -> usize {
+    let line = format!("{value}\n");
+    out.write_all(line.as_bytes()).unwrap();
+    line.len()
 }

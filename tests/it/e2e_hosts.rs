@@ -8,15 +8,25 @@ use std::time::Duration;
 
 use crate::e2e_seats::run_anvil;
 use crate::support::agents::{AgentsHome, Cli, Output};
-use crate::support::anvil::{Project, Run, find_tag, phase_text};
+use crate::support::anvil::{Project, Run, Tag, find_tag, phase_text};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 use crate::support::snap::Filters;
 
-/// Every main turn answers the last anvil prompt it was handed (Codex wraps a hook's reason in
-/// `<hook_prompt>`, Gemini CLI puts its `<session_context>` first: the tag is found in both).
+/// The anvil prompt a turn answers: the one a shell tool's result brought back (what `anvil
+/// start` printed, run by a custom command), else the last one it was handed (Codex wraps a
+/// hook's reason in `<hook_prompt>`, Gemini CLI puts its `<session_context>` first, Claude
+/// Code hands it as context: the tag is found in each).
+fn asked(turn: &Turn) -> Option<Tag> {
+    let last = |text: &str| text.rfind("[anvil ").and_then(|at| find_tag(&text[at..]));
+    turn.tool_results()
+        .iter()
+        .find_map(|(_, text, _)| last(text))
+        .or_else(|| last(&turn.prompt()))
+}
+
+/// Every main turn answers the anvil prompt it was handed.
 fn debater(turn: &Turn) -> Reply {
-    let text = turn.latest_user_text.clone();
-    match text.rfind("[anvil ").and_then(|at| find_tag(&text[at..])) {
+    match asked(turn) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("nothing to debate"),
     }
@@ -27,14 +37,27 @@ fn answered(server: &ModelServer) -> Vec<String> {
     server
         .main_turns()
         .iter()
-        .map(|t| {
-            let text = &t.latest_user_text;
-            text.rfind("[anvil ")
-                .and_then(|at| find_tag(&text[at..]))
-                .map_or_else(|| format!("(no prompt) {text}"), |tag| tag.key())
-        })
+        .map(|t| asked(t).map_or_else(|| format!("(no prompt) {}", t.prompt()), |tag| tag.key()))
         .collect()
 }
+
+/// The phases of a two-round debate as recorded (`PHASE ROUND`), and the prompts its model
+/// answers, in order.
+const TWO_ROUNDS: [&str; 6] = [
+    "start 0",
+    "advocate 1",
+    "critic 1",
+    "advocate 2",
+    "critic 2",
+    "synthesizer 2",
+];
+const TWO_ROUNDS_ASKED: [&str; 5] = [
+    "ADVOCATE r1",
+    "CRITIC r1",
+    "ADVOCATE r2",
+    "CRITIC r2",
+    "SYNTHESIS",
+];
 
 /// A project in a fresh `HOME` where `anvil install --agent NAME` ran; its output.
 fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
@@ -203,13 +226,7 @@ fn codex_hosts_a_debate_once_its_hook_is_trusted() {
     );
     // The fix doctor names for the project; the hook is still untrusted: Codex runs the
     // turn and skips the hook, silently.
-    let config = home.path().join(".codex/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!(
-        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
-        project.path().canonicalize().unwrap().display()
-    ));
-    std::fs::write(&config, text).unwrap();
+    trust_codex_project(&home, &project);
     let untrusted = trust_line(&project, &home);
     assert!(
         untrusted.contains("skips a hook nobody trusted"),
@@ -267,17 +284,7 @@ fn a_debate_cut_by_qwen_codes_cap_goes_on_when_the_person_says_continue() {
         .iter()
         .map(|c| format!("{} {}", c.phase(), c.round()))
         .collect();
-    assert_eq!(
-        phases,
-        [
-            "start 0",
-            "advocate 1",
-            "critic 1",
-            "advocate 2",
-            "critic 2",
-            "synthesizer 2"
-        ]
-    );
+    assert_eq!(phases, TWO_ROUNDS);
     // The turn that answered `continue` was not taken for the critic's phase: the prompt went
     // out again, and was answered.
     assert_eq!(
@@ -335,13 +342,168 @@ fn a_line_begun_in_qwen_code_is_finished_by_anvil_run() {
             ("advocate 2".to_owned(), qwen),
         ]
     );
-    let rest: Vec<&str> = commits[4..].iter().map(|c| c.phase()).collect();
-    assert_eq!(rest[..2], ["critic", "synthesizer"], "{rest:?}");
-    assert!(
-        commits[4..]
-            .iter()
-            .all(|c| c.trailer("Anvil-Host").is_none())
+    // The rest, once each, by `anvil run`'s Claude Code (no host named).
+    assert_eq!(
+        played[3..],
+        [
+            ("critic 2".to_owned(), None),
+            ("synthesizer 2".to_owned(), None),
+            // and the run's own record of how it went.
+            ("run 2".to_owned(), None),
+        ]
     );
+    let asked = answered(&server);
+    assert_eq!(
+        asked, TWO_ROUNDS_ASKED,
+        "every phase asked once, none lost, none asked twice"
+    );
+}
+
+/// Codex's own terminal UI under tmux, as a person meets it: the folder trusted and anvil's
+/// hook trusted at the prompts Codex shows, then the prompt `anvil start` printed, typed in.
+/// A two-round debate runs to its synthesis through the Stop hook, every phase recorded once
+/// naming Codex, and nothing on the screen is an error.
+#[test]
+fn codex_in_its_terminal_runs_a_two_round_debate_with_nothing_shown_as_an_error() {
+    use crate::support::tmux::{Tmux, quote};
+    use std::time::Instant;
+
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Codex);
+    let started = project.start(&["Should the terminal stay quiet?", "--rounds", "2"]);
+    let prompt = home.path().join("prompt.txt");
+    std::fs::write(&prompt, &started.prompt).unwrap();
+    let mut env = home.env();
+    env.push(("TERM", "xterm-256color".into()));
+    let line = format!(
+        "{} \"$(cat {})\"; sleep 60",
+        quote(&crate::support::agents::bin(Cli::Codex).to_string_lossy()),
+        quote(&prompt.to_string_lossy())
+    );
+    let tmux = Tmux::start(project.path(), &env, &line, (160, 60));
+    let done = || project.state_md(&started.debate).contains("status: done");
+    let (mut seen, mut last_key) = (String::new(), None::<Instant>);
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let mut finished = false;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+        let screen = tmux.screen();
+        seen.push_str(&screen);
+        seen.push_str("\n---\n");
+        // Each question Codex asks, answered as a person would, once it has had time to draw.
+        let settled = last_key.is_none_or(|at| at.elapsed() > Duration::from_secs(2));
+        if settled && screen.contains("Trust this folder?") {
+            tmux.keys(&["Enter"]);
+            last_key = Some(Instant::now());
+        } else if settled && screen.contains("Hooks need review") {
+            tmux.keys(&["2"]);
+            std::thread::sleep(Duration::from_millis(300));
+            tmux.keys(&["Enter"]);
+            last_key = Some(Instant::now());
+        }
+        if done() {
+            if finished {
+                break;
+            }
+            // One more look once the last answer is drawn.
+            finished = true;
+        }
+    }
+    drop(tmux);
+    assert!(finished, "the debate ran to its end:\n{seen}");
+    let lower = seen.to_lowercase();
+    for word in ["error", "failed", "problem"] {
+        assert!(
+            !lower.contains(word),
+            "shown as a problem ({word}):\n{seen}"
+        );
+    }
+    let commits = project.commits(&started.debate);
+    let phases: Vec<String> = commits
+        .iter()
+        .map(|c| format!("{} {}", c.phase(), c.round()))
+        .collect();
+    assert_eq!(phases, TWO_ROUNDS);
+    assert!(
+        commits[1..]
+            .iter()
+            .all(|c| c.trailer("Anvil-Host") == Some("codex 0.169.0"))
+    );
+    assert_eq!(
+        answered(&server),
+        TWO_ROUNDS_ASKED,
+        "one request per phase, none after the synthesis"
+    );
+}
+
+/// `--seat critic=claude` in a debate Codex hosts: Codex's Stop hook plays the critic with the
+/// real Claude Code, in a session of its own, and the debate reaches its synthesis; the
+/// critic is recorded with its agent, the other phases with Codex as their host.
+#[test]
+fn a_debate_hosted_in_codex_with_a_claude_critic_reaches_its_synthesis() {
+    use crate::support::model_server::Agent;
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Codex);
+    let started = project.start(&[
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "1",
+        "--seat",
+        "critic=claude",
+    ]);
+    trust_codex_project(&home, &project);
+    let run = home.run(
+        Cli::Codex,
+        project.path(),
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            &started.prompt,
+        ],
+        Duration::from_secs(300),
+    );
+    let state = project.state_md(&started.debate);
+    assert!(
+        state.contains("status: done"),
+        "{state}\n{}",
+        run.describe()
+    );
+    let commits = project.commits(&started.debate);
+    let played: Vec<(&str, Option<&str>, Option<&str>)> = commits[1..]
+        .iter()
+        .map(|c| (c.phase(), c.trailer("Anvil-Host"), c.trailer("Anvil-Agent")))
+        .collect();
+    let codex = Some("codex 0.169.0");
+    assert_eq!(
+        played,
+        [
+            ("advocate", codex, None),
+            ("critic", None, Some("claude")),
+            ("synthesizer", codex, None),
+        ]
+    );
+    let claude = server.turns_of(Agent::Claude);
+    assert_eq!(claude.len(), 1, "the critic's one turn");
+    assert_eq!(
+        commits[2].trailer("Anvil-Agent-Session"),
+        claude[0].session_id.as_deref(),
+        "a Claude Code session of its own, recorded"
+    );
+    assert_eq!(answered(&server), ["ADVOCATE r1", "CRITIC r1", "SYNTHESIS"]);
+}
+
+/// The project trusted in Codex's config, as `anvil doctor` says to.
+fn trust_codex_project(home: &AgentsHome, project: &Project) {
+    let config = home.path().join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        project.path().canonicalize().unwrap().display()
+    ));
+    std::fs::write(&config, text).unwrap();
 }
 
 /// Each host phase of `debate` names `model`; then `anvil uninstall --agent NAME` says what it
@@ -608,6 +770,171 @@ fn opencode_hosts_a_debate_in_a_served_session_through_its_plugin() {
         "scripted/opencode-default-model",
         "opencode",
         &before,
+    );
+}
+
+/// A model that takes a custom command's words as a person's model would: the expanded
+/// `/anvil` (`… \`anvil start\`: ARGS …`) is a call of the host's shell tool running `anvil
+/// start ARGS`; every other turn is the [`debater`]'s (the prompt `anvil start` printed comes
+/// back as the tool's result).
+fn commander(turn: &Turn) -> Reply {
+    let prompt = turn.prompt();
+    match prompt.split_once("`anvil start`: ") {
+        Some((_, rest)) if turn.tool_results().is_empty() => {
+            let args = rest.lines().next().unwrap_or_default().trim();
+            // Gemini CLI's and Qwen Code's shell tool.
+            Reply::tool_use(
+                "run_shell_command",
+                serde_json::json!({
+                    "command": format!("anvil start {args}"),
+                    "description": "start the debate",
+                }),
+            )
+        }
+        _ => debater(turn),
+    }
+}
+
+/// The one debate of the project, once a command started it.
+fn the_debate(project: &Project) -> String {
+    let debates = std::fs::read_dir(project.path().join(".anvil/debates"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    assert_eq!(debates.len(), 1, "one debate: {debates:?}");
+    debates[0].to_string_lossy().into_owned()
+}
+
+/// `gemini -p '/anvil "…" --rounds 1'`: Gemini CLI expands its custom command headless, its
+/// model runs `anvil start` with the shell tool the install allowed, answers the prompt it
+/// printed, and the AfterAgent hook claims the debate and takes it to its synthesis.
+#[test]
+fn gemini_clis_anvil_command_runs_headless_to_the_synthesis() {
+    let server = ModelServer::start(commander);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Gemini);
+    let run = home.run_env(
+        Cli::Gemini,
+        project.path(),
+        &[
+            "-m",
+            "gemini-host-model",
+            "-p",
+            "/anvil \"Should we adopt GraphQL?\" --rounds 1",
+        ],
+        &[
+            ("GEMINI_CLI_NO_RELAUNCH", "true"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        ],
+        Duration::from_secs(300),
+    );
+    let debate = the_debate(&project);
+    assert_hosted(&project, &server, &debate, "gemini", &run);
+    assert!(
+        project
+            .state_md(&debate)
+            .contains("Should we adopt GraphQL?"),
+        "the question as typed"
+    );
+}
+
+/// `qwen -p '/anvil "…" --rounds 1'`: the same through Qwen Code's command and Stop hook.
+#[test]
+fn qwen_codes_anvil_command_runs_headless_to_the_synthesis() {
+    let server = ModelServer::start(commander);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let run = home.run(
+        Cli::Qwen,
+        project.path(),
+        &["-p", "/anvil \"Should we adopt GraphQL?\" --rounds 1"],
+        Duration::from_secs(300),
+    );
+    let debate = the_debate(&project);
+    assert_hosted(&project, &server, &debate, "qwen 0.24.4", &run);
+}
+
+/// Gemini CLI calls one of anvil's MCP tools, as the install wired it (`mcpServers.anvil`),
+/// and its model reads the record through it: the tool's answer names the debate recorded.
+#[test]
+fn gemini_cli_reads_the_record_through_anvils_mcp_server() {
+    let tool = "mcp_anvil_list_debates";
+    let server = ModelServer::start(move |turn: &Turn| match turn.tool_results().first() {
+        Some((_, text, _)) => Reply::text(format!("The record says: {text}")),
+        None if turn.tool_names().iter().any(|t| t == tool) => {
+            Reply::tool_use(tool, serde_json::json!({}))
+        }
+        None => Reply::text(format!("no {tool} offered")),
+    });
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Gemini);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let run = home.run_env(
+        Cli::Gemini,
+        project.path(),
+        &[
+            "-m",
+            "gemini-host-model",
+            "-p",
+            "Which decisions are recorded here?",
+        ],
+        &[
+            ("GEMINI_CLI_NO_RELAUNCH", "true"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        ],
+        Duration::from_secs(300),
+    );
+    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
+    assert!(
+        results.iter().any(|r| r.contains(&started.debate)),
+        "{results:?}\n{}",
+        run.describe()
+    );
+    assert!(run.stdout.contains("The record says"), "{}", run.describe());
+}
+
+/// `/anvil-steer TEXT` and `/anvil-status` in Qwen Code, headless: each command's model runs
+/// its `anvil` command with the shell tool the install allowed, and what it printed comes
+/// back (the steering queued, the debate as it stands).
+#[test]
+fn qwen_codes_steer_and_status_commands_run_anvils_own() {
+    let server = ModelServer::start(|turn: &Turn| {
+        if let Some((_, text, _)) = turn.tool_results().first() {
+            return Reply::text(format!("anvil said: {text}"));
+        }
+        let prompt = turn.prompt();
+        let command = match prompt.split_once("`anvil steer`: ") {
+            Some((_, rest)) => {
+                format!("anvil steer '{}'", rest.lines().next().unwrap_or("").trim())
+            }
+            None if prompt.contains("Run `anvil status`") => "anvil status".to_owned(),
+            None => return Reply::text("no command"),
+        };
+        Reply::tool_use(
+            "run_shell_command",
+            serde_json::json!({"command": command, "description": "anvil"}),
+        )
+    });
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    for typed in ["/anvil-steer focus on migration cost", "/anvil-status"] {
+        home.run(
+            Cli::Qwen,
+            project.path(),
+            &["-p", typed],
+            Duration::from_secs(300),
+        )
+        .ok();
+    }
+    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains(&format!("steering queued for {}", started.line)),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains(&started.line) && results[1].contains("Should we adopt GraphQL?"),
+        "{results:?}"
     );
 }
 

@@ -535,3 +535,168 @@ fn install_says_the_binaries_are_called_by_name() {
     let run = install(&project);
     insta::assert_snapshot!("install_in_a_fresh_project", said(&project, &run));
 }
+
+/// What a person already has in the folders of Qwen Code, Gemini CLI and Codex, in their own
+/// formatting: hooks, permissions, MCP servers and commands of their own.
+const HOSTS_OWN: &[(&str, &str)] = &[
+    (
+        ".qwen/settings.json",
+        "{\n\t\"$version\": 4,\n\t\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-done\"}]}]},\n\t\"permissions\": {\"allow\": [\"Shell(npm test *)\"]},\n\t\"mcpServers\": {\"github\": {\"command\": \"gh-mcp\"}},\n\t\"stopHookBlockingCap\": 3\n}",
+    ),
+    (".qwen/commands/review.md", "Review the diff.\n"),
+    (
+        ".gemini/settings.json",
+        "{ \"hooks\": { \"AfterAgent\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-done\" } ] } ] },\n  \"tools\": { \"allowed\": [ \"run_shell_command(npm test)\" ] },\n  \"mcpServers\": { \"github\": { \"command\": \"gh-mcp\" } } }\n",
+    ),
+    (
+        ".gemini/commands/review.toml",
+        "prompt = \"Review the diff.\"\n",
+    ),
+    (
+        ".codex/hooks.json",
+        "{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"notify-done\"}]}]}}",
+    ),
+    (
+        ".codex/config.toml",
+        "# mine\nmodel = \"o4\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"   # the one I use\n",
+    ),
+];
+
+/// For each host, in a project holding the person's own entries: `anvil install --agent NAME`
+/// adds anvil's, keeping theirs, and `anvil uninstall --agent NAME` gives every file back as it
+/// was, byte for byte, leaving nothing of anvil's.
+#[test]
+fn uninstall_gives_each_hosts_configuration_back_byte_for_byte() {
+    for host in ["qwen", "gemini", "codex"] {
+        let project = Project::new();
+        for (file, text) in HOSTS_OWN {
+            let path = project.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+        }
+        let before = snapshot(project.path());
+        project.anvil(&["install", "--agent", host]).ok();
+        let installed = snapshot(project.path());
+        let changed: Vec<&String> = installed
+            .iter()
+            .filter(|(path, bytes)| before.get(*path) != Some(bytes))
+            .map(|(path, _)| path)
+            .collect();
+        assert!(
+            changed.iter().all(|p| p.starts_with(&format!(".{host}/"))),
+            "{host}: {changed:?}"
+        );
+        for (file, text) in HOSTS_OWN
+            .iter()
+            .filter(|(f, _)| f.starts_with(&format!(".{host}/")))
+        {
+            let now = String::from_utf8(installed[*file].clone()).unwrap();
+            for own in ["notify-done", "gh-mcp", "npm test", "Review the diff"] {
+                assert_eq!(
+                    now.contains(own),
+                    text.contains(own),
+                    "{host}: {file} lost {own}:\n{now}"
+                );
+            }
+        }
+        project.anvil(&["uninstall", "--agent", host]).ok();
+        let after = snapshot(project.path());
+        for (path, bytes) in &before {
+            assert_eq!(
+                after.get(path).map(|b| String::from_utf8_lossy(b)),
+                Some(String::from_utf8_lossy(bytes)),
+                "{host}: {path}"
+            );
+        }
+        let left: Vec<&String> = after.keys().filter(|p| !before.contains_key(*p)).collect();
+        assert!(left.is_empty(), "{host}: left behind {left:?}");
+    }
+}
+
+/// A `PATH` holding anvil's binaries and the pinned agent CLIs, then the system's.
+fn path_with_the_agents() -> std::ffi::OsString {
+    let mut dirs = vec![anvil_dir(), crate::support::agents::node_bin_dir()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Without a terminal (a pipe, CI), `anvil install` wires Claude Code as it always has, and
+/// names each other agent it finds here with the command that wires it.
+#[test]
+fn install_without_a_terminal_wires_claude_code_and_names_the_agents_it_finds() {
+    let project = Project::new();
+    let run = Run::from_output(
+        project
+            .command(&["install"])
+            .env("PATH", path_with_the_agents())
+            .output()
+            .expect("run anvil"),
+    )
+    .ok();
+    insta::assert_snapshot!(
+        "install_names_the_agents_found",
+        Filters::of(&project).redact(&run.stderr)
+    );
+    assert!(project.path().join(".claude/settings.json").is_file());
+    for other in [".qwen", ".gemini", ".codex"] {
+        assert!(!project.path().join(other).exists(), "{other}");
+    }
+}
+
+/// At a terminal (tmux), `anvil install` asks which of the agents it found to wire: the names
+/// typed are wired, Claude Code only when named; Enter alone wires Claude Code.
+#[test]
+fn install_at_a_terminal_asks_which_agents_to_wire() {
+    use crate::support::tmux::{Tmux, quote};
+    use std::time::{Duration, Instant};
+    let wired = |answer: &[&str]| -> (Project, String) {
+        let project = Project::new();
+        let env = [
+            ("PATH", path_with_the_agents()),
+            ("HOME", project.path().as_os_str().to_owned()),
+            ("TERM", "xterm".into()),
+        ];
+        let line = format!(
+            "{} install; echo \"exit=$?\"; sleep 30",
+            quote(&crate::support::anvil::anvil_bin().to_string_lossy())
+        );
+        let tmux = Tmux::start(project.path(), &env, &line, (200, 50));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (mut asked, mut screen) = (false, String::new());
+        while Instant::now() < deadline && !screen.contains("exit=") {
+            std::thread::sleep(Duration::from_millis(200));
+            screen = tmux.screen();
+            if !asked && screen.contains("Wire which") {
+                asked = true;
+                tmux.keys(answer);
+            }
+        }
+        assert!(screen.contains("exit=0"), "{screen}");
+        (project, screen)
+    };
+    let (project, screen) = wired(&["qwen codex", "Enter"]);
+    assert!(
+        screen.contains("agents found here that host debates: claude, codex"),
+        "{screen}"
+    );
+    for (file, there) in [
+        (".qwen/settings.json", true),
+        (".codex/hooks.json", true),
+        (".claude/settings.json", false),
+        (".gemini", false),
+    ] {
+        assert_eq!(
+            project.path().join(file).exists(),
+            there,
+            "{file}:\n{screen}"
+        );
+    }
+    let (project, screen) = wired(&["Enter"]);
+    assert!(
+        project.path().join(".claude/settings.json").is_file(),
+        "{screen}"
+    );
+    assert!(!project.path().join(".qwen").exists(), "{screen}");
+}

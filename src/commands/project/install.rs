@@ -1,5 +1,7 @@
 //! `anvil install` / `anvil uninstall`: merge anvil into Claude Code's settings, or take it out.
 
+use std::io::IsTerminal;
+
 use crate::ctx::Ctx;
 use crate::error::CliError;
 use crate::output::say;
@@ -14,6 +16,10 @@ use crate::output::say;
 /// file your team shares: both must be on the PATH Claude Code starts with (`anvil doctor`
 /// checks). A CLAUDE_CODE_STOP_HOOK_BLOCK_CAP of yours that is high enough stays; a lower one
 /// is raised, and `anvil uninstall` puts it back.
+///
+/// Without --agent, the other agents that host debates and are found here (on the PATH, or
+/// named by ANVIL_<AGENT>_BIN) are offered: at a terminal it asks which to wire (Enter: Claude
+/// Code); otherwise it wires Claude Code and names the others, each with its command.
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = "Examples:
   anvil install                 this project (.claude/ and .mcp.json, for your team to commit)
@@ -97,26 +103,142 @@ fn host(
 
 pub fn run(ctx: &Ctx, args: Args) -> Result<(), CliError> {
     if let Some(host) = host(args.agent.as_deref(), args.user)? {
-        let changes = anvil_core::claude::install::host::install(&ctx.cwd, host)?;
-        report(&ctx.cwd, changes, "already installed")?;
-        let title = host.agent().title();
-        let how = match host.wiring().command {
-            Some(_) => "its /anvil command, or the prompt `anvil start` prints",
-            None => "the prompt `anvil start` prints",
-        };
-        let (caller, checks) = match host.wiring().hook {
-            Some(_) => ("the hook", format!(", and whether {title} trusts the hook")),
-            None => ("anvil's plugin", String::new()),
-        };
-        say(&format!(
-            "anvil: start a debate in {title}: {how}; {caller} calls `anvil-hook` by name, so \
-             it must be on the PATH {title} starts with (`anvil doctor` checks it{checks})"
-        ));
+        return install_host(ctx, host);
+    }
+    if args.user || args.agent.is_some() {
+        return install_claude(ctx, args.user);
+    }
+    // No agent named: the agents found here are offered.
+    let found = found_hosts();
+    let asks = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if !asks || found.is_empty() {
+        install_claude(ctx, false)?;
+        if !found.is_empty() {
+            say("anvil: other agents found here host debates too; to wire them in this project:");
+            for host in &found {
+                say(&format!(
+                    "  {:<12} anvil install --agent {}",
+                    host.agent().title(),
+                    host.agent().name()
+                ));
+            }
+        }
         return Ok(());
     }
-    let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, args.user);
+    for host in ask_which(&found)? {
+        match host {
+            None => install_claude(ctx, false)?,
+            Some(host) => install_host(ctx, host)?,
+        }
+    }
+    Ok(())
+}
+
+type HostRef = &'static dyn anvil_core::agent::host::Host;
+
+/// The agents that host debates found here: on the PATH, or where `ANVIL_<AGENT>_BIN` says
+/// (as anvil finds them for seats).
+fn found_hosts() -> Vec<HostRef> {
+    anvil_core::agent::host::hosts()
+        .filter(|host| {
+            let program = host.agent().program();
+            match program.components().count() > 1 {
+                true => program.is_file(),
+                false => anvil_core::doctor::find_on_path(&program.to_string_lossy()).is_some(),
+            }
+        })
+        .collect()
+}
+
+/// Asks at the terminal which agents to wire, Claude Code (`None`) unless the person names
+/// others; a name that hosts nothing is asked again.
+fn ask_which(found: &[HostRef]) -> Result<Vec<Option<HostRef>>, CliError> {
+    use std::io::BufRead;
+    let names: Vec<&str> = found.iter().map(|h| h.agent().name()).collect();
+    say(&format!(
+        "anvil: agents found here that host debates: claude, {}",
+        names.join(", ")
+    ));
+    loop {
+        eprint!(
+            "Wire which into this project? (names, separated by spaces; `all`; Enter: claude) "
+        );
+        let mut line = String::new();
+        let read = std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| CliError::new(format!("cannot read the answer: {e}")))?;
+        let words: Vec<&str> = line
+            .split([' ', ','])
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .collect();
+        if read == 0 || words.is_empty() {
+            return Ok(vec![None]);
+        }
+        if words == ["all"] {
+            return Ok(std::iter::once(None)
+                .chain(found.iter().copied().map(Some))
+                .collect());
+        }
+        let chosen: Result<Vec<Option<HostRef>>, &str> = words
+            .iter()
+            .map(|w| match *w {
+                "claude" => Ok(None),
+                name => found
+                    .iter()
+                    .find(|h| h.agent().name() == name)
+                    .map(|h| Some(*h))
+                    .ok_or(name),
+            })
+            .collect();
+        match chosen {
+            Ok(chosen) => return Ok(chosen),
+            Err(name) => say(&format!(
+                "anvil: `{name}` is none of them: claude, {}",
+                names.join(", ")
+            )),
+        }
+    }
+}
+
+/// `anvil install --agent NAME`: the host wired, and how a debate starts there.
+fn install_host(ctx: &Ctx, host: HostRef) -> Result<(), CliError> {
+    let changes = anvil_core::claude::install::host::install(&ctx.cwd, host)?;
+    report(&ctx.cwd, changes, "already installed")?;
+    let title = host.agent().title();
+    let wiring = host.wiring();
+    let controls: Vec<String> = wiring
+        .controls
+        .iter()
+        .filter_map(|(file, _)| std::path::Path::new(file).file_stem())
+        .map(|stem| format!("/{}", stem.to_string_lossy()))
+        .collect();
+    let how = match (wiring.command, controls.is_empty()) {
+        (Some(_), true) => "its /anvil command, or the prompt `anvil start` prints".into(),
+        (Some(_), false) => format!(
+            "its /anvil command, or the prompt `anvil start` prints ({} beside it)",
+            controls.join(", ")
+        ),
+        (None, _) => "the prompt `anvil start` prints".into(),
+    };
+    let (caller, checks) = match wiring.hook {
+        Some(_) => ("the hook", format!(", and whether {title} trusts the hook")),
+        None => ("anvil's plugin", String::new()),
+    };
+    say(&format!(
+        "anvil: start a debate in {title}: {how}; {caller} calls `anvil-hook` by name, so \
+         it must be on the PATH {title} starts with (`anvil doctor` checks it{checks})"
+    ));
+    Ok(())
+}
+
+/// `anvil install` for Claude Code, in the project or (`user`) for every project of the
+/// person's.
+fn install_claude(ctx: &Ctx, user: bool) -> Result<(), CliError> {
+    let dir = anvil_core::claude::install::claude_dir(&ctx.cwd, user);
     let mut changes = anvil_core::claude::install::install(&dir)?;
-    if args.user {
+    if user {
         changes.notes.push(
             "the MCP server is added per project (`anvil install` there), or for you with \
              `claude mcp add --scope user anvil -- anvil mcp`"

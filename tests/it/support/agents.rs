@@ -19,7 +19,10 @@
 //!   sandbox_mode="read-only"` for `exec resume`, which has no `--sandbox`) makes the project a
 //!   read-only file system for its commands: a redirect fails with "Read-only file system".
 //!   `codex exec` reads stdin when it is not a terminal ("Reading additional input from
-//!   stdin..."): give it `/dev/null`.
+//!   stdin..."): give it `/dev/null`. Its terminal UI (in tmux) first asks to trust the folder
+//!   ("Trust this folder?", Enter) and then to review a new hook ("Hooks need review": `2`,
+//!   Enter trusts them all); it reads MCP servers from a trusted project's
+//!   `.codex/config.toml` too (`[mcp_servers.NAME]`, offered as a `mcp__NAME` namespace).
 //! - Copilot: the variables `COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_API_KEY`,
 //!   `COPILOT_OFFLINE=true`, `COPILOT_AUTO_UPDATE=false`; its home is `~/.copilot`. A session
 //!   is `~/.copilot/session-state/<id>/events.jsonl`: `session.start` (`copilotVersion`,
@@ -51,7 +54,12 @@
 //!   `grep_search`, `list_directory`, `google_web_search`, a plan's `write_file` and `replace`
 //!   (a `write_file` into the project is refused: "Tool execution denied by policy. You are in
 //!   Plan Mode") and no `run_shell_command`. Before each turn's prompt it sends a
-//!   `<session_context>` of its own (date, folders).
+//!   `<session_context>` of its own (date, folders). Headless, it expands a custom command
+//!   (`-p "/NAME ARGS"`, `.gemini/commands/NAME.toml`) but offers no `run_shell_command`
+//!   unless `tools.allowed` names the command (`run_shell_command(anvil start)`), and no MCP
+//!   tool (`mcp_SERVER_TOOL`) of a server not marked `trust: true`. Qwen Code is alike: it
+//!   expands `.qwen/commands/NAME.md` headless, and offers `run_shell_command` once a rule of
+//!   `permissions.allow` names it (`run_shell_command(anvil start *)`; `Bash(…)` does not).
 //! - OpenCode 1.18.33: `~/.config/opencode/opencode.json` with a `scripted` provider
 //!   (`@ai-sdk/openai-compatible`, `baseURL`, `apiKey` `{env:SCRIPTED_API_KEY}`, the models of
 //!   [`OPENCODE_MODELS`]) and `model`; `OPENCODE_DISABLE_MODELS_FETCH`,

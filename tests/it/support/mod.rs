@@ -13,3 +13,4 @@ pub mod openai;
 pub mod processes;
 pub mod serve;
 pub mod snap;
+pub mod tmux;

@@ -18,7 +18,9 @@
 //!   `response.output_text.delta`, `response.output_text.done`, `response.output_item.done`
 //!   and `response.completed` (with `usage`: `input_tokens`, `input_tokens_details.
 //!   cached_tokens`, `output_tokens`), as SSE events. An unknown model only draws a warning
-//!   item ("Model metadata for `M` not found").
+//!   item ("Model metadata for `M` not found"). Its terminal UI also names each new thread
+//!   with a request whose `text.format` is a JSON schema (`title`), answered as a side
+//!   request.
 //! - **Copilot CLI 1.0.102** (`COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:PORT/v1`,
 //!   `COPILOT_PROVIDER_API_KEY`, `--model M`): `User-Agent: OpenAI/JS 5.20.1`, headers
 //!   `x-initiator` and `x-interaction-type`, `"stream": true` with `stream_options.
@@ -219,7 +221,10 @@ fn parse(seq: usize, api: Api, agent: Agent, session_id: Option<String>, body: V
         .rev()
         .collect();
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let main = !system.contains(QWEN_MEMORY_AGENT);
+    // Codex's terminal UI names a new thread with a request of its own, which asks for a
+    // JSON object by schema (`text.format`): a side request, as Qwen Code's memory one is.
+    let asks_json = body["text"]["format"]["type"] == "json_schema";
+    let main = !system.contains(QWEN_MEMORY_AGENT) && !asks_json;
     Turn {
         api,
         agent,

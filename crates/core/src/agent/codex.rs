@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Mcp, Shape, Stop, Trust, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 
@@ -258,6 +258,9 @@ static WIRING: Wiring = Wiring {
     hook: Some(HOOK),
     plugin: None,
     command: None,
+    controls: &[],
+    allow: None,
+    mcp: Some(Mcp::Toml(".codex/config.toml")),
 };
 
 const HOOK: HookFile = HookFile {
@@ -324,14 +327,24 @@ struct Rollout {
     tokens: Option<Tokens>,
 }
 
+/// What a rollout says of its last turn, read from its first line (`session_meta`, the
+/// version) and its last megabyte (the turn's context and usage): a stop's cost does not grow
+/// with the session.
 fn read_rollout(path: &Path) -> Rollout {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<Value> = jsonl(&text).collect();
-    let version = lines
-        .iter()
+    let first = || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(std::fs::File::open(path).ok()?)
+            .read_line(&mut line)
+            .ok()?;
+        serde_json::from_str::<Value>(&line).ok()
+    };
+    let lines = super::host::tail_records(path);
+    let version = first()
+        .into_iter()
+        .chain(lines.iter().cloned())
         .find(|l| l["type"] == "session_meta")
-        .and_then(|l| l["payload"]["cli_version"].as_str())
-        .map(str::to_owned);
+        .and_then(|l| l["payload"]["cli_version"].as_str().map(str::to_owned));
     let context = lines.iter().rev().find(|l| l["type"] == "turn_context");
     let model = context
         .and_then(|l| l["payload"]["model"].as_str())

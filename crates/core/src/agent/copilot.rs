@@ -289,6 +289,9 @@ static WIRING: Wiring = Wiring {
     }),
     plugin: None,
     command: Some((".github/skills/anvil/SKILL.md", COMMAND)),
+    controls: &[],
+    allow: None,
+    mcp: None,
 };
 
 /// `/anvil QUESTION [options]`, a skill: the model runs `anvil start` with what was typed and

@@ -29,7 +29,7 @@
 
 use serde_json::Value;
 
-use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Mcp, Shape, Stop, Trust, Wiring};
 use super::ready::{home_file, set_among};
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, headless_args, jsonl};
 
@@ -238,10 +238,51 @@ fn last_reply(stop: &Stop<'_>) -> Option<Value> {
     })
 }
 
+/// A command of Gemini CLI's: TOML, `{{args}}` in its prompt where the person's text goes.
+macro_rules! command {
+    ($description:literal, $words:ident) => {
+        concat!(
+            "# anvil-managed\ndescription = \"",
+            $description,
+            "\"\nprompt = \"\"\"\n",
+            crate::host_command_words!($words, "{{args}}"),
+            "\"\"\"\n"
+        )
+    };
+}
+
 static WIRING: Wiring = Wiring {
     hook: Some(HOOK),
     plugin: None,
     command: Some((".gemini/commands/anvil.toml", COMMAND)),
+    controls: &[
+        (
+            ".gemini/commands/anvil-steer.toml",
+            command!(
+                "Queue steering for the next phase of the running anvil debate",
+                steer
+            ),
+        ),
+        (
+            ".gemini/commands/anvil-status.toml",
+            command!("Show where anvil debates stand", status),
+        ),
+        (
+            ".gemini/commands/anvil-cancel.toml",
+            command!("Cancel the running anvil debate", cancel),
+        ),
+    ],
+    // Its rules name the shell tool's command by prefix.
+    allow: Some((
+        &["tools", "allowed"],
+        &[
+            "run_shell_command(anvil start)",
+            "run_shell_command(anvil steer)",
+            "run_shell_command(anvil status)",
+            "run_shell_command(anvil cancel)",
+        ],
+    )),
+    mcp: Some(Mcp::Settings),
 };
 
 const HOOK: HookFile = HookFile {
@@ -254,12 +295,7 @@ const HOOK: HookFile = HookFile {
 
 /// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers
 /// the prompt it prints; the hook claims the debate for the session that saw it.
-const COMMAND: &str = "# anvil-managed\n\
-description = \"Start an anvil debate on a question\"\n\
-prompt = \"\"\"\n\
-Run this command with your shell tool, passing the text after the colon as its arguments, \
-quoted as one question followed by any options it holds: `anvil start`: {{args}}\n\n\
-Then answer the prompt it prints, exactly as that prompt asks.\n\"\"\"\n";
+const COMMAND: &str = command!("Start an anvil debate on a question", start);
 
 #[cfg(test)]
 mod tests {

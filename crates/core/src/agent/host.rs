@@ -75,6 +75,78 @@ pub struct Wiring {
     pub plugin: Option<(&'static str, &'static str)>,
     /// The custom command `anvil`: its file, relative to the project, and its text.
     pub command: Option<(&'static str, &'static str)>,
+    /// The commands beside it that steer, show and cancel a debate (`anvil-steer`,
+    /// `anvil-status`, `anvil-cancel`), in the same form.
+    pub controls: &'static [(&'static str, &'static str)],
+    /// The shell commands those commands run, allowed without asking in the hook's settings
+    /// (a headless host offers no shell tool otherwise): the path of the list there
+    /// (`["permissions", "allow"]`) and anvil's rules.
+    pub allow: Option<(&'static [&'static str], &'static [&'static str])>,
+    /// anvil's MCP server (`anvil mcp`), where the host speaks MCP.
+    pub mcp: Option<Mcp>,
+}
+
+/// Where a host reads anvil's MCP server from.
+#[derive(Debug)]
+pub enum Mcp {
+    /// `mcpServers.anvil` of the hook's settings file (Gemini CLI, Qwen Code), trusted: its
+    /// tools only read the record, and a headless host leaves out a tool that would ask.
+    Settings,
+    /// `[mcp_servers.anvil]` of a TOML file of the project's (Codex: `.codex/config.toml`).
+    Toml(&'static str),
+}
+
+/// A custom command as Markdown, its description in the frontmatter (Qwen Code's `{{args}}`,
+/// OpenCode's `$ARGUMENTS`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! host_markdown_command {
+    ($description:literal, $words:ident, $args:literal) => {
+        concat!(
+            "---\ndescription: ",
+            $description,
+            " (anvil-managed)\n---\n",
+            $crate::host_command_words!($words, $args)
+        )
+    };
+}
+
+/// The words of a custom command, `$args` where the host puts what the person typed after it
+/// (`{{args}}`, `$ARGUMENTS`), the same in every host's form of it: the model runs the command
+/// with its shell tool, never a shell line of the command file's own with the person's text
+/// in it.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! host_command_words {
+    (start, $args:literal) => {
+        concat!(
+            "Run this command with your shell tool, passing the text after the colon as its \
+             arguments, quoted as one question followed by any options it holds: `anvil start`: ",
+            $args,
+            "\n\nThen answer the prompt it prints, exactly as that prompt asks.\n"
+        )
+    };
+    (steer, $args:literal) => {
+        concat!(
+            "Run this command with your shell tool, passing the text after the colon quoted as \
+             one argument: `anvil steer`: ",
+            $args,
+            "\n\nThen tell the user in one sentence that the steering reaches the debate at its \
+             next phase.\n"
+        )
+    };
+    (status, $args:literal) => {
+        "Run `anvil status` with your shell tool, and show the user what it prints as it is, \
+         without commentary.\n"
+    };
+    (cancel, $args:literal) => {
+        concat!(
+            "Run this command with your shell tool, passing the text after the colon, if there \
+             is any, as its argument: `anvil cancel`: ",
+            $args,
+            "\n\nThen tell the user the result in one sentence, and stop debating.\n"
+        )
+    };
 }
 
 impl Wiring {

@@ -221,19 +221,42 @@ impl Host for OpenCode {
     }
 }
 
+/// A command of its: Markdown, `$ARGUMENTS` where the person's text goes.
+macro_rules! command {
+    ($description:literal, $words:ident) => {
+        crate::host_markdown_command!($description, $words, "$ARGUMENTS")
+    };
+}
+
 static WIRING: Wiring = Wiring {
     hook: None,
     plugin: Some((".opencode/plugin/anvil.js", include_str!("opencode.js"))),
     command: Some((".opencode/command/anvil.md", COMMAND)),
+    controls: &[
+        (
+            ".opencode/command/anvil-steer.md",
+            command!(
+                "Queue steering for the next phase of the running anvil debate",
+                steer
+            ),
+        ),
+        (
+            ".opencode/command/anvil-status.md",
+            command!("Show where anvil debates stand", status),
+        ),
+        (
+            ".opencode/command/anvil-cancel.md",
+            command!("Cancel the running anvil debate", cancel),
+        ),
+    ],
+    allow: None,
+    mcp: None,
 };
 
 /// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers
 /// the prompt it prints; the plugin hands the turn to the hook, which claims the debate for
 /// the session that saw it.
-const COMMAND: &str = "---\ndescription: Start an anvil debate on a question (anvil-managed)\n---\n\
-Run this command with your shell tool, passing the text after the colon as its arguments, \
-quoted as one question followed by any options it holds: `anvil start`: $ARGUMENTS\n\n\
-Then answer the prompt it prints, exactly as that prompt asks.\n";
+const COMMAND: &str = command!("Start an anvil debate on a question", start);
 
 /// The person's OpenCode config (`$OPENCODE_CONFIG`, else `~/.config/opencode/opencode.json`),
 /// or `null`.

@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 
-use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Mcp, Shape, Stop, Trust, Wiring};
 use super::ready::home_file;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, headless_args};
 
@@ -228,10 +228,46 @@ impl Host for Qwen {
     }
 }
 
+/// A command of its: Markdown, `{{args}}` where the person's text goes.
+macro_rules! command {
+    ($description:literal, $words:ident) => {
+        crate::host_markdown_command!($description, $words, "{{args}}")
+    };
+}
+
 static WIRING: Wiring = Wiring {
     hook: Some(HOOK),
     plugin: None,
     command: Some((".qwen/commands/anvil.md", COMMAND)),
+    controls: &[
+        (
+            ".qwen/commands/anvil-steer.md",
+            command!(
+                "Queue steering for the next phase of the running anvil debate",
+                steer
+            ),
+        ),
+        (
+            ".qwen/commands/anvil-status.md",
+            command!("Show where anvil debates stand", status),
+        ),
+        (
+            ".qwen/commands/anvil-cancel.md",
+            command!("Cancel the running anvil debate", cancel),
+        ),
+    ],
+    // Its rules name the shell tool's command by prefix, `*` for any arguments.
+    allow: Some((
+        &["permissions", "allow"],
+        &[
+            "run_shell_command(anvil start *)",
+            "run_shell_command(anvil steer *)",
+            "run_shell_command(anvil status)",
+            "run_shell_command(anvil cancel)",
+            "run_shell_command(anvil cancel *)",
+        ],
+    )),
+    mcp: Some(Mcp::Settings),
 };
 
 const HOOK: HookFile = HookFile {
@@ -244,10 +280,7 @@ const HOOK: HookFile = HookFile {
 
 /// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers
 /// the prompt it prints; the Stop hook claims the debate for the session that saw it.
-const COMMAND: &str = "---\ndescription: Start an anvil debate on a question (anvil-managed)\n---\n\
-Run this command with your shell tool, passing the text after the colon as its arguments, \
-quoted as one question followed by any options it holds: `anvil start`: {{args}}\n\n\
-Then answer the prompt it prints, exactly as that prompt asks.\n";
+const COMMAND: &str = command!("Start an anvil debate on a question", start);
 
 /// The authentication Qwen Code's `settings.json` chooses (`openai`, `qwen-oauth`, …).
 fn selected_auth() -> Option<String> {

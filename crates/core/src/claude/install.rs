@@ -29,6 +29,7 @@ mod hooks;
 pub mod host;
 mod mcp;
 mod permissions;
+mod reach;
 
 pub use commands::commands;
 pub use env::{BLOCK_CAP, BLOCK_CAP_VAR};

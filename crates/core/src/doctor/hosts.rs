@@ -36,7 +36,55 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
                 out.push(Finding::new("installation", "host-trust", Level::Warn, why).hint(fix))
             }
         }
+        out.extend(commands_and_mcp(host, &project));
     }
+    out
+}
+
+/// Whether the host's custom commands and its MCP server are anvil's, where it has them.
+fn commands_and_mcp(host: &dyn Host, project: &std::path::Path) -> Vec<Finding> {
+    use crate::claude::install::host::{mcp_wired, missing_commands};
+    let (title, wiring) = (host.agent().title(), host.wiring());
+    let again = format!(
+        "`anvil install --agent {}` writes it again",
+        host.agent().name()
+    );
+    let mut out = Vec::new();
+    if wiring.command.is_some() {
+        let missing = missing_commands(project, wiring);
+        out.push(match missing.as_slice() {
+            [] => Finding::new(
+                "installation",
+                "host-commands",
+                Level::Ok,
+                format!("{title} has anvil's commands"),
+            ),
+            missing => Finding::new(
+                "installation",
+                "host-commands",
+                Level::Warn,
+                format!("{title} lacks anvil's command {}", missing.join(", ")),
+            )
+            .hint(again.clone()),
+        });
+    }
+    out.extend(mcp_wired(project, wiring).map(|wired| {
+        match wired {
+            true => Finding::new(
+                "installation",
+                "host-mcp",
+                Level::Ok,
+                format!("{title} reaches anvil's MCP server (`anvil mcp`)"),
+            ),
+            false => Finding::new(
+                "installation",
+                "host-mcp",
+                Level::Warn,
+                format!("{title} has no entry for anvil's MCP server"),
+            )
+            .hint(again),
+        }
+    }));
     out
 }
 
@@ -97,5 +145,43 @@ mod tests {
         )
         .unwrap();
         assert_eq!(check(&env)[1].level, Level::Warn, "the nearest rule wins");
+    }
+
+    /// The commands and the MCP server of a wired host are checked: each gone one is named,
+    /// with the command that writes it again.
+    #[test]
+    fn a_hosts_commands_and_mcp_server_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().to_owned();
+        let env = Environment::for_test(project.clone(), None);
+        let level = |check_name: &str| {
+            check(&env)
+                .into_iter()
+                .find(|f| f.check == check_name)
+                .map(|f| (f.level, f.message))
+        };
+        for name in ["qwen", "codex"] {
+            let host = crate::agent::host::find(name).unwrap();
+            crate::claude::install::host::install(&project, host).unwrap();
+        }
+        assert_eq!(level("host-commands").unwrap().0, Level::Ok);
+        assert!(
+            check(&env)
+                .iter()
+                .filter(|f| f.check == "host-mcp")
+                .all(|f| f.level == Level::Ok)
+        );
+        std::fs::remove_file(project.join(".qwen/commands/anvil-steer.md")).unwrap();
+        let (lacking, message) = level("host-commands").unwrap();
+        assert_eq!(lacking, Level::Warn);
+        assert!(message.contains("anvil-steer.md"), "{message}");
+        std::fs::write(project.join(".codex/config.toml"), "").unwrap();
+        let codex_mcp = check(&env)
+            .into_iter()
+            .filter(|f| f.check == "host-mcp")
+            .find(|f| f.message.starts_with("Codex"))
+            .unwrap();
+        assert_eq!(codex_mcp.level, Level::Warn);
+        assert!(codex_mcp.hint.unwrap().contains("--agent codex"));
     }
 }

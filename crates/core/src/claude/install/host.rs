@@ -43,8 +43,9 @@ pub fn install(project: &Path, host: &dyn Host) -> Result<Changes, InstallError>
     let wiring = host.wiring();
     let mut changes = Changes::default();
     if let Some(hook) = &wiring.hook {
-        install_hook(project, hook, &mut changes)?;
+        install_hook(project, wiring, hook, &mut changes)?;
     }
+    super::reach::install_toml(project, wiring, &mut changes)?;
     for (name, text) in files(wiring) {
         write_file(project, name, text, &mut changes)?;
     }
@@ -55,8 +56,11 @@ pub fn install(project: &Path, host: &dyn Host) -> Result<Changes, InstallError>
 pub fn uninstall(project: &Path, host: &dyn Host) -> Result<Changes, InstallError> {
     let wiring = host.wiring();
     let mut changes = Changes::default();
+    // The TOML step first: it reads what it remembered beside the hook's settings, which the
+    // hook step then takes away.
+    super::reach::uninstall_toml(project, wiring, &mut changes)?;
     if let Some(hook) = &wiring.hook {
-        uninstall_hook(project, hook, &mut changes)?;
+        uninstall_hook(project, wiring, hook, &mut changes)?;
     }
     for (name, _) in files(wiring) {
         remove_file(project, name, &mut changes)?;
@@ -80,15 +84,39 @@ pub fn uninstall(project: &Path, host: &dyn Host) -> Result<Changes, InstallErro
     Ok(changes)
 }
 
-/// The files of anvil's a host is given: its plugin, its custom command.
+/// The files of anvil's a host is given: its plugin, its custom commands.
 fn files(wiring: &Wiring) -> impl Iterator<Item = (&'static str, &'static str)> {
-    wiring.plugin.into_iter().chain(wiring.command)
+    wiring
+        .plugin
+        .into_iter()
+        .chain(wiring.command)
+        .chain(wiring.controls.iter().copied())
+}
+
+/// The custom commands of anvil's that `wiring` gives the host and the project lacks (gone,
+/// or a file of the person's in their place).
+pub(crate) fn missing_commands(project: &Path, wiring: &Wiring) -> Vec<&'static str> {
+    wiring
+        .command
+        .into_iter()
+        .chain(wiring.controls.iter().copied())
+        .filter(|(name, _)| {
+            !std::fs::read_to_string(project.join(name)).is_ok_and(|t| is_anvils(&t))
+        })
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// Does the project hold anvil's MCP server for the host? `None` when it speaks no MCP.
+pub(crate) fn mcp_wired(project: &Path, wiring: &Wiring) -> Option<bool> {
+    super::reach::mcp_wired(project, wiring)
 }
 
 /// anvil's hook in the host's settings, its cap raised; the settings' bytes remembered the
 /// first time, when there were any.
 fn install_hook(
     project: &Path,
+    wiring: &Wiring,
     hook: &HookFile,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
@@ -117,6 +145,7 @@ fn install_hook(
     }
     add_hook(&mut root, hook, &path, changes)?;
     raise_cap(&mut root, hook, &mut memory, changes);
+    super::reach::add(&mut root, wiring, &path, changes)?;
     if root != before {
         write_in_place(&path, pretty(&Value::Object(root)).as_bytes())?;
     }
@@ -134,6 +163,7 @@ fn install_hook(
 
 fn uninstall_hook(
     project: &Path,
+    wiring: &Wiring,
     hook: &HookFile,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
@@ -149,6 +179,7 @@ fn uninstall_hook(
         let before = root.clone();
         remove_hook(&mut root, hook, changes);
         restore_cap(&mut root, hook, &memory, changes);
+        super::reach::remove(&mut root, wiring, changes);
         if root != before {
             write_back(&path, root, hook, &memory)?;
         }
@@ -411,11 +442,22 @@ pub(crate) fn is_anvils(text: &str) -> bool {
     text.contains(MARKER)
 }
 
-/// What a file of anvil's is, for people.
+/// What a file of anvil's is, for people: its plugin, or the command the file is named for
+/// (a skill for the folder it is in).
 fn what(name: &str) -> String {
+    let path = Path::new(name);
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("anvil");
+    let command = match stem {
+        "SKILL" => path
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|s| s.to_str())
+            .unwrap_or("anvil"),
+        stem => stem,
+    };
     match name.ends_with(".js") {
         true => format!("anvil's plugin ({name})"),
-        false => format!("the command /anvil ({name})"),
+        false => format!("the command /{command} ({name})"),
     }
 }
 

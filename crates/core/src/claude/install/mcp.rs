@@ -56,7 +56,7 @@ pub fn mcp_server(program: &str) -> Value {
 }
 
 /// Is `entry` of `.mcp.json` anvil's own server (`anvil mcp`, by name or by any path)?
-fn is_anvil_mcp(entry: &Value) -> bool {
+pub(super) fn is_anvil_mcp(entry: &Value) -> bool {
     let name = entry
         .get("command")
         .and_then(Value::as_str)
