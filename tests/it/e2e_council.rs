@@ -1,0 +1,295 @@
+//! Every seat drafting (`--all-draft`), presets (`--protocol`) and the council they make, with
+//! the real agent CLIs against the scripted server: a round's drafts are requested at once
+//! (their requests overlap in time), none holds another draft of its round and each holds the
+//! rounds before; triage answers and ballots go out at once too; `anvil run --vote` with three
+//! seats and `--protocol council` in a Claude Code session reach their synthesis with the
+//! ballots recorded.
+
+use std::time::Duration;
+
+use crate::e2e_seats::{debater, phases, run_debate, want};
+use crate::support::agents::{API_KEY, AgentsHome, node_bin_dir};
+use crate::support::anvil::{Commit, Project, turn_tag};
+use crate::support::claude::{Claude, ClaudeHome, new_session_id};
+use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
+
+/// How long a seat's draft takes at the scripted server: longer than an agent's cold start in
+/// a fresh HOME, so that drafts requested at once overlap.
+const DRAFTING: Duration = Duration::from_secs(8);
+
+/// The agent's first request for the debating phase of `round` whose tag names `role`.
+fn draft_of(server: &ModelServer, agent: Agent, role: &str, round: u32) -> Turn {
+    server
+        .turns_of(agent)
+        .into_iter()
+        .find(|t| {
+            turn_tag(t)
+                .is_some_and(|tag| tag.round == Some(round) && tag.role.eq_ignore_ascii_case(role))
+        })
+        .unwrap_or_else(|| panic!("{agent:?} drafted the {role} of round {round}"))
+}
+
+/// Whether two requests were being answered at the same time.
+fn overlap(server: &ModelServer, a: &Turn, b: &Turn) -> bool {
+    let (a_end, b_end) = (
+        server.answered_at(a.seq).expect("answered"),
+        server.answered_at(b.seq).expect("answered"),
+    );
+    a.received < b_end && b.received < a_end
+}
+
+/// A debater whose drafts take [`DRAFTING`].
+fn slow_debater(turn: &Turn) -> Reply {
+    let reply = debater(turn);
+    match turn_tag(turn) {
+        Some(tag) if tag.round.is_some() && turn.tool_results().is_empty() => {
+            reply.delayed(DRAFTING)
+        }
+        _ => reply,
+    }
+}
+
+#[test]
+fn every_seat_drafts_every_round_blind_and_at_once_with_codex_and_qwen() {
+    let server = ModelServer::start(slow_debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let (run, debate) = run_debate(
+        &project,
+        &home,
+        &[
+            "--rounds",
+            "2",
+            "--all-draft",
+            "--seat",
+            "advocate=codex:codex-seat-model",
+            "--seat",
+            "critic=qwen:qwen-seat-model",
+        ],
+    );
+    assert_eq!(
+        phases(&project.commits(&debate)),
+        want(&[
+            ("advocate", "1", "codex"),
+            ("critic", "1", "qwen"),
+            ("advocate", "2", "codex"),
+            ("critic", "2", "qwen"),
+            ("synthesizer", "2", "host"),
+        ]),
+        "{}",
+        run.describe()
+    );
+    for round in 1..=2 {
+        let advocate = draft_of(&server, Agent::Codex, "advocate", round);
+        let critic = draft_of(&server, Agent::Qwen, "critic", round);
+        assert!(
+            overlap(&server, &advocate, &critic),
+            "round {round}'s drafts did not overlap in time: advocate {:?}..{:?}, critic {:?}..{:?}\n{}",
+            advocate.received,
+            server.answered_at(advocate.seq),
+            critic.received,
+            server.answered_at(critic.seq),
+            run.describe()
+        );
+        // Blind within the round…
+        assert!(!advocate.all_text().contains(&format!("CRITIC r{round}")));
+        assert!(!critic.all_text().contains(&format!("ADVOCATE r{round}")));
+        // …and each holds every round before.
+        for earlier in 1..round {
+            for text in [&advocate, &critic].map(Turn::all_text) {
+                for role in ["ADVOCATE", "CRITIC"] {
+                    assert!(
+                        text.contains(&format!("{role} r{earlier} of {debate}")),
+                        "round {round} lacks {role} r{earlier}: {text}"
+                    );
+                }
+            }
+        }
+    }
+    // The record holds each draft with the blind prompt it really had.
+    let files = project.tree_files(&debate);
+    let prompt = files
+        .iter()
+        .find(|f| f.ends_with("-critic.prompt.md") && f.contains("004"))
+        .unwrap_or_else(|| panic!("round 2's critic prompt is recorded: {files:?}"));
+    let prompt = String::from_utf8(project.git_show_bytes(&debate, prompt)).unwrap();
+    assert!(!prompt.contains("ADVOCATE r2"), "{prompt}");
+    assert!(prompt.contains("ADVOCATE r1"), "{prompt}");
+    project.assert_fsck_clean();
+}
+
+/// The three voices of the default stakeholder rotation.
+const VOICES: [&str; 3] = ["Engineering Team", "Product/UX", "Business/Management"];
+
+/// A seat that states a position in its draft and ranks the others, in label order, on its
+/// ballot; its triage answer disagrees by voice, so the debate opens.
+fn council_seat(turn: &Turn) -> Reply {
+    let prompt = turn.prompt();
+    // The prompt's own tag says it is a ballot (a synthesis may quote the word).
+    let ballot = prompt.find("[anvil ").is_some_and(|at| {
+        prompt[at..]
+            .find(']')
+            .is_some_and(|end| prompt[at..at + end].ends_with(" · ballot"))
+    });
+    if ballot {
+        let labels: Vec<&str> = ["A", "B", "C"]
+            .into_iter()
+            .filter(|l| prompt.contains(&format!("<statement label=\"{l}\">")))
+            .collect();
+        return Reply::text(format!(
+            "A ranking.\n\n<anvil-rank order=\"{}\">each: a reason.</anvil-rank>",
+            labels.join(",")
+        ));
+    }
+    // The host's first turn (`/anvil …`, whose output names the debate) opens it, nothing more.
+    let opening = turn.agent == Agent::Claude && turn.stop_hook_feedback().is_none();
+    let Some(tag) = turn_tag(turn).filter(|_| !opening) else {
+        return Reply::text("ok");
+    };
+    let against = tag.role.eq_ignore_ascii_case("critic")
+        || matches!(tag.voice.as_deref(), Some("Product/UX" | "critic"));
+    let stance = if against { "against" } else { "for" };
+    Reply::text(format!(
+        "{} of {}: a considered argument.\n\n<anvil-position stance=\"{stance}\" confidence=\"0.9\">a claim</anvil-position>",
+        tag.key(),
+        tag.line
+    ))
+}
+
+/// The ballots of a line, in order.
+fn ballots(commits: &[Commit]) -> Vec<&Commit> {
+    commits.iter().filter(|c| c.phase() == "voter").collect()
+}
+
+#[test]
+fn a_headless_vote_of_three_seats_reaches_its_synthesis_with_the_ballots_recorded() {
+    let server = ModelServer::start(council_seat);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let (run, debate) = run_debate(
+        &project,
+        &home,
+        &[
+            "--stakeholders",
+            "--vote",
+            "--seat",
+            "Engineering Team=codex:codex-seat-model",
+            "--seat",
+            "Product/UX=qwen:qwen-seat-model",
+        ],
+    );
+    let commits = project.commits(&debate);
+    let cast = ballots(&commits);
+    let voters: Vec<_> = cast
+        .iter()
+        .map(|c| c.trailer("Anvil-Voice").unwrap())
+        .collect();
+    assert_eq!(voters, VOICES, "{}", run.describe());
+    // Every ballot ranked the two others it was shown.
+    for ballot in &cast {
+        let counted = ballot.trailer("Anvil-Ballot").unwrap();
+        assert!(counted.starts_with("ranked%09"), "{counted}");
+        assert_eq!(ballot.trailers_named("Anvil-Ballot-Shown").len(), 2);
+    }
+    assert_eq!(cast[0].trailer("Anvil-Agent"), Some("codex"));
+    assert_eq!(cast[1].trailer("Anvil-Agent"), Some("qwen"));
+    assert_eq!(cast[2].trailer("Anvil-Agent"), Some("claude"));
+    assert_eq!(cast[2].trailer("Anvil-Vote-Cast"), Some("3/3"));
+    assert_eq!(cast[2].trailers_named("Anvil-Vote").len(), 3);
+    assert!(project.state_md(&debate).contains("status: done"));
+    assert!(commits.iter().any(|c| c.phase() == "synthesizer"));
+    project.assert_fsck_clean();
+}
+
+#[test]
+fn a_council_in_a_claude_code_session_reaches_its_synthesis_with_codex_and_qwen() {
+    let server = ModelServer::start(council_seat);
+    let agents = AgentsHome::new(&server);
+    let project = Project::installed();
+    // The session's HOME is Claude Code's; Qwen Code reads its settings from it too.
+    let claude_home = ClaudeHome::new();
+    std::fs::create_dir_all(claude_home.path().join(".qwen")).unwrap();
+    std::fs::copy(
+        agents.path().join(".qwen/settings.json"),
+        claude_home.path().join(".qwen/settings.json"),
+    )
+    .unwrap();
+    let out = Claude::new(
+        &server,
+        project.path(),
+        "/anvil \"Should we adopt GraphQL?\" --protocol council --rounds 1 \
+         --seat advocate=codex:codex-seat-model --seat critic=qwen:qwen-seat-model",
+    )
+    .home(&claude_home)
+    .path_prepend(node_bin_dir())
+    .env(
+        "CODEX_HOME",
+        agents.path().join(".codex").display().to_string(),
+    )
+    .env("SCRIPTED_API_KEY", API_KEY)
+    .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
+    .env("OPENAI_API_KEY", API_KEY)
+    .timeout(Duration::from_secs(300))
+    .session_id(new_session_id())
+    .run();
+    assert!(out.success(), "{}", out.describe());
+    let debate = project.only_debate();
+    let commits = project.commits(&debate);
+    assert!(
+        project.state_md(&debate).contains("status: done"),
+        "the council reached its synthesis: {}\n{:?}\n{}\n{}",
+        out.describe(),
+        commits.iter().map(Commit::phase).collect::<Vec<_>>(),
+        project.state_md(&debate),
+        out.transcript()
+            .and_then(|t| std::fs::read_to_string(t).ok())
+            .unwrap_or_default()
+    );
+    let played: Vec<(&str, Option<&str>)> = commits
+        .iter()
+        .filter(|c| !["start", "run"].contains(&c.phase()))
+        .map(|c| (c.phase(), c.trailer("Anvil-Agent")))
+        .collect();
+    assert_eq!(
+        played,
+        [
+            ("triage", Some("codex")),
+            ("triage", Some("qwen")),
+            ("advocate", Some("codex")),
+            ("critic", Some("qwen")),
+            ("voter", Some("codex")),
+            ("voter", Some("qwen")),
+            ("synthesizer", None),
+        ],
+        "{}",
+        out.describe()
+    );
+    // The record: what ran, what triage decided, the ballots and the result.
+    assert!(
+        project
+            .transcript_md(&debate)
+            .contains("Protocol: council (--triage --all-draft --vote)."),
+        "{}",
+        project.transcript_md(&debate)
+    );
+    let triage = commits.iter().rfind(|c| c.phase() == "triage").unwrap();
+    let decided = triage.trailer("Anvil-Triage").expect("triage's decision");
+    assert!(decided.contains("debate"), "{decided}");
+    let cast = ballots(&commits);
+    for ballot in &cast {
+        assert_eq!(
+            ballot
+                .trailer("Anvil-Ballot")
+                .map(|b| b.starts_with("ranked")),
+            Some(true)
+        );
+    }
+    assert_eq!(cast[1].trailer("Anvil-Vote-Cast"), Some("2/2"));
+    assert_eq!(cast[1].trailers_named("Anvil-Vote").len(), 2);
+    // The seats' drafts of round 1 and their triage answers were requested at once.
+    let advocate = draft_of(&server, Agent::Codex, "advocate", 1);
+    let critic = draft_of(&server, Agent::Qwen, "critic", 1);
+    assert!(!advocate.all_text().contains("CRITIC r1"));
+    assert!(!critic.all_text().contains("ADVOCATE r1"));
+    project.assert_fsck_clean();
+}
