@@ -247,7 +247,7 @@ fn a_council_in_a_claude_code_session_reaches_its_synthesis_with_codex_and_qwen(
     );
     let played: Vec<(&str, Option<&str>)> = commits
         .iter()
-        .filter(|c| !["start", "run"].contains(&c.phase()))
+        .filter(|c| c.phase() != "start" && c.phase() != "run")
         .map(|c| (c.phase(), c.trailer("Anvil-Agent")))
         .collect();
     assert_eq!(
@@ -292,4 +292,101 @@ fn a_council_in_a_claude_code_session_reaches_its_synthesis_with_codex_and_qwen(
     assert!(!advocate.all_text().contains("CRITIC r1"));
     assert!(!critic.all_text().contains("ADVOCATE r1"));
     project.assert_fsck_clean();
+}
+
+/// A seat that agrees, firmly, in every phase; its triage answers take [`DRAFTING`].
+fn agreeing_seat(turn: &Turn) -> Reply {
+    let Some(tag) = turn_tag(turn) else {
+        return Reply::text("ok");
+    };
+    let reply = Reply::text(format!(
+        "{} of {}: a considered argument, with evidence and numbers.\n\n<anvil-position stance=\"for\" confidence=\"0.9\">adopt it</anvil-position>",
+        tag.key(),
+        tag.line
+    ));
+    if tag.role.eq_ignore_ascii_case("triage") && turn.tool_results().is_empty() {
+        return reply.delayed(DRAFTING);
+    }
+    reply
+}
+
+/// The tokens the scripted server reported for every turn: input (cached included) and output.
+fn tokens_reported(server: &ModelServer) -> u64 {
+    server
+        .usage_reported()
+        .iter()
+        .map(|u| u.tokens[0] + u.tokens[1])
+        .sum()
+}
+
+#[test]
+fn triage_asks_every_seat_at_once_and_a_settled_question_costs_under_40_percent_of_the_debate() {
+    let seats = [
+        "--rounds",
+        "3",
+        "--seat",
+        "advocate=codex:codex-seat-model",
+        "--seat",
+        "critic=qwen:qwen-seat-model",
+        "--seat",
+        "synthesizer=codex:codex-seat-model",
+    ];
+    // The same scripted question, triaged…
+    let triaged = ModelServer::start(agreeing_seat);
+    let home = AgentsHome::new(&triaged);
+    let project = Project::new();
+    let (run, debate) = run_debate(&project, &home, &[&seats[..], &["--triage"]].concat());
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases_of(&commits),
+        ["triage", "triage", "synthesizer"],
+        "{}",
+        run.describe()
+    );
+    let decided = commits[2].trailer("Anvil-Triage").unwrap();
+    assert!(
+        decided.starts_with("settled at triage: 2 of 2 for"),
+        "{decided}"
+    );
+    // …asked every seat at once,
+    let answer = |agent| {
+        triaged
+            .turns_of(agent)
+            .into_iter()
+            .find(|t| turn_tag(t).is_some_and(|tag| tag.role.eq_ignore_ascii_case("triage")))
+            .unwrap()
+    };
+    let (codex, qwen) = (answer(Agent::Codex), answer(Agent::Qwen));
+    assert!(
+        overlap(&triaged, &codex, &qwen),
+        "the triage answers were not asked at once\n{}",
+        run.describe()
+    );
+    // …and debated in full, with the same seats.
+    let full = ModelServer::start(agreeing_seat);
+    let home = AgentsHome::new(&full);
+    let project = Project::new();
+    let (run, debate) = run_debate(&project, &home, &seats);
+    assert_eq!(
+        phases_of(&project.commits(&debate)).len(),
+        7,
+        "{}",
+        run.describe()
+    );
+    let (settled, debated) = (tokens_reported(&triaged), tokens_reported(&full));
+    let ratio = settled as f64 / debated as f64;
+    eprintln!("tokens: triage that settles {settled}, the full debate {debated}: {ratio:.3}");
+    assert!(
+        ratio <= 0.40,
+        "triage that settles spent {settled} tokens, the full debate {debated} ({ratio:.3})"
+    );
+}
+
+/// The debating phases and the synthesis of a line.
+fn phases_of(commits: &[Commit]) -> Vec<&str> {
+    commits
+        .iter()
+        .map(Commit::phase)
+        .filter(|p| !["start", "run"].contains(p))
+        .collect()
 }
