@@ -390,3 +390,75 @@ fn phases_of(commits: &[Commit]) -> Vec<&str> {
         .filter(|p| !["start", "run"].contains(p))
         .collect()
 }
+
+#[test]
+fn a_round_drafted_blind_reads_as_one_moment_in_show_and_diffs_voice_by_voice() {
+    let project = Project::new();
+    let session = new_session_id();
+    let started = project.start(&[
+        "Should we build a platform team?",
+        "--stakeholders",
+        "--all-draft",
+        "--rounds",
+        "2",
+        "--session",
+        &session,
+    ]);
+    let stop = |text: String| {
+        project
+            .hook(&serde_json::json!({
+                "session_id": session,
+                "cwd": project.path(),
+                "hook_event_name": "Stop",
+                "last_assistant_message": text,
+            }))
+            .ok()
+    };
+    for round in 1..=2 {
+        for voice in VOICES {
+            stop(format!("{voice} in round {round}: its draft."));
+        }
+    }
+    stop("The synthesis.".to_owned());
+    let debate = &started.debate;
+    assert!(project.state_md(debate).contains("status: done"));
+    // Every voice in every round, each draft marked as such in the record and the transcript.
+    let commits = project.commits(debate);
+    let drafts: Vec<(&str, &str)> = commits
+        .iter()
+        .filter(|c| c.trailer("Anvil-Drafted") == Some("yes"))
+        .map(|c| (c.round(), c.trailer("Anvil-Voice").unwrap()))
+        .collect();
+    assert_eq!(drafts.len(), 6, "{drafts:?}");
+    assert!(
+        project
+            .transcript_md(debate)
+            .contains("## Round 2 · Stakeholder · Product/UX\n\nProduct/UX in round 2: its draft.\n\n_Drafted blind, at the same time as the round's other voices"),
+        "{}",
+        project.transcript_md(debate)
+    );
+    // `diff` between the rounds pairs each voice with itself.
+    let diff = project
+        .anvil(&[
+            "diff",
+            &format!("{debate}@main:round-1"),
+            &format!("{debate}@main:round-2"),
+        ])
+        .ok()
+        .stdout;
+    for voice in VOICES {
+        assert!(
+            diff.contains(&format!("a/main/round-1/stakeholder ({voice})"))
+                && diff.contains(&format!("b/main/round-2/stakeholder ({voice})")),
+            "{diff}"
+        );
+        assert!(
+            diff.contains(&format!("-{voice} in round 1: its draft.")),
+            "{diff}"
+        );
+        assert!(
+            diff.contains(&format!("+{voice} in round 2: its draft.")),
+            "{diff}"
+        );
+    }
+}
