@@ -462,3 +462,57 @@ fn a_round_drafted_blind_reads_as_one_moment_in_show_and_diffs_voice_by_voice() 
         );
     }
 }
+
+#[test]
+fn a_draft_whose_seat_fails_is_played_blind_by_the_host_with_fallback() {
+    // Qwen's provider is down: the critic's draft fails, the advocate's is recorded, and the
+    // host (claude) drafts the critic's phase with --fallback host, still blind.
+    let server = ModelServer::start(|turn| {
+        if turn.agent == Agent::Qwen {
+            return Reply::error(400, "scripted outage of the critic's provider");
+        }
+        debater(turn)
+    });
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let (run, debate) = run_debate(
+        &project,
+        &home,
+        &[
+            "--rounds",
+            "1",
+            "--all-draft",
+            "--fallback",
+            "host",
+            "--seat",
+            "advocate=codex:codex-seat-model",
+            "--seat",
+            "critic=qwen:qwen-seat-model",
+        ],
+    );
+    let commits = project.commits(&debate);
+    assert_eq!(
+        phases(&commits),
+        want(&[
+            ("advocate", "1", "codex"),
+            ("critic", "1", "host"),
+            ("synthesizer", "1", "host"),
+        ]),
+        "{}",
+        run.describe()
+    );
+    let critic = commits.iter().find(|c| c.phase() == "critic").unwrap();
+    assert!(
+        critic
+            .trailer("Anvil-Seat-Fallback")
+            .is_some_and(|why| why.contains("qwen:qwen-seat-model failed")),
+        "{critic:?}"
+    );
+    // The host's draft was blind to the advocate's, recorded before it.
+    let host = server
+        .turns_of(Agent::Claude)
+        .into_iter()
+        .find(|t| turn_tag(t).is_some_and(|tag| tag.role.eq_ignore_ascii_case("critic")))
+        .expect("the host drafted the critic's phase");
+    assert!(!host.prompt().contains("ADVOCATE r1"), "{}", host.prompt());
+}

@@ -357,6 +357,12 @@ mod tests {
             why,
             "800 of 1000 tokens spent; the next phase would take about 400 more"
         );
+        // The phases due together are judged together: two drafts of 300 would pass 1000.
+        let why = over_budget(&tokens, &spent(600, 0, 2), 2).unwrap();
+        assert_eq!(
+            why,
+            "600 of 1000 tokens spent; the next 2 phases, due together, would take about 600 more"
+        );
         let usd = Seats {
             budget_usd: Some("0.05".into()),
             ..Seats::default()
