@@ -147,6 +147,22 @@ fn median_p90(mut v: Vec<f64>) -> (f64, f64) {
 }
 
 /// What an endpoint seat's turn adds to the endpoint's answer (see the module's doc).
+/// When the server finished answering request `seq`: it notes that once the answer is written,
+/// which the client may have read (and exited on) a moment before.
+fn answered_at(server: &ModelServer, seq: usize) -> Instant {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(at) = server.answered_at(seq) {
+            return at;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "request {seq} was never answered"
+        );
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
 fn endpoint_turns() {
     const ANSWER: Duration = Duration::from_millis(300);
     const TURNS: usize = 21;
@@ -183,7 +199,7 @@ fn endpoint_turns() {
             String::from_utf8_lossy(&out.stdout)
         );
         let request = &server.requests()[seen];
-        let held = server.answered_at(request.seq).unwrap() - request.received;
+        let held = answered_at(&server, request.seq) - request.received;
         (wall.saturating_sub(held)).as_secs_f64() * 1000.0
     };
     let (mut fresh, mut resumed) = (Vec::new(), Vec::new());
@@ -231,7 +247,7 @@ fn endpoint_turns() {
             String::from_utf8_lossy(&out.stderr)
         );
         let request = &server.requests()[seen];
-        let held = server.answered_at(request.seq).unwrap() - request.received;
+        let held = answered_at(&server, request.seq) - request.received;
         through.push(wall.saturating_sub(held).as_secs_f64() * 1000.0);
     }
     let (t50, t90) = median_p90(through);

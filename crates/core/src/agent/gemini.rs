@@ -1,4 +1,4 @@
-//! Gemini CLI as a seat: `gemini --output-format=json --approval-mode=plan --skip-trust`, the
+//! Gemini CLI as a seat: `gemini --output-format=stream-json --approval-mode=plan --skip-trust`, the
 //! prompt on stdin (piped, it runs one turn without a terminal, and text on stdin is taken as
 //! it is: an `@path` in an argument would inline that file), a session named with
 //! `--session-id` and continued with `--resume`.
@@ -9,10 +9,13 @@
 //! settings do not choose the seat's tools, hooks or endpoint. `GEMINI_CLI_NO_RELAUNCH` keeps
 //! it one process (else it starts itself again as a child).
 //!
-//! Its JSON result is one object: `session_id`, `response` (the reply), `stats.models` (per
-//! model: `tokens` with `prompt`, `candidates`, `cached`, `thoughts`); a failed turn prints
-//! nothing there and says why on stderr. No cost is reported; the version comes from
-//! `gemini --version`.
+//! Its output is JSON lines, one event each, written as the turn runs: `init` (`session_id`,
+//! the model asked for), the person's `message`, the reply's `message`s (`role` `assistant`,
+//! `delta: true`: a few words each, as the model streams them; the reply is all of them in
+//! order), `tool_use` and `tool_result`, and last `result`: `status` `success` or `error` (with
+//! `error.message`), and `stats` (`input_tokens`, which count the cached ones too, `cached`,
+//! `output_tokens` and `total_tokens`, which also counts the model's thoughts, per model under
+//! `models`). No cost is reported; the version comes from `gemini --version`.
 //!
 //! As a host: `hooks.AfterAgent` in `.gemini/settings.json` (Claude Code's `Stop`), loaded only
 //! in a trusted folder (folder trust is on: a folder is trusted in
@@ -28,7 +31,7 @@ use serde_json::Value;
 
 use super::host::{Host, HostTurn, Stop, Trust, Wiring};
 use super::ready::{home_file, set_among};
-use super::{About, Agent, Played, Ran, Tokens, Turn, headless_args};
+use super::{About, Agent, Live, Played, Ran, Tokens, Turn, headless_args, jsonl};
 
 pub(super) struct Gemini;
 
@@ -65,7 +68,7 @@ impl Agent for Gemini {
     fn args(&self, turn: &Turn<'_>, session: Option<&str>) -> Vec<String> {
         headless_args(
             &[
-                "--output-format=json",
+                "--output-format=stream-json",
                 "--approval-mode=plan",
                 "--skip-trust",
             ],
@@ -86,32 +89,65 @@ impl Agent for Gemini {
         Some(&Gemini)
     }
 
-    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
-        let json: Value = serde_json::from_str(ran.stdout.trim()).map_err(|_| String::new())?;
-        if let Some(message) = json["error"]["message"].as_str() {
-            return Err(message.to_owned());
+    fn live(&self, line: &str) -> Option<Live> {
+        let event: Value = serde_json::from_str(line.trim()).ok()?;
+        match event["type"].as_str()? {
+            // The model asked for; `auto…` names Gemini CLI's router, not a model.
+            "init" => Some(Live::Begins {
+                model: event["model"]
+                    .as_str()
+                    .filter(|m| !m.starts_with("auto"))
+                    .map(str::to_owned),
+            }),
+            "message" if event["role"] == "assistant" => {
+                event["content"].as_str().map(|t| Live::More(t.to_owned()))
+            }
+            _ => None,
         }
+    }
+
+    fn read(&self, ran: &Ran, session: Option<&str>) -> Result<Played, String> {
+        let events: Vec<Value> = jsonl(&ran.stdout).collect();
+        let result = events
+            .iter()
+            .rev()
+            .find(|e| e["type"] == "result")
+            .ok_or_else(String::new)?;
+        if result["status"] != "success" {
+            return Err(result["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned());
+        }
+        let text: String = events
+            .iter()
+            .filter(|e| e["type"] == "message" && e["role"] == "assistant")
+            .filter_map(|e| e["content"].as_str())
+            .collect();
         let mut tokens = Tokens::default();
         let mut model = None;
         let mut most = 0;
-        for (name, stats) in json["stats"]["models"].as_object().into_iter().flatten() {
-            let t = &stats["tokens"];
-            let n = |key: &str| t[key].as_u64().unwrap_or(0);
-            // `prompt` counts the cached part too, as the OpenAI agents' input does.
-            tokens.input += n("prompt");
+        for (name, stats) in result["stats"]["models"].as_object().into_iter().flatten() {
+            let n = |key: &str| stats[key].as_u64().unwrap_or(0);
+            tokens.input += n("input_tokens");
             tokens.cache_read += n("cached");
-            tokens.output += n("candidates") + n("thoughts");
+            // The thoughts are output too: what the total holds beyond the prompt.
+            let output =
+                n("output_tokens").max(n("total_tokens").saturating_sub(n("input_tokens")));
+            tokens.output += output;
             // The model that wrote the most answered; another may have done side work.
-            if n("candidates") >= most {
-                most = n("candidates");
+            if output >= most {
+                most = output;
                 model = Some(name.clone());
             }
         }
         Ok(Played {
             agent: &Gemini,
-            text: json["response"].as_str().unwrap_or_default().to_owned(),
-            session: json["session_id"]
-                .as_str()
+            text,
+            session: events
+                .iter()
+                .find(|e| e["type"] == "init")
+                .and_then(|e| e["session_id"].as_str())
                 .or(session)
                 .unwrap_or_default()
                 .to_owned(),
@@ -211,3 +247,60 @@ prompt = \"\"\"\n\
 Run this command with your shell tool, passing the text after the colon as its arguments, \
 quoted as one question followed by any options it holds: `anvil start`: {{args}}\n\n\
 Then answer the prompt it prints, exactly as that prompt asks.\n\"\"\"\n";
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    fn ran(stdout: &str, code: i32) -> Ran {
+        Ran {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: stdout.to_owned(),
+            stderr: String::new(),
+            duration: std::time::Duration::ZERO,
+        }
+    }
+
+    /// What Gemini CLI 0.61.0 printed for a turn whose model thought 8 tokens beside the 12 it
+    /// wrote (the scripted server's `thoughtsTokenCount`): the thoughts count as output.
+    #[test]
+    fn a_streamed_turn_gives_its_session_model_and_tokens() {
+        let played = Gemini
+            .read(
+                &ran(include_str!("testdata/gemini-0.61.0-stream.jsonl"), 0),
+                None,
+            )
+            .unwrap();
+        assert_eq!(played.session, "21111111-2222-4333-8444-555555555555");
+        assert_eq!(played.model.as_deref(), Some("gemini-scripted"));
+        assert_eq!(
+            played.tokens,
+            Tokens {
+                input: 120,
+                output: 20,
+                cache_read: 20,
+                cache_write: 0
+            }
+        );
+    }
+
+    /// A failed turn ends with a `result` whose status is `error`: its message is the agent's
+    /// last words; output without a `result` (killed, or not Gemini CLI's) says nothing.
+    #[test]
+    fn a_failed_turn_gives_its_message() {
+        let failed = concat!(
+            r#"{"type":"init","session_id":"s1","model":"m1"}"#,
+            "\n",
+            r#"{"type":"result","status":"error","error":{"type":"unknown","message":"[API Error: fetch failed]"},"stats":{"models":{}}}"#,
+            "\n"
+        );
+        assert_eq!(
+            Gemini.read(&ran(failed, 1), None).unwrap_err(),
+            "[API Error: fetch failed]"
+        );
+        let cut = r#"{"type":"message","role":"assistant","content":"Hel","delta":true}"#;
+        assert_eq!(Gemini.read(&ran(cut, 1), None).unwrap_err(), "");
+    }
+}

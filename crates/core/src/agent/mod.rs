@@ -637,6 +637,15 @@ mod live {
     }
 
     #[test]
+    fn gemini_cli_is_heard_word_by_word() {
+        let gemini = include_str!("testdata/gemini-0.61.0-stream.jsonl");
+        assert_eq!(
+            heard("gemini", gemini),
+            (format!("¶{SAID}"), vec!["m1".to_owned()], vec![])
+        );
+    }
+
+    #[test]
     fn codex_is_heard_a_message_at_a_time() {
         let output = include_str!("testdata/codex-0.169.0-exec.jsonl");
         assert_eq!(heard("codex", output), (format!("¶{SAID}"), vec![], vec![]));
@@ -650,12 +659,17 @@ mod live {
             (
                 "claude",
                 include_str!("testdata/claude-2.1.332-stream.jsonl"),
-                "2.1.332",
+                Some("2.1.332"),
             ),
             (
                 "qwen",
                 include_str!("testdata/qwen-0.24.4-stream.jsonl"),
-                "0.24.4",
+                Some("0.24.4"),
+            ),
+            (
+                "gemini",
+                include_str!("testdata/gemini-0.61.0-stream.jsonl"),
+                None,
             ),
         ] {
             let ran = Ran {
@@ -666,7 +680,7 @@ mod live {
             };
             let played = find(agent).unwrap().read(&ran, None).unwrap();
             assert_eq!(played.text, SAID, "{agent}");
-            assert_eq!(played.agent_version.as_deref(), Some(version), "{agent}");
+            assert_eq!(played.agent_version.as_deref(), version, "{agent}");
             assert!(!played.session.is_empty(), "{agent}");
         }
     }

@@ -161,7 +161,7 @@ pub(super) fn watch(
     show.host_begins(home, line);
     let lines = read_lines(child.stdout.take().expect("piped"));
     let stderr = child.stderr.take().expect("piped");
-    let relay = relay_stderr(stderr, anvil_core::model::secrets::Intake::new(home.root()));
+    let said_aside = relay_stderr(stderr, anvil_core::model::secrets::Intake::new(home.root()));
     let mut text = String::new();
     let take = |said: String, show: &mut Show, text: &mut String| {
         if let Some(live) = anvil_core::agent::RUN_HOST.live(&said) {
@@ -182,6 +182,10 @@ pub(super) fn watch(
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 std::thread::sleep(Duration::from_millis(50));
             }
+        }
+        // What claude says on stderr is shown between rows, never inside the one being written.
+        for aside in said_aside.try_iter() {
+            show.note(&aside);
         }
         // The line's state is looked at ten times a second, however fast words come.
         if looked.is_some_and(|at| at.elapsed() < Duration::from_millis(100)) {
@@ -239,7 +243,9 @@ pub(super) fn watch(
     for said in lines.iter() {
         take(said, show, &mut text);
     }
-    let _ = relay.join();
+    for aside in said_aside.iter() {
+        show.note(&aside);
+    }
     show.look(home, line);
     let json = result(&text);
     cost.add_result(&json);
@@ -263,13 +269,15 @@ pub(super) fn watch(
     Ok(())
 }
 
-/// Claude's own stderr, line by line, to this terminal as `anvil run`'s other output goes:
-/// cleaned of credentials (through `intake`, whose note follows) and made visible, since what
-/// an agent prints is outside text like any other.
+/// Claude's own stderr, line by line, for this terminal as `anvil run`'s other notes go (the
+/// caller shows them, so a line never lands in the middle of a row being written): cleaned of
+/// credentials (through `intake`, whose note follows) and made visible, since what an agent
+/// prints is outside text like any other. The lines end when claude's stderr does.
 fn relay_stderr(
     stderr: std::process::ChildStderr,
     mut intake: anvil_core::model::secrets::Intake,
-) -> std::thread::JoinHandle<()> {
+) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         use std::io::BufRead;
         // Read to the end whatever it holds (bytes that are not UTF-8 too): a pipe left full
@@ -278,12 +286,14 @@ fn relay_stderr(
             let Ok(line) = line else { break };
             let line = String::from_utf8_lossy(&line);
             let line = intake.clean("claude's output", line.trim_end_matches('\r'));
-            say(&crate::term::visible(&line));
+            // Kept reading after the caller has gone: a pipe left full would stall claude.
+            let _ = tx.send(crate::term::visible(&line).into_owned());
         }
         if let Some(note) = intake.note() {
-            say(&format!("anvil: note: {note}"));
+            let _ = tx.send(format!("anvil: note: {note}"));
         }
-    })
+    });
+    rx
 }
 
 /// The lines of `pipe` as they come, read by a thread of their own (a pipe left full would
