@@ -13,9 +13,31 @@ use crate::support::anvil::{Commit, Project, turn_tag};
 use crate::support::claude::{Claude, ClaudeHome, new_session_id};
 use crate::support::model_server::{Agent, ModelServer, Reply, Turn};
 
-/// How long a seat's draft takes at the scripted server: longer than an agent's cold start in
-/// a fresh HOME, so that drafts requested at once overlap.
-const DRAFTING: Duration = Duration::from_secs(8);
+/// The longest a request waits at a [`Meeting`] for the others of its group.
+const WAIT: Duration = Duration::from_secs(90);
+
+/// Holds each request of a group at the scripted server until all of its group have arrived
+/// (or [`WAIT`] has passed): requests sent at once all meet and are answered together, so
+/// they overlap however slowly each agent starts on a busy machine; a request sent only after
+/// another was answered waits in vain, and the overlap check sees it.
+#[derive(Default)]
+pub(crate) struct Meeting {
+    arrived: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    all_here: std::sync::Condvar,
+}
+
+impl Meeting {
+    /// Notes one arrival in `group` and waits for `size` of them.
+    pub(crate) fn meet(&self, group: &str, size: usize) {
+        let mut arrived = self.arrived.lock().unwrap();
+        *arrived.entry(group.to_owned()).or_default() += 1;
+        self.all_here.notify_all();
+        let _held = self
+            .all_here
+            .wait_timeout_while(arrived, WAIT, |a| a.get(group).copied().unwrap_or(0) < size)
+            .unwrap();
+    }
+}
 
 /// The agent's first request for the debating phase of `round` whose tag names `role`.
 fn draft_of(server: &ModelServer, agent: Agent, role: &str, round: u32) -> Turn {
@@ -38,20 +60,24 @@ fn overlap(server: &ModelServer, a: &Turn, b: &Turn) -> bool {
     a.received < b_end && b.received < a_end
 }
 
-/// A debater whose drafts take [`DRAFTING`].
-fn slow_debater(turn: &Turn) -> Reply {
-    let reply = debater(turn);
-    match turn_tag(turn) {
-        Some(tag) if tag.round.is_some() && turn.tool_results().is_empty() => {
-            reply.delayed(DRAFTING)
+/// A debater whose two drafts of a round meet at the server ([`Meeting`]).
+fn meeting_debater(meeting: &std::sync::Arc<Meeting>) -> impl Fn(&Turn) -> Reply + use<> {
+    let meeting = std::sync::Arc::clone(meeting);
+    move |turn: &Turn| {
+        if let Some(round) = turn_tag(turn).and_then(|tag| tag.round)
+            && turn.tool_results().is_empty()
+            && turn.agent != Agent::Claude
+        {
+            meeting.meet(&format!("round {round}"), 2);
         }
-        _ => reply,
+        debater(turn)
     }
 }
 
 #[test]
 fn every_seat_drafts_every_round_blind_and_at_once_with_codex_and_qwen() {
-    let server = ModelServer::start(slow_debater);
+    let meeting = std::sync::Arc::new(Meeting::default());
+    let server = ModelServer::start(meeting_debater(&meeting));
     let home = AgentsHome::new(&server);
     let project = Project::new();
     let (run, debate) = run_debate(
@@ -294,20 +320,16 @@ fn a_council_in_a_claude_code_session_reaches_its_synthesis_with_codex_and_qwen(
     project.assert_fsck_clean();
 }
 
-/// A seat that agrees, firmly, in every phase; its triage answers take [`DRAFTING`].
+/// A seat that agrees, firmly, in every phase.
 fn agreeing_seat(turn: &Turn) -> Reply {
     let Some(tag) = turn_tag(turn) else {
         return Reply::text("ok");
     };
-    let reply = Reply::text(format!(
+    Reply::text(format!(
         "{} of {}: a considered argument, with evidence and numbers.\n\n<anvil-position stance=\"for\" confidence=\"0.9\">adopt it</anvil-position>",
         tag.key(),
         tag.line
-    ));
-    if tag.role.eq_ignore_ascii_case("triage") && turn.tool_results().is_empty() {
-        return reply.delayed(DRAFTING);
-    }
-    reply
+    ))
 }
 
 /// The tokens the scripted server reported for every turn: input (cached included) and output.
@@ -332,7 +354,17 @@ fn triage_asks_every_seat_at_once_and_a_settled_question_costs_under_40_percent_
         "synthesizer=codex:codex-seat-model",
     ];
     // The same scripted question, triaged…
-    let triaged = ModelServer::start(agreeing_seat);
+    // (the two triage answers meet at the server: asked at once, they are answered together)
+    let meeting = std::sync::Arc::new(Meeting::default());
+    let met = std::sync::Arc::clone(&meeting);
+    let triaged = ModelServer::start(move |turn| {
+        if turn_tag(turn).is_some_and(|tag| tag.role.eq_ignore_ascii_case("triage"))
+            && turn.tool_results().is_empty()
+        {
+            met.meet("triage", 2);
+        }
+        agreeing_seat(turn)
+    });
     let home = AgentsHome::new(&triaged);
     let project = Project::new();
     let (run, debate) = run_debate(&project, &home, &[&seats[..], &["--triage"]].concat());

@@ -92,71 +92,49 @@ pub fn play(
     let mut played_lines: Vec<String> = Vec::new();
     let mut reply = due;
     while reply.is_seat() {
-        // The phases due at once that seats play (a round drafted blind, triage, the vote):
-        // played in parallel, recorded in order.
-        let batch = super::due(home, line, None)?;
-        if batch.len() > 1 {
-            let left = clock.left();
-            if left < SHORTEST_TURN {
-                reply = no_time(home, line, &batch[0], clock, !played_lines.is_empty());
-                break;
-            }
-            let timeout = seat_timeout.min(left);
-            let turned =
-                super::play_due(home, line, session, &batch, guard.as_deref(), timeout, lazy)?;
-            for (out, turned) in turned {
-                reply = answer(
-                    home,
-                    line,
-                    &out,
-                    turned,
-                    clock,
-                    timeout < seat_timeout,
-                    config,
-                )
-                .map(|(reply, played)| {
-                    played_lines.extend(played);
-                    reply
-                })?;
-            }
-            continue;
+        // The phases due at once that seats play (a round drafted blind, triage, the vote)
+        // are played in parallel and recorded in order; else the one phase that is out.
+        let mut batch = super::due(home, line, None)?;
+        if batch.len() < 2 {
+            let Some(out) = super::out(home, line)? else {
+                // Played meanwhile by another player (a second hook of the same stop): what is
+                // out now is handed out, as to a repeated stop.
+                reply = crate::line::stop::stop(home, line, crate::line::stop::Stop::of(session))?;
+                if reply.is_seat() {
+                    break;
+                }
+                continue;
+            };
+            batch = vec![out];
         }
-        let Some(out) = super::out(home, line)? else {
-            // Played meanwhile by another player (a second hook of the same stop): what is
-            // out now is handed out, as to a repeated stop.
-            reply = crate::line::stop::stop(home, line, crate::line::stop::Stop::of(session))?;
-            if reply.is_seat() {
-                break;
-            }
-            continue;
-        };
         let left = clock.left();
         if left < SHORTEST_TURN {
-            reply = no_time(home, line, &out, clock, !played_lines.is_empty());
+            reply = no_time(home, line, &batch[0], clock, !played_lines.is_empty());
             break;
         }
         let timeout = seat_timeout.min(left);
-        let turned = super::play(
-            home,
-            line,
-            session,
-            &out,
-            guard.as_deref(),
-            timeout,
-            lazy,
-            None,
-        )?;
-        let (next, played) = answer(
-            home,
-            line,
-            &out,
-            turned,
-            clock,
-            timeout < seat_timeout,
-            config,
-        )?;
-        played_lines.extend(played);
-        reply = next;
+        let turned = match batch.as_slice() {
+            [out] => vec![(
+                out.clone(),
+                super::play(
+                    home,
+                    line,
+                    session,
+                    out,
+                    guard.as_deref(),
+                    timeout,
+                    lazy,
+                    None,
+                )?,
+            )],
+            _ => super::play_due(home, line, session, &batch, guard.as_deref(), timeout, lazy)?,
+        };
+        for (out, turned) in turned {
+            let cut_short = timeout < seat_timeout;
+            let (next, played) = answer(home, line, &out, turned, clock, cut_short, config)?;
+            played_lines.extend(played);
+            reply = next;
+        }
     }
     Ok(with_first(reply, &played_lines))
 }

@@ -53,6 +53,30 @@ pub struct Out {
     pub step: u32,
 }
 
+impl Out {
+    /// The agent's turn that plays this phase, in `cwd`, under `timeout`.
+    fn turn<'a>(
+        &'a self,
+        cwd: &'a std::path::Path,
+        timeout: std::time::Duration,
+        pass_env: &'a [String],
+        guard: Option<&'a std::path::Path>,
+        watch: Option<&'a (dyn Fn(crate::agent::Live) + Sync)>,
+    ) -> crate::agent::Turn<'a> {
+        crate::agent::Turn {
+            pass_env,
+            watch,
+            cwd,
+            prompt: &self.prompt,
+            resume: self.resume.as_deref(),
+            model: self.seat.model.as_deref(),
+            timeout,
+            role: self.role.name(),
+            guard,
+        }
+    }
+}
+
 /// The phase that is out on `line`, if a seat plays it (and the host has not taken it over).
 pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
     let state = transaction::view(home, line)?;
@@ -65,17 +89,7 @@ pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
     };
     let record = Record::open(&home.record_dir())?;
     let history = LineHistory::load(&record, line)?;
-    let recorded = match history.entries.last() {
-        Some(tip) => record.read(
-            tip.commit,
-            &phase_file(state.progress.step + 1, cue.role.name(), PhaseFile::Prompt),
-        )?,
-        None => None,
-    };
-    let prompt = match recorded {
-        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        None => stop::render_prompt(home, &state, &cue, true, "")?,
-    };
+    let prompt = prompt_out(home, &record, &history, &state, &cue)?;
     Ok(Some(Out {
         resume: last_session(&history, &cue, &seat),
         label: state.standing(),
@@ -86,6 +100,28 @@ pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
         voice: cue.voice,
         prompt,
     }))
+}
+
+/// The prompt of the phase that is out (`cue`), as the record holds it (the commit before it
+/// wrote it), else rendered in full now.
+fn prompt_out(
+    home: &Home,
+    record: &Record,
+    history: &LineHistory,
+    state: &crate::model::state::State,
+    cue: &Cue,
+) -> Result<String, DebateError> {
+    let recorded = match history.entries.last() {
+        Some(tip) => record.read(
+            tip.commit,
+            &phase_file(state.progress.step + 1, cue.role.name(), PhaseFile::Prompt),
+        )?,
+        None => None,
+    };
+    match recorded {
+        Some(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        None => stop::render_prompt(home, state, cue, true, ""),
+    }
 }
 
 /// The agent session that played this role (this voice) on the line last, by this agent.
@@ -117,7 +153,8 @@ pub fn due(home: &Home, line: &LineRef, host: Option<&Seat>) -> Result<Vec<Out>,
     if cues.len() < 2 {
         return Ok(Vec::new());
     }
-    let first = out(home, line)?;
+    let record = Record::open(&home.record_dir())?;
+    let history = LineHistory::load(&record, line)?;
     let label = |cue: &Cue| {
         let mut label = crate::model::state::phase_label(cue.role, cue.round, state.setup.rounds);
         if let Some(voice) = &cue.voice {
@@ -133,42 +170,42 @@ pub fn due(home: &Home, line: &LineRef, host: Option<&Seat>) -> Result<Vec<Out>,
     later.seat_fallback = None;
     for (i, cue) in cues.iter().enumerate() {
         let step = state.progress.step + u32::try_from(i).unwrap_or(u32::MAX);
+        if i == 0 && state.seat_fallback.is_some() {
+            // The host took this phase over: it is the session's, never a batch's.
+            break;
+        }
         let seat = if i == 0 {
             cue.seat(&state)
         } else {
             cue.seat(&later)
         };
-        let out = match (seat, host, i, &first) {
-            // A phase of a batch runs in a fresh session: its prompt holds all it may see.
-            (Some(_), _, 0, Some(first)) => Out {
-                label: label(cue),
-                resume: None,
-                ..first.clone()
-            },
-            (Some(seat), _, _, _) | (None, Some(seat), _, _) => {
-                if i == 0 && state.seat_fallback.is_some() {
-                    // The host took this phase over: it is the session's, never a batch's.
-                    break;
-                }
-                let prompt = if i == 0 {
-                    stop::render_prompt(home, &state, cue, true, "")?
-                } else {
-                    stop::render_prompt(home, &later, cue, true, "")?
-                };
-                Out {
-                    seat: seat.clone(),
-                    role: cue.role,
-                    round: cue.round,
-                    voice: cue.voice.clone(),
-                    prompt,
-                    resume: None,
-                    label: label(cue),
-                    step,
-                }
+        // The first phase's prompt is out already (recorded with the commit before it); the
+        // others are rendered now. A phase of a batch runs in a fresh session: its prompt
+        // holds all it may see. The host's, in the words of a participant in a seat.
+        let (seat, prompt) = match (seat, host) {
+            (Some(seat), _) if i == 0 => (seat, prompt_out(home, &record, &history, &state, cue)?),
+            (Some(seat), _) => (seat, stop::render_prompt(home, &later, cue, true, "")?),
+            (None, Some(host)) => {
+                let mut hosted = later.clone();
+                let key = cue
+                    .voice
+                    .clone()
+                    .unwrap_or_else(|| cue.role.name().to_owned());
+                hosted.setup.seats.roles.insert(key, host.clone());
+                (host, stop::render_prompt(home, &hosted, cue, true, "")?)
             }
-            (None, None, _, _) => break,
+            (None, None) => break,
         };
-        outs.push(out);
+        outs.push(Out {
+            seat: seat.clone(),
+            role: cue.role,
+            round: cue.round,
+            voice: cue.voice.clone(),
+            prompt,
+            resume: None,
+            label: label(cue),
+            step,
+        });
     }
     Ok(outs)
 }
@@ -204,17 +241,7 @@ pub fn play_due(
             .iter()
             .map(|out| {
                 scope.spawn(move || {
-                    let turn = crate::agent::Turn {
-                        pass_env,
-                        watch: None,
-                        cwd,
-                        prompt: &out.prompt,
-                        resume: out.resume.as_deref(),
-                        model: out.seat.model.as_deref(),
-                        timeout,
-                        role: out.role.name(),
-                        guard,
-                    };
+                    let turn = out.turn(cwd, timeout, pass_env, guard, None);
                     crate::agent::play(out.seat.agent, &turn)
                 })
             })
@@ -386,17 +413,8 @@ pub fn play(
     else {
         return Ok(Turned::Busy);
     };
-    let turn = crate::agent::Turn {
-        pass_env: config.get().map_or(&[], |c| c.seat_env()),
-        watch,
-        cwd: home.project(),
-        prompt: &out.prompt,
-        resume: out.resume.as_deref(),
-        model: out.seat.model.as_deref(),
-        timeout,
-        role: out.role.name(),
-        guard,
-    };
+    let pass_env = config.get().map_or(&[][..], |c| c.seat_env());
+    let turn = out.turn(home.project(), timeout, pass_env, guard, watch);
     let mut intake = Intake::with_config(config);
     let played = match take_in(crate::agent::play(out.seat.agent, &turn), &mut intake) {
         Ok(played) => played,
