@@ -1,5 +1,5 @@
 //! Speed of seated debates: what anvil itself costs per phase played by another agent, for
-//! every agent, and independent openings drafted at once.
+//! every agent, independent openings drafted at once, and a council round of three seats.
 //!
 //! `cargo bench --bench seats` (`ANVIL_BENCH_AGENTS=gemini,opencode` for some agents only).
 //! The real agent CLIs (node_modules/.bin, `npm install`) play every seat of a 3-round debate
@@ -11,6 +11,12 @@
 //!
 //! Targets: anvil's own cost per external phase at most 5 % of a 3-round seated run's wall
 //! time, for every agent; with `--independent`, round 1 at most 1.2 times its slowest seat.
+//!
+//! A council round (`cargo bench --bench seats -- council` runs this part alone): a stakeholder
+//! rotation of three Codex seats drafting blind and at once (`--all-draft --rounds 1`), the
+//! scripted server answering the three voices after 300, 400 and 500 ms; the round's wall time
+//! (from the run's note that the drafts start to the synthesis's first line) against its
+//! slowest seat's recorded duration. Target: at most 1.2 times.
 //!
 //! An endpoint seat (`cargo bench --bench seats -- endpoint` runs this part alone): what its
 //! turn adds to the endpoint's own answer, the wall time of `anvil endpoint-turn` (what the
@@ -251,7 +257,75 @@ fn endpoint_turns() {
     );
 }
 
+/// The three voices of a council round and how long the scripted server takes to answer each.
+const COUNCIL: [(&str, u64); 3] = [
+    ("Engineering Team", 300),
+    ("Product/UX", 400),
+    ("Business/Management", 500),
+];
+
+/// A council round of three seats against its slowest seat ([`COUNCIL`]).
+fn council_round() {
+    let server = ModelServer::start(|turn| match find_tag(&turn.latest_user_text) {
+        Some(tag) => {
+            let ms = COUNCIL
+                .iter()
+                .find(|(voice, _)| tag.voice.as_deref() == Some(voice))
+                .map_or(0, |(_, ms)| *ms);
+            Reply::text(phase_text(&tag)).delayed(Duration::from_millis(ms))
+        }
+        None => Reply::text("ok"),
+    });
+    let home = AgentsHome::new(&server);
+    let mut args: Vec<String> = [
+        "run",
+        "Should we adopt GraphQL?",
+        "--stakeholders",
+        "--all-draft",
+        "--rounds",
+        "1",
+        "--quiet",
+        "--seat",
+        "synthesizer=codex:bench-model",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    for (voice, _) in COUNCIL {
+        args.extend(["--seat".to_owned(), format!("{voice}=codex:bench-model")]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (round, slowest, ratio) = blind_round(&home, &args, "stakeholder");
+    println!(
+        "council round (3 seats, model delays 300/400/500 ms): {round:.2} s, slowest seat {slowest:.2} s: {ratio:.2}x (target <= 1.2x)"
+    );
+}
+
+/// Runs `args` [`SAMPLES`] times: the medians of the blind round's wall time (from the note
+/// that its phases start at once to the synthesis), of its slowest `role` phase's recorded
+/// duration, and of their ratio.
+fn blind_round(home: &AgentsHome, args: &[&str], role: &str) -> (f64, f64, f64) {
+    let (mut rounds, mut slowest, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..SAMPLES {
+        let project = Project::new();
+        let (run, _) = run(&project, home, args, &[]);
+        let round = stamp(&run.stderr, "synthesis") - stamp(&run.stderr, "at once, blind");
+        let slow = durations(&project)
+            .iter()
+            .filter(|(p, _)| p == role || (role == "opening" && (p == "advocate" || p == "critic")))
+            .map(|(_, ms)| ms / 1000.0)
+            .fold(0.0, f64::max);
+        rounds.push(round);
+        slowest.push(slow);
+        ratios.push(round / slow);
+    }
+    (median(rounds), median(slowest), median(ratios))
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "council") {
+        council_round();
+        return;
+    }
     let only_endpoint = std::env::args().any(|a| a == "endpoint");
     endpoint_turns();
     if only_endpoint {
@@ -329,33 +403,18 @@ fn main() {
     ];
 
     // Independent openings: round 1 against its slowest seat.
-    let (mut rounds, mut slowest, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..SAMPLES {
-        let project = Project::new();
-        let mut args = vec![
-            "run",
-            "Should we adopt GraphQL?",
-            "--rounds",
-            "1",
-            "--independent",
-        ];
-        args.extend(seats);
-        let (run, _) = run(&project, &home, &args, &[]);
-        let round1 = stamp(&run.stderr, "synthesis") - stamp(&run.stderr, "openings drafted blind");
-        let phases = durations(&project);
-        let slow = phases
-            .iter()
-            .filter(|(p, _)| p == "advocate" || p == "critic")
-            .map(|(_, ms)| ms / 1000.0)
-            .fold(0.0, f64::max);
-        rounds.push(round1);
-        slowest.push(slow);
-        ratios.push(round1 / slow);
-    }
+    let mut args = vec![
+        "run",
+        "Should we adopt GraphQL?",
+        "--rounds",
+        "1",
+        "--independent",
+        "--quiet",
+    ];
+    args.extend(seats);
+    let (round, slowest, ratio) = blind_round(&home, &args, "opening");
     println!(
-        "--independent round 1: {:.2} s, slowest seat {:.2} s: {:.2}x (target <= 1.2x)",
-        median(rounds),
-        median(slowest),
-        median(ratios)
+        "--independent round 1: {round:.2} s, slowest seat {slowest:.2} s: {ratio:.2}x (target <= 1.2x)"
     );
+    council_round();
 }

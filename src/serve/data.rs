@@ -329,6 +329,11 @@ pub struct PhaseView {
     /// A ballot (`--vote`), in words: the labels its voter saw, what was counted, and the
     /// result on the last one.
     pub vote: Vec<String>,
+    /// Drafted blind within its round (`Anvil-Drafted`): the round is one moment.
+    pub drafted: bool,
+    /// On the first phase of a round drafted blind: the moment it opens, in words (`Round 2 ·
+    /// 3 voices, drafted blind at once`).
+    pub moment: Option<String>,
 }
 
 fn stage(state: &State) -> &'static str {
@@ -506,7 +511,9 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
             .rev()
             .find(|(_, at)| *at == i)
             .map(|(n, _)| format!("{line}:{n}"));
-        phases.push(phase_view(record, entry, i < own, rev)?);
+        let mut view = phase_view(record, entry, i < own, rev)?;
+        view.moment = drafted_moment(h, i);
+        phases.push(view);
     }
     steering.extend(queued_steering(home, line));
     let running = anvil_core::line::headless::running(home, line);
@@ -544,6 +551,31 @@ fn line_view(home: &Home, record: &Record, h: &LineHistory) -> Result<LineView, 
     })
 }
 
+/// The moment a round drafted blind opens, on its first phase (entry `i`): how many voices
+/// drafted it, at once.
+fn drafted_moment(h: &LineHistory, i: usize) -> Option<String> {
+    let entry = &h.entries[i];
+    let round = entry.meta.round;
+    let drafted = |e: &history::Entry| e.meta.drafted && e.meta.round == round;
+    if !drafted(entry)
+        || h.entries[..i]
+            .iter()
+            .rev()
+            .find(|e| e.role.is_some())
+            .is_some_and(drafted)
+    {
+        return None;
+    }
+    let voices = h.entries[i..]
+        .iter()
+        .filter(|e| e.role.is_some())
+        .take_while(|e| drafted(e))
+        .count();
+    Some(format!(
+        "Round {round} · {voices} voices, drafted blind at once: none saw another's draft of this round"
+    ))
+}
+
 /// One recorded phase (or event) of a line, with its text; `inherited` when it was recorded
 /// before the line branched off, `rev` the revision named at it.
 fn phase_view(
@@ -576,6 +608,8 @@ fn phase_view(
         played_by: provenance.as_ref().and_then(|p| p.played_by()),
         usage: provenance.as_ref().map(|p| p.summary()),
         vote: anvil_core::model::vote::words(&entry.meta),
+        drafted: entry.meta.drafted,
+        moment: None,
     })
 }
 

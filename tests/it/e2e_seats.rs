@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use crate::support::agents::AgentsHome;
 use crate::support::anvil::{Commit, Project, Run, phase_text, position_tags, turn_tag};
@@ -384,16 +383,18 @@ fn a_failing_seat_stops_the_run_by_name_and_the_line_goes_on_with_the_host() {
 
 #[test]
 fn independent_openings_are_drafted_blind_and_at_once() {
-    let server = ModelServer::start(|turn| {
-        let reply = debater(turn);
-        match turn_tag(turn) {
-            // Round 1's openings take a while (longer than an agent's cold start in a fresh
-            // HOME), so that two drafted at once overlap.
-            Some(tag) if tag.round == Some(1) && turn.tool_results().is_empty() => {
-                reply.delayed(Duration::from_secs(8))
-            }
-            _ => reply,
+    // Round 1's openings meet at the server: drafted at once, they are answered together,
+    // however slowly each agent starts.
+    let meeting = Arc::new(crate::e2e_council::Meeting::default());
+    let met = Arc::clone(&meeting);
+    let server = ModelServer::start(move |turn| {
+        if turn_tag(turn).is_some_and(|tag| tag.round == Some(1))
+            && turn.tool_results().is_empty()
+            && turn.agent != Agent::Claude
+        {
+            met.meet("openings", 2);
         }
+        debater(turn)
     });
     let home = AgentsHome::new(&server);
     let project = Project::new();

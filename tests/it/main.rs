@@ -7,6 +7,7 @@ mod e2e_branch;
 mod e2e_cap;
 mod e2e_core;
 mod e2e_cost;
+mod e2e_council;
 mod e2e_endpoints;
 mod e2e_hosts;
 mod e2e_mcp;

@@ -264,3 +264,89 @@ fn a_debate_started_in_the_room_runs_live_and_reads_on_a_phone() {
         ])
     );
 }
+
+/// A stakeholder debate of one round drafted blind (`--all-draft`) with a vote, played at the
+/// hook: the web room in Chromium shows the round as one moment of three voices, each ballot in
+/// words, the result and its chart. The screenshot is `target/screenshots/vote.png`.
+#[test]
+fn the_room_shows_a_drafted_round_as_one_moment_and_the_vote_with_its_ballots() {
+    let project = Project::new();
+    let started = project.start(&[
+        "Should we build a platform team?",
+        "--stakeholders",
+        "--all-draft",
+        "--rounds",
+        "1",
+        "--vote",
+        "--session",
+        S1,
+    ]);
+    let stop = |text: String| {
+        project
+            .hook(&json!({
+                "session_id": S1,
+                "cwd": project.path(),
+                "hook_event_name": "Stop",
+                "last_assistant_message": text,
+            }))
+            .ok()
+    };
+    for (i, stance) in ["for", "against", "for"].iter().enumerate() {
+        stop(format!(
+            "Draft {i}: the evidence as this voice reads it.\n\n<anvil-position stance=\"{stance}\" confidence=\"0.8\">claim {i}</anvil-position>"
+        ));
+    }
+    for i in 0..3 {
+        stop(format!(
+            "Ballot {i}.\n\n<anvil-rank order=\"A,B\">A: sounder. B: thinner.</anvil-rank>"
+        ));
+    }
+    stop("The synthesis.\n\n## Vote\nIt follows the vote.".to_owned());
+    let debate = &started.debate;
+    assert!(project.state_md(debate).contains("status: done"));
+    let commits = project.commits(debate);
+    assert_eq!(
+        commits
+            .iter()
+            .filter(|c| c.trailer("Anvil-Drafted") == Some("yes"))
+            .count(),
+        3,
+        "{commits:#?}"
+    );
+
+    let served = Served::start(&project);
+    let page = format!("{}/debates/{debate}?token={}", served.base(), served.token);
+    let dom = headless(&page, &["--dump-dom"]);
+    assert!(
+        dom.contains("Round 1 · 3 voices, drafted blind at once"),
+        "{dom}"
+    );
+    assert_eq!(
+        dom.matches("class=\"phase stakeholder drafted\"").count(),
+        3
+    );
+    let vote = dom
+        .split("<section id=\"vote\"")
+        .nth(1)
+        .and_then(|v| v.split("</section>").next())
+        .unwrap_or_else(|| panic!("the page has a vote section: {dom}"));
+    assert!(vote.contains("<svg"), "the vote's chart: {vote}");
+    assert!(vote.contains("3 of 3 ballots cast"), "{vote}");
+    assert_eq!(
+        vote.matches("<li>").count(),
+        3,
+        "one line per ballot: {vote}"
+    );
+    assert!(vote.contains("Ballot of Engineering Team"), "{vote}");
+    let shots = repo().join("target/screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("vote.png");
+    headless(
+        &page,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,2600",
+        ],
+    );
+    assert_screenshot(&shots, "vote");
+}

@@ -119,6 +119,12 @@ impl Options {
     /// Fills every option the flags left unset from the config; flags win.
     pub fn with_config(mut self, config: &Config) -> Options {
         self.agents = config.agents.clone();
+        // A protocol named on the command line outranks the config's keys; one named in the
+        // config is filled in after them, so that the file's own keys win over its preset.
+        let given = self.protocol.is_some();
+        if given {
+            self = self.with_protocol();
+        }
         for def in defs::ALL {
             if let Some(key) = &def.key
                 && (key.fill)(&mut self, &config.defaults)

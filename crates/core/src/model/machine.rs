@@ -44,6 +44,12 @@ impl Cue {
         seats.seat_for(self.role.name(), self.voice.as_deref())
     }
 
+    /// Whether `other` asks for the same phase: the same role, round and voice (whatever
+    /// steering each carries).
+    pub fn same_phase(&self, other: &Cue) -> bool {
+        (self.role, self.round, &self.voice) == (other.role, other.round, &other.voice)
+    }
+
     /// For a ballot or a triage answer: the debating seat that gives it.
     pub fn voter(&self, setup: &Setup) -> Option<vote::Voter> {
         if !matches!(self.role, Role::Voter | Role::Triage) {
@@ -102,10 +108,74 @@ pub fn start(setup: &Setup) -> (Progress, Cue) {
         steering: Vec::new(),
         ended_early: false,
         voter: 0,
+        ending: false,
     };
     let cue = cue_for(setup, role, round, 0, Vec::new());
     (progress, cue)
 }
+
+/// Whether `round` is drafted blind: every debating seat speaks in it, and none is shown
+/// another's phase of the same round, only the rounds before (`--all-draft`, every round;
+/// `--independent`, round 1 of an advocate/critic pair). The machine still records the round's
+/// phases one by one, in speaking order; [`due`] hands them out together, so that the edges
+/// can play them at once.
+pub fn drafted(setup: &Setup, round: u32) -> bool {
+    setup.all_draft || (setup.seats.independent && setup.rotation == Rotation::Pair && round == 1)
+}
+
+/// The phases due at once from where `progress` stands, in the order they are recorded: the
+/// rest of a round drafted blind ([`drafted`]), the rest of the triage answers, the rest of
+/// the ballots (each blind to the others' by construction); else the one phase that is out.
+/// Each carries the steering the first does: steering between rounds reaches every seat.
+pub fn due(setup: &Setup, progress: &Progress) -> Vec<Cue> {
+    let first = current_cue(setup, progress);
+    let role = progress.phase;
+    let batched = progress.status == Status::Active
+        && (matches!(role, Role::Triage | Role::Voter)
+            || (role.is_debating() && drafted(setup, progress.round)));
+    let mut cues = vec![first];
+    if !batched {
+        return cues;
+    }
+    let (mut at, mut voter) = (role, progress.voter);
+    loop {
+        let (next, round, next_voter) = successor(setup, at, progress.round, voter);
+        let same = round == progress.round
+            && if role.is_debating() {
+                next.is_debating()
+            } else {
+                next == role
+            };
+        if !same || cues.len() > MAX_DUE {
+            return cues;
+        }
+        cues.push(cue_for(
+            setup,
+            next,
+            round,
+            next_voter,
+            progress.steering.clone(),
+        ));
+        (at, voter) = (next, next_voter);
+    }
+}
+
+/// Whether the phase `finished` and the next one, `next`, are due together ([`due`]): two
+/// drafts of one round drafted blind, two triage answers, two ballots.
+pub fn together(setup: &Setup, finished: &Finished, next: &Cue) -> bool {
+    match finished.role {
+        Role::Triage | Role::Voter => next.role == finished.role,
+        role if role.is_debating() => {
+            next.role.is_debating()
+                && next.round == finished.round
+                && drafted(setup, finished.round)
+        }
+        _ => false,
+    }
+}
+
+/// More phases than any round, triage or vote holds (a guard against a loop without end).
+const MAX_DUE: usize = 64;
 
 /// The cue of the phase `progress` stands at (the prompt that is out, or would be re-sent).
 pub fn current_cue(setup: &Setup, progress: &Progress) -> Cue {
@@ -171,7 +241,14 @@ pub(crate) fn advance(
 
     let natural = successor(setup, role, round, progress.voter);
     let steered_end = steering.iter().any(|s| markers::ends_debate(s));
-    let wants_end = (role.is_debating() && markers.complete) || steered_end;
+    // In a round drafted blind every seat's draft is due: a debater's wish to end the debate
+    // waits for the round's last draft.
+    let mid_draft = role.is_debating()
+        && drafted(setup, round)
+        && natural.0.is_debating()
+        && natural.1 == round;
+    let asked_end = role.is_debating() && (markers.complete || progress.ending);
+    let wants_end = (asked_end && !mid_draft) || steered_end;
     // A debater that ends the debate still leaves the vote to come; the human's word to
     // conclude (`synthesize`, `skip`) goes straight to the synthesis.
     let (next_role, next_round, next_voter) = if steered_end {
@@ -182,10 +259,13 @@ pub(crate) fn advance(
     } else {
         natural
     };
-    let carried: Vec<String> = steering
-        .into_iter()
-        .filter(|s| !markers::ends_debate(s))
-        .collect();
+    let fresh = steering.into_iter().filter(|s| !markers::ends_debate(s));
+    // The steering of a round drafted blind reaches every draft of it.
+    let carried: Vec<String> = if mid_draft && !steered_end {
+        progress.steering.iter().cloned().chain(fresh).collect()
+    } else {
+        fresh.collect()
+    };
     let progress = Progress {
         status: Status::Active,
         phase: next_role,
@@ -195,6 +275,7 @@ pub(crate) fn advance(
         ended_early: progress.ended_early
             || (wants_end && !matches!(natural.0, Role::Synthesizer | Role::Voter)),
         voter: next_voter,
+        ending: mid_draft && !steered_end && asked_end,
     };
     let cue = cue_for(setup, next_role, next_round, next_voter, carried);
     Ok(Outcome {
@@ -242,6 +323,13 @@ fn successor(setup: &Setup, role: Role, round: u32, voter: u32) -> (Role, u32, u
             (first_role(setup), 1, 0)
         };
     }
+    if role.is_debating()
+        && setup.rotation != Rotation::Pair
+        && drafted(setup, round)
+        && usize::try_from(voter + 1).is_ok_and(|next| next < setup.voices.len())
+    {
+        return (role, round, voter + 1);
+    }
     let (role, round) = debating_successor(setup, role, round);
     if role == Role::Synthesizer {
         let (role, voter) = conclusion(setup);
@@ -278,7 +366,12 @@ fn voice(setup: &Setup, role: Role, round: u32, voter: u32) -> Option<String> {
             vote::voters(setup).get(index).map(vote::Voter::seat)
         }
         Role::Stakeholder | Role::Persona => {
-            let index = usize::try_from(round.saturating_sub(1)).ok()?;
+            let index = if drafted(setup, round) {
+                voter
+            } else {
+                round.saturating_sub(1)
+            };
+            let index = usize::try_from(index).ok()?;
             setup.voices.get(index).cloned()
         }
         _ => None,
@@ -296,22 +389,25 @@ fn cue_for(setup: &Setup, role: Role, round: u32, voter: u32, steering: Vec<Stri
 
 /// How many phases a line runs when nobody ends it early: used for progress displays.
 pub fn planned_phases(setup: &Setup) -> u32 {
-    let per_round = match setup.rotation {
-        Rotation::Pair => 2,
-        _ => 1,
-    };
+    let seats = u32::try_from(vote::voters(setup).len()).unwrap_or(0);
+    let drafts: u32 = (1..=setup.rounds)
+        .map(|round| match setup.rotation {
+            Rotation::Pair => 2,
+            _ if drafted(setup, round) => seats,
+            _ => 1,
+        })
+        .sum();
     let pauses = if setup.interactive {
         setup.rounds.saturating_sub(1)
     } else {
         0
     };
-    let seats = u32::try_from(vote::voters(setup).len()).unwrap_or(0);
     let ballots = match conclusion(setup).0 {
         Role::Voter => seats,
         _ => 0,
     };
     let triage = if setup.triage { seats } else { 0 };
-    setup.rounds * per_round + pauses + triage + ballots + 1
+    drafts + pauses + triage + ballots + 1
 }
 
 #[cfg(test)]
@@ -354,6 +450,8 @@ mod tests {
             vote: false,
             triage: false,
             triage_threshold: None,
+            all_draft: false,
+            protocol: None,
             autonomy: 0,
             output: None,
             inputs: Default::default(),
@@ -705,5 +803,193 @@ mod tests {
         let out = turn(&s, &p, "<anvil-complete/>", &[]);
         assert_eq!(out.progress.phase, Role::Synthesizer);
         assert!(!out.progress.ended_early);
+    }
+
+    fn all_drafting(mut s: Setup) -> Setup {
+        s.all_draft = true;
+        s
+    }
+
+    /// A phase as the tables name it: (role, round, voice).
+    type Spoken = (Role, u32, Option<String>);
+
+    /// Every phase a line runs.
+    fn run_rounds(setup: &Setup) -> Vec<Spoken> {
+        let (mut progress, _) = start(setup);
+        let mut seen = Vec::new();
+        loop {
+            let out = turn(setup, &progress, "argument", &[]);
+            let f = out.finished;
+            seen.push((f.role, f.round, f.voice));
+            progress = out.progress;
+            if out.next == Next::Finish {
+                return seen;
+            }
+        }
+    }
+
+    fn v(name: &str) -> Option<String> {
+        Some(name.to_owned())
+    }
+
+    #[test]
+    fn with_every_seat_drafting_every_voice_speaks_in_every_round() {
+        let table: Vec<(Setup, Vec<Spoken>)> = vec![
+            (
+                all_drafting(setup(Mode::Stakeholders, Rotation::Stakeholders, 2, false)),
+                vec![
+                    (S, 1, v("Voice 1")),
+                    (S, 1, v("Voice 2")),
+                    (S, 2, v("Voice 1")),
+                    (S, 2, v("Voice 2")),
+                    (Y, 2, None),
+                ],
+            ),
+            (
+                all_drafting(setup(Mode::Analyst, Rotation::Personas, 2, true)),
+                vec![
+                    (Pe, 1, v("Voice 1")),
+                    (Pe, 1, v("Voice 2")),
+                    (P, 1, None),
+                    (Pe, 2, v("Voice 1")),
+                    (Pe, 2, v("Voice 2")),
+                    (Y, 2, None),
+                ],
+            ),
+            // A pair speaks as it always does: the rounds are blind, not longer.
+            (
+                all_drafting(setup(Mode::Analyst, Rotation::Pair, 2, false)),
+                vec![
+                    (A, 1, None),
+                    (C, 1, None),
+                    (A, 2, None),
+                    (C, 2, None),
+                    (Y, 2, None),
+                ],
+            ),
+        ];
+        for (s, expected) in table {
+            assert_eq!(run_rounds(&s), expected, "{:?}", s.rotation);
+            assert_eq!(
+                planned_phases(&s) as usize,
+                expected.len(),
+                "{:?}",
+                s.rotation
+            );
+        }
+    }
+
+    #[test]
+    fn the_phases_of_a_drafted_round_are_due_at_once_and_nothing_else_is() {
+        let cues = |s: &Setup, p: &Progress| -> Vec<Spoken> {
+            due(s, p)
+                .into_iter()
+                .map(|c| (c.role, c.round, c.voice))
+                .collect()
+        };
+        let rotation = all_drafting(setup(Mode::Stakeholders, Rotation::Stakeholders, 3, false));
+        let (p, _) = start(&rotation);
+        assert_eq!(
+            cues(&rotation, &p),
+            [
+                (S, 1, v("Voice 1")),
+                (S, 1, v("Voice 2")),
+                (S, 1, v("Voice 3"))
+            ]
+        );
+        // Half-way through the round, the rest of it.
+        let p = turn(&rotation, &p, "x", &[]).progress;
+        assert_eq!(
+            cues(&rotation, &p),
+            [(S, 1, v("Voice 2")), (S, 1, v("Voice 3"))]
+        );
+        // The pair: both openings; turn-taking: one phase at a time.
+        let pair = all_drafting(setup(Mode::DevilsAdvocate, Rotation::Pair, 2, false));
+        let (p, _) = start(&pair);
+        assert_eq!(cues(&pair, &p), [(C, 1, None), (A, 1, None)]);
+        let turns = setup(Mode::Analyst, Rotation::Pair, 2, false);
+        assert_eq!(cues(&turns, &start(&turns).0), [(A, 1, None)]);
+        // --independent: round 1 only.
+        let mut independent = setup(Mode::Analyst, Rotation::Pair, 2, false);
+        independent.seats.independent = true;
+        let p = start(&independent).0;
+        assert_eq!(cues(&independent, &p), [(A, 1, None), (C, 1, None)]);
+        assert_eq!(
+            cues(&independent, &at(&independent, A, 2, 2)),
+            [(A, 2, None)]
+        );
+        // Triage answers and ballots are blind to each other: due at once too.
+        let mut triaged = voting(setup(Mode::Analyst, Rotation::Pair, 1, false));
+        triaged.triage = true;
+        let p = start(&triaged).0;
+        assert_eq!(
+            cues(&triaged, &p),
+            [
+                (Role::Triage, 0, v("advocate")),
+                (Role::Triage, 0, v("critic"))
+            ]
+        );
+        let ballot = Progress {
+            voter: 0,
+            ..at(&triaged, V, 1, 4)
+        };
+        assert_eq!(
+            cues(&triaged, &ballot),
+            [(V, 1, v("advocate")), (V, 1, v("critic"))]
+        );
+    }
+
+    #[test]
+    fn a_drafted_round_ends_before_a_debater_ends_the_debate() {
+        let s = all_drafting(setup(Mode::Stakeholders, Rotation::Stakeholders, 3, false));
+        let (p, _) = start(&s);
+        let out = turn(&s, &p, "settled <anvil-complete/>", &[]);
+        // The round's other drafts are still due…
+        assert_eq!((out.progress.phase, out.progress.voter), (S, 1));
+        assert!(out.progress.ending);
+        let out = turn(&s, &out.progress, "x", &[]);
+        assert_eq!((out.progress.phase, out.progress.voter), (S, 2));
+        // …and the round's last one ends it.
+        let out = turn(&s, &out.progress, "x", &[]);
+        assert_eq!(out.progress.phase, Y);
+        assert!(out.progress.ended_early && !out.progress.ending);
+        // The human's word to conclude does not wait.
+        let out = turn(&s, &p, "x", &["synthesize".into()]);
+        assert_eq!(out.progress.phase, Y);
+    }
+
+    #[test]
+    fn steering_between_drafted_rounds_reaches_every_seat() {
+        let s = all_drafting(setup(Mode::Analyst, Rotation::Personas, 2, true));
+        let pause = at(&s, P, 1, 3);
+        let out = turn(
+            &s,
+            &pause,
+            "<anvil-steering>cost only</anvil-steering>",
+            &[],
+        );
+        let first = current_cue(&s, &out.progress);
+        assert_eq!(first.steering, ["cost only"]);
+        // Every draft of the round is handed the steering, whether out together or one by one.
+        assert!(
+            due(&s, &out.progress)
+                .iter()
+                .all(|c| c.steering == ["cost only"])
+        );
+        let out = turn(&s, &out.progress, "x", &["and hiring".into()]);
+        let Next::Prompt(second) = out.next else {
+            panic!()
+        };
+        assert_eq!(
+            (second.role, second.voice.as_deref()),
+            (Pe, Some("Voice 2"))
+        );
+        assert_eq!(second.steering, ["cost only", "and hiring"]);
+        // The next round starts afresh.
+        let out = turn(&s, &out.progress, "x", &[]);
+        let Next::Prompt(synthesis) = out.next else {
+            panic!()
+        };
+        assert!(synthesis.steering.is_empty());
     }
 }

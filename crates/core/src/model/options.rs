@@ -69,6 +69,10 @@ pub struct Options {
     pub vote: Option<bool>,
     /// `--triage`: every seat answers first, blind; agreement goes to the synthesis.
     pub triage: Option<bool>,
+    /// `--all-draft`: every seat drafts in every round, blind within the round.
+    pub all_draft: Option<bool>,
+    /// `--protocol NAME`: a preset of the options above (`defs::PROTOCOLS`), by name.
+    pub protocol: Option<String>,
     /// `--triage-threshold`: as given (a share of one, or a percentage).
     pub triage_threshold: Option<String>,
     /// `--context` paths, as given (relative to `cwd`).
@@ -165,7 +169,11 @@ impl Flag {
     /// The words of `--help`, with the list of agents ([`crate::agent::AGENTS`]) where
     /// `{agents}` stands: written once, so a new agent reaches every flag that names them.
     pub fn words(&self) -> std::borrow::Cow<'static, str> {
-        if self.help.contains("{agents}") {
+        if self.help.contains("{protocols}") {
+            self.help
+                .replace("{protocols}", &defs::Protocol::lines())
+                .into()
+        } else if self.help.contains("{agents}") {
             self.help.replace("{agents}", &crate::agent::names()).into()
         } else {
             self.help.into()
@@ -340,7 +348,42 @@ fn preset<'a>(text: &str, presets: &[&'a str]) -> Option<&'a str> {
 }
 
 impl Options {
+    /// Fills what the command line (and, when `filled` says so, the config) left unset from
+    /// the protocol named (`--protocol`), through each option's own definition: a flag given
+    /// beside a preset wins. An unknown protocol is left for [`Options::into_setup`] to refuse.
+    pub fn with_protocol(mut self) -> Options {
+        let preset = self
+            .protocol
+            .as_deref()
+            .and_then(|name| defs::protocol(name).ok())
+            .and_then(|p| p.options().ok());
+        if let Some(preset) = preset {
+            for def in defs::ALL {
+                if let Some(key) = &def.key {
+                    (key.fill)(&mut self, &preset);
+                }
+            }
+        }
+        self
+    }
+
     pub fn into_setup(self) -> Result<Setup, OptionsError> {
+        let protocol = match &self.protocol {
+            Some(name) => Some(
+                defs::protocol(name)
+                    .map_err(|e| OptionsError {
+                        message: format!("{}: {e}", defs::PROTOCOL.named(&self)),
+                    })?
+                    .name
+                    .to_owned(),
+            ),
+            None => None,
+        };
+        let this = self.with_protocol();
+        this.setup(protocol)
+    }
+
+    fn setup(self, protocol: Option<String>) -> Result<Setup, OptionsError> {
         self.check_versus()?;
         self.check_follow_up()?;
         let question = self.question()?;
@@ -370,6 +413,8 @@ impl Options {
             converge: self.converge == Some(true),
             vote: self.vote == Some(true),
             triage: self.triage == Some(true),
+            all_draft: self.all_draft == Some(true),
+            protocol,
             triage_threshold: triage.filter(|t| *t != crate::model::positions::TRIAGE_THRESHOLD),
             autonomy,
             output: self.output,
@@ -542,8 +587,10 @@ impl Options {
     }
 
     /// Rounds of the pair, 1 to 10; in a rotation, one per voice.
+    /// With `--all-draft` every voice of a rotation speaks in every round, so a rotation counts
+    /// its rounds as a pair does.
     fn rounds(&self, rotation: Rotation, voices: &[String]) -> Result<u32, OptionsError> {
-        if rotation == Rotation::Pair {
+        if rotation == Rotation::Pair || self.all_draft == Some(true) {
             let rounds = self.rounds.unwrap_or(DEFAULT_ROUNDS);
             if !(1..=MAX_ROUNDS).contains(&rounds) {
                 return invalid(format!(
@@ -761,6 +808,65 @@ mod tests {
     fn config(text: &str) -> crate::model::config::Config {
         crate::model::config::Config::parse(text, std::path::Path::new(".anvil/config.toml"))
             .unwrap()
+    }
+
+    #[test]
+    fn a_protocol_fills_what_no_flag_gave_and_outranks_the_config_only_from_the_command_line() {
+        let council = |o: Options| o.into_setup().unwrap();
+        let s = council(Options {
+            protocol: Some("council".into()),
+            ..q()
+        });
+        assert!(s.triage && s.all_draft && s.vote);
+        assert_eq!(
+            s.protocol_words().as_deref(),
+            Some("council (--triage --all-draft --vote)")
+        );
+        // A flag beside it wins, and the words say so.
+        let s = council(Options {
+            protocol: Some("council".into()),
+            vote: Some(false),
+            ..q()
+        });
+        assert!(s.triage && s.all_draft && !s.vote);
+        assert_eq!(
+            s.protocol_words().as_deref(),
+            Some("council (--triage --all-draft --vote), with --no-vote given")
+        );
+        // Named on the command line, it outranks the config's keys…
+        let s = council(
+            Options {
+                protocol: Some("debate".into()),
+                ..q()
+            }
+            .with_config(&config("vote = true\ntriage = true\n")),
+        );
+        assert!(!s.vote && !s.triage && !s.all_draft);
+        // …named in the config, the config's own keys win over it.
+        let s = council(q().with_config(&config("protocol = \"council\"\nvote = false\n")));
+        assert!(s.triage && s.all_draft && !s.vote);
+        assert_eq!(s.protocol.as_deref(), Some("council"));
+        // One blind round and a vote, a rotation included.
+        let s = council(Options {
+            protocol: Some("vote".into()),
+            stakeholders: Some(String::new()),
+            ..q()
+        });
+        assert_eq!(
+            (s.rounds, s.all_draft, s.vote, s.triage),
+            (1, true, true, false)
+        );
+        let err = Options {
+            protocol: Some("chat".into()),
+            ..q()
+        }
+        .into_setup()
+        .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("--protocol: unknown protocol 'chat'"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -55,6 +55,14 @@ pub struct Setup {
     /// threshold goes straight to the synthesis (see `model::positions::settled`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub triage: bool,
+    /// `--all-draft`: every debating seat speaks in every round, blind within the round (see
+    /// `model::machine::drafted`); `--independent` is its round-1-only case.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_draft: bool,
+    /// `--protocol NAME`: the preset the options above were filled from (flags given beside it
+    /// won); [`Setup::protocol_words`] says what ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// `--triage-threshold`, when not the default ([`Setup::triage_threshold`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triage_threshold: Option<crate::record::stance::Share>,
@@ -283,9 +291,14 @@ pub struct Progress {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended_early: bool,
     /// While the phase is [`Role::Voter`] or [`Role::Triage`]: which seat's ballot or answer is
-    /// out, counted from 0 in the order of `model::vote::voters`.
+    /// out, counted from 0 in the order of `model::vote::voters`; in a rotation's round drafted
+    /// blind (`model::machine::drafted`), which voice's draft.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub voter: u32,
+    /// A debater of the round being drafted blind asked to end the debate: the round ends first
+    /// (every seat's draft of it is due), then the debate goes to its conclusion.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ending: bool,
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -410,6 +423,41 @@ impl Setup {
         } else {
             [Role::Advocate, Role::Critic]
         }
+    }
+
+    /// The protocol the debate was started with and what of it ran, for people: `council
+    /// (--triage --all-draft --vote)`, and what a flag beside it changed (`--no-vote given`).
+    /// `None` without `--protocol`.
+    pub fn protocol_words(&self) -> Option<String> {
+        let name = self.protocol.as_deref()?;
+        let preset = crate::model::options::defs::protocol(name).ok()?;
+        let mut changed = Vec::new();
+        if let Ok(wanted) = preset.options() {
+            let switches = [
+                ("triage", wanted.triage, self.triage),
+                ("all-draft", wanted.all_draft, self.all_draft),
+                ("vote", wanted.vote, self.vote),
+            ];
+            for (flag, wanted, ran) in switches {
+                if let Some(wanted) = wanted
+                    && wanted != ran
+                {
+                    changed.push(if ran {
+                        format!("--{flag}")
+                    } else {
+                        format!("--no-{flag}")
+                    });
+                }
+            }
+            if let Some(rounds) = wanted.rounds.filter(|r| *r != self.rounds) {
+                changed.push(format!("--rounds {} (not {rounds})", self.rounds));
+            }
+        }
+        let mut words = format!("{} ({})", preset.name, preset.flags.join(" "));
+        if !changed.is_empty() {
+            words.push_str(&format!(", with {} given", changed.join(" ")));
+        }
+        Some(words)
     }
 
     /// How sure every seat must be for triage to settle the question (and for the record's
@@ -704,6 +752,8 @@ mod tests {
                 vote: false,
                 triage: false,
                 triage_threshold: None,
+                all_draft: false,
+                protocol: None,
                 autonomy: 0,
                 output: None,
                 inputs: Inputs::default(),
@@ -717,6 +767,7 @@ mod tests {
                 steering: vec![question.into()],
                 ended_early: false,
                 voter: 0,
+                ending: false,
             },
         }
     }

@@ -42,6 +42,9 @@ pub fn header(state: &State) -> String {
         setup.rounds,
         if setup.rounds == 1 { "" } else { "s" }
     ));
+    if let Some(protocol) = setup.protocol_words() {
+        out.push_str(&format!("\nProtocol: {protocol}.\n"));
+    }
     if let Some(position) = &setup.position {
         out.push_str(&format!("\nThe user's position: {position}\n"));
     }
@@ -60,9 +63,29 @@ pub fn heading(role: Role, round: u32, voice: Option<&str>) -> String {
         (Role::Triage, Some(seat)) => format!("Triage · {seat}"),
         (Role::Triage, None) => "Triage".to_owned(),
         (Role::Voter, None) => "Ballot".to_owned(),
-        (_, Some(voice)) => format!("Round {round} · {} · {voice}", role.title()),
-        (_, None) => format!("Round {round} · {}", role.title()),
+        (_, Some(voice)) => format!("{}{} · {voice}", round_heading(round), role.title()),
+        (_, None) => format!("{}{}", round_heading(round), role.title()),
     }
+}
+
+/// How the heading of every debating phase of `round` begins: `Round 2 · `.
+pub fn round_heading(round: u32) -> String {
+    format!("Round {round} · ")
+}
+
+/// The note under a phase drafted blind within its round (`Anvil-Drafted`): the round is one
+/// moment with several voices.
+pub const DRAFTED: &str = "Drafted blind, at the same time as the round's other voices: it saw the rounds before, not theirs.";
+
+/// The notes anvil adds under a phase of the record: that it was drafted blind, and what the
+/// record says of a ballot or the vote's result.
+pub fn notes_of(meta: &crate::record::schema::Meta) -> String {
+    let mut lines = Vec::new();
+    if meta.drafted {
+        lines.push(DRAFTED.to_owned());
+    }
+    lines.extend(crate::model::vote::words(meta));
+    notes(&lines)
 }
 
 /// Lines anvil adds under a phase, in italics, each its own paragraph: what the record says

@@ -228,6 +228,10 @@ schema! {
     steering: Vec<String> = "Anvil-Steering",
     /// The debater wrote the completion marker.
     complete: bool = "Anvil-Complete",
+    /// The phase was drafted blind within its round (`--all-draft`, `--independent`): its
+    /// prompt held the rounds before and none of its own round's other drafts, which were
+    /// played at the same time; a round of such phases is one moment with several voices.
+    drafted: bool = "Anvil-Drafted",
     /// Blob id of the response this commit records: a text delivered again is a repeat.
     response: Option<String> = "Anvil-Response",
     question: Option<String> = "Anvil-Question",
@@ -540,7 +544,11 @@ mod tests {
         let strings = (any_text(), any_text(), any_text(), any::<u32>());
         let options = prop::collection::vec(prop::option::of(any_text()), 17);
         let numbers = prop::collection::vec(prop::option::of(any::<u64>()), 6);
-        let lists = (prop::collection::vec(any_text(), 0..4), any::<bool>());
+        let lists = (
+            prop::collection::vec(any_text(), 0..4),
+            any::<bool>(),
+            any::<bool>(),
+        );
         let extra = prop::collection::vec(("X-[A-Za-z0-9-]{0,8}", any_text()), 0..3);
         let positions = (
             prop::option::of(prop::sample::select(Stance::ALL.to_vec())),
@@ -573,7 +581,7 @@ mod tests {
                 |(
                     (debate, line, phase, round),
                     o,
-                    (steering, complete),
+                    (steering, complete, drafted),
                     other,
                     step,
                     n,
@@ -599,6 +607,7 @@ mod tests {
                     voice: o[1].clone(),
                     steering,
                     complete,
+                    drafted,
                     response: o[2].clone(),
                     question: o[3].clone(),
                     answer: o[4].clone(),

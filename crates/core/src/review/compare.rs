@@ -1,7 +1,9 @@
 //! What `anvil diff` compares: two moments of a debate, as pairs of texts.
 //!
 //! Between two rounds the Advocate is compared with the Advocate and the Critic with the
-//! Critic, so the diff shows how each position moved; between two lines at their syntheses
+//! Critic, so the diff shows how each position moved (in a round drafted blind, where every
+//! voice of a rotation speaks, each voice with itself: the round is one moment of several
+//! voices); between two lines at their syntheses
 //! the syntheses are compared. A single phase against a single phase is compared directly.
 //! The texts are the phases as people read them (tags as words, see
 //! [`crate::model::markers::readable`]); positions move in the line `diff` opens with.
@@ -73,7 +75,7 @@ fn sides(record: &Record, r: &Resolved) -> Result<Vec<(String, String, String)>,
             Some(role) => {
                 let text = history::response(record, entry)?.unwrap_or_default();
                 let text = crate::model::markers::readable(&text).into_owned();
-                out.push((role.name().to_owned(), label, text));
+                out.push((seat_key(entry, role), label, text));
             }
             None => {
                 let state = history::read_text(record, entry.commit, "state.md")?;
@@ -84,11 +86,20 @@ fn sides(record: &Record, r: &Resolved) -> Result<Vec<(String, String, String)>,
     Ok(out)
 }
 
+/// What a phase is paired by: its role, and its voice when it was drafted blind with the
+/// round's other voices (`stakeholder (Product/UX)`).
+fn seat_key(entry: &history::Entry, role: crate::model::state::Role) -> String {
+    match (&entry.meta.voice, entry.meta.drafted) {
+        (Some(voice), true) => format!("{} ({voice})", role.name()),
+        _ => role.name().to_owned(),
+    }
+}
+
 /// `round-2/critic`, `synthesis`, `start`, …: how an entry is named in diff headers.
 pub fn entry_label(entry: &history::Entry) -> String {
     match entry.role {
         Some(crate::model::state::Role::Synthesizer) => "synthesis".to_owned(),
-        Some(role) => format!("round-{}/{}", entry.meta.round, role.name()),
+        Some(role) => format!("round-{}/{}", entry.meta.round, seat_key(entry, role)),
         None => entry.meta.phase.clone(),
     }
 }

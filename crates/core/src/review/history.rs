@@ -387,9 +387,7 @@ pub fn sections(
             &text,
             played_by.as_deref(),
         ));
-        out.push_str(&crate::model::transcript::notes(
-            &crate::model::vote::words(&entry.meta),
-        ));
+        out.push_str(&crate::model::transcript::notes_of(&entry.meta));
     }
     Ok(out)
 }

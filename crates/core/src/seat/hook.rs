@@ -92,49 +92,80 @@ pub fn play(
     let mut played_lines: Vec<String> = Vec::new();
     let mut reply = due;
     while reply.is_seat() {
-        let Some(out) = super::out(home, line)? else {
-            // Played meanwhile by another player (a second hook of the same stop): what is
-            // out now is handed out, as to a repeated stop.
-            reply = crate::line::stop::stop(home, line, crate::line::stop::Stop::of(session))?;
-            if reply.is_seat() {
-                break;
-            }
-            continue;
-        };
+        // The phases due at once that seats play (a round drafted blind, triage, the vote)
+        // are played in parallel and recorded in order; else the one phase that is out.
+        let mut batch = super::due(home, line, None)?;
+        if batch.len() < 2 {
+            let Some(out) = super::out(home, line)? else {
+                // Played meanwhile by another player (a second hook of the same stop): what is
+                // out now is handed out, as to a repeated stop.
+                reply = crate::line::stop::stop(home, line, crate::line::stop::Stop::of(session))?;
+                if reply.is_seat() {
+                    break;
+                }
+                continue;
+            };
+            batch = vec![out];
+        }
         let left = clock.left();
         if left < SHORTEST_TURN {
-            reply = no_time(home, line, &out, clock, !played_lines.is_empty());
+            reply = no_time(home, line, &batch[0], clock, !played_lines.is_empty());
             break;
         }
         let timeout = seat_timeout.min(left);
-        let turned = super::play(
-            home,
-            line,
-            session,
-            &out,
-            guard.as_deref(),
-            timeout,
-            lazy,
+        let turned = match batch.as_slice() {
+            [out] => vec![(
+                out.clone(),
+                super::play(
+                    home,
+                    line,
+                    session,
+                    out,
+                    guard.as_deref(),
+                    timeout,
+                    lazy,
+                    None,
+                )?,
+            )],
+            _ => super::play_due(home, line, session, &batch, guard.as_deref(), timeout, lazy)?,
+        };
+        for (out, turned) in turned {
+            let cut_short = timeout < seat_timeout;
+            let (next, played) = answer(home, line, &out, turned, clock, cut_short, config)?;
+            played_lines.extend(played);
+            reply = next;
+        }
+    }
+    Ok(with_first(reply, &played_lines))
+}
+
+/// What the hook answers after one seat's turn (`turned`, of the phase `out`), with the line
+/// for the person when the seat played; `cut_short` says the hook's own clock bounded it.
+fn answer(
+    home: &Home,
+    line: &LineRef,
+    out: &Out,
+    turned: Turned,
+    clock: &HookClock,
+    cut_short: bool,
+    config: &crate::model::config::Config,
+) -> Result<(Reply, Option<String>), DebateError> {
+    Ok(match turned {
+        Turned::Played { played, reply } => (reply, Some(played_line(out, &played))),
+        Turned::Failed { error, note } => (
+            failed(home, line, out, &error, clock, cut_short, config)?
+                .with_notes(&Vec::from_iter(note)),
             None,
-        )?;
-        reply = match turned {
-            Turned::Played { played, reply } => {
-                played_lines.push(played_line(&out, &played));
-                reply
-            }
-            Turned::Failed { error, note } => {
-                let cut_short = timeout < seat_timeout;
-                failed(home, line, &out, &error, clock, cut_short, config)?
-                    .with_notes(&Vec::from_iter(note))
-            }
-            Turned::Busy => Reply::message(format!(
+        ),
+        Turned::Busy => (
+            Reply::message(format!(
                 "anvil {line}: {} is being played by {} for another process (a second Stop \
                  hook, or `anvil run`); its text reaches this session with the next prompt",
                 out.label, out.seat
             )),
-        };
-    }
-    Ok(with_first(reply, &played_lines))
+            None,
+        ),
+    })
 }
 
 /// `anvil: critic played by codex (gpt-5.4), 12 s`.

@@ -53,6 +53,30 @@ pub struct Out {
     pub step: u32,
 }
 
+impl Out {
+    /// The agent's turn that plays this phase, in `cwd`, under `timeout`.
+    fn turn<'a>(
+        &'a self,
+        cwd: &'a std::path::Path,
+        timeout: std::time::Duration,
+        pass_env: &'a [String],
+        guard: Option<&'a std::path::Path>,
+        watch: Option<&'a (dyn Fn(crate::agent::Live) + Sync)>,
+    ) -> crate::agent::Turn<'a> {
+        crate::agent::Turn {
+            pass_env,
+            watch,
+            cwd,
+            prompt: &self.prompt,
+            resume: self.resume.as_deref(),
+            model: self.seat.model.as_deref(),
+            timeout,
+            role: self.role.name(),
+            guard,
+        }
+    }
+}
+
 /// The phase that is out on `line`, if a seat plays it (and the host has not taken it over).
 pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
     let state = transaction::view(home, line)?;
@@ -65,17 +89,7 @@ pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
     };
     let record = Record::open(&home.record_dir())?;
     let history = LineHistory::load(&record, line)?;
-    let recorded = match history.entries.last() {
-        Some(tip) => record.read(
-            tip.commit,
-            &phase_file(state.progress.step + 1, cue.role.name(), PhaseFile::Prompt),
-        )?,
-        None => None,
-    };
-    let prompt = match recorded {
-        Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        None => stop::render_prompt(home, &state, &cue, true, "")?,
-    };
+    let prompt = prompt_out(home, &record, &history, &state, &cue)?;
     Ok(Some(Out {
         resume: last_session(&history, &cue, &seat),
         label: state.standing(),
@@ -86,6 +100,28 @@ pub fn out(home: &Home, line: &LineRef) -> Result<Option<Out>, DebateError> {
         voice: cue.voice,
         prompt,
     }))
+}
+
+/// The prompt of the phase that is out (`cue`), as the record holds it (the commit before it
+/// wrote it), else rendered in full now.
+fn prompt_out(
+    home: &Home,
+    record: &Record,
+    history: &LineHistory,
+    state: &crate::model::state::State,
+    cue: &Cue,
+) -> Result<String, DebateError> {
+    let recorded = match history.entries.last() {
+        Some(tip) => record.read(
+            tip.commit,
+            &phase_file(state.progress.step + 1, cue.role.name(), PhaseFile::Prompt),
+        )?,
+        None => None,
+    };
+    match recorded {
+        Some(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        None => stop::render_prompt(home, state, cue, true, ""),
+    }
 }
 
 /// The agent session that played this role (this voice) on the line last, by this agent.
@@ -102,66 +138,176 @@ fn last_session(history: &LineHistory, cue: &Cue, seat: &Seat) -> Option<String>
         .and_then(|e| e.meta.agent_session.clone())
 }
 
-/// The prompt `role` would get in round 1 with nothing said yet: an opening drafted blind
-/// (`--independent`), in a seat's words.
-pub fn blind_prompt(home: &Home, line: &LineRef, role: Role) -> Result<String, DebateError> {
-    let mut state = transaction::view(home, line)?;
-    let cue = Cue {
-        role,
-        round: 1,
-        voice: None,
-        steering: state.progress.steering.clone(),
+/// The phases due at once on `line` ([`machine::due`]: a round drafted blind, the triage
+/// answers, the ballots) that can be played now, each with the prompt it is given, in the
+/// order they are recorded: the leading ones a seat plays. `host` plays a phase without a seat
+/// when it can run as a seat does (`anvil run`'s one-shot `claude -p`); without it the list
+/// stops at the first phase the host session plays (the Stop hook: the host is the session
+/// itself). Empty when nothing is due for a seat; one phase alone is [`out`]'s.
+pub fn due(home: &Home, line: &LineRef, host: Option<&Seat>) -> Result<Vec<Out>, DebateError> {
+    let state = transaction::view(home, line)?;
+    if state.progress.status != Status::Active {
+        return Ok(Vec::new());
+    }
+    let cues = machine::due(&state.setup, &state.progress);
+    if cues.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let record = Record::open(&home.record_dir())?;
+    let history = LineHistory::load(&record, line)?;
+    let label = |cue: &Cue| {
+        let mut label = crate::model::state::phase_label(cue.role, cue.round, state.setup.rounds);
+        if let Some(voice) = &cue.voice {
+            label.push_str(&format!(" ({voice})"));
+        }
+        label
     };
-    state.seat_fallback = None;
-    // Rendered with an empty debate so far, whatever the transcript holds by now.
-    let mut blind = state.clone();
-    blind
-        .setup
-        .seats
-        .roles
-        .entry(role.name().to_owned())
-        .or_insert(Seat {
-            agent: crate::agent::RUN_HOST,
-            model: None,
+    let mut outs = Vec::new();
+    // The later phases are rendered from the line as it stands: blind by construction (a
+    // round's draft sees the rounds before, a triage answer nothing, a ballot the final
+    // phases), as each will be when it is out.
+    let mut later = state.clone();
+    later.seat_fallback = None;
+    for (i, cue) in cues.iter().enumerate() {
+        let step = state.progress.step + u32::try_from(i).unwrap_or(u32::MAX);
+        if i == 0 && state.seat_fallback.is_some() {
+            // The host took this phase over: it is the session's, never a batch's.
+            break;
+        }
+        let seat = if i == 0 {
+            cue.seat(&state)
+        } else {
+            cue.seat(&later)
+        };
+        // The first phase's prompt is out already (recorded with the commit before it); the
+        // others are rendered now. A phase of a batch runs in a fresh session: its prompt
+        // holds all it may see. The host's, in the words of a participant in a seat.
+        let (seat, prompt) = match (seat, host) {
+            (Some(seat), _) if i == 0 => (seat, prompt_out(home, &record, &history, &state, cue)?),
+            (Some(seat), _) => (seat, stop::render_prompt(home, &later, cue, true, "")?),
+            (None, Some(host)) => {
+                let mut hosted = later.clone();
+                let key = cue
+                    .voice
+                    .clone()
+                    .unwrap_or_else(|| cue.role.name().to_owned());
+                hosted.setup.seats.roles.insert(key, host.clone());
+                (host, stop::render_prompt(home, &hosted, cue, true, "")?)
+            }
+            (None, None) => break,
+        };
+        outs.push(Out {
+            seat: seat.clone(),
+            role: cue.role,
+            round: cue.round,
+            voice: cue.voice.clone(),
+            prompt,
+            resume: None,
+            label: label(cue),
+            step,
         });
-    let header = stop::read_transcript(home, line)?;
-    // The transcript's title block only: its first phase section starts with "\n## ".
-    let header = header.split("\n## ").next().unwrap_or_default().to_owned();
-    stop::render_prompt(home, &blind, &cue, true, &header)
+    }
+    Ok(outs)
 }
 
-/// Records `text`, played by a seat, as the phase that is out at the line's step `step` (if
-/// the line has moved since, nothing is recorded), cleaned of credentials first
-/// (another agent's text enters anvil here); `provenance` names the agent and what it cost.
-/// `next_prompt` is what the next phase was really given, when it was drafted already (an
-/// independent opening).
-pub fn record(
+/// Plays the phases `outs` ([`due`]) at once, each agent in a thread of its own, and records
+/// them in order, each with the prompt it had; the next one's recorded prompt is the one it
+/// was given (a line that turned elsewhere meanwhile, a steered synthesis, records no more).
+/// Returns each phase with how it went, in order, up to the first that did not play (a
+/// failure: nothing of it or after it is recorded).
+#[allow(clippy::too_many_arguments)]
+pub fn play_due(
     home: &Home,
     line: &LineRef,
     session: &str,
-    text: &str,
-    step: u32,
-    provenance: &Provenance,
-    next_prompt: Option<&str>,
-) -> Result<Reply, DebateError> {
-    let mut intake = Intake::new(home.root());
-    let mut provenance = provenance.clone();
-    provenance.clean(&mut intake);
-    record_at(
-        home,
-        line,
-        Stop {
-            provenance: Some(&provenance),
-            next_prompt,
-            at_step: Some(step),
-            ..Stop::of(session)
-        },
-        text,
-        &mut intake,
-    )
+    outs: &[Out],
+    guard: Option<&std::path::Path>,
+    timeout: std::time::Duration,
+    config: &crate::model::config::Lazy,
+) -> Result<Vec<(Out, Turned)>, DebateError> {
+    let Some(first) = outs.first() else {
+        return Ok(Vec::new());
+    };
+    let lock = home.seat_lock_path(line);
+    let Some(_held) = crate::fsutil::hold(&lock, std::time::Duration::from_millis(20))
+        .map_err(io("cannot lock", &lock))?
+    else {
+        return Ok(vec![(first.clone(), Turned::Busy)]);
+    };
+    let pass_env = config.get().map_or(&[][..], |c| c.seat_env());
+    let cwd = home.project();
+    let said: Vec<Result<Played, SeatError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = outs
+            .iter()
+            .map(|out| {
+                scope.spawn(move || {
+                    let turn = out.turn(cwd, timeout, pass_env, guard, None);
+                    crate::agent::play(out.seat.agent, &turn)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(outs)
+            .map(|(h, out)| {
+                h.join().unwrap_or_else(|_| {
+                    Err(SeatError::Empty {
+                        agent: out.seat.agent,
+                        last_words: "the thread that played the seat panicked".to_owned(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let cues: Vec<Cue> = outs
+        .iter()
+        .map(|o| Cue {
+            role: o.role,
+            round: o.round,
+            voice: o.voice.clone(),
+            steering: Vec::new(),
+        })
+        .collect();
+    let mut intake = Intake::with_config(config);
+    let mut done = Vec::new();
+    for (i, (out, said)) in outs.iter().zip(said).enumerate() {
+        let played = match take_in(said, &mut intake) {
+            Ok(played) => played,
+            Err(error) => {
+                let note = intake.note();
+                done.push((out.clone(), Turned::Failed { error, note }));
+                break;
+            }
+        };
+        let next = outs.get(i + 1).map(|o| (&cues[i + 1], o.prompt.as_str()));
+        let reply = record_at(
+            home,
+            line,
+            Stop {
+                provenance: Some(&provenance(&played)),
+                at_step: Some(out.step),
+                at_cue: Some(&cues[i]),
+                next_prompt: next,
+                ..Stop::of(session)
+            },
+            &played.text,
+            &mut intake,
+        )?;
+        done.push((out.clone(), Turned::Played { played, reply }));
+        // The line turned elsewhere (a steered synthesis, another player): no more is its.
+        let now = transaction::view(home, line)?;
+        let expected = outs.get(i + 1).map(|o| o.step);
+        if expected.is_some()
+            && (now.progress.step != expected.unwrap_or_default()
+                || !machine::current_cue(&now.setup, &now.progress).same_phase(&cues[i + 1]))
+        {
+            break;
+        }
+    }
+    Ok(done)
 }
 
-/// [`record`], with what `stop` says of the seat's text (what it cost, the next phase's prompt
+/// A seat's text recorded, with what `stop` says of it (what it cost, the next phase's prompt
 /// when it was drafted already, the step it answers: a line that moved meanwhile records
 /// nothing and answers where it stands), cleaned through `intake`, then bounded
 /// ([`bounded`]).
@@ -267,17 +413,8 @@ pub fn play(
     else {
         return Ok(Turned::Busy);
     };
-    let turn = crate::agent::Turn {
-        pass_env: config.get().map_or(&[], |c| c.seat_env()),
-        watch,
-        cwd: home.project(),
-        prompt: &out.prompt,
-        resume: out.resume.as_deref(),
-        model: out.seat.model.as_deref(),
-        timeout,
-        role: out.role.name(),
-        guard,
-    };
+    let pass_env = config.get().map_or(&[][..], |c| c.seat_env());
+    let turn = out.turn(home.project(), timeout, pass_env, guard, watch);
     let mut intake = Intake::with_config(config);
     let played = match take_in(crate::agent::play(out.seat.agent, &turn), &mut intake) {
         Ok(played) => played,

@@ -225,8 +225,8 @@ impl Driver<'_> {
 
         self.show.start(home, line, self.claude);
         let state = State::load(&home.state_path(line))?;
-        // Not while blind openings start: two agents' cold starts are slow enough alone.
-        if !self.openings_due()? {
+        // Not while phases due at once start: several agents' cold starts are slow enough.
+        if self.due()?.is_empty() {
             self.know_versions(&state);
         }
         let allowed = allowed_tools(&state.setup);
@@ -235,8 +235,9 @@ impl Driver<'_> {
         let mut claude_ran = false;
         loop {
             // A seat's phase is played by its agent, never by claude.
-            if self.openings_due()? {
-                prompt = self.play_openings()?;
+            let due = self.due()?;
+            if !due.is_empty() {
+                prompt = self.play_due(&due)?;
                 self.know_versions(&State::load(&home.state_path(line))?);
                 continue;
             }
@@ -366,13 +367,7 @@ impl Driver<'_> {
                 }
                 self.seat_failed(&out.label, &out.seat, &error)
             }
-            Turned::Busy => Err(CliError::new(format!(
-                "the seat of {} ({}) is being played by another process",
-                out.label, out.seat
-            ))
-            .hint(format!(
-                "the session that drives {line} plays it; `anvil status {line}` shows when it is done"
-            ))),
+            Turned::Busy => Err(busy(&out, line)),
         }
     }
 
@@ -402,101 +397,54 @@ impl Driver<'_> {
         )
     }
 
-    /// Whether round 1's openings are due to be drafted blind (`--independent`): nothing is
-    /// recorded yet on an advocate/critic line.
-    fn openings_due(&self) -> Result<bool, CliError> {
-        let state = State::load(&self.home.state_path(self.line))?;
-        Ok(state.setup.seats.independent
-            && state.setup.rotation == anvil_core::model::state::Rotation::Pair
-            && state.progress.status == Status::Active
-            && state.progress.step == 0
-            && state.progress.round == 1
-            && state.seat_fallback.is_none())
+    /// The phases due at once that this run plays together ([`anvil_core::seat::due`]): a
+    /// round drafted blind, the triage answers, the ballots; claude plays, one-shot, those
+    /// without a seat. Empty when one phase alone is out.
+    fn due(&self) -> Result<Vec<anvil_core::seat::Out>, CliError> {
+        let host = anvil_core::model::seats::Seat {
+            agent: anvil_core::agent::RUN_HOST,
+            model: None,
+        };
+        Ok(anvil_core::seat::due(self.home, self.line, Some(&host))?)
     }
 
-    /// Round 1's two openings, drafted blind and at once: each seat (claude for a role without
-    /// one) gets the question and the material, never the other's opening. Both are recorded
-    /// in speaking order, the second with the blind prompt it really had.
-    fn play_openings(&mut self) -> Result<Option<String>, CliError> {
+    /// Plays the phases `due` at once, each in a session of its own, and records them in
+    /// order (each with the prompt it really had); the next prompt for claude, when the host
+    /// plays the next phase (or takes a failed one over, with --fallback host).
+    fn play_due(&mut self, due: &[anvil_core::seat::Out]) -> Result<Option<String>, CliError> {
         let (home, line) = (self.home, self.line);
-        let state = State::load(&home.state_path(line))?;
-        let first = state.progress.phase;
-        let second = if first == Role::Advocate {
-            Role::Critic
-        } else {
-            Role::Advocate
-        };
-        let seat_of = |role: Role| seat_or_claude(&state, role);
-        let jobs = [
-            (
-                first,
-                seat_of(first),
-                anvil_core::seat::blind_prompt(home, line, first)?,
-            ),
-            (
-                second,
-                seat_of(second),
-                anvil_core::seat::blind_prompt(home, line, second)?,
-            ),
-        ];
-        self.show.aside(&format!(
-            "round 1 · openings drafted blind, at once: {} by {}, {} by {}",
-            jobs[0].0.name(),
-            jobs[0].1,
-            jobs[1].0.name(),
-            jobs[1].1
-        ));
+        let who: Vec<String> = due
+            .iter()
+            .map(|o| format!("{} by {}", o.label, o.seat))
+            .collect();
+        self.show
+            .aside(&format!("at once, blind: {}", who.join(", ")));
         let guard = std::env::current_exe().ok();
-        let pass_env = self.config.get().map_or(&[][..], |c| c.seat_env());
-        let mut intake = anvil_core::model::secrets::Intake::with_config(&self.config);
-        let results: Vec<_> = draft_at_once(
-            &jobs,
-            home.project(),
-            self.seat_timeout,
-            guard.as_deref(),
-            pass_env,
-        )
-        .into_iter()
-        .map(|said| anvil_core::seat::take_in(said, &mut intake))
-        .collect();
-        if let Some(note) = intake.note() {
-            say(&format!("anvil: note: {note}"));
-        }
-        let mut results = results.into_iter();
-        let (opening, answer) = (results.next().expect("two"), results.next().expect("two"));
-        let label = |role: Role| anvil_core::model::state::phase_label(role, 1, state.setup.rounds);
-        let opening = match opening {
-            Ok(played) => played,
-            Err(e) => return self.seat_failed(&label(first), &jobs[0].1, &e),
-        };
-        // The first opening is recorded with the blind prompt the second one really had.
-        let step = state.progress.step;
-        anvil_core::seat::record(
+        let turned = anvil_core::seat::play_due(
             home,
             line,
             self.session,
-            &opening.text,
-            step,
-            &anvil_core::seat::provenance(&opening),
-            Some(&jobs[1].2),
+            due,
+            guard.as_deref(),
+            self.seat_timeout,
+            &self.config,
         )?;
-        match answer {
-            Ok(played) => {
-                let reply = anvil_core::seat::record(
-                    home,
-                    line,
-                    self.session,
-                    &played.text,
-                    step + 1,
-                    &anvil_core::seat::provenance(&played),
-                    None,
-                )?;
-                Ok(reply.into_prompt())
-            }
-            // The second seat failed: its blind prompt is recorded as the one out, so a retry
-            // (or the host) still drafts it blind.
-            Err(e) => self.seat_failed(&label(second), &jobs[1].1, &e),
+        self.show.show_recorded(home, line);
+        let mut prompt = None;
+        for (out, turned) in turned {
+            prompt = match turned {
+                Turned::Played { reply, .. } => reply.into_prompt(),
+                Turned::Failed { error, note } => {
+                    self.show.stop_writing();
+                    if let Some(note) = note {
+                        self.show.note(&format!("anvil: note: {note}"));
+                    }
+                    return self.seat_failed(&out.label, &out.seat, &error);
+                }
+                Turned::Busy => return Err(busy(&out, line)),
+            };
         }
+        Ok(prompt)
     }
 
     /// Asks the human how to steer the round after a pause: a line typed here, or steering
@@ -543,51 +491,13 @@ impl Driver<'_> {
     }
 }
 
-/// The seat of `role`, or claude for a role without one.
-fn seat_or_claude(state: &State, role: Role) -> anvil_core::model::seats::Seat {
-    state
-        .setup
-        .seats
-        .seat_for(role.name(), None)
-        .cloned()
-        .unwrap_or(anvil_core::model::seats::Seat {
-            agent: anvil_core::agent::RUN_HOST,
-            model: None,
-        })
-}
-
-/// Plays each (role, seat, prompt) of `jobs` in a thread of its own, all at once; what each
-/// said, in the order of `jobs`.
-fn draft_at_once(
-    jobs: &[(Role, anvil_core::model::seats::Seat, String)],
-    cwd: &Path,
-    timeout: Duration,
-    guard: Option<&Path>,
-    pass_env: &[String],
-) -> Vec<Result<anvil_core::agent::Played, anvil_core::agent::SeatError>> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .map(|(role, seat, prompt)| {
-                scope.spawn(move || {
-                    let turn = anvil_core::agent::Turn {
-                        cwd,
-                        prompt,
-                        resume: None,
-                        model: seat.model.as_deref(),
-                        timeout,
-                        role: role.name(),
-                        pass_env,
-                        watch: None,
-                        guard,
-                    };
-                    anvil_core::agent::play(seat.agent, &turn)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a seat's thread does not panic"))
-            .collect()
-    })
+/// The error when another process plays the seat of `out`.
+fn busy(out: &anvil_core::seat::Out, line: &LineRef) -> CliError {
+    CliError::new(format!(
+        "the seat of {} ({}) is being played by another process",
+        out.label, out.seat
+    ))
+    .hint(format!(
+        "the session that drives {line} plays it; `anvil status {line}` shows when it is done"
+    ))
 }

@@ -92,31 +92,38 @@ pub(super) fn saving(
     })
 }
 
-/// Whether the next phase would take the line past its budget, judged by what its phases
-/// took on average: why, when it would.
+/// Whether the next `coming` phases would take the line past its budget, judged by what its
+/// phases took on average: why, when they would. The phases due together come at once (a
+/// budget cannot stop half of them, which are played together).
 pub(super) fn over_budget(
     seats: &crate::model::seats::Seats,
     spent: &crate::model::state::Spent,
+    coming: u64,
 ) -> Option<String> {
     if spent.phases == 0 {
         return None;
     }
     let phases = u64::from(spent.phases);
+    let what = if coming > 1 {
+        format!("the next {coming} phases, due together,")
+    } else {
+        "the next phase".to_owned()
+    };
     if let Some(limit) = seats.budget_tokens {
-        let next = spent.tokens / phases;
+        let next = spent.tokens / phases * coming;
         if spent.tokens + next > limit {
             return Some(format!(
-                "{} of {limit} tokens spent; the next phase would take about {next} more",
+                "{} of {limit} tokens spent; {what} would take about {next} more",
                 spent.tokens
             ));
         }
     }
     if let Some(limit) = seats.budget_usd() {
-        let next = spent.usd_nanos / phases;
+        let next = spent.usd_nanos / phases * coming;
         if spent.usd_nanos + next > limit.nanos {
             let usd = |nanos| crate::record::usage::Usd { nanos }.human();
             return Some(format!(
-                "{} of {} spent; the next phase would take about {} more",
+                "{} of {} spent; {what} would take about {} more",
                 usd(spent.usd_nanos),
                 limit.human(),
                 usd(next)
@@ -130,8 +137,17 @@ pub(super) fn over_budget(
 /// when a debate ends on its own; says why it did.
 pub(super) fn stop_at_budget(state: &State, outcome: &mut machine::Outcome) -> Option<String> {
     let budget = match &outcome.next {
-        Next::Prompt(cue) if cue.role != Role::Synthesizer => {
-            over_budget(&state.setup.seats, &state.spent)
+        // The phases due together with the one just recorded were played with it already.
+        Next::Prompt(cue)
+            if cue.role != Role::Synthesizer
+                && !machine::together(&state.setup, &outcome.finished, cue) =>
+        {
+            let coming = machine::due(&state.setup, &outcome.progress).len();
+            over_budget(
+                &state.setup.seats,
+                &state.spent,
+                u64::try_from(coming).unwrap_or(1),
+            )
         }
         _ => None,
     };

@@ -54,7 +54,10 @@ pub(super) fn guard<'a>(
         return reissue(home, current, state, stop.session).map(Guarded::Answered);
     };
     if let Some(step) = stop.at_step {
-        if step != state.progress.step {
+        let elsewhere = stop.at_cue.is_some_and(|given| {
+            !given.same_phase(&machine::current_cue(&state.setup, &state.progress))
+        });
+        if step != state.progress.step || elsewhere {
             // A seat's text for a phase that was recorded meanwhile (by another player).
             return reissue(home, current, state, stop.session).map(Guarded::Answered);
         }

@@ -46,9 +46,13 @@ pub struct Stop<'a> {
     /// The text was played by a seat (another agent, in a session of its own): the session
     /// that drives the line has not seen it, so its next prompt brings it in full.
     pub seat: bool,
-    /// The prompt the next phase was really given, when it is not the one anvil would
-    /// render now (an independent opening, drafted blind): recorded as its prompt.
-    pub next_prompt: Option<&'a str>,
+    /// The prompt the next phase was really given, when it was played already (the phases
+    /// due at once, [`crate::model::machine::due`]): recorded as its prompt, when the phase
+    /// that follows is that cue's (a line that turned elsewhere gets its own prompt).
+    pub next_prompt: Option<(&'a crate::model::machine::Cue, &'a str)>,
+    /// The phase this text answers, beside [`Stop::at_step`]: the line must stand at this cue
+    /// (the same role, round and voice) for the text to be recorded.
+    pub at_cue: Option<&'a crate::model::machine::Cue>,
     /// The line's step when the phase this text answers was handed out (a seat's turn, which
     /// takes minutes without the line's lock): if the line has moved since, the text is not
     /// recorded; if not, it is that phase, even in the words of the phase before (the text
@@ -69,6 +73,7 @@ impl<'a> Stop<'a> {
             provenance: None,
             seat: false,
             next_prompt: None,
+            at_cue: None,
             at_step: None,
         }
     }
@@ -344,20 +349,26 @@ mod tests {
             ..Seats::default()
         };
         // Nothing spent yet: nothing to judge the next phase by.
-        assert_eq!(over_budget(&tokens, &spent(0, 0, 0)), None);
+        assert_eq!(over_budget(&tokens, &spent(0, 0, 0), 1), None);
         // 600 over two phases: the next takes about 300, 900 stays within 1000.
-        assert_eq!(over_budget(&tokens, &spent(600, 0, 2)), None);
-        let why = over_budget(&tokens, &spent(800, 0, 2)).unwrap();
+        assert_eq!(over_budget(&tokens, &spent(600, 0, 2), 1), None);
+        let why = over_budget(&tokens, &spent(800, 0, 2), 1).unwrap();
         assert_eq!(
             why,
             "800 of 1000 tokens spent; the next phase would take about 400 more"
+        );
+        // The phases due together are judged together: two drafts of 300 would pass 1000.
+        let why = over_budget(&tokens, &spent(600, 0, 2), 2).unwrap();
+        assert_eq!(
+            why,
+            "600 of 1000 tokens spent; the next 2 phases, due together, would take about 600 more"
         );
         let usd = Seats {
             budget_usd: Some("0.05".into()),
             ..Seats::default()
         };
-        assert_eq!(over_budget(&usd, &spent(10_000, 20_000_000, 2)), None);
-        let why = over_budget(&usd, &spent(10_000, 40_000_000, 2)).unwrap();
+        assert_eq!(over_budget(&usd, &spent(10_000, 20_000_000, 2), 1), None);
+        let why = over_budget(&usd, &spent(10_000, 40_000_000, 2), 1).unwrap();
         assert_eq!(
             why,
             "$0.04 of $0.05 spent; the next phase would take about $0.02 more"

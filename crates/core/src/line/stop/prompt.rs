@@ -25,7 +25,10 @@ pub(crate) fn render_prompt(
     let line = LineRef::new(&state.debate, &state.line);
     // A seat's phase is always given in full, as a participant's: it sees only what was said.
     let seat = cue.seat(state);
-    let full = full || seat.is_some() || cue.role == Role::Triage;
+    // A draft of a round drafted blind is given in full too, with the debate up to the round
+    // before: never another seat's draft of the same round, whoever plays it.
+    let blind = cue.role.is_debating() && crate::model::machine::drafted(&state.setup, cue.round);
+    let full = full || seat.is_some() || cue.role == Role::Triage || blind;
     // A triage answer is blind: it is given the question and the material, not what the
     // other seats answered.
     let transcript = if cue.role == Role::Triage {
@@ -34,9 +37,15 @@ pub(crate) fn render_prompt(
         transcript
     };
     let read;
-    let transcript = if seat.is_some() && transcript.is_empty() && cue.role != Role::Triage {
-        read = read_transcript(home, &line)?;
-        read.as_str()
+    let transcript =
+        if (seat.is_some() || blind) && transcript.is_empty() && cue.role != Role::Triage {
+            read = read_transcript(home, &line)?;
+            read.as_str()
+        } else {
+            transcript
+        };
+    let transcript = if blind {
+        before_round(transcript, cue.round)
     } else {
         transcript
     };
@@ -61,6 +70,15 @@ pub(crate) fn render_prompt(
         ctx = ctx.with_context(&path, text);
     }
     Ok(prompts.render_phase(&ctx)?)
+}
+
+/// The debate so far up to `round`: `transcript` cut where the round's first phase begins
+/// (`## Round N · …`, a heading only anvil writes: a debater's own are pushed down).
+pub(crate) fn before_round(transcript: &str, round: u32) -> &str {
+    let heading = format!("\n## {}", crate::model::transcript::round_heading(round));
+    transcript
+        .find(&heading)
+        .map_or(transcript, |at| &transcript[..at])
 }
 
 /// The line's `transcript.md`: the debate so far (empty before its first phase).

@@ -70,10 +70,11 @@ pub(super) fn record(
     let mut voted = Meta::default();
     with_ballot(&mut voted, &state, &outcome, ballot.as_ref());
     let mut section = transcript::section(&outcome.finished, text, played_by.as_deref());
-    section.push_str(&transcript::notes(&vote::words(&Meta {
+    section.push_str(&transcript::notes_of(&Meta {
         voice: outcome.finished.voice.clone(),
+        drafted: drafted(&state, &outcome.finished),
         ..voted.clone()
-    })));
+    }));
     let mut files = vec![(
         phase_file(step, outcome.finished.role.name(), PhaseFile::Response),
         text.as_bytes().to_vec(),
@@ -200,7 +201,12 @@ fn next_prompt(
         return Ok((None, None));
     };
     let seat = cue.seat(state).cloned();
-    if cue.role == Role::Voter && stop.next_prompt.is_none() {
+    // What the next phase was given already, when it was played with this one.
+    let given = stop
+        .next_prompt
+        .filter(|(played, _)| played.same_phase(cue))
+        .map(|(_, prompt)| prompt);
+    if cue.role == Role::Voter && given.is_none() {
         // A ballot never carries the debate so far: only the unnamed final phases.
         let prompt = prompt::render_ballot(home, state, cue, Some(pending))?;
         return Ok((Some(prompt), seat));
@@ -214,7 +220,7 @@ fn next_prompt(
     } else {
         String::new()
     };
-    let prompt = match stop.next_prompt {
+    let prompt = match given {
         Some(given) => given.to_owned(),
         None => prompt::render_prompt(home, state, cue, full, &transcript_text)?,
     };
@@ -256,6 +262,7 @@ fn meta(state: &State, outcome: &Outcome, response_id: &str, stop: Stop<'_>) -> 
         voice: finished.voice.clone(),
         steering: finished.steering.clone(),
         complete: finished.markers.complete,
+        drafted: drafted(state, finished),
         response: Some(response_id.to_owned()),
         next: Some(match &outcome.next {
             Next::Prompt(cue) => cue.role.name().into(),
@@ -267,6 +274,11 @@ fn meta(state: &State, outcome: &Outcome, response_id: &str, stop: Stop<'_>) -> 
         provenance.write_to(&mut meta);
     }
     meta
+}
+
+/// Whether `finished` was drafted blind within its round (`Anvil-Drafted`).
+fn drafted(state: &State, finished: &Finished) -> bool {
+    finished.role.is_debating() && machine::drafted(&state.setup, finished.round)
 }
 
 /// A ballot, when the phase is one: read against the labels its voter was shown, and kept in

@@ -9,11 +9,11 @@
 
 use serde::Deserialize;
 
-use super::{Doc, Flag, Heading, Key, Negation, OptionDef, Takes, Ty, Value};
+use super::{Doc, Flag, Given, Heading, Key, Negation, OptionDef, Options, Takes, Ty, Value};
 use crate::model::state::Mode;
 
 /// Every option, in the order of `--help` (and of docs/options.md).
-pub const ALL: [&OptionDef; 27] = [
+pub const ALL: [&OptionDef; 29] = [
     &MODE,
     &ROUNDS,
     &POSITION,
@@ -29,8 +29,10 @@ pub const ALL: [&OptionDef; 27] = [
     &VERSUS,
     &RESEARCH,
     &CONVERGE,
+    &PROTOCOL,
     &TRIAGE,
     &TRIAGE_THRESHOLD,
+    &ALL_DRAFT,
     &VOTE,
     &AUTONOMY,
     &RECALL,
@@ -624,6 +626,174 @@ pub const TRIAGE_THRESHOLD: OptionDef = OptionDef {
     },
 };
 
+pub const PROTOCOL: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "protocol",
+        takes: Takes::One(Value {
+            name: "PROTOCOL",
+            ty: Ty::Checked(|s| protocol(s).map(drop)),
+        }),
+        help: "A protocol by name: a preset of the options below.\n\n\
+               {protocols}\n\n\
+               A flag given beside it wins (`--protocol council --no-vote`); the debate's setup \
+               records the protocol and what ran.",
+        example: Some("--protocol council --stakeholders"),
+        given: |o, v| {
+            o.protocol = Some(protocol(&v.text()?)?.name.to_owned());
+            Ok(())
+        },
+        ..Flag::BASE
+    }),
+    key: Some(Key {
+        name: "protocol",
+        example: "\"council\"",
+        note: "council | debate | vote",
+        read: |o, v| {
+            let name = String::deserialize(v)?;
+            protocol(&name).map_err(serde::de::Error::custom)?;
+            o.protocol = Some(name);
+            Ok(())
+        },
+        fill: |o, d| fill(&mut o.protocol, &d.protocol),
+    }),
+    doc: Doc {
+        shows: "council\\|debate\\|vote",
+        what: "a preset of the options that shape the debate: `council` = `--triage --all-draft \
+               --vote`, `debate` = turn-taking (`--no-triage --no-all-draft --no-vote`), `vote` \
+               = one blind round and a vote (`--rounds 1 --all-draft --vote --no-triage`); a \
+               flag beside it wins",
+        example: "anvil run \"Adopt GraphQL?\" --protocol council --seat critic=codex",
+    },
+};
+
+/// A protocol that `--protocol` names: the flags it stands for ([`PROTOCOLS`]).
+#[derive(Debug)]
+pub struct Protocol {
+    pub name: &'static str,
+    /// What it is, for `--help`.
+    pub what: &'static str,
+    /// The flags it stands for, as they are typed: each fills in only what the command line
+    /// left unset (through the option's own definition), before the config does.
+    pub flags: &'static [&'static str],
+}
+
+/// Every protocol, defined once: `--help`, docs/options.md, the setup's record and the
+/// options themselves read them from here.
+pub const PROTOCOLS: [Protocol; 3] = [
+    Protocol {
+        name: "council",
+        what: "triage first, every seat drafting every round, a blind vote before the synthesis",
+        flags: &["--triage", "--all-draft", "--vote"],
+    },
+    Protocol {
+        name: "debate",
+        what: "turn-taking: one seat after another, each seeing what was said, no triage, no vote",
+        flags: &["--no-triage", "--no-all-draft", "--no-vote"],
+    },
+    Protocol {
+        name: "vote",
+        what: "one blind round, then a vote: no debate",
+        flags: &["--rounds", "1", "--all-draft", "--vote", "--no-triage"],
+    },
+];
+
+/// The protocol named `name`.
+pub fn protocol(name: &str) -> Result<&'static Protocol, String> {
+    let key = name.trim().to_lowercase();
+    PROTOCOLS.iter().find(|p| p.name == key).ok_or_else(|| {
+        let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name).collect();
+        format!(
+            "unknown protocol '{}'; choose one of: {}",
+            name.trim(),
+            names.join(", ")
+        )
+    })
+}
+
+impl Protocol {
+    /// The options it stands for, as the command line would give them: `--rounds 1` and the
+    /// switches (`--no-…` their negation), read through the options' own definitions.
+    pub fn options(&self) -> Result<Options, String> {
+        let mut out = Options::default();
+        let mut flags = self.flags.iter().peekable();
+        while let Some(flag) = flags.next() {
+            let long = flag.trim_start_matches("--");
+            let found = ALL.iter().filter_map(|d| d.flag.as_ref()).find_map(|f| {
+                if f.long == long {
+                    Some((f, true))
+                } else if f.negation.as_ref().is_some_and(|n| n.long == long) {
+                    Some((f, false))
+                } else {
+                    None
+                }
+            });
+            let Some((def, on)) = found else {
+                return Err(format!("protocol {}: no option {flag}", self.name));
+            };
+            let given = match def.takes {
+                Takes::Switch if on => Given::On,
+                Takes::Switch => Given::Off,
+                _ => {
+                    let value = flags
+                        .next()
+                        .ok_or_else(|| format!("protocol {}: {flag} without a value", self.name))?;
+                    Given::Values(vec![std::ffi::OsString::from(*value)])
+                }
+            };
+            (def.given)(&mut out, given)?;
+        }
+        Ok(out)
+    }
+
+    /// `council = --triage --all-draft --vote`, one line per protocol, for `--help`.
+    pub fn lines() -> String {
+        PROTOCOLS
+            .iter()
+            .map(|p| format!("{} = {}: {}.", p.name, p.flags.join(" "), p.what))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+pub const ALL_DRAFT: OptionDef = OptionDef {
+    flag: Some(Flag {
+        long: "all-draft",
+        takes: Takes::Switch,
+        help: "Every seat drafts in every round, blind within the round and at once.\n\n\
+               Each debating seat (both of the pair, every voice of a rotation) speaks in every \
+               round and sees all earlier rounds, never another's draft of the same round; the \
+               seats of a round are played in parallel. In a rotation, --rounds then counts \
+               rounds of every voice (default 3). --independent is its round-1-only case.",
+        example: Some("--stakeholders --all-draft --rounds 2"),
+        negation: Some(Negation {
+            long: "no-all-draft",
+            help: "Seats take turns, even when .anvil/config.toml sets `all_draft = true`.",
+        }),
+        given: |o, v| {
+            o.all_draft = Some(v.is_on());
+            Ok(())
+        },
+        ..Flag::BASE
+    }),
+    key: Some(Key {
+        name: "all_draft",
+        example: "true",
+        read: |o, v| {
+            o.all_draft = Some(bool::deserialize(v)?);
+            Ok(())
+        },
+        fill: |o, d| fill(&mut o.all_draft, &d.all_draft),
+        ..Key::BASE
+    }),
+    doc: Doc {
+        shows: "",
+        what: "every seat drafts in every round, blind within the round and in parallel, seeing \
+               all earlier rounds (the \"all agents drafting\" protocol; `--independent` is \
+               its round-1 case)",
+        example: "anvil run \"Adopt GraphQL?\" --stakeholders --all-draft --rounds 2",
+    },
+};
+
 pub const VOTE: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "vote",
@@ -1001,12 +1171,38 @@ mod tests {
             Ty::Text | Ty::Path => "src/",
             Ty::U8 | Ty::U32 | Ty::U64 => "2",
             Ty::F64 => "0.5",
-            // A mode, or the one fallback: whichever the check takes.
-            Ty::Checked(check) => ["philosopher", "host"]
+            // A mode, the one fallback or a protocol: whichever the check takes.
+            Ty::Checked(check) => ["philosopher", "host", "council"]
                 .into_iter()
                 .find(|v| check(v).is_ok())
                 .expect("a sample the check accepts"),
         }
+    }
+
+    #[test]
+    fn every_protocol_stands_for_options_that_exist() {
+        for p in PROTOCOLS {
+            let options = p
+                .options()
+                .unwrap_or_else(|e| panic!("protocol {}: {e}", p.name));
+            assert_ne!(
+                options,
+                Options::default(),
+                "protocol {} sets nothing",
+                p.name
+            );
+        }
+        let council = protocol("Council").unwrap().options().unwrap();
+        assert_eq!(
+            (council.triage, council.all_draft, council.vote),
+            (Some(true), Some(true), Some(true))
+        );
+        let vote = protocol("vote").unwrap().options().unwrap();
+        assert_eq!((vote.rounds, vote.triage), (Some(1), Some(false)));
+        assert_eq!(
+            protocol("chat").unwrap_err(),
+            "unknown protocol 'chat'; choose one of: council, debate, vote"
+        );
     }
 
     #[test]
