@@ -489,9 +489,10 @@ fn a_pull_refuses_each_ref_that_is_not_a_debate_and_takes_the_rest() {
         pulled.describe()
     );
     // The state's fields, which the parser lists after an unknown one, grow with the state.
-    let filters = Filters::of(&bob)
-        .path(&bare, "[remote]")
-        .pattern(r"expected one of [a-z_, ]+", "expected one of [the state's fields]");
+    let filters = Filters::of(&bob).path(&bare, "[remote]").pattern(
+        r"expected one of [a-z_, ]+",
+        "expected one of [the state's fields]",
+    );
     let reasons: String = refused
         .iter()
         .map(|(name, reason)| format!("{name}: {reason}\n"))
