@@ -21,6 +21,7 @@ use crate::model::state::{Inputs, Mode, Rotation, Setup};
 pub mod defs;
 #[cfg(test)]
 pub(crate) mod docs;
+pub mod protocol;
 
 /// Rounds of a debate when nothing says how many (the web room's form starts from it).
 pub const DEFAULT_ROUNDS: u32 = 3;
@@ -71,7 +72,7 @@ pub struct Options {
     pub triage: Option<bool>,
     /// `--all-draft`: every seat drafts in every round, blind within the round.
     pub all_draft: Option<bool>,
-    /// `--protocol NAME`: a preset of the options above (`defs::PROTOCOLS`), by name.
+    /// `--protocol NAME`: a preset of the options above (`protocol::PROTOCOLS`), by name.
     pub protocol: Option<String>,
     /// `--triage-threshold`: as given (a share of one, or a percentage).
     pub triage_threshold: Option<String>,
@@ -171,7 +172,7 @@ impl Flag {
     pub fn words(&self) -> std::borrow::Cow<'static, str> {
         if self.help.contains("{protocols}") {
             self.help
-                .replace("{protocols}", &defs::Protocol::lines())
+                .replace("{protocols}", &protocol::Protocol::lines())
                 .into()
         } else if self.help.contains("{agents}") {
             self.help.replace("{agents}", &crate::agent::names()).into()
@@ -322,6 +323,22 @@ impl OptionDef {
     }
 }
 
+/// The option whose flag is `--LONG` (`true`) or whose negation is (`false`).
+fn flag_named(long: &str) -> Option<(&'static Flag, bool)> {
+    defs::ALL
+        .iter()
+        .filter_map(|d| d.flag.as_ref())
+        .find_map(|f| {
+            if f.long == long {
+                Some((f, true))
+            } else if f.negation.as_ref().is_some_and(|n| n.long == long) {
+                Some((f, false))
+            } else {
+                None
+            }
+        })
+}
+
 /// Every key of `.anvil/config.toml` that holds a debate option, in the order of [`defs::ALL`].
 pub fn config_keys() -> impl Iterator<Item = &'static str> {
     defs::ALL
@@ -355,7 +372,7 @@ impl Options {
         let preset = self
             .protocol
             .as_deref()
-            .and_then(|name| defs::protocol(name).ok())
+            .and_then(|name| protocol::protocol(name).ok())
             .and_then(|p| p.options().ok());
         if let Some(preset) = preset {
             for def in defs::ALL {
@@ -370,7 +387,7 @@ impl Options {
     pub fn into_setup(self) -> Result<Setup, OptionsError> {
         let protocol = match &self.protocol {
             Some(name) => Some(
-                defs::protocol(name)
+                protocol::protocol(name)
                     .map_err(|e| OptionsError {
                         message: format!("{}: {e}", defs::PROTOCOL.named(&self)),
                     })?
@@ -819,7 +836,7 @@ mod tests {
         });
         assert!(s.triage && s.all_draft && s.vote);
         assert_eq!(
-            s.protocol_words().as_deref(),
+            super::protocol::words(&s).as_deref(),
             Some("council (--triage --all-draft --vote)")
         );
         // A flag beside it wins, and the words say so.
@@ -830,7 +847,7 @@ mod tests {
         });
         assert!(s.triage && s.all_draft && !s.vote);
         assert_eq!(
-            s.protocol_words().as_deref(),
+            super::protocol::words(&s).as_deref(),
             Some("council (--triage --all-draft --vote), with --no-vote given")
         );
         // Named on the command line, it outranks the config's keys…

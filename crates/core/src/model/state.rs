@@ -60,7 +60,7 @@ pub struct Setup {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub all_draft: bool,
     /// `--protocol NAME`: the preset the options above were filled from (flags given beside it
-    /// won); [`Setup::protocol_words`] says what ran.
+    /// won); `options::protocol::words` says what ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// `--triage-threshold`, when not the default ([`Setup::triage_threshold`]).
@@ -423,41 +423,6 @@ impl Setup {
         } else {
             [Role::Advocate, Role::Critic]
         }
-    }
-
-    /// The protocol the debate was started with and what of it ran, for people: `council
-    /// (--triage --all-draft --vote)`, and what a flag beside it changed (`--no-vote given`).
-    /// `None` without `--protocol`.
-    pub fn protocol_words(&self) -> Option<String> {
-        let name = self.protocol.as_deref()?;
-        let preset = crate::model::options::defs::protocol(name).ok()?;
-        let mut changed = Vec::new();
-        if let Ok(wanted) = preset.options() {
-            let switches = [
-                ("triage", wanted.triage, self.triage),
-                ("all-draft", wanted.all_draft, self.all_draft),
-                ("vote", wanted.vote, self.vote),
-            ];
-            for (flag, wanted, ran) in switches {
-                if let Some(wanted) = wanted
-                    && wanted != ran
-                {
-                    changed.push(if ran {
-                        format!("--{flag}")
-                    } else {
-                        format!("--no-{flag}")
-                    });
-                }
-            }
-            if let Some(rounds) = wanted.rounds.filter(|r| *r != self.rounds) {
-                changed.push(format!("--rounds {} (not {rounds})", self.rounds));
-            }
-        }
-        let mut words = format!("{} ({})", preset.name, preset.flags.join(" "));
-        if !changed.is_empty() {
-            words.push_str(&format!(", with {} given", changed.join(" ")));
-        }
-        Some(words)
     }
 
     /// How sure every seat must be for triage to settle the question (and for the record's

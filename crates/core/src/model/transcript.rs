@@ -42,7 +42,7 @@ pub fn header(state: &State) -> String {
         setup.rounds,
         if setup.rounds == 1 { "" } else { "s" }
     ));
-    if let Some(protocol) = setup.protocol_words() {
+    if let Some(protocol) = crate::model::options::protocol::words(setup) {
         out.push_str(&format!("\nProtocol: {protocol}.\n"));
     }
     if let Some(position) = &setup.position {

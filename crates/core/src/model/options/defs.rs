@@ -9,7 +9,8 @@
 
 use serde::Deserialize;
 
-use super::{Doc, Flag, Given, Heading, Key, Negation, OptionDef, Options, Takes, Ty, Value};
+use super::protocol::protocol;
+use super::{Doc, Flag, Heading, Key, Negation, OptionDef, Takes, Ty, Value};
 use crate::model::state::Mode;
 
 /// Every option, in the order of `--help` (and of docs/options.md).
@@ -666,95 +667,6 @@ pub const PROTOCOL: OptionDef = OptionDef {
     },
 };
 
-/// A protocol that `--protocol` names: the flags it stands for ([`PROTOCOLS`]).
-#[derive(Debug)]
-pub struct Protocol {
-    pub name: &'static str,
-    /// What it is, for `--help`.
-    pub what: &'static str,
-    /// The flags it stands for, as they are typed: each fills in only what the command line
-    /// left unset (through the option's own definition), before the config does.
-    pub flags: &'static [&'static str],
-}
-
-/// Every protocol, defined once: `--help`, docs/options.md, the setup's record and the
-/// options themselves read them from here.
-pub const PROTOCOLS: [Protocol; 3] = [
-    Protocol {
-        name: "council",
-        what: "triage first, every seat drafting every round, a blind vote before the synthesis",
-        flags: &["--triage", "--all-draft", "--vote"],
-    },
-    Protocol {
-        name: "debate",
-        what: "turn-taking: one seat after another, each seeing what was said, no triage, no vote",
-        flags: &["--no-triage", "--no-all-draft", "--no-vote"],
-    },
-    Protocol {
-        name: "vote",
-        what: "one blind round, then a vote: no debate",
-        flags: &["--rounds", "1", "--all-draft", "--vote", "--no-triage"],
-    },
-];
-
-/// The protocol named `name`.
-pub fn protocol(name: &str) -> Result<&'static Protocol, String> {
-    let key = name.trim().to_lowercase();
-    PROTOCOLS.iter().find(|p| p.name == key).ok_or_else(|| {
-        let names: Vec<&str> = PROTOCOLS.iter().map(|p| p.name).collect();
-        format!(
-            "unknown protocol '{}'; choose one of: {}",
-            name.trim(),
-            names.join(", ")
-        )
-    })
-}
-
-impl Protocol {
-    /// The options it stands for, as the command line would give them: `--rounds 1` and the
-    /// switches (`--no-…` their negation), read through the options' own definitions.
-    pub fn options(&self) -> Result<Options, String> {
-        let mut out = Options::default();
-        let mut flags = self.flags.iter().peekable();
-        while let Some(flag) = flags.next() {
-            let long = flag.trim_start_matches("--");
-            let found = ALL.iter().filter_map(|d| d.flag.as_ref()).find_map(|f| {
-                if f.long == long {
-                    Some((f, true))
-                } else if f.negation.as_ref().is_some_and(|n| n.long == long) {
-                    Some((f, false))
-                } else {
-                    None
-                }
-            });
-            let Some((def, on)) = found else {
-                return Err(format!("protocol {}: no option {flag}", self.name));
-            };
-            let given = match def.takes {
-                Takes::Switch if on => Given::On,
-                Takes::Switch => Given::Off,
-                _ => {
-                    let value = flags
-                        .next()
-                        .ok_or_else(|| format!("protocol {}: {flag} without a value", self.name))?;
-                    Given::Values(vec![std::ffi::OsString::from(*value)])
-                }
-            };
-            (def.given)(&mut out, given)?;
-        }
-        Ok(out)
-    }
-
-    /// `council = --triage --all-draft --vote`, one line per protocol, for `--help`.
-    pub fn lines() -> String {
-        PROTOCOLS
-            .iter()
-            .map(|p| format!("{} = {}: {}.", p.name, p.flags.join(" "), p.what))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
 pub const ALL_DRAFT: OptionDef = OptionDef {
     flag: Some(Flag {
         long: "all-draft",
@@ -1177,32 +1089,6 @@ mod tests {
                 .find(|v| check(v).is_ok())
                 .expect("a sample the check accepts"),
         }
-    }
-
-    #[test]
-    fn every_protocol_stands_for_options_that_exist() {
-        for p in PROTOCOLS {
-            let options = p
-                .options()
-                .unwrap_or_else(|e| panic!("protocol {}: {e}", p.name));
-            assert_ne!(
-                options,
-                Options::default(),
-                "protocol {} sets nothing",
-                p.name
-            );
-        }
-        let council = protocol("Council").unwrap().options().unwrap();
-        assert_eq!(
-            (council.triage, council.all_draft, council.vote),
-            (Some(true), Some(true), Some(true))
-        );
-        let vote = protocol("vote").unwrap().options().unwrap();
-        assert_eq!((vote.rounds, vote.triage), (Some(1), Some(false)));
-        assert_eq!(
-            protocol("chat").unwrap_err(),
-            "unknown protocol 'chat'; choose one of: council, debate, vote"
-        );
     }
 
     #[test]
