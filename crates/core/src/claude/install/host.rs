@@ -131,10 +131,7 @@ fn install_hook(
         _ => return Err(shape(&path, "(top level)", "an object")),
     };
     let before = root.clone();
-    let mut memory = match read_settings(&memory_path)? {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
+    let mut memory = read_memory(&memory_path)?;
     // The settings as the person had them, before anvil's first install: none is a file anvil
     // creates, and takes away again.
     if memory.is_empty()
@@ -150,9 +147,7 @@ fn install_hook(
         write_in_place(&path, pretty(&Value::Object(root)).as_bytes())?;
     }
     if !memory.is_empty() {
-        memory.entry("about").or_insert_with(|| {
-            json!("written by `anvil install --agent`: the settings as they were, which `anvil uninstall --agent` restores")
-        });
+        say_what_memory_is(&mut memory);
         let memory = Value::Object(memory);
         if read_settings(&memory_path)? != memory {
             write_in_place(&memory_path, pretty(&memory).as_bytes())?;
@@ -169,10 +164,7 @@ fn uninstall_hook(
 ) -> Result<(), InstallError> {
     let path = project.join(hook.settings);
     let memory_path = memory_path(&path);
-    let memory = match read_settings(&memory_path)? {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
+    let memory = read_memory(&memory_path)?;
     if path.exists()
         && let Value::Object(mut root) = read_settings(&path)?
     {
@@ -194,8 +186,23 @@ fn uninstall_hook(
 }
 
 /// `anvil-install.json` beside the settings file.
-fn memory_path(settings: &Path) -> PathBuf {
+pub(super) fn memory_path(settings: &Path) -> PathBuf {
     settings.with_file_name(MEMORY_FILE)
+}
+
+/// What `anvil-install.json` at `path` remembers (nothing, when there is none).
+pub(super) fn read_memory(path: &Path) -> Result<Map<String, Value>, InstallError> {
+    Ok(match read_settings(path)? {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    })
+}
+
+/// The words `anvil-install.json` says of itself, once.
+pub(super) fn say_what_memory_is(memory: &mut Map<String, Value>) {
+    memory.entry("about").or_insert_with(|| {
+        json!("written by `anvil install --agent`: the settings as they were, which `anvil uninstall --agent` restores")
+    });
 }
 
 /// The settings written back: the bytes they had before the first install when they are the

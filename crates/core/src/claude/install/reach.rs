@@ -16,8 +16,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Changes, InstallError, MCP_SERVER, MEMORY_FILE, object_entry, pretty, read_settings, shape,
-    write_in_place,
+    Changes, InstallError, MCP_SERVER, object_entry, pretty, read_settings, shape, write_in_place,
 };
 use crate::agent::host::{Mcp, Wiring};
 
@@ -174,15 +173,10 @@ pub(super) fn install_toml(
         ));
         return Ok(());
     }
-    let memory_path = path.with_file_name(MEMORY_FILE);
-    let mut memory = match read_settings(&memory_path)? {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
+    let memory_path = super::host::memory_path(&path);
+    let mut memory = super::host::read_memory(&memory_path)?;
     memory.entry("toml").or_insert_with(|| json!(original));
-    memory.entry("about").or_insert_with(|| {
-        json!("written by `anvil install --agent`: the settings as they were, which `anvil uninstall --agent` restores")
-    });
+    super::host::say_what_memory_is(&mut memory);
     let separator = match text.as_str() {
         "" => "",
         t if t.ends_with('\n') => "\n",
@@ -218,7 +212,7 @@ pub(super) fn uninstall_toml(
         text[..at].trim_end_matches('\n'),
         &text[at + TOML_BLOCK.len()..]
     );
-    let memory = read_settings(&path.with_file_name(MEMORY_FILE))?;
+    let memory = read_settings(&super::host::memory_path(&path))?;
     let same = |before: &str| {
         toml::from_str::<toml::Table>(before).ok() == toml::from_str::<toml::Table>(&left).ok()
     };
