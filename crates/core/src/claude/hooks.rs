@@ -13,8 +13,9 @@
 //!
 //! The same hook serves the other agents that host a debate (Qwen Code, Gemini CLI, Codex,
 //! Copilot CLI, and OpenCode through a plugin of anvil's:
-//! [`crate::agent::host`]). Which one stops is told from the input and the environment once a
-//! line is concerned; the host's file then says where the turn's text and figures are and
+//! [`crate::agent::host`]). Which one stops is told from the input and the environment at every
+//! stop (a look at a few fields and variables, nothing read from disk); once a line is
+//! concerned, the host's file says where the turn's text and figures are and
 //! what its cap is. A host other than Claude Code is always answered with a `block`, and its
 //! name and version are recorded (`Anvil-Host`).
 
