@@ -21,8 +21,10 @@ struct Keywords {
     /// Whether keyword `k` holds a capital letter (then it is matched as written, else in the
     /// text's lower case).
     cased: Vec<bool>,
-    /// (lower-case first two bytes, keyword), sorted.
-    by_start: Vec<(u16, u16)>,
+    /// (lower-case second byte, keyword), grouped by the lower-case first byte: those that
+    /// begin with byte `b` are `by_start[first[b]]`.
+    by_start: Vec<(u8, u16)>,
+    first: [std::ops::Range<u16>; 256],
     /// The first two bytes of some keyword, as a bit per pair.
     starts: Box<[u64; 1024]>,
     /// For rule `i`, its keywords' indexes: `of_rule[i]` is a range of `indexes`.
@@ -56,15 +58,25 @@ fn keywords() -> &'static Keywords {
             of_rule.push(from..indexes.len());
         }
         let mut starts = Box::new([0u64; 1024]);
-        let mut by_start = Vec::with_capacity(list.len());
+        let mut sorted = Vec::with_capacity(list.len());
         for (k, keyword) in list.iter().enumerate() {
             let bytes = keyword.as_bytes();
             let start = pair(bytes[0], bytes[1]);
             starts[usize::from(start >> 6)] |= 1 << (start & 63);
-            by_start.push((start, k as u16));
+            sorted.push((start, k as u16));
         }
-        by_start.sort_unstable();
+        sorted.sort_unstable();
+        let mut first: [std::ops::Range<u16>; 256] = std::array::from_fn(|_| 0..0);
+        for (at, &(start, _)) in sorted.iter().enumerate() {
+            let group = &mut first[usize::from(start >> 8)];
+            if group.is_empty() {
+                *group = at as u16..at as u16;
+            }
+            group.end = at as u16 + 1;
+        }
+        let by_start = sorted.iter().map(|&(start, k)| (start as u8, k)).collect();
         Keywords {
+            first,
             cased: list
                 .iter()
                 .map(|k| k.bytes().any(|b| b.is_ascii_uppercase()))
@@ -99,11 +111,11 @@ pub(super) fn seen(text: &str, lower: &str) -> Seen {
         if keywords.starts[usize::from(start >> 6)] & (1 << (start & 63)) == 0 {
             continue;
         }
-        let first = keywords.by_start.partition_point(|&(s, _)| s < start);
-        for &(_, k) in keywords.by_start[first..]
-            .iter()
-            .take_while(|&&(s, _)| s == start)
-        {
+        let group = keywords.first[usize::from(two[0])].clone();
+        for &(second, k) in &keywords.by_start[usize::from(group.start)..usize::from(group.end)] {
+            if second != two[1] {
+                continue;
+            }
             let k = usize::from(k);
             let haystack = if keywords.cased[k] { bytes } else { low };
             if haystack[at..].starts_with(keywords.list[k].as_bytes()) {
