@@ -69,7 +69,7 @@ fn keywords() -> &'static Keywords {
         let mut first: [std::ops::Range<u16>; 256] = std::array::from_fn(|_| 0..0);
         for (at, &(start, _)) in sorted.iter().enumerate() {
             let group = &mut first[usize::from(start >> 8)];
-            if group.is_empty() {
+            if group.start == group.end {
                 *group = at as u16..at as u16;
             }
             group.end = at as u16 + 1;
