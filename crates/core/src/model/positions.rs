@@ -169,6 +169,11 @@ pub fn still_open(held: &[Held]) -> Vec<OpenPoint> {
 /// The open points a synthesis does not mention: neither by its label (`O2`) nor by its text
 /// (compared without case, punctuation or spacing).
 pub fn unmentioned<'a>(points: &'a [OpenPoint], synthesis: &str) -> Vec<&'a OpenPoint> {
+    // The synthesis is flattened for the points alone: a debate without open points (most of
+    // them) spares the hook's last stop a pass over it, char by char.
+    if points.is_empty() {
+        return Vec::new();
+    }
     let flat = |t: &str| -> String {
         t.chars()
             .filter(|c| c.is_alphanumeric())
