@@ -328,6 +328,22 @@ fn a_failing_seat_is_a_notice_the_line_waits_and_the_next_stop_retries_it() {
     );
 }
 
+/// A stand-in for Codex in `dir`, which answers `--version` as Codex does and otherwise runs
+/// the shell lines `body`.
+fn fake_codex(dir: &Path, body: &str) -> PathBuf {
+    let program = dir.join("codex");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 'codex-cli 0.169.0'; exit 0; }}\n{body}\n"
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    program
+}
+
 /// A seat's agent that ends without reading its prompt (a wrapper script that fails at once:
 /// it closes its stdin, then exits) leaves the seat's guard writing into a pipe nobody reads: the guard lives on to report the
 /// agent's own exit status (a `SIGPIPE` would end the guard first, and the seat would be said
@@ -340,15 +356,10 @@ fn a_seat_whose_agent_ends_without_reading_its_prompt_fails_and_the_hook_answers
     let session = new_session_id();
     let started = start_seated(&project, &session, "critic=codex");
     let agent = tempfile::tempdir().unwrap();
-    let program = agent.path().join("codex");
-    std::fs::write(
-        &program,
-        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'codex-cli 0.169.0'; exit 0; }\n\
-         echo 'codex: refusing to start' >&2\nexec 0<&-\nsleep 1\nexit 3\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let program = fake_codex(
+        agent.path(),
+        "echo 'codex: refusing to start' >&2\nexec 0<&-\nsleep 1\nexit 3",
+    );
     let mut hook = hook_command(&project, &home);
     hook.env("ANVIL_CODEX_BIN", &program);
     // The advocate's phase is bigger than a pipe holds: the prompt cannot be written whole
@@ -382,19 +393,11 @@ fn a_hook_started_without_stdout_and_stderr_holds_dev_null_in_their_place() {
     let session = new_session_id();
     start_seated(&project, &session, "critic=codex");
     let agent = tempfile::tempdir().unwrap();
-    let program = agent.path().join("codex");
     let playing = agent.path().join("playing");
-    std::fs::write(
-        &program,
-        format!(
-            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 'codex-cli 0.169.0'; exit 0; }}\n\
-             cat > /dev/null\ntouch '{}'\nsleep 60\n",
-            playing.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let program = fake_codex(
+        agent.path(),
+        &format!("cat > /dev/null\ntouch '{}'\nsleep 60", playing.display()),
+    );
     let mut hook = Command::new("sh");
     hook.args(["-c", r#"exec "$0" stop >&- 2>&-"#])
         .arg(anvil_hook_bin())

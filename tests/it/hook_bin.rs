@@ -36,12 +36,10 @@ fn anvil_hook_and_the_older_anvil_hook_stop_drive_the_same_debate() {
         )
         .ok();
     assert_eq!(second.json().expect("a block answer")["decision"], "block");
-    let phases: Vec<String> = project
-        .commits(&started.debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
-        .collect();
-    assert_eq!(phases, ["start", "advocate", "critic"]);
+    assert_eq!(
+        phases(&project, &started.debate),
+        ["start", "advocate", "critic"]
+    );
 }
 
 #[test]
@@ -108,12 +106,7 @@ fn anvil_hook_started_without_stdout_and_stderr_records_the_phase_and_writes_int
             .as_bytes(),
     );
     assert_eq!(run.code, Some(0), "{}", run.describe());
-    let phases: Vec<String> = project
-        .commits(&started.debate)
-        .iter()
-        .map(|c| c.phase().to_owned())
-        .collect();
-    assert_eq!(phases, ["start", "advocate"]);
+    assert_eq!(phases(&project, &started.debate), ["start", "advocate"]);
     // The critic's prompt, which the hook printed, is in no file of the project.
     let fsck = std::process::Command::new("git")
         .args(["fsck", "--strict", "--no-dangling"])
@@ -133,6 +126,15 @@ fn anvil_hook_started_without_stdout_and_stderr_records_the_phase_and_writes_int
             file.display()
         );
     }
+}
+
+/// The phases of `debate`'s commits, oldest first.
+fn phases(project: &Project, debate: &str) -> Vec<String> {
+    project
+        .commits(debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect()
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
