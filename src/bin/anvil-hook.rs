@@ -24,12 +24,13 @@
 //! ends the process, by `SIGSEGV`, without the standard library's message.
 
 // On Linux with glibc, where the standard library reads the arguments before any `main` runs
-// (elsewhere it may need its own start for them, and the hook keeps it).
-#![cfg_attr(all(target_os = "linux", target_env = "gnu"), no_main)]
+// (elsewhere it may need its own start for them, and the hook keeps it); not in the test
+// harness `cargo test` builds of this file, whose `main` is the harness's.
+#![cfg_attr(all(target_os = "linux", target_env = "gnu", not(test)), no_main)]
 // The C entry point and the few libc calls below; unsafe code is denied everywhere else.
 #![allow(unsafe_code)]
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 #[unsafe(no_mangle)]
 extern "C" fn main(
     _argc: std::ffi::c_int,
@@ -42,14 +43,14 @@ extern "C" fn main(
     std::process::exit(code)
 }
 
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+#[cfg(not(all(target_os = "linux", target_env = "gnu", not(test))))]
 fn main() -> std::process::ExitCode {
     std::process::ExitCode::from(hook() as u8)
 }
 
 /// What the standard library's start does for every Rust program and the hook needs: standard
 /// input, output and error open, and `SIGPIPE` ignored (see the module's documentation).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 fn prepare_process() {
     let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
         fd,
