@@ -25,7 +25,7 @@ fn asked(turn: &Turn) -> Option<Tag> {
 }
 
 /// Every main turn answers the anvil prompt it was handed.
-fn debater(turn: &Turn) -> Reply {
+pub(crate) fn debater(turn: &Turn) -> Reply {
     match asked(turn) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("nothing to debate"),
@@ -60,7 +60,7 @@ const TWO_ROUNDS_ASKED: [&str; 5] = [
 ];
 
 /// A project in a fresh `HOME` where `anvil install --agent NAME` ran; its output.
-fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
+pub(crate) fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
     let project = Project::new();
     let run = run_anvil(&project, home, &["install", "--agent", cli.name()]).ok();
     (project, run)
@@ -68,7 +68,13 @@ fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
 
 /// The debate reached its synthesis through the host's hook: every phase recorded once, each
 /// host phase naming the host (`Anvil-Host`), and no request after the synthesis.
-fn assert_hosted(project: &Project, server: &ModelServer, debate: &str, host: &str, run: &Output) {
+pub(crate) fn assert_hosted(
+    project: &Project,
+    server: &ModelServer,
+    debate: &str,
+    host: &str,
+    run: &Output,
+) {
     let state = project.state_md(debate);
     assert!(
         state.contains("status: done"),
@@ -527,11 +533,32 @@ fn uninstalled_as_before(
         format!("uninstall_{name}"),
         Filters::of(project).redact(&uninstall.stderr)
     );
-    assert_eq!(&project_files(project), before);
+    assert_same_files(&project_files(project), before);
+}
+
+/// The project's files are those of `before`, byte for byte; else which differ, as text.
+pub(crate) fn assert_same_files(
+    now: &std::collections::BTreeMap<String, Vec<u8>>,
+    before: &std::collections::BTreeMap<String, Vec<u8>>,
+) {
+    let differ: Vec<String> = now
+        .keys()
+        .chain(before.keys())
+        .filter(|name| now.get(*name) != before.get(*name))
+        .map(|name| {
+            let text = |files: &std::collections::BTreeMap<String, Vec<u8>>| {
+                files
+                    .get(name)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            };
+            format!("{name}: {:?} before, {:?} now", text(before), text(now))
+        })
+        .collect();
+    assert!(differ.is_empty(), "{differ:#?}");
 }
 
 /// Every file of the project outside anvil's home and git's, with its bytes.
-fn project_files(project: &Project) -> std::collections::BTreeMap<String, Vec<u8>> {
+pub(crate) fn project_files(project: &Project) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut found = std::collections::BTreeMap::new();
     let mut dirs = vec![project.path().to_owned()];
     while let Some(dir) = dirs.pop() {
@@ -796,7 +823,7 @@ fn commander(turn: &Turn) -> Reply {
 }
 
 /// The one debate of the project, once a command started it.
-fn the_debate(project: &Project) -> String {
+pub(crate) fn the_debate(project: &Project) -> String {
     let debates = std::fs::read_dir(project.path().join(".anvil/debates"))
         .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
         .unwrap_or_default();

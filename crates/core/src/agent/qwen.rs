@@ -268,6 +268,7 @@ static WIRING: Wiring = Wiring {
         ],
     )),
     mcp: Some(Mcp::Settings),
+    memory_dir: ".qwen",
 };
 
 const HOOK: HookFile = HookFile {

@@ -1,0 +1,212 @@
+//! What reaches anvil from inside each host, beside its hook, for real: the commands a person
+//! types there (Copilot CLI's skills, OpenCode's commands run in a session of `opencode
+//! serve`) and anvil's MCP tools as each host offers them (Copilot CLI, OpenCode, Codex, Qwen
+//! Code's deferred tool search). Each real CLI runs against the scripted server in a fresh
+//! `HOME`, after `anvil install --agent NAME`.
+
+use std::time::Duration;
+
+use crate::e2e_hosts::{
+    assert_hosted, assert_same_files, debater, installed, project_files, the_debate,
+};
+use crate::e2e_seats::run_anvil;
+use crate::support::agents::{AgentsHome, Cli};
+use crate::support::anvil::Project;
+use crate::support::model_server::{ModelServer, Reply, Turn};
+
+/// What the person typed as a command (`/NAME ARGS`), as the last line of a user message that
+/// begins with it: Copilot CLI hands a prompt typed headless to its model as it is.
+fn typed(turn: &Turn, name: &str) -> Option<String> {
+    let prompt = turn.all_user_text();
+    prompt
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix(&format!("/{name}")))
+        .filter(|rest| rest.is_empty() || rest.starts_with(' '))
+        .map(|rest| rest.trim().to_owned())
+}
+
+/// A model that uses Copilot CLI's skills as a person's model would: a prompt `/NAME ARGS`
+/// loads the skill NAME (its `skill` tool); the skill's words, handed back as
+/// `<skill-context name="NAME">`, have it run the anvil command they name with ARGS through
+/// `bash`; what that printed is answered as the [`debater`] answers (the prompt `anvil start`
+/// printed), or read back.
+fn copilot_skills(turn: &Turn) -> Reply {
+    let prompt = turn.prompt();
+    if let Some((_, text, _)) = turn.tool_results().first() {
+        return match text.contains("[anvil ") {
+            true => debater(turn),
+            false => Reply::text(format!("anvil said: {text}")),
+        };
+    }
+    // The person's prompt is the conversation's first user message.
+    let first = turn
+        .messages()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .count()
+        == 1;
+    if let Some(name) = ["anvil-steer", "anvil-status", "anvil-cancel", "anvil"]
+        .into_iter()
+        .find(|name| first && typed(turn, name).is_some())
+    {
+        return Reply::tool_use("skill", serde_json::json!({ "skill": name }));
+    }
+    if let Some(rest) = prompt.strip_prefix("<skill-context name=\"") {
+        let name = rest.split('"').next().unwrap_or_default();
+        let args = typed(turn, name).unwrap_or_default();
+        let command = match rest.split_once("`anvil ").map(|(_, r)| r.split('`').next()) {
+            Some(Some("start")) => format!("anvil start {args}"),
+            Some(Some("steer")) => format!("anvil steer '{args}'"),
+            Some(Some("status")) => "anvil status".to_owned(),
+            Some(Some("cancel")) => format!("anvil cancel {args}"),
+            other => return Reply::text(format!("no anvil command in the skill: {other:?}")),
+        };
+        return Reply::tool_use(
+            "bash",
+            serde_json::json!({ "command": command, "description": "anvil" }),
+        );
+    }
+    debater(turn)
+}
+
+/// Copilot CLI's log lines since its start, every log file of its home's.
+fn copilot_log(home: &AgentsHome) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(home.path().join(".copilot/logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        text.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+    }
+    text
+}
+
+/// `copilot -p '/anvil "…" --rounds 1'` in a project that already had a hook file of the
+/// person's own at `.github/hooks/anvil.json`: its model loads the skill, runs `anvil start`,
+/// answers the prompt it printed, and the `agentStop` hook takes the debate to its synthesis.
+/// Copilot reads every `.json` of `.github/hooks/` as a hook file: its log names the project's
+/// hooks loaded and none of them invalid (what the install remembers of the person's file is
+/// kept elsewhere). The uninstall gives the project back byte for byte.
+#[test]
+fn copilots_anvil_skill_runs_headless_to_the_synthesis_beside_the_persons_hook_file() {
+    let server = ModelServer::start(copilot_skills);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let hooks = project.path().join(".github/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("anvil.json"),
+        "{\n  \"version\": 1,\n  \"hooks\": {\"sessionStart\": [{\"type\": \"command\", \"bash\": \"true\", \"timeoutSec\": 5}]}\n}\n",
+    )
+    .unwrap();
+    let before = project_files(&project);
+    run_anvil(&project, &home, &["install", "--agent", "copilot"]).ok();
+    let run = home.run(
+        Cli::Copilot,
+        project.path(),
+        &[
+            "-p",
+            "/anvil \"Should we adopt GraphQL?\" --rounds 1",
+            "--allow-all-tools",
+            "--trust-folder",
+            "--model",
+            "copilot-host-model",
+        ],
+        Duration::from_secs(300),
+    );
+    let debate = the_debate(&project);
+    assert_hosted(&project, &server, &debate, "copilot 1.0.102", &run);
+    let log = copilot_log(&home);
+    assert!(log.contains("Loading repo hooks"), "{log}");
+    assert!(
+        !log.contains("Invalid hook configuration"),
+        "a hook file Copilot could not read: {log}"
+    );
+    run_anvil(&project, &home, &["uninstall", "--agent", "copilot"]).ok();
+    assert_same_files(&project_files(&project), &before);
+}
+
+/// `/anvil-steer TEXT` and `/anvil-status`, Copilot CLI's skills, headless: each model loads
+/// its skill and runs its `anvil` command, and what it printed comes back (the steering
+/// queued, the debate as it stands).
+#[test]
+fn copilots_steer_and_status_skills_run_anvils_own() {
+    let server = ModelServer::start(copilot_skills);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Copilot);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    for typed in ["/anvil-steer focus on migration cost", "/anvil-status"] {
+        home.run(
+            Cli::Copilot,
+            project.path(),
+            &[
+                "-p",
+                typed,
+                "--allow-all-tools",
+                "--trust-folder",
+                "--model",
+                "copilot-host-model",
+            ],
+            Duration::from_secs(300),
+        )
+        .ok();
+    }
+    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains(&format!("steering queued for {}", started.line)),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains(&started.line) && results[1].contains("Should we adopt GraphQL?"),
+        "{results:?}"
+    );
+}
+
+/// A model that calls the MCP tool `tool` when the request offers it, and reads back what it
+/// answered.
+fn mcp_caller(tool: &'static str) -> impl Fn(&Turn) -> Reply + Send + Sync + 'static {
+    move |turn: &Turn| match turn.tool_results().first() {
+        Some((_, text, _)) => Reply::text(format!("The record says: {text}")),
+        None if turn.tool_names().iter().any(|t| t == tool) => {
+            Reply::tool_use(tool, serde_json::json!({}))
+        }
+        None => Reply::text(format!("no {tool} among {:?}", turn.tool_names())),
+    }
+}
+
+/// The tool results that name `debate`, or every result and the run, to fail with.
+fn read_back(server: &ModelServer, debate: &str, run: &str) {
+    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
+    assert!(
+        results.iter().any(|r| r.contains(debate)),
+        "{results:?}\n{run}"
+    );
+}
+
+/// Copilot CLI calls anvil's MCP tool `anvil-list_debates`, as the install wired it in
+/// `.github/mcp.json` (loaded in a trusted folder), and its model reads the debate back.
+#[test]
+fn copilot_reads_the_record_through_anvils_mcp_server() {
+    let server = ModelServer::start(mcp_caller("anvil-list_debates"));
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Copilot);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let run = home.run(
+        Cli::Copilot,
+        project.path(),
+        &[
+            "-p",
+            "Which decisions are recorded here?",
+            "--allow-all-tools",
+            "--trust-folder",
+            "--model",
+            "copilot-host-model",
+        ],
+        Duration::from_secs(300),
+    );
+    read_back(&server, &started.debate, &run.describe());
+    assert!(run.stdout.contains("The record says"), "{}", run.describe());
+}
