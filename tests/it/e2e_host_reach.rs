@@ -210,3 +210,119 @@ fn copilot_reads_the_record_through_anvils_mcp_server() {
     read_back(&server, &started.debate, &run.describe());
     assert!(run.stdout.contains("The record says"), "{}", run.describe());
 }
+
+/// A model of OpenCode's that follows anvil's commands as a person's model would: the
+/// expanded `/anvil` (`… \`anvil start\`: ARGS …`) and `/anvil-status` are calls of its `bash`
+/// tool; a question about the record calls anvil's MCP tool `anvil_list_debates`; what a
+/// command printed is answered as the [`debater`] answers (the prompt `anvil start` printed),
+/// or read back.
+fn opencode_commands(turn: &Turn) -> Reply {
+    if let Some((_, text, _)) = turn.tool_results().first() {
+        return match text.contains("[anvil ") {
+            true => debater(turn),
+            false => Reply::text(format!("anvil said: {text}")),
+        };
+    }
+    let prompt = turn.prompt();
+    let bash = |command: String| {
+        Reply::tool_use(
+            "bash",
+            serde_json::json!({ "command": command, "description": "anvil" }),
+        )
+    };
+    if let Some((_, rest)) = prompt.split_once("`anvil start`: ") {
+        return bash(format!(
+            "anvil start {}",
+            rest.lines().next().unwrap_or_default().trim()
+        ));
+    }
+    if prompt.contains("Run `anvil status`") {
+        return bash("anvil status".to_owned());
+    }
+    if prompt.contains("Which decisions") {
+        return mcp_caller("anvil_list_debates")(turn);
+    }
+    debater(turn)
+}
+
+/// OpenCode, in sessions of `opencode serve` driven over HTTP as its terminal drives them:
+/// `/anvil "…" --rounds 1` run as a command (`POST /session/ID/command`) expands anvil's
+/// command file, its model runs `anvil start` and answers the prompt it printed, and anvil's
+/// plugin takes the debate to its synthesis as the session goes idle after each reply. Then,
+/// in sessions of their own, `/anvil-status` runs `anvil status`, which shows a debate
+/// waiting, and the model calls anvil's MCP tool `anvil_list_debates` (the project's `opencode.json`)
+/// and reads the debate back.
+#[test]
+fn opencodes_commands_and_mcp_tools_run_in_a_served_session() {
+    use crate::e2e_hosts::{OpenCodeServer, plugin_package_installed};
+    let server = ModelServer::start(opencode_commands);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    plugin_package_installed(&project.path().join(".opencode"));
+    plugin_package_installed(&home.path().join(".config/opencode"));
+    run_anvil(&project, &home, &["install", "--agent", "opencode"]).ok();
+    let opencode = OpenCodeServer::start(&home, &project);
+    let session = || {
+        let session = opencode.post("/session", &serde_json::json!({}));
+        session["id"].as_str().expect("a session id").to_owned()
+    };
+    // OpenCode answers a command's request some 30 s after its reply is done (a message's at
+    // once): each runs in the background while what it does is watched.
+    let command = |name: &str, arguments: &str| {
+        opencode.post_in_background(
+            format!("/session/{}/command", session()),
+            serde_json::json!({ "command": name, "arguments": arguments }),
+        )
+    };
+    let until = |done: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(180);
+        while !done() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let started = command("anvil", "\"Should we adopt GraphQL?\" --rounds 1");
+    let debates =
+        || std::fs::read_dir(project.path().join(".anvil/debates")).map_or(0, |d| d.count());
+    until(&|| debates() > 0);
+    let debate = the_debate(&project);
+    until(&|| project.state_md(&debate).contains("status: done"));
+    // Time for a request after the synthesis, if one were sent.
+    std::thread::sleep(Duration::from_secs(3));
+    let run = crate::support::agents::Output {
+        code: None,
+        timed_out: false,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    assert_hosted(&project, &server, &debate, "opencode 1.18.33", &run);
+    assert!(
+        project
+            .state_md(&debate)
+            .contains("Should we adopt GraphQL?")
+    );
+
+    // A debate waiting for a session: the status shows it.
+    let waiting = project.start(&["Should we cache?", "--rounds", "1"]);
+    let status = command("anvil-status", "");
+    let results = || -> Vec<String> { server.tool_results().into_iter().map(|(t, _)| t).collect() };
+    until(&|| results().len() > 1);
+    let shown = results().last().cloned().unwrap_or_default();
+    assert!(
+        shown.contains(&waiting.debate) && shown.contains("Should we cache?"),
+        "{:?}",
+        results()
+    );
+    let asked = opencode.post(
+        &format!("/session/{}/message", session()),
+        &serde_json::json!({ "parts": [{ "type": "text", "text": "Which decisions are recorded here?" }] }),
+    );
+    let results = results();
+    assert_eq!(results.len(), 3, "{results:?}\n{asked}");
+    assert!(
+        results[2].contains(&debate) && !results[2].contains("anvil status"),
+        "{results:?}"
+    );
+    for command in [started, status] {
+        command.join().expect("the command's request answered");
+    }
+}

@@ -653,13 +653,13 @@ fn copilot_cli_hosts_a_debate_once_the_folder_is_trusted() {
 
 /// `opencode serve` in the project, on a port of its choosing; its process group ends when
 /// dropped.
-struct OpenCodeServer {
+pub(crate) struct OpenCodeServer {
     child: std::process::Child,
     port: u16,
 }
 
 impl OpenCodeServer {
-    fn start(home: &AgentsHome, project: &Project) -> OpenCodeServer {
+    pub(crate) fn start(home: &AgentsHome, project: &Project) -> OpenCodeServer {
         use std::io::BufRead;
         use std::os::unix::process::CommandExt;
         let child = std::process::Command::new(crate::support::agents::bin(Cli::OpenCode))
@@ -689,7 +689,23 @@ impl OpenCodeServer {
         server
     }
 
-    fn post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+    /// `POST path` with `body` from a thread of its own, for an answer the caller need not
+    /// wait for: its status is checked when the thread is joined.
+    pub(crate) fn post_in_background(
+        &self,
+        path: String,
+        body: serde_json::Value,
+    ) -> std::thread::JoinHandle<()> {
+        let port = self.port;
+        std::thread::spawn(move || {
+            let response = crate::support::serve::Request::new(port, "POST", &path)
+                .json(&body)
+                .send();
+            assert_eq!(response.status, 200, "{path}: {response:?}");
+        })
+    }
+
+    pub(crate) fn post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
         let response = crate::support::serve::Request::new(self.port, "POST", path)
             .json(body)
             .send();
@@ -712,7 +728,7 @@ impl Drop for OpenCodeServer {
 /// installed `@opencode-ai/plugin` there, as it does at its start in each such folder where a
 /// plugin is: with it already there, it installs nothing (offline, the install blocks its start
 /// for a minute). anvil's plugin imports nothing from the package.
-fn plugin_package_installed(dir: &std::path::Path) {
+pub(crate) fn plugin_package_installed(dir: &std::path::Path) {
     let package = dir.join("node_modules/@opencode-ai/plugin");
     std::fs::create_dir_all(&package).unwrap();
     let version = "1.18.33";
