@@ -326,3 +326,121 @@ fn opencodes_commands_and_mcp_tools_run_in_a_served_session() {
         command.join().expect("the command's request answered");
     }
 }
+
+/// Codex calls anvil's MCP tool `list_debates` (`[mcp_servers.anvil]` of the trusted
+/// project's `.codex/config.toml`), the call scripted in the Responses API's reply, and its
+/// model reads the debate back.
+#[test]
+fn codex_reads_the_record_through_anvils_mcp_server() {
+    // Codex offers an MCP server's tools as a namespace of their own, `mcp__anvil`.
+    let offered = |turn: &Turn| {
+        turn.body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| {
+                t["type"] == "namespace"
+                    && t["name"] == "mcp__anvil"
+                    && t["tools"].to_string().contains("\"list_debates\"")
+            })
+    };
+    let server = ModelServer::start(move |turn: &Turn| match turn.tool_results().first() {
+        Some((_, text, _)) => Reply::text(format!("The record says: {text}")),
+        None if offered(turn) => Reply::tool_use("mcp__anvil::list_debates", serde_json::json!({})),
+        None => Reply::text("no mcp__anvil namespace offered"),
+    });
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Codex);
+    crate::e2e_hosts::trust_codex_project(&home, &project);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    let run = home.run(
+        Cli::Codex,
+        project.path(),
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "Which decisions are recorded here?",
+        ],
+        Duration::from_secs(300),
+    );
+    read_back(&server, &started.debate, &run.describe());
+}
+
+/// The tool name around `at` in `text`: the run of name characters (`mcp__anvil__…`) there.
+fn name_at(text: &str, at: usize) -> &str {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let start = text[..at].rfind(|c| !is_name(c)).map_or(0, |i| i + 1);
+    let end = text[at..]
+        .find(|c| !is_name(c))
+        .map_or(text.len(), |i| at + i);
+    &text[start..end]
+}
+
+/// Qwen Code connects a project's MCP server once the person approved it (`qwen mcp approve
+/// anvil`, which `anvil doctor` names until it is done), and offers its tools only through its
+/// deferred tool search: the model
+/// searches with the words of the question (`tool_search`; the server may not have connected
+/// when the first request went out, and is searched again), reads the declaration of anvil's
+/// `list_debates` in what comes back, calls it through `tool_call`, and reads the debate back.
+#[test]
+fn qwen_code_reads_the_record_through_its_deferred_tool_search() {
+    let server = ModelServer::start(|turn: &Turn| {
+        let searched = turn.calls_of("tool_search");
+        match turn.tool_results().first() {
+            Some((_, text, _)) if searched > 0 && turn.calls_of("tool_call") == 0 => {
+                match text.find("list_debates") {
+                    Some(at) => Reply::tool_use(
+                        "tool_call",
+                        serde_json::json!({ "name": name_at(text, at), "arguments": {} }),
+                    ),
+                    None if searched < 3 => Reply::tool_use(
+                        "tool_search",
+                        serde_json::json!({ "query": "anvil debates decisions recorded" }),
+                    ),
+                    None => Reply::text(format!("no list_debates found: {text}")),
+                }
+            }
+            Some((_, text, _)) => Reply::text(format!("The record says: {text}")),
+            None => Reply::tool_use(
+                "tool_search",
+                serde_json::json!({ "query": "anvil debates decisions recorded" }),
+            ),
+        }
+    });
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Qwen);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    // Qwen Code connects a project's MCP server only once the person approved it, as
+    // `anvil doctor` says.
+    let doctor = run_anvil(&project, &home, &["doctor"]);
+    assert!(
+        doctor.stdout.contains("qwen mcp approve anvil"),
+        "{}",
+        doctor.describe()
+    );
+    home.run(
+        Cli::Qwen,
+        project.path(),
+        &["mcp", "approve", "anvil"],
+        Duration::from_secs(60),
+    )
+    .ok();
+    let doctor = run_anvil(&project, &home, &["doctor"]);
+    assert!(
+        !doctor.stdout.contains("qwen mcp approve anvil"),
+        "{}",
+        doctor.describe()
+    );
+    let run = home.run(
+        Cli::Qwen,
+        project.path(),
+        &["-p", "Which decisions are recorded here?"],
+        Duration::from_secs(300),
+    );
+    let calls = server.calls_answered();
+    let listed = calls
+        .iter()
+        .find(|(tool, _, _)| tool == "tool_call")
+        .unwrap_or_else(|| panic!("no tool_call: {calls:?}\n{}", run.describe()));
+    assert!(listed.1.contains(&started.debate), "{calls:?}");
+}

@@ -502,7 +502,7 @@ fn a_debate_hosted_in_codex_with_a_claude_critic_reaches_its_synthesis() {
 }
 
 /// The project trusted in Codex's config, as `anvil doctor` says to.
-fn trust_codex_project(home: &AgentsHome, project: &Project) {
+pub(crate) fn trust_codex_project(home: &AgentsHome, project: &Project) {
     let config = home.path().join(".codex/config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!(

@@ -246,6 +246,12 @@ pub trait Host: Sync {
     fn trust(&self, _project: &Path, _home: Option<&Path>) -> Trust {
         Trust::NotAsked
     }
+
+    /// Whether it connects anvil's MCP server of the project at `project`, for a person whose
+    /// home is `home`: a host that waits for the person to approve a project's server says so.
+    fn mcp_approval(&self, _project: &Path, _home: Option<&Path>) -> Trust {
+        Trust::NotAsked
+    }
 }
 
 /// Whether a host runs the hook anvil installed in a project ([`Host::trust`]).

@@ -36,13 +36,17 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
                 out.push(Finding::new("installation", "host-trust", Level::Warn, why).hint(fix))
             }
         }
-        out.extend(commands_and_mcp(host, &project));
+        out.extend(commands_and_mcp(host, &project, env.home.as_deref()));
     }
     out
 }
 
 /// Whether the host's custom commands and its MCP server are anvil's, where it has them.
-fn commands_and_mcp(host: &dyn Host, project: &std::path::Path) -> Vec<Finding> {
+fn commands_and_mcp(
+    host: &dyn Host,
+    project: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Vec<Finding> {
     use crate::claude::install::host::{mcp_wired, missing_commands};
     let (title, wiring) = (host.agent().title(), host.wiring());
     let again = format!(
@@ -69,14 +73,17 @@ fn commands_and_mcp(host: &dyn Host, project: &std::path::Path) -> Vec<Finding> 
         });
     }
     out.extend(mcp_wired(project, wiring).map(|wired| {
-        match wired {
-            true => Finding::new(
+        match (wired, host.mcp_approval(project, home)) {
+            (true, Trust::Untrusted { why, fix }) => {
+                Finding::new("installation", "host-mcp", Level::Warn, why).hint(fix)
+            }
+            (true, _) => Finding::new(
                 "installation",
                 "host-mcp",
                 Level::Ok,
                 format!("{title} reaches anvil's MCP server (`anvil mcp`)"),
             ),
-            false => Finding::new(
+            (false, _) => Finding::new(
                 "installation",
                 "host-mcp",
                 Level::Warn,
