@@ -10,7 +10,7 @@ use crate::e2e_hosts::{
     assert_hosted, assert_same_files, debater, installed, project_files, the_debate,
 };
 use crate::e2e_seats::run_anvil;
-use crate::support::agents::{AgentsHome, Cli};
+use crate::support::agents::{AgentsHome, Cli, Output};
 use crate::support::anvil::Project;
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
@@ -70,6 +70,23 @@ fn copilot_skills(turn: &Turn) -> Reply {
     debater(turn)
 }
 
+/// `copilot -p PROMPT` in the project, headless, trusting the folder for this run.
+fn copilot(home: &AgentsHome, project: &Project, prompt: &str) -> Output {
+    home.run(
+        Cli::Copilot,
+        project.path(),
+        &[
+            "-p",
+            prompt,
+            "--allow-all-tools",
+            "--trust-folder",
+            "--model",
+            "copilot-host-model",
+        ],
+        Duration::from_secs(300),
+    )
+}
+
 /// Copilot CLI's log lines since its start, every log file of its home's.
 fn copilot_log(home: &AgentsHome) -> String {
     let mut text = String::new();
@@ -103,18 +120,10 @@ fn copilots_anvil_skill_runs_headless_to_the_synthesis_beside_the_persons_hook_f
     .unwrap();
     let before = project_files(&project);
     run_anvil(&project, &home, &["install", "--agent", "copilot"]).ok();
-    let run = home.run(
-        Cli::Copilot,
-        project.path(),
-        &[
-            "-p",
-            "/anvil \"Should we adopt GraphQL?\" --rounds 1",
-            "--allow-all-tools",
-            "--trust-folder",
-            "--model",
-            "copilot-host-model",
-        ],
-        Duration::from_secs(300),
+    let run = copilot(
+        &home,
+        &project,
+        "/anvil \"Should we adopt GraphQL?\" --rounds 1",
     );
     let debate = the_debate(&project);
     assert_hosted(&project, &server, &debate, "copilot 1.0.102", &run);
@@ -138,20 +147,7 @@ fn copilots_steer_and_status_skills_run_anvils_own() {
     let (project, _) = installed(&home, Cli::Copilot);
     let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
     for typed in ["/anvil-steer focus on migration cost", "/anvil-status"] {
-        home.run(
-            Cli::Copilot,
-            project.path(),
-            &[
-                "-p",
-                typed,
-                "--allow-all-tools",
-                "--trust-folder",
-                "--model",
-                "copilot-host-model",
-            ],
-            Duration::from_secs(300),
-        )
-        .ok();
+        copilot(&home, &project, typed).ok();
     }
     let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
     assert_eq!(results.len(), 2, "{results:?}");
@@ -194,19 +190,7 @@ fn copilot_reads_the_record_through_anvils_mcp_server() {
     let home = AgentsHome::new(&server);
     let (project, _) = installed(&home, Cli::Copilot);
     let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
-    let run = home.run(
-        Cli::Copilot,
-        project.path(),
-        &[
-            "-p",
-            "Which decisions are recorded here?",
-            "--allow-all-tools",
-            "--trust-folder",
-            "--model",
-            "copilot-host-model",
-        ],
-        Duration::from_secs(300),
-    );
+    let run = copilot(&home, &project, "Which decisions are recorded here?");
     read_back(&server, &started.debate, &run.describe());
     assert!(run.stdout.contains("The record says"), "{}", run.describe());
 }

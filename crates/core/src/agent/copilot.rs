@@ -224,7 +224,7 @@ impl Host for Copilot {
             true => Trust::Trusted(format!("{} trusts the folder", config.display())),
             false => Trust::Untrusted {
                 why: "Copilot CLI does not trust this folder: it skips the project's hook files \
-                      (.github/hooks), anvil's included"
+                      (.github/hooks) and MCP servers (.github/mcp.json), anvil's included"
                     .into(),
                 fix: format!(
                     "run `copilot` here and trust the folder when it asks, or add \"{}\" to \

@@ -415,9 +415,12 @@ mod tests {
         crate::agent::host::find("codex").unwrap().wiring()
     }
 
-    /// What the install remembered in the project at `project` for `wiring`'s host.
-    fn remembered(project: &Path, wiring: &Wiring) -> Map<String, Value> {
-        super::super::host::read_memory(&super::super::host::memory_path(project, wiring)).unwrap()
+    /// The uninstall's MCP step, with what the install remembered in the project.
+    fn uninstalled(project: &Path, wiring: &Wiring) {
+        let memory =
+            super::super::host::read_memory(&super::super::host::memory_path(project, wiring))
+                .unwrap();
+        uninstall_files(project, wiring, &memory, &mut Changes::default()).unwrap();
     }
 
     /// The person's TOML, with its comments and layout, comes back byte for byte; a file
@@ -448,13 +451,7 @@ mod tests {
             let mut again = Changes::default();
             install_files(dir.path(), codex(), &mut again).unwrap();
             assert!(again.lines.is_empty(), "twice: {before:?}");
-            uninstall_files(
-                dir.path(),
-                codex(),
-                &remembered(dir.path(), codex()),
-                &mut Changes::default(),
-            )
-            .unwrap();
+            uninstalled(dir.path(), codex());
             assert_eq!(
                 std::fs::read_to_string(&path).ok().as_deref(),
                 before,
@@ -491,8 +488,7 @@ mod tests {
                 let mut again = Changes::default();
                 install_files(dir.path(), wiring, &mut again).unwrap();
                 assert!(again.lines.is_empty(), "{host}: twice");
-                let memory = remembered(dir.path(), wiring);
-                uninstall_files(dir.path(), wiring, &memory, &mut Changes::default()).unwrap();
+                uninstalled(dir.path(), wiring);
                 assert_eq!(
                     std::fs::read_to_string(&path).ok().as_deref(),
                     before,
@@ -526,13 +522,7 @@ mod tests {
         let mut changes = Changes::default();
         install_files(dir.path(), codex(), &mut changes).unwrap();
         assert!(changes.lines.is_empty() && changes.notes.len() == 1);
-        uninstall_files(
-            dir.path(),
-            codex(),
-            &remembered(dir.path(), codex()),
-            &mut Changes::default(),
-        )
-        .unwrap();
+        uninstalled(dir.path(), codex());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs);
     }
 
