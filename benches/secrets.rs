@@ -13,6 +13,11 @@
 //!   start (with regular expressions for assignments and URLs in place of the parsers), the set
 //!   run over the text, and the patterns that matched run again for their positions.
 //!
+//! It then times the detector's first step alone, which rules a phase wakes, on two of them,
+//! three ways: anvil's one pass over the text (`secrets::keywords`), a `contains` per keyword,
+//! and an `aho-corasick` automaton of the keywords, built in the process as the hook would
+//! have to build it. The one pass is hand-written because of these numbers.
+//!
 //! (Linking the full `regex` crate into the hook would also cost every process start, the
 //! no-debate path included, about 100 µs on a static build: its Unicode tables are 1.6 MB to
 //! map and relocate. `regex-lite` adds a few µs.)
@@ -57,6 +62,31 @@ fn main() {
             eager.as_secs_f64() / ours.as_secs_f64()
         );
     }
+    // Which rules a text wakes: the detector's first step, on every text it cleans.
+    println!(
+        "finding the rules' keywords in a 7.5 KB phase, first call in a fresh process, median of {SAMPLES}"
+    );
+    for (name, text) in [
+        ("ordinary prose", ordinary()),
+        ("prose about keys and tokens", security_prose()),
+    ] {
+        let file = work.path().join(format!("{}.txt", name.replace(' ', "-")));
+        std::fs::write(&file, &text).unwrap();
+        let [pass, contains, aho] = side_by_side([
+            &mut || in_child("pass", file.to_str().unwrap()),
+            &mut || in_child("contains", file.to_str().unwrap()),
+            &mut || in_child("aho", file.to_str().unwrap()),
+        ]);
+        println!(
+            "  {name:<28} one pass (anvil's) {:>7.1} µs   a `contains` per keyword {:>7.1} µs ({:.1}x)   \
+             aho-corasick, built and run {:>7.1} µs ({:.1}x)",
+            us(pass),
+            us(contains),
+            contains.as_secs_f64() / pass.as_secs_f64(),
+            us(aho),
+            aho.as_secs_f64() / pass.as_secs_f64()
+        );
+    }
 }
 
 /// The child: one clean of the text in `file`, timed from before the first rule is touched;
@@ -66,10 +96,43 @@ fn child(how: &str, file: &str) {
     let start = Instant::now();
     let found = match how {
         "ours" => anvil_core::model::secrets::redact(&text).1.len(),
+        "pass" => anvil_core::model::secrets::keywords::rules_woken(&text),
+        "contains" => keywords_one_by_one(&text),
+        "aho" => keywords_by_automaton(&text),
         _ => eager_alternative(&text),
     };
     let elapsed = start.elapsed();
     println!("{} {found}", elapsed.as_nanos());
+}
+
+/// The keywords found one by one, each with the standard library's `contains` (in the lower
+/// case for the keywords without a capital, as the detector matches them): how many occur.
+fn keywords_one_by_one(text: &str) -> usize {
+    let lower = text.to_ascii_lowercase();
+    anvil_core::model::secrets::keywords::all()
+        .filter(|k| {
+            if k.bytes().any(|b| b.is_ascii_uppercase()) {
+                text.contains(k)
+            } else {
+                lower.contains(k)
+            }
+        })
+        .count()
+}
+
+/// The keywords found by one `aho-corasick` automaton, built in the process as the hook would
+/// have to: how many occur.
+fn keywords_by_automaton(text: &str) -> usize {
+    let keywords: Vec<&str> = anvil_core::model::secrets::keywords::all().collect();
+    let automaton = aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(&keywords)
+        .expect("the automaton builds");
+    let mut found = vec![false; keywords.len()];
+    for m in automaton.find_overlapping_iter(text) {
+        found[m.pattern().as_usize()] = true;
+    }
+    found.iter().filter(|f| **f).count()
 }
 
 /// The alternative: a `RegexSet` of every rule, built at process start, then the matching

@@ -328,6 +328,106 @@ fn a_failing_seat_is_a_notice_the_line_waits_and_the_next_stop_retries_it() {
     );
 }
 
+/// A seat's agent that ends without reading its prompt (a wrapper script that fails at once:
+/// it closes its stdin, then exits) leaves the seat's guard writing into a pipe nobody reads: the guard lives on to report the
+/// agent's own exit status (a `SIGPIPE` would end the guard first, and the seat would be said
+/// to be killed by a signal).
+#[test]
+fn a_seat_whose_agent_ends_without_reading_its_prompt_fails_and_the_hook_answers() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let session = new_session_id();
+    let started = start_seated(&project, &session, "critic=codex");
+    let agent = tempfile::tempdir().unwrap();
+    let program = agent.path().join("codex");
+    std::fs::write(
+        &program,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'codex-cli 0.169.0'; exit 0; }\n\
+         echo 'codex: refusing to start' >&2\nexec 0<&-\nsleep 1\nexit 3\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut hook = hook_command(&project, &home);
+    hook.env("ANVIL_CODEX_BIN", &program);
+    // The advocate's phase is bigger than a pipe holds: the prompt cannot be written whole
+    // before the agent is gone.
+    let advocate: String = (0..3000)
+        .map(|i| format!("advocate line {i:05}: the evidence holds.\n"))
+        .collect();
+    let (run, answer) = answer_of(spawn_hook(hook, &stop_input(&project, &session, &advocate)));
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let notice = answer["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("(exit status 3): codex: refusing to start"),
+        "the agent's status and last words are named: {answer}"
+    );
+    assert!(answer.get("decision").is_none(), "{answer}");
+    assert_eq!(
+        phases(&project.commits(&started.debate)),
+        want(&[("advocate", "1", "host")])
+    );
+}
+
+/// Started without standard output and error (a client that closed them), the hook holds
+/// `/dev/null` in their place while it works (seen here while its seat plays), as a Rust
+/// program's standard start would: otherwise the first file it opened would take their number,
+/// and what it prints would go into that file.
+#[test]
+fn a_hook_started_without_stdout_and_stderr_holds_dev_null_in_their_place() {
+    let server = ModelServer::start(debater);
+    let home = AgentsHome::new(&server);
+    let project = Project::new();
+    let session = new_session_id();
+    start_seated(&project, &session, "critic=codex");
+    let agent = tempfile::tempdir().unwrap();
+    let program = agent.path().join("codex");
+    let playing = agent.path().join("playing");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 'codex-cli 0.169.0'; exit 0; }}\n\
+             cat > /dev/null\ntouch '{}'\nsleep 60\n",
+            playing.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut hook = Command::new("sh");
+    hook.args(["-c", r#"exec "$0" stop >&- 2>&-"#])
+        .arg(anvil_hook_bin())
+        .current_dir(project.path())
+        .env_clear()
+        .envs(home.env())
+        .env("ANVIL_CODEX_BIN", &program)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = hook.spawn().expect("run anvil-hook");
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        stop_input(&project, &session, "The advocate's case.")
+            .to_string()
+            .as_bytes(),
+    )
+    .unwrap();
+    let started = wait_for(Duration::from_secs(30), || playing.exists());
+    let fds: Vec<String> = [1, 2]
+        .iter()
+        .map(|fd| {
+            std::fs::read_link(format!("/proc/{}/fd/{fd}", child.id()))
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|e| format!("closed ({e})"))
+        })
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(started, "the seat never played");
+    assert_eq!(fds, ["/dev/null", "/dev/null"]);
+}
+
 #[test]
 fn a_seat_whose_agent_is_missing_is_named_with_how_to_install_it() {
     let server = ModelServer::start(debater);

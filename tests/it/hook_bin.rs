@@ -86,3 +86,64 @@ fn anvil_hook_links_no_command_line_parser() {
     assert!(!hook.contains("clap_builder"));
     assert!(!hook.contains("clap_complete"));
 }
+
+/// Started without standard output and error (a client that closed them), the hook records the
+/// phase, and what it says goes nowhere: not into the first file it opens, which would take
+/// the closed descriptor's place.
+#[test]
+fn anvil_hook_started_without_stdout_and_stderr_records_the_phase_and_writes_into_no_file() {
+    let project = Project::new();
+    let started = project.start(&["Should we?", "--rounds", "1", "--session", SESSION]);
+    let mut hook = std::process::Command::new("sh");
+    hook.args(["-c", r#"exec "$0" stop >&- 2>&-"#])
+        .arg(anvil_hook_bin())
+        .current_dir(project.path())
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("AI_AGENT")
+        .env_remove("CLAUDE_PROJECT_DIR");
+    let run = crate::support::anvil::run_with_stdin(
+        hook,
+        stop_input(&project, "The advocate's case.")
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let phases: Vec<String> = project
+        .commits(&started.debate)
+        .iter()
+        .map(|c| c.phase().to_owned())
+        .collect();
+    assert_eq!(phases, ["start", "advocate"]);
+    // The critic's prompt, which the hook printed, is in no file of the project.
+    let fsck = std::process::Command::new("git")
+        .args(["fsck", "--strict", "--no-dangling"])
+        .env("GIT_DIR", project.anvil_home().join("record"))
+        .output()
+        .expect("run git fsck");
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    for file in walk(&project.anvil_home()) {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !bytes.windows(10).any(|w| w == b"\"decision\""),
+            "the hook's answer went into {}",
+            file.display()
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

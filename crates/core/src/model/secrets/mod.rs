@@ -30,6 +30,7 @@
 //! (`integrity sha512-…`), base64 images, and prose about passwords that gives none.
 
 mod assignments;
+pub mod keywords;
 mod rules;
 #[cfg(test)]
 mod tests;
@@ -75,23 +76,6 @@ pub fn patterns() -> impl Iterator<Item = &'static str> {
     })
 }
 
-/// Is one of `rule`'s keywords in the text (`text`, and `lower`, its ASCII lower case)?
-fn mentions(text: &str, lower: &str, rule: &rules::Rule) -> bool {
-    rule.keywords.iter().any(|k| {
-        let haystack = if k.bytes().any(|b| b.is_ascii_uppercase()) {
-            text
-        } else {
-            lower
-        };
-        if !rule.word_start || !k.starts_with(|c: char| c.is_ascii_alphanumeric()) {
-            return haystack.contains(k);
-        }
-        haystack
-            .match_indices(k)
-            .any(|(at, _)| rules::at_word_start(text.as_bytes(), at))
-    })
-}
-
 /// Every credential in `text`, in order, not overlapping. Where two families find the same
 /// text, the one that starts first wins, then the longer, then the more specific.
 pub fn find(text: &str) -> Vec<Found> {
@@ -99,10 +83,11 @@ pub fn find(text: &str) -> Vec<Found> {
         return Vec::new();
     }
     let lower = text.to_ascii_lowercase();
+    let seen = keywords::seen(text, &lower);
     let mut candidates: Vec<(Found, usize)> = Vec::new();
     let mut scratch = Vec::new();
     for (i, rule) in RULES.iter().enumerate() {
-        if !mentions(text, &lower, rule) {
+        if !seen.mentions(i, rule) {
             continue;
         }
         match &rule.shape {

@@ -806,8 +806,75 @@ fn the_intake_says_what_it_replaced_where_and_the_config_can_keep_them() {
     );
 }
 
+/// What the one pass of `keywords` must say of rule `rule`: one of its keywords in the text,
+/// each searched for on its own (in `text` when it holds a capital, else in `lower`), and at
+/// the start of a word when the rule says so and the keyword begins with a letter or a digit.
+fn mentions_one_by_one(text: &str, lower: &str, rule: &rules::Rule) -> bool {
+    rule.keywords.iter().any(|k| {
+        let haystack = if k.bytes().any(|b| b.is_ascii_uppercase()) {
+            text
+        } else {
+            lower
+        };
+        if !rule.word_start || !k.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            return haystack.contains(k);
+        }
+        haystack
+            .match_indices(k)
+            .any(|(at, _)| rules::at_word_start(text.as_bytes(), at))
+    })
+}
+
+/// Texts made of the keywords themselves, in any case, glued to letters, underscores or
+/// spaces, and of other text.
+fn keyword_soup() -> impl Strategy<Value = String> {
+    let keywords: Vec<String> = keywords::all().map(str::to_owned).collect();
+    let piece = prop_oneof![
+        prop::sample::select(keywords.clone()),
+        prop::sample::select(keywords).prop_map(|k| k.to_ascii_uppercase()),
+        "[a-zA-Z_ .:/=(-]{0,3}",
+        "\\PC{0,4}",
+    ];
+    prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+}
+
+#[test]
+fn the_one_pass_wakes_a_rule_for_each_of_its_keywords() {
+    for (i, rule) in rules::RULES.iter().enumerate() {
+        for k in rule.keywords {
+            for text in [format!("see {k} here"), format!("x{k}"), k.to_string()] {
+                let lower = text.to_ascii_lowercase();
+                assert_eq!(
+                    keywords::seen(&text, &lower).mentions(i, rule),
+                    mentions_one_by_one(&text, &lower, rule),
+                    "rule {} ({:?}) on {text:?}",
+                    rule.kind,
+                    rule.keywords
+                );
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(crate::testkit::cases(1024)))]
+
+    /// The one pass over a text wakes exactly the rules that searching for each keyword on its
+    /// own would.
+    #[test]
+    fn the_one_pass_wakes_the_rules_the_keywords_searched_one_by_one_do(text in keyword_soup()) {
+        let lower = text.to_ascii_lowercase();
+        let seen = keywords::seen(&text, &lower);
+        for (i, rule) in rules::RULES.iter().enumerate() {
+            prop_assert_eq!(
+                seen.mentions(i, rule),
+                mentions_one_by_one(&text, &lower, rule),
+                "rule {} on {:?}",
+                rule.kind,
+                text
+            );
+        }
+    }
 
     /// Any text around a credential: no panic, ranges on char boundaries and in order, and a
     /// redacted text holds no credential any more.
