@@ -878,7 +878,7 @@ fn per_host(work: &Path) {
     );
     for (host, time) in HOSTS.iter().zip(&idle_times[1..]) {
         println!(
-            "  no debate, {host:<6}'s input                  {:>8.3} ms  ({:.2}x true; target <= 1.5x)",
+            "  no debate, {host:<8}'s input                {:>8.3} ms  ({:.2}x true; target <= 1.5x)",
             ms(*time),
             time.as_secs_f64() / bare.as_secs_f64()
         );
@@ -886,7 +886,7 @@ fn per_host(work: &Path) {
     let claude = mid_times[0];
     for (host, time) in HOSTS.iter().zip(&mid_times) {
         println!(
-            "  mid-debate phase, {host:<6}'s input           {:>8.3} ms  ({:.3}x Claude Code's; target <= 1.10x)",
+            "  mid-debate phase, {host:<8}'s input         {:>8.3} ms  ({:.3}x Claude Code's; target <= 1.10x)",
             ms(*time),
             time.as_secs_f64() / claude.as_secs_f64()
         );
