@@ -29,10 +29,11 @@
 //!
 //! 8. per host (`cargo bench --bench hook -- host` runs this alone): the stop that concerns
 //!    no debate, with the input (and environment) each host gives its Stop hook — Claude
-//!    Code, Qwen Code, Gemini CLI, Codex — side by side with a bare process start (target: at
-//!    most 1.5x each); and the mid-debate phase of 2. with each host's input and a transcript
-//!    of its own shape (150 KB of earlier turns, then the turn), side by side with the same
-//!    phase from Claude Code's input (target: within 1.10x).
+//!    Code, Qwen Code, Gemini CLI, Codex, Copilot CLI, and OpenCode's plugin — side by side
+//!    with a bare process start (target: at most 1.5x each); and the mid-debate phase of 2.
+//!    with each host's input and a transcript of its own shape (150 KB of earlier turns, then
+//!    the turn; OpenCode keeps none, its plugin hands the reply over), side by side with the
+//!    same phase from Claude Code's input (target: within 1.10x).
 //!
 //! Every sample is a fresh process; mid-debate samples each run on their own copy of the same
 //! prepared project, so every sample records the same phase.
@@ -786,7 +787,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The hosts whose Stop hook input measurement 8 gives the hook.
-const HOSTS: [&str; 4] = ["claude", "qwen", "gemini", "codex"];
+const HOSTS: [&str; 6] = ["claude", "qwen", "gemini", "codex", "copilot", "opencode"];
 /// The turn each host's transcript and input name (Codex's `turn_id`).
 const TURN: &str = "01a224d2-ec92-77c0-8320-75791d514305";
 
@@ -817,10 +818,12 @@ fn per_host(work: &Path) {
             run_timed_env(project, HOOK, &["stop"], input.as_bytes(), env)
         }));
     }
-    let [a, b, c, d, e] = &mut runs[..] else {
-        unreachable!("true and four hosts")
+    let [a, b, c, d, e, f, g] = &mut runs[..] else {
+        unreachable!("true and six hosts")
     };
-    let idle_times = sample_side_by_side([&mut **a, &mut **b, &mut **c, &mut **d, &mut **e]);
+    let idle_times = sample_side_by_side([
+        &mut **a, &mut **b, &mut **c, &mut **d, &mut **e, &mut **f, &mut **g,
+    ]);
     drop(runs);
 
     let (template, _) = prepare_debate(&work, "template", false);
@@ -847,10 +850,11 @@ fn per_host(work: &Path) {
             run_timed_env(dir, HOOK, &["stop"], input.as_bytes(), &host_env(host))
         }));
     }
-    let [a, b, c, d] = &mut runs[..] else {
-        unreachable!("four hosts")
+    let [a, b, c, d, e, f] = &mut runs[..] else {
+        unreachable!("six hosts")
     };
-    let mid_times = sample_side_by_side([&mut **a, &mut **b, &mut **c, &mut **d]);
+    let mid_times =
+        sample_side_by_side([&mut **a, &mut **b, &mut **c, &mut **d, &mut **e, &mut **f]);
     drop(runs);
     // Each host's stop recorded the phase, naming its host (Claude Code's names none).
     for (host, (copies, _)) in HOSTS.iter().zip(&mid) {
@@ -874,7 +878,7 @@ fn per_host(work: &Path) {
     );
     for (host, time) in HOSTS.iter().zip(&idle_times[1..]) {
         println!(
-            "  no debate, {host:<6}'s input                  {:>8.3} ms  ({:.2}x true; target <= 1.5x)",
+            "  no debate, {host:<8}'s input                {:>8.3} ms  ({:.2}x true; target <= 1.5x)",
             ms(*time),
             time.as_secs_f64() / bare.as_secs_f64()
         );
@@ -882,7 +886,7 @@ fn per_host(work: &Path) {
     let claude = mid_times[0];
     for (host, time) in HOSTS.iter().zip(&mid_times) {
         println!(
-            "  mid-debate phase, {host:<6}'s input           {:>8.3} ms  ({:.3}x Claude Code's; target <= 1.10x)",
+            "  mid-debate phase, {host:<8}'s input         {:>8.3} ms  ({:.3}x Claude Code's; target <= 1.10x)",
             ms(*time),
             time.as_secs_f64() / claude.as_secs_f64()
         );
@@ -899,9 +903,13 @@ fn host_env(host: &str) -> Vec<(&'static str, &'static str)> {
             ("QWEN_CODE_MODEL", "qwen3-coder-plus"),
         ],
         "gemini" => vec![("GEMINI_SESSION_ID", SESSION)],
+        "copilot" => vec![("COPILOT_CLI_BINARY_VERSION", "1.0.102")],
         _ => Vec::new(),
     }
 }
+
+/// When Copilot CLI called the hook, in its input and in its log's `hook.start` (milliseconds).
+const COPILOT_CALL: u64 = 1_795_913_697_530;
 
 /// The Stop hook's input as `host` gives it, the turn ending with `text`.
 fn host_input(host: &str, dir: &Path, text: &str, transcript: &Path) -> String {
@@ -923,6 +931,34 @@ fn host_input(host: &str, dir: &Path, text: &str, transcript: &Path) -> String {
             input["turn_id"] = TURN.into();
             input["model"] = "gpt-5.1-codex".into();
         }
+        // Its own names, and no last message: the turn's text is in its log.
+        "copilot" => {
+            input = serde_json::json!({
+                "sessionId": SESSION,
+                "transcriptPath": transcript,
+                "cwd": dir,
+                "stopReason": "end_turn",
+                "stop_hook_active": true,
+                "timestamp": COPILOT_CALL,
+            })
+        }
+        // What anvil's plugin hands the hook: the reply and its figures, no transcript.
+        "opencode" => {
+            let input = input.as_object_mut().unwrap();
+            input.remove("transcript_path");
+            input.insert("hook_event_name".into(), "session.idle".into());
+            input.insert(
+                "prompt".into(),
+                "[anvil bench@main · round 3 of 3 · Advocate]".into(),
+            );
+            input.insert("model".into(), "anthropic/claude-sonnet-4-5".into());
+            input.insert(
+                "tokens".into(),
+                serde_json::json!({"input": 1300, "output": 900, "reasoning": 0,
+                                   "cache": {"read": 5000, "write": 0}}),
+            );
+            input.insert("version".into(), "1.18.33".into());
+        }
         _ => {}
     }
     input.to_string()
@@ -931,8 +967,10 @@ fn host_input(host: &str, dir: &Path, text: &str, transcript: &Path) -> String {
 /// A session transcript of `host`'s shape, about `size` bytes: earlier turns, each with 20 KB
 /// of tool output, then the turn that ended with `text`.
 fn write_host_transcript(host: &str, path: &Path, size: usize, text: &str) {
-    if host == "claude" {
-        return write_transcript(path, size, text);
+    match host {
+        "claude" => return write_transcript(path, size, text),
+        "opencode" => return,
+        _ => {}
     }
     let output = "drwxr-xr-x  src/billing/ledger.rs  4.2K  ".repeat(20 * 1024 / 44);
     let (earlier, last): (Vec<serde_json::Value>, Vec<serde_json::Value>) = match host {
@@ -955,6 +993,20 @@ fn write_host_transcript(host: &str, path: &Path, size: usize, text: &str) {
             vec![
                 serde_json::json!({"type": "user", "content": [{"text": "[anvil bench@main · round 3 of 3 · Advocate]"}]}),
                 serde_json::json!({"type": "gemini", "content": text, "model": "gemini-2.5-pro", "tokens": {"input": 1300, "output": 900, "cached": 5000, "thoughts": 0}}),
+            ],
+        ),
+        "copilot" => (
+            vec![
+                serde_json::json!({"type": "user.message", "data": {"content": "Look at the ledger."}}),
+                serde_json::json!({"type": "tool.execution_complete", "data": {"toolCallId": "c", "result": {"content": output}}}),
+                serde_json::json!({"type": "session.usage_record", "data": {"usage": {"model": "claude-sonnet-4.5", "inputTokens": 1300, "outputTokens": 900, "cacheReadTokens": 5000, "cacheWriteTokens": 0}}}),
+                serde_json::json!({"type": "assistant.message", "data": {"content": "Done."}}),
+            ],
+            vec![
+                serde_json::json!({"type": "user.message", "data": {"content": "[anvil bench@main · round 3 of 3 · Advocate]"}}),
+                serde_json::json!({"type": "session.usage_record", "data": {"usage": {"model": "claude-sonnet-4.5", "inputTokens": 1300, "outputTokens": 900, "cacheReadTokens": 5000, "cacheWriteTokens": 0}}}),
+                serde_json::json!({"type": "assistant.message", "data": {"content": text}}),
+                serde_json::json!({"type": "hook.start", "data": {"hookType": "agentStop", "input": {"sessionId": SESSION, "stopReason": "end_turn", "timestamp": COPILOT_CALL}}}),
             ],
         ),
         _ => (

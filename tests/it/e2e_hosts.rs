@@ -25,7 +25,7 @@ fn asked(turn: &Turn) -> Option<Tag> {
 }
 
 /// Every main turn answers the anvil prompt it was handed.
-fn debater(turn: &Turn) -> Reply {
+pub(crate) fn debater(turn: &Turn) -> Reply {
     match asked(turn) {
         Some(tag) => Reply::text(phase_text(&tag)),
         None => Reply::text("nothing to debate"),
@@ -60,7 +60,7 @@ const TWO_ROUNDS_ASKED: [&str; 5] = [
 ];
 
 /// A project in a fresh `HOME` where `anvil install --agent NAME` ran; its output.
-fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
+pub(crate) fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
     let project = Project::new();
     let run = run_anvil(&project, home, &["install", "--agent", cli.name()]).ok();
     (project, run)
@@ -68,7 +68,13 @@ fn installed(home: &AgentsHome, cli: Cli) -> (Project, Run) {
 
 /// The debate reached its synthesis through the host's hook: every phase recorded once, each
 /// host phase naming the host (`Anvil-Host`), and no request after the synthesis.
-fn assert_hosted(project: &Project, server: &ModelServer, debate: &str, host: &str, run: &Output) {
+pub(crate) fn assert_hosted(
+    project: &Project,
+    server: &ModelServer,
+    debate: &str,
+    host: &str,
+    run: &Output,
+) {
     let state = project.state_md(debate);
     assert!(
         state.contains("status: done"),
@@ -496,7 +502,7 @@ fn a_debate_hosted_in_codex_with_a_claude_critic_reaches_its_synthesis() {
 }
 
 /// The project trusted in Codex's config, as `anvil doctor` says to.
-fn trust_codex_project(home: &AgentsHome, project: &Project) {
+pub(crate) fn trust_codex_project(home: &AgentsHome, project: &Project) {
     let config = home.path().join(".codex/config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!(
@@ -527,11 +533,32 @@ fn uninstalled_as_before(
         format!("uninstall_{name}"),
         Filters::of(project).redact(&uninstall.stderr)
     );
-    assert_eq!(&project_files(project), before);
+    assert_same_files(&project_files(project), before);
+}
+
+/// The project's files are those of `before`, byte for byte; else which differ, as text.
+pub(crate) fn assert_same_files(
+    now: &std::collections::BTreeMap<String, Vec<u8>>,
+    before: &std::collections::BTreeMap<String, Vec<u8>>,
+) {
+    let differ: Vec<String> = now
+        .keys()
+        .chain(before.keys())
+        .filter(|name| now.get(*name) != before.get(*name))
+        .map(|name| {
+            let text = |files: &std::collections::BTreeMap<String, Vec<u8>>| {
+                files
+                    .get(name)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            };
+            format!("{name}: {:?} before, {:?} now", text(before), text(now))
+        })
+        .collect();
+    assert!(differ.is_empty(), "{differ:#?}");
 }
 
 /// Every file of the project outside anvil's home and git's, with its bytes.
-fn project_files(project: &Project) -> std::collections::BTreeMap<String, Vec<u8>> {
+pub(crate) fn project_files(project: &Project) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut found = std::collections::BTreeMap::new();
     let mut dirs = vec![project.path().to_owned()];
     while let Some(dir) = dirs.pop() {
@@ -626,13 +653,13 @@ fn copilot_cli_hosts_a_debate_once_the_folder_is_trusted() {
 
 /// `opencode serve` in the project, on a port of its choosing; its process group ends when
 /// dropped.
-struct OpenCodeServer {
+pub(crate) struct OpenCodeServer {
     child: std::process::Child,
     port: u16,
 }
 
 impl OpenCodeServer {
-    fn start(home: &AgentsHome, project: &Project) -> OpenCodeServer {
+    pub(crate) fn start(home: &AgentsHome, project: &Project) -> OpenCodeServer {
         use std::io::BufRead;
         use std::os::unix::process::CommandExt;
         let child = std::process::Command::new(crate::support::agents::bin(Cli::OpenCode))
@@ -662,7 +689,23 @@ impl OpenCodeServer {
         server
     }
 
-    fn post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
+    /// `POST path` with `body` from a thread of its own, for an answer the caller need not
+    /// wait for: its status is checked when the thread is joined.
+    pub(crate) fn post_in_background(
+        &self,
+        path: String,
+        body: serde_json::Value,
+    ) -> std::thread::JoinHandle<()> {
+        let port = self.port;
+        std::thread::spawn(move || {
+            let response = crate::support::serve::Request::new(port, "POST", &path)
+                .json(&body)
+                .send();
+            assert_eq!(response.status, 200, "{path}: {response:?}");
+        })
+    }
+
+    pub(crate) fn post(&self, path: &str, body: &serde_json::Value) -> serde_json::Value {
         let response = crate::support::serve::Request::new(self.port, "POST", path)
             .json(body)
             .send();
@@ -685,7 +728,7 @@ impl Drop for OpenCodeServer {
 /// installed `@opencode-ai/plugin` there, as it does at its start in each such folder where a
 /// plugin is: with it already there, it installs nothing (offline, the install blocks its start
 /// for a minute). anvil's plugin imports nothing from the package.
-fn plugin_package_installed(dir: &std::path::Path) {
+pub(crate) fn plugin_package_installed(dir: &std::path::Path) {
     let package = dir.join("node_modules/@opencode-ai/plugin");
     std::fs::create_dir_all(&package).unwrap();
     let version = "1.18.33";
@@ -796,7 +839,7 @@ fn commander(turn: &Turn) -> Reply {
 }
 
 /// The one debate of the project, once a command started it.
-fn the_debate(project: &Project) -> String {
+pub(crate) fn the_debate(project: &Project) -> String {
     let debates = std::fs::read_dir(project.path().join(".anvil/debates"))
         .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
         .unwrap_or_default();

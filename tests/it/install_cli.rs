@@ -536,9 +536,26 @@ fn install_says_the_binaries_are_called_by_name() {
     insta::assert_snapshot!("install_in_a_fresh_project", said(&project, &run));
 }
 
-/// What a person already has in the folders of Qwen Code, Gemini CLI and Codex, in their own
-/// formatting: hooks, permissions, MCP servers and commands of their own.
+/// What a person already has in the folders of Qwen Code, Gemini CLI, Codex, Copilot CLI and
+/// OpenCode, in their own formatting: hooks, permissions, MCP servers and commands of their own.
 const HOSTS_OWN: &[(&str, &str)] = &[
+    (
+        ".github/hooks/anvil.json",
+        "{\"version\": 1, \"hooks\": {\"agentStop\": [{\"type\": \"command\", \"bash\": \"notify-done\"}]}}",
+    ),
+    (
+        ".github/mcp.json",
+        "{\n  \"mcpServers\": {\"github\": {\"type\": \"local\", \"command\": \"gh-mcp\"}}\n}\n",
+    ),
+    (
+        ".github/skills/review/SKILL.md",
+        "---\nname: review\n---\nReview the diff.\n",
+    ),
+    (
+        "opencode.json",
+        "{\n\t\"mcp\": {\"github\": {\"type\": \"local\", \"command\": [\"gh-mcp\"]}}\n}",
+    ),
+    (".opencode/command/review.md", "Review the diff.\n"),
     (
         ".qwen/settings.json",
         "{\n\t\"$version\": 4,\n\t\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-done\"}]}]},\n\t\"permissions\": {\"allow\": [\"Shell(npm test *)\"]},\n\t\"mcpServers\": {\"github\": {\"command\": \"gh-mcp\"}},\n\t\"stopHookBlockingCap\": 3\n}",
@@ -567,7 +584,13 @@ const HOSTS_OWN: &[(&str, &str)] = &[
 /// was, byte for byte, leaving nothing of anvil's.
 #[test]
 fn uninstall_gives_each_hosts_configuration_back_byte_for_byte() {
-    for host in ["qwen", "gemini", "codex"] {
+    let folders = |host: &str| match host {
+        "copilot" => vec![".github/".to_owned()],
+        "opencode" => vec![".opencode/".to_owned(), "opencode.json".to_owned()],
+        host => vec![format!(".{host}/")],
+    };
+    for host in ["qwen", "gemini", "codex", "copilot", "opencode"] {
+        let ours = |path: &str| folders(host).iter().any(|f| path.starts_with(f));
         let project = Project::new();
         for (file, text) in HOSTS_OWN {
             let path = project.path().join(file);
@@ -582,14 +605,8 @@ fn uninstall_gives_each_hosts_configuration_back_byte_for_byte() {
             .filter(|(path, bytes)| before.get(*path) != Some(bytes))
             .map(|(path, _)| path)
             .collect();
-        assert!(
-            changed.iter().all(|p| p.starts_with(&format!(".{host}/"))),
-            "{host}: {changed:?}"
-        );
-        for (file, text) in HOSTS_OWN
-            .iter()
-            .filter(|(f, _)| f.starts_with(&format!(".{host}/")))
-        {
+        assert!(changed.iter().all(|p| ours(p)), "{host}: {changed:?}");
+        for (file, text) in HOSTS_OWN.iter().filter(|(f, _)| ours(f)) {
             let now = String::from_utf8(installed[*file].clone()).unwrap();
             for own in ["notify-done", "gh-mcp", "npm test", "Review the diff"] {
                 assert_eq!(

@@ -9,6 +9,7 @@ mod e2e_core;
 mod e2e_cost;
 mod e2e_council;
 mod e2e_endpoints;
+mod e2e_host_reach;
 mod e2e_hosts;
 mod e2e_mcp;
 mod e2e_mixed_cost;

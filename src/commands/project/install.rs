@@ -211,8 +211,7 @@ fn install_host(ctx: &Ctx, host: HostRef) -> Result<(), CliError> {
     let controls: Vec<String> = wiring
         .controls
         .iter()
-        .filter_map(|(file, _)| std::path::Path::new(file).file_stem())
-        .map(|stem| format!("/{}", stem.to_string_lossy()))
+        .map(|(file, _)| format!("/{}", anvil_core::claude::install::host::command_name(file)))
         .collect();
     let how = match (wiring.command, controls.is_empty()) {
         (Some(_), true) => "its /anvil command, or the prompt `anvil start` prints".into(),

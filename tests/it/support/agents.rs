@@ -22,7 +22,9 @@
 //!   stdin..."): give it `/dev/null`. Its terminal UI (in tmux) first asks to trust the folder
 //!   ("Trust this folder?", Enter) and then to review a new hook ("Hooks need review": `2`,
 //!   Enter trusts them all); it reads MCP servers from a trusted project's
-//!   `.codex/config.toml` too (`[mcp_servers.NAME]`, offered as a `mcp__NAME` namespace).
+//!   `.codex/config.toml` too (`[mcp_servers.NAME]`, offered as a tool of `"type":
+//!   "namespace"` named `mcp__NAME`, whose tools a `function_call` names by `name` with the
+//!   `namespace` beside it).
 //! - Copilot: the variables `COPILOT_PROVIDER_BASE_URL`, `COPILOT_PROVIDER_API_KEY`,
 //!   `COPILOT_OFFLINE=true`, `COPILOT_AUTO_UPDATE=false`; its home is `~/.copilot`. A session
 //!   is `~/.copilot/session-state/<id>/events.jsonl`: `session.start` (`copilotVersion`,
@@ -33,7 +35,13 @@
 //!   `result` (`sessionId`, `exitCode`). `--session-id UUID` names a new session,
 //!   `--resume=UUID` continues it. `--mode plan` blocks every change outside its session
 //!   folder: `create` is refused ("Plan mode does not permit changes outside the session
-//!   folder") and so is a shell command that would write.
+//!   folder") and so is a shell command that would write. A prompt `-p "/NAME ARGS"` reaches
+//!   the model as typed; a skill (`.github/skills/NAME/SKILL.md`) is loaded by the model's
+//!   call of the `skill` tool (`{"skill": NAME}`), answered "Skill … loaded" and followed by a
+//!   user message `<skill-context name="NAME">` holding its words. A trusted folder's
+//!   `.github/mcp.json` (and `.mcp.json`) servers are offered as `SERVER-TOOL`. Its log,
+//!   `~/.copilot/logs/process-*.log`, says "Loading repo hooks" and names each hook file it
+//!   cannot read ("Invalid hook configuration in PATH").
 //! - Qwen Code: `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `~/.qwen/settings.json`
 //!   `{"security":{"auth":{"selectedType":"openai"}}}`. `qwen -p P -o json` prints one JSON
 //!   array: `system` (`subtype: init`, `session_id`, `qwen_code_version`, `model`,
@@ -44,7 +52,10 @@
 //!   (transcript `~/.qwen/projects/<slug>/chats/<id>.jsonl`). `--approval-mode plan` offers
 //!   no writing tool and refuses one called anyway ("permission was declined"). A piped stdin
 //!   is a prompt without `-p`. It inlines any `@path` of a prompt, from stdin too, unless
-//!   written `\@` (which reaches the model as it is).
+//!   written `\@` (which reaches the model as it is). A project's MCP server is "Pending
+//!   approval" until `qwen mcp approve NAME` (kept in `~/.qwen/mcpApprovals.json`); its tools
+//!   are deferred: the model finds them with `tool_search` (keywords, or `select:NAME`) and
+//!   calls them with `tool_call` (`{"name", "arguments"}`).
 //! - Gemini CLI 0.61.0: `GOOGLE_GEMINI_BASE_URL` (the server's root), `GEMINI_API_KEY` and
 //!   `~/.gemini/settings.json` choosing `gemini-api-key`, with one attempt per request, no
 //!   usage statistics and no auto-update. A piped stdin is a prompt without `-p`; it inlines
@@ -70,7 +81,10 @@
 //!   as an argument reaches the model quoted (`"hello there"`); stdin stays as it is. With
 //!   `OPENCODE_PERMISSION` denying edit and bash, the tools are not offered at all (a call to
 //!   one is answered "Model tried to call unavailable tool 'bash'"); `--session=ses_…`
-//!   resumes. A turn takes 6 to 30 s on a shared machine.
+//!   resumes. A turn takes 6 to 30 s on a shared machine. Under `opencode serve`, `POST
+//!   /session/ID/command` (`{"command", "arguments"}`) runs a command file and answers some
+//!   30 s after the reply is done; the project's `opencode.json` `mcp` servers are offered as
+//!   `SERVER_TOOL`, and OpenCode writes a `$schema` into that file when it lacks one.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

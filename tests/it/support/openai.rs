@@ -112,6 +112,11 @@ pub(super) fn handle(
     answered(shared, &turn);
 }
 
+/// What separates a tool's namespace from its name in a [`Reply::tool_use`]'s name
+/// (`mcp__anvil::list_debates`), for the Responses API, whose namespaced tools are called by
+/// name and namespace.
+pub const NAMESPACED: &str = "::";
+
 /// The price an OpenRouter-style endpoint (a path under `/api/`) reports for each request,
 /// in dollars.
 pub const OPENROUTER_COST: f64 = 0.00125;
@@ -335,9 +340,15 @@ fn responses_sse(
                 output.push(done);
             }
             Block::ToolUse { name, input } => {
-                let item = json!({"type": "function_call", "id": format!("fc_{id:020}_{index}"),
+                let mut item = json!({"type": "function_call", "id": format!("fc_{id:020}_{index}"),
                     "call_id": format!("call_{id:020}_{index}"), "name": name,
                     "arguments": input.to_string(), "status": "completed"});
+                // A tool of a namespace (Codex's MCP servers, `mcp__anvil`): called by its
+                // name within it, the namespace beside it.
+                if let Some((namespace, tool)) = name.split_once(NAMESPACED) {
+                    item["namespace"] = json!(namespace);
+                    item["name"] = json!(tool);
+                }
                 event(
                     json!({"output_index": index, "item": item.clone()}),
                     "response.output_item.added",

@@ -261,6 +261,7 @@ static WIRING: Wiring = Wiring {
     controls: &[],
     allow: None,
     mcp: Some(Mcp::Toml(".codex/config.toml")),
+    memory_dir: ".codex",
 };
 
 const HOOK: HookFile = HookFile {

@@ -20,14 +20,17 @@
 //! the `session.usage_record`s since then; the hook's environment names the version
 //! (`COPILOT_CLI_BINARY_VERSION`). `decision: block` continues with the reason as a user
 //! message; after 8 in a row the next is dropped (nothing of it stays in the session), with no
-//! setting to raise it. Its custom command is a skill, `.github/skills/anvil/SKILL.md`, which
-//! it offers as `/anvil`.
+//! setting to raise it. Its commands are skills, `.github/skills/anvil/SKILL.md` (`/anvil`)
+//! and `anvil-steer`, `anvil-status`, `anvil-cancel` beside it: a prompt `/NAME …` reaches its
+//! model as typed, which loads the skill with its `skill` tool and gets its words back as
+//! `<skill-context>`. anvil's MCP server is in `.github/mcp.json` (`mcpServers`, `"type":
+//! "local"`), loaded, as hooks are, in a trusted folder; its tools are `anvil-search`, ….
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::host::{HookFile, Host, HostTurn, Shape, Stop, Trust, Wiring};
+use super::host::{HookFile, Host, HostTurn, Mcp, Shape, Stop, Trust, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, headless_args, jsonl};
 
@@ -221,7 +224,7 @@ impl Host for Copilot {
             true => Trust::Trusted(format!("{} trusts the folder", config.display())),
             false => Trust::Untrusted {
                 why: "Copilot CLI does not trust this folder: it skips the project's hook files \
-                      (.github/hooks), anvil's included"
+                      (.github/hooks) and MCP servers (.github/mcp.json), anvil's included"
                     .into(),
                 fix: format!(
                     "run `copilot` here and trust the folder when it asks, or add \"{}\" to \
@@ -275,6 +278,22 @@ fn this_turn(stop: &Stop<'_>) -> Vec<Value> {
     records
 }
 
+/// A skill of Copilot's, `/NAME`: its name and description in the frontmatter, and the words
+/// every host's command says. Copilot hands a skill nothing of what the person typed after
+/// its name: the model loads the skill (its `skill` tool) and reads the rest from the prompt.
+macro_rules! skill {
+    ($name:literal, $description:literal, $words:ident) => {
+        concat!(
+            "---\nname: ",
+            $name,
+            "\ndescription: ",
+            $description,
+            " (anvil-managed)\n---\n",
+            crate::host_command_words!($words, concat!("what the person typed after /", $name))
+        )
+    };
+}
+
 static WIRING: Wiring = Wiring {
     hook: Some(HookFile {
         settings: ".github/hooks/anvil.json",
@@ -288,19 +307,39 @@ static WIRING: Wiring = Wiring {
         },
     }),
     plugin: None,
-    command: Some((".github/skills/anvil/SKILL.md", COMMAND)),
-    controls: &[],
+    command: Some((
+        ".github/skills/anvil/SKILL.md",
+        skill!("anvil", "Start an anvil debate on a question", start),
+    )),
+    controls: &[
+        (
+            ".github/skills/anvil-steer/SKILL.md",
+            skill!(
+                "anvil-steer",
+                "Queue steering for the next phase of the running anvil debate",
+                steer
+            ),
+        ),
+        (
+            ".github/skills/anvil-status/SKILL.md",
+            skill!("anvil-status", "Show where anvil debates stand", status),
+        ),
+        (
+            ".github/skills/anvil-cancel/SKILL.md",
+            skill!("anvil-cancel", "Cancel the running anvil debate", cancel),
+        ),
+    ],
     allow: None,
-    mcp: None,
+    // The project's MCP file (Copilot also reads `.mcp.json`, Claude Code's, where `anvil
+    // install` puts the same server); its servers load only in a trusted folder, as its hooks.
+    mcp: Some(Mcp::Json {
+        file: ".github/mcp.json",
+        key: "mcpServers",
+        entry: r#"{"type": "local", "command": "anvil", "args": ["mcp"], "tools": ["*"]}"#,
+        header: &[],
+    }),
+    memory_dir: ".github",
 };
-
-/// `/anvil QUESTION [options]`, a skill: the model runs `anvil start` with what was typed and
-/// answers the prompt it prints; the hook claims the debate for the session that saw it.
-const COMMAND: &str = "---\nname: anvil\ndescription: Start an anvil debate on a question \
-(anvil-managed)\n---\n\
-Run `anvil start` with your shell tool, passing the text the person typed after /anvil as its \
-arguments, quoted as one question followed by any options it holds.\n\n\
-Then answer the prompt it prints, exactly as that prompt asks.\n";
 
 #[cfg(test)]
 mod tests {

@@ -283,6 +283,7 @@ static WIRING: Wiring = Wiring {
         ],
     )),
     mcp: Some(Mcp::Settings),
+    memory_dir: ".gemini",
 };
 
 const HOOK: HookFile = HookFile {

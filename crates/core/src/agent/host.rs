@@ -84,6 +84,10 @@ pub struct Wiring {
     pub allow: Option<(&'static [&'static str], &'static [&'static str])>,
     /// anvil's MCP server (`anvil mcp`), where the host speaks MCP.
     pub mcp: Option<Mcp>,
+    /// The folder, relative to the project, of `anvil-install.json`: what the install
+    /// remembers of the person's files, to give them back (the host's own folder, where it
+    /// reads no such file: Copilot reads every `.json` of `.github/hooks/` as a hook file).
+    pub memory_dir: &'static str,
 }
 
 /// Where a host reads anvil's MCP server from.
@@ -94,6 +98,18 @@ pub enum Mcp {
     Settings,
     /// `[mcp_servers.anvil]` of a TOML file of the project's (Codex: `.codex/config.toml`).
     Toml(&'static str),
+    /// A JSON file of the project's that holds MCP servers by name under `key` (Copilot CLI:
+    /// `.github/mcp.json`'s `mcpServers`; OpenCode: `opencode.json`'s `mcp`), anvil's being
+    /// `entry` (JSON text) in the host's own form.
+    Json {
+        file: &'static str,
+        key: &'static str,
+        entry: &'static str,
+        /// Keys the host writes into the file itself when it lacks them (OpenCode's
+        /// `$schema`): written with anvil's entry, and gone with it where the person's file
+        /// lacked them.
+        header: &'static [(&'static str, &'static str)],
+    },
 }
 
 /// A custom command as Markdown, its description in the frontmatter (Qwen Code's `{{args}}`,
@@ -118,7 +134,7 @@ macro_rules! host_markdown_command {
 #[macro_export]
 #[doc(hidden)]
 macro_rules! host_command_words {
-    (start, $args:literal) => {
+    (start, $args:expr) => {
         concat!(
             "Run this command with your shell tool, passing the text after the colon as its \
              arguments, quoted as one question followed by any options it holds: `anvil start`: ",
@@ -126,7 +142,7 @@ macro_rules! host_command_words {
             "\n\nThen answer the prompt it prints, exactly as that prompt asks.\n"
         )
     };
-    (steer, $args:literal) => {
+    (steer, $args:expr) => {
         concat!(
             "Run this command with your shell tool, passing the text after the colon quoted as \
              one argument: `anvil steer`: ",
@@ -135,11 +151,11 @@ macro_rules! host_command_words {
              next phase.\n"
         )
     };
-    (status, $args:literal) => {
+    (status, $args:expr) => {
         "Run `anvil status` with your shell tool, and show the user what it prints as it is, \
          without commentary.\n"
     };
-    (cancel, $args:literal) => {
+    (cancel, $args:expr) => {
         concat!(
             "Run this command with your shell tool, passing the text after the colon, if there \
              is any, as its argument: `anvil cancel`: ",
@@ -228,6 +244,12 @@ pub trait Host: Sync {
     /// Whether it runs the project's hook at `project`, for a person whose home is `home`:
     /// a host that loads a project's settings only in a folder the person trusted says so.
     fn trust(&self, _project: &Path, _home: Option<&Path>) -> Trust {
+        Trust::NotAsked
+    }
+
+    /// Whether it connects anvil's MCP server of the project at `project`, for a person whose
+    /// home is `home`: a host that waits for the person to approve a project's server says so.
+    fn mcp_approval(&self, _project: &Path, _home: Option<&Path>) -> Trust {
         Trust::NotAsked
     }
 }

@@ -27,11 +27,15 @@
 //! of 200. It imports nothing: OpenCode itself installs `@opencode-ai/plugin` into each
 //! config folder that holds a plugin, at its start (which that install blocks for a minute
 //! when offline, unless `node_modules/` and a `package-lock.json` naming it are there). Its
-//! custom command is `.opencode/command/anvil.md`.
+//! commands are `.opencode/command/anvil.md` and `anvil-steer`, `anvil-status`,
+//! `anvil-cancel` beside it; anvil's MCP server is `mcp.anvil` of the project's `opencode.json`
+//! (`{"type": "local", "command": ["anvil", "mcp"]}`), whose tools it offers as `anvil_search`,
+//! …. OpenCode writes a `$schema` into a config file that lacks one: the install writes it too,
+//! and the uninstall takes it out of a file that had none.
 
 use serde_json::Value;
 
-use super::host::{Host, HostTurn, Stop, Wiring};
+use super::host::{Host, HostTurn, Mcp, Stop, Wiring};
 use super::ready::set_among;
 use super::{About, Agent, Live, Played, Ran, Tokens, Turn, agent_home, jsonl};
 use crate::record::usage::Usd;
@@ -250,7 +254,15 @@ static WIRING: Wiring = Wiring {
         ),
     ],
     allow: None,
-    mcp: None,
+    // The project's config, which OpenCode reads beside its own (a seat of OpenCode's does not:
+    // `OPENCODE_DISABLE_PROJECT_CONFIG`); its tools are `anvil_search`, ….
+    mcp: Some(Mcp::Json {
+        file: "opencode.json",
+        key: "mcp",
+        entry: r#"{"type": "local", "command": ["anvil", "mcp"]}"#,
+        header: &[("$schema", "https://opencode.ai/config.json")],
+    }),
+    memory_dir: ".opencode",
 };
 
 /// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers

@@ -226,6 +226,33 @@ impl Host for Qwen {
             },
         }
     }
+
+    /// A project's MCP server connects once the person approved it (`qwen mcp approve NAME`,
+    /// kept per project in `~/.qwen/mcpApprovals.json`, bound to the server's entry).
+    fn mcp_approval(&self, project: &std::path::Path, home: Option<&std::path::Path>) -> Trust {
+        let Some(file) = home.map(|h| h.join(".qwen/mcpApprovals.json")) else {
+            return Trust::NotAsked;
+        };
+        let approvals: Value = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        let canonical = project
+            .canonicalize()
+            .unwrap_or_else(|_| project.to_owned());
+        let approved = [project, canonical.as_path()]
+            .iter()
+            .any(|p| approvals[p.to_string_lossy().as_ref()]["anvil"]["status"] == "approved");
+        match approved {
+            true => Trust::Trusted(format!("{} approves anvil's MCP server", file.display())),
+            false => Trust::Untrusted {
+                why: "Qwen Code has not approved the project's MCP server 'anvil': it does not \
+                      connect it"
+                    .into(),
+                fix: "run `qwen mcp approve anvil` here".into(),
+            },
+        }
+    }
 }
 
 /// A command of its: Markdown, `{{args}}` where the person's text goes.
@@ -268,6 +295,7 @@ static WIRING: Wiring = Wiring {
         ],
     )),
     mcp: Some(Mcp::Settings),
+    memory_dir: ".qwen",
 };
 
 const HOOK: HookFile = HookFile {

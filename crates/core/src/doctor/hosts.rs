@@ -36,13 +36,17 @@ pub(super) fn check(env: &Environment) -> Vec<Finding> {
                 out.push(Finding::new("installation", "host-trust", Level::Warn, why).hint(fix))
             }
         }
-        out.extend(commands_and_mcp(host, &project));
+        out.extend(commands_and_mcp(host, &project, env.home.as_deref()));
     }
     out
 }
 
 /// Whether the host's custom commands and its MCP server are anvil's, where it has them.
-fn commands_and_mcp(host: &dyn Host, project: &std::path::Path) -> Vec<Finding> {
+fn commands_and_mcp(
+    host: &dyn Host,
+    project: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Vec<Finding> {
     use crate::claude::install::host::{mcp_wired, missing_commands};
     let (title, wiring) = (host.agent().title(), host.wiring());
     let again = format!(
@@ -69,14 +73,17 @@ fn commands_and_mcp(host: &dyn Host, project: &std::path::Path) -> Vec<Finding> 
         });
     }
     out.extend(mcp_wired(project, wiring).map(|wired| {
-        match wired {
-            true => Finding::new(
+        match (wired, host.mcp_approval(project, home)) {
+            (true, Trust::Untrusted { why, fix }) => {
+                Finding::new("installation", "host-mcp", Level::Warn, why).hint(fix)
+            }
+            (true, _) => Finding::new(
                 "installation",
                 "host-mcp",
                 Level::Ok,
                 format!("{title} reaches anvil's MCP server (`anvil mcp`)"),
             ),
-            false => Finding::new(
+            (false, _) => Finding::new(
                 "installation",
                 "host-mcp",
                 Level::Warn,
@@ -160,9 +167,19 @@ mod tests {
                 .find(|f| f.check == check_name)
                 .map(|f| (f.level, f.message))
         };
-        for name in ["qwen", "codex"] {
+        for name in ["qwen", "codex", "copilot", "opencode"] {
             let host = crate::agent::host::find(name).unwrap();
             crate::claude::install::host::install(&project, host).unwrap();
+        }
+        let mcp = |title: &str| {
+            check(&env)
+                .into_iter()
+                .filter(|f| f.check == "host-mcp")
+                .find(|f| f.message.starts_with(title))
+                .unwrap_or_else(|| panic!("no word of {title}'s MCP server"))
+        };
+        for title in ["Copilot CLI", "OpenCode"] {
+            assert_eq!(mcp(title).level, Level::Ok, "{title}");
         }
         assert_eq!(level("host-commands").unwrap().0, Level::Ok);
         assert!(
@@ -172,7 +189,11 @@ mod tests {
                 .all(|f| f.level == Level::Ok)
         );
         std::fs::remove_file(project.join(".qwen/commands/anvil-steer.md")).unwrap();
-        let (lacking, message) = level("host-commands").unwrap();
+        let qwen = check(&env)
+            .into_iter()
+            .find(|f| f.check == "host-commands" && f.message.starts_with("Qwen Code"))
+            .unwrap();
+        let (lacking, message) = (qwen.level, qwen.message);
         assert_eq!(lacking, Level::Warn);
         assert!(message.contains("anvil-steer.md"), "{message}");
         std::fs::write(project.join(".codex/config.toml"), "").unwrap();
@@ -183,5 +204,12 @@ mod tests {
             .unwrap();
         assert_eq!(codex_mcp.level, Level::Warn);
         assert!(codex_mcp.hint.unwrap().contains("--agent codex"));
+        std::fs::write(project.join(".github/mcp.json"), r#"{"mcpServers": {}}"#).unwrap();
+        std::fs::write(project.join("opencode.json"), "{}").unwrap();
+        for (title, name) in [("Copilot CLI", "copilot"), ("OpenCode", "opencode")] {
+            let lacking = mcp(title);
+            assert_eq!(lacking.level, Level::Warn, "{title}");
+            assert!(lacking.hint.unwrap().contains(&format!("--agent {name}")));
+        }
     }
 }

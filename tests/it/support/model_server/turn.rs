@@ -211,11 +211,9 @@ impl Turn {
             .iter()
             .rev()
             .find(|m| m["role"] == "assistant")
-            .and_then(|m| m["content"].as_array())
+            .map(calls)
             .into_iter()
             .flatten()
-            .filter(|b| b["type"] == "tool_use")
-            .filter_map(|b| Some((b["id"].as_str()?, b["name"].as_str()?)))
             .collect();
         self.tool_results()
             .into_iter()
@@ -261,9 +259,8 @@ impl Turn {
         self.messages()
             .iter()
             .filter(|m| m["role"] == "assistant")
-            .filter_map(|m| m["content"].as_array())
-            .flatten()
-            .filter(|b| b["type"] == "tool_use" && b["name"] == tool)
+            .flat_map(calls)
+            .filter(|(_, name)| *name == tool)
             .count()
     }
 
@@ -373,6 +370,21 @@ impl Turn {
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
+}
+
+/// The tool calls of an assistant message, `(id, tool)`: its `tool_use` blocks (Anthropic) or
+/// its `tool_calls` (Chat Completions).
+fn calls(message: &Value) -> Vec<(&str, &str)> {
+    let blocks = message["content"].as_array().into_iter().flatten();
+    let anthropic = blocks
+        .filter(|b| b["type"] == "tool_use")
+        .filter_map(|b| Some((b["id"].as_str()?, b["name"].as_str()?)));
+    let chat = message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| Some((c["id"].as_str()?, c["function"]["name"].as_str()?)));
+    anthropic.chain(chat).collect()
 }
 
 /// The text of a `<system-reminder>` block that carries a Stop hook's additional context.

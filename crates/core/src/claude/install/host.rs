@@ -12,11 +12,12 @@
 //! person's by that name is left alone).
 //!
 //! The person's own entries stay as they are. The settings file's bytes before the first
-//! install, when it had any, are remembered in `anvil-install.json` beside it (nothing is
-//! written there for a file anvil creates: Copilot reads every `.json` beside its hook file as
-//! one, and logs an error for any other): when the uninstall leaves the same settings as
-//! those, the file gets those very bytes back (or goes, when anvil created it), and folders
-//! anvil's files alone filled go with them.
+//! install, when it had any, are remembered in `anvil-install.json` in the host's own folder
+//! (`.qwen/`, …; `.github/` for Copilot, which reads every `.json` of `.github/hooks/` as a
+//! hook file and logs any other as invalid), beside what the MCP step remembers of the file it
+//! changed: when the uninstall leaves the same settings as those, the file gets those very
+//! bytes back (or goes, when anvil created it), and folders anvil's files alone filled go with
+//! them.
 //!
 //! [`Shape`]: crate::agent::host::Shape
 
@@ -45,7 +46,7 @@ pub fn install(project: &Path, host: &dyn Host) -> Result<Changes, InstallError>
     if let Some(hook) = &wiring.hook {
         install_hook(project, wiring, hook, &mut changes)?;
     }
-    super::reach::install_toml(project, wiring, &mut changes)?;
+    super::reach::install_files(project, wiring, &mut changes)?;
     for (name, text) in files(wiring) {
         write_file(project, name, text, &mut changes)?;
     }
@@ -56,21 +57,29 @@ pub fn install(project: &Path, host: &dyn Host) -> Result<Changes, InstallError>
 pub fn uninstall(project: &Path, host: &dyn Host) -> Result<Changes, InstallError> {
     let wiring = host.wiring();
     let mut changes = Changes::default();
-    // The TOML step first: it reads what it remembered beside the hook's settings, which the
-    // hook step then takes away.
-    super::reach::uninstall_toml(project, wiring, &mut changes)?;
+    let memory_path = memory_path(project, wiring);
+    let memory = read_memory(&memory_path)?;
+    super::reach::uninstall_files(project, wiring, &memory, &mut changes)?;
     if let Some(hook) = &wiring.hook {
-        uninstall_hook(project, wiring, hook, &mut changes)?;
+        uninstall_hook(project, wiring, hook, &memory, &mut changes)?;
     }
     for (name, _) in files(wiring) {
         remove_file(project, name, &mut changes)?;
     }
-    // The folders anvil's files leave empty (its files', then the settings'); a folder with
-    // anything of the person's in it stays.
+    if memory_path.exists() {
+        std::fs::remove_file(&memory_path).map_err(|source| InstallError::Write {
+            path: memory_path.clone(),
+            source,
+        })?;
+    }
+    // The folders anvil's files leave empty (its files', then the settings' and the
+    // memory's); a folder with anything of the person's in it stays.
     let settings = wiring.hook.as_ref().map(|h| project.join(h.settings));
     let dirs = files(wiring)
         .map(|(name, _)| project.join(name))
-        .chain(settings);
+        .chain(settings)
+        .chain(super::reach::mcp_file(wiring).map(|f| project.join(f)))
+        .chain([memory_path]);
     for dir in dirs.collect::<Vec<_>>().iter().filter_map(|f| f.parent()) {
         for dir in dir
             .ancestors()
@@ -121,7 +130,7 @@ fn install_hook(
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
     let path = project.join(hook.settings);
-    let memory_path = memory_path(&path);
+    let memory_path = memory_path(project, wiring);
     let original = crate::fsutil::read_optional(&path).map_err(|source| InstallError::Read {
         path: path.clone(),
         source,
@@ -134,7 +143,7 @@ fn install_hook(
     let mut memory = read_memory(&memory_path)?;
     // The settings as the person had them, before anvil's first install: none is a file anvil
     // creates, and takes away again.
-    if memory.is_empty()
+    if !memory.contains_key("original")
         && !has_ours(&root, hook)
         && let Some(text) = original
     {
@@ -160,34 +169,33 @@ fn uninstall_hook(
     project: &Path,
     wiring: &Wiring,
     hook: &HookFile,
+    memory: &Map<String, Value>,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
     let path = project.join(hook.settings);
-    let memory_path = memory_path(&path);
-    let memory = read_memory(&memory_path)?;
     if path.exists()
         && let Value::Object(mut root) = read_settings(&path)?
     {
         let before = root.clone();
         remove_hook(&mut root, hook, changes);
-        restore_cap(&mut root, hook, &memory, changes);
+        restore_cap(&mut root, hook, memory, changes);
         super::reach::remove(&mut root, wiring, changes);
         if root != before {
-            write_back(&path, root, hook, &memory)?;
+            write_back(
+                &path,
+                root,
+                hook.shape.header.iter().map(|(key, _)| *key),
+                memory.get("original"),
+            )?;
         }
-    }
-    if memory_path.exists() {
-        std::fs::remove_file(&memory_path).map_err(|source| InstallError::Write {
-            path: memory_path.clone(),
-            source,
-        })?;
     }
     Ok(())
 }
 
-/// `anvil-install.json` beside the settings file.
-pub(super) fn memory_path(settings: &Path) -> PathBuf {
-    settings.with_file_name(MEMORY_FILE)
+/// `anvil-install.json` in the host's memory folder (never `.github/hooks/`, whose every
+/// `.json` Copilot reads as a hook file).
+pub(super) fn memory_path(project: &Path, wiring: &Wiring) -> PathBuf {
+    project.join(wiring.memory_dir).join(MEMORY_FILE)
 }
 
 /// What `anvil-install.json` at `path` remembers (nothing, when there is none).
@@ -205,26 +213,27 @@ pub(super) fn say_what_memory_is(memory: &mut Map<String, Value>) {
     });
 }
 
-/// The settings written back: the bytes they had before the first install when they are the
-/// same settings again (the header keys anvil added aside), no file when anvil created it and
-/// nothing else is in it, else as anvil writes JSON.
-fn write_back(
+/// A JSON file of the person's written back once anvil's entries are out of it (`root`): the
+/// bytes it had before the first install (`original`) when it holds the same again (the
+/// `header` keys anvil added aside), no file when anvil created it and nothing else is in it,
+/// else as anvil writes JSON.
+pub(super) fn write_back(
     path: &Path,
     root: Map<String, Value>,
-    hook: &HookFile,
-    memory: &Map<String, Value>,
+    header: impl Iterator<Item = &'static str> + Clone,
+    original: Option<&Value>,
 ) -> Result<(), InstallError> {
     // The settings less the header keys `before` lacked (a header anvil wrote).
     let without_header = |before: &Map<String, Value>| {
         let mut root = root.clone();
-        for (key, _) in hook.shape.header {
-            if !before.contains_key(*key) {
-                root.remove(*key);
+        for key in header.clone() {
+            if !before.contains_key(key) {
+                root.remove(key);
             }
         }
         root
     };
-    match memory.get("original") {
+    match original {
         None | Some(Value::Null) if without_header(&Map::new()).is_empty() => {
             std::fs::remove_file(path).map_err(|source| InstallError::Write {
                 path: path.to_owned(),
@@ -449,22 +458,25 @@ pub(crate) fn is_anvils(text: &str) -> bool {
     text.contains(MARKER)
 }
 
-/// What a file of anvil's is, for people: its plugin, or the command the file is named for
-/// (a skill for the folder it is in).
-fn what(name: &str) -> String {
-    let path = Path::new(name);
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("anvil");
-    let command = match stem {
-        "SKILL" => path
+/// The command a file of anvil's gives the host: its name (`anvil-steer.md`), or its folder's
+/// for a skill (`anvil-steer/SKILL.md`).
+pub fn command_name(file: &str) -> &str {
+    let path = Path::new(file);
+    match path.file_stem().and_then(|s| s.to_str()) {
+        Some("SKILL") | None => path
             .parent()
             .and_then(Path::file_name)
             .and_then(|s| s.to_str())
             .unwrap_or("anvil"),
-        stem => stem,
-    };
+        Some(stem) => stem,
+    }
+}
+
+/// What a file of anvil's is, for people: its plugin, or the command it gives.
+fn what(name: &str) -> String {
     match name.ends_with(".js") {
         true => format!("anvil's plugin ({name})"),
-        false => format!("the command /{command} ({name})"),
+        false => format!("the command /{} ({name})", command_name(name)),
     }
 }
 
@@ -557,6 +569,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A person's own `.github/hooks/anvil.json`, which anvil merges into: its bytes are
+    /// remembered outside `.github/hooks/`, where Copilot would read the memory as one more
+    /// hook file, and come back with the uninstall.
+    #[test]
+    fn copilots_memory_stays_out_of_its_hooks_folder() {
+        let host = crate::agent::host::find("copilot").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let hooks = dir.path().join(".github/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let theirs = "{\"version\": 1, \"hooks\": {\"sessionStart\": [{\"type\": \"command\", \"bash\": \"echo hi\"}]}}\n";
+        std::fs::write(hooks.join("anvil.json"), theirs).unwrap();
+        install(dir.path(), host).unwrap();
+        let in_hooks: Vec<_> = std::fs::read_dir(&hooks)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(in_hooks, ["anvil.json"]);
+        let memory = read_memory(&dir.path().join(".github").join(MEMORY_FILE)).unwrap();
+        assert_eq!(memory["original"], theirs);
+        uninstall(dir.path(), host).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(hooks.join("anvil.json")).unwrap(),
+            theirs
+        );
+        assert!(!dir.path().join(".github").join(MEMORY_FILE).exists());
     }
 
     #[test]

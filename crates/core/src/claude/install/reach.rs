@@ -8,8 +8,11 @@
 //! hook step remembers and gives back. Codex reads MCP servers from a TOML file of the
 //! project's (`.codex/config.toml`), which may hold comments and a layout of the person's:
 //! anvil's server goes in as a block of its own at the end, and comes out as that block; the
-//! file's bytes before the first install are remembered (`toml` in `anvil-install.json` beside
-//! it), and given back when what is left is the same TOML.
+//! file's bytes before the first install are remembered (`toml` in the host's
+//! `anvil-install.json`), and given back when what is left is the same TOML. Copilot CLI and
+//! OpenCode read servers from a JSON file of the project's of their own (`.github/mcp.json`,
+//! `opencode.json`): anvil's entry goes in beside the person's, in the host's form, the file's
+//! bytes remembered (`json`) and given back when what is left is the same.
 
 use std::path::Path;
 
@@ -146,15 +149,165 @@ fn remove_from_list(
 const TOML_BLOCK: &str = "# anvil-managed: anvil's MCP server (`anvil uninstall --agent` takes it out)\n\
 [mcp_servers.anvil]\ncommand = \"anvil\"\nargs = [\"mcp\"]\n";
 
-/// Adds anvil's MCP server to the host's TOML file, where it reads servers from one.
-pub(super) fn install_toml(
+/// The file of the project's own that the host reads anvil's MCP server from, where it is
+/// not the hook's settings.
+pub(super) fn mcp_file(wiring: &Wiring) -> Option<&'static str> {
+    match wiring.mcp.as_ref()? {
+        Mcp::Settings => None,
+        Mcp::Toml(file) | Mcp::Json { file, .. } => Some(file),
+    }
+}
+
+/// Adds anvil's MCP server to the file of the host's that holds it, where that is not the
+/// hook's settings.
+pub(super) fn install_files(
     project: &Path,
     wiring: &Wiring,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
-    let Some(Mcp::Toml(file)) = wiring.mcp else {
+    match wiring.mcp {
+        Some(Mcp::Toml(file)) => install_toml(project, wiring, file, changes),
+        Some(Mcp::Json { file, .. }) => install_json(project, wiring, file, changes),
+        _ => Ok(()),
+    }
+}
+
+/// Takes anvil's MCP server out of the file of the host's that holds it (given back as it
+/// was, by what the install remembered, `memory`).
+pub(super) fn uninstall_files(
+    project: &Path,
+    wiring: &Wiring,
+    memory: &Map<String, Value>,
+    changes: &mut Changes,
+) -> Result<(), InstallError> {
+    match wiring.mcp {
+        Some(Mcp::Toml(file)) => uninstall_toml(project, file, memory, changes),
+        Some(Mcp::Json { file, .. }) => uninstall_json(project, wiring, file, memory, changes),
+        _ => Ok(()),
+    }
+}
+
+/// Remembers, under `key` of the host's `anvil-install.json`, the bytes a file of the
+/// person's had before anvil's first change to it (`null`: there was no file), once.
+fn remember(
+    project: &Path,
+    wiring: &Wiring,
+    key: &str,
+    original: Option<String>,
+) -> Result<(), InstallError> {
+    let memory_path = super::host::memory_path(project, wiring);
+    let mut memory = super::host::read_memory(&memory_path)?;
+    if memory.contains_key(key) {
+        return Ok(());
+    }
+    memory.insert(key.into(), json!(original));
+    super::host::say_what_memory_is(&mut memory);
+    write_in_place(&memory_path, pretty(&Value::Object(memory)).as_bytes())
+}
+
+/// Is this server entry anvil's: `anvil mcp`, its command a string with its arguments apart
+/// or (OpenCode's) one list?
+fn is_ours(entry: &Value) -> bool {
+    let list = entry["command"].as_array().map(|list| {
+        let words: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
+        json!({ "command": words.first(), "args": words.get(1..) })
+    });
+    super::mcp::is_anvil_mcp(list.as_ref().unwrap_or(entry))
+}
+
+/// anvil's server in a JSON file of the project's (Copilot's `.github/mcp.json`, OpenCode's
+/// `opencode.json`), beside the person's servers; the keys the host itself would write into
+/// the file, where it lacks them.
+fn install_json(
+    project: &Path,
+    wiring: &Wiring,
+    file: &str,
+    changes: &mut Changes,
+) -> Result<(), InstallError> {
+    let Some(Mcp::Json {
+        key, entry, header, ..
+    }) = wiring.mcp
+    else {
         return Ok(());
     };
+    let path = project.join(file);
+    let original = read(&path)?;
+    let wanted: Value = serde_json::from_str(entry).expect("anvil's entry is JSON");
+    let mut root = match read_settings(&path)? {
+        Value::Object(root) => root,
+        _ => return Err(shape(&path, "(top level)", "an object")),
+    };
+    for (name, value) in header {
+        root.entry(*name).or_insert_with(|| json!(value));
+    }
+    let servers = object_entry(&mut root, key, &path)?;
+    match servers.get(MCP_SERVER) {
+        Some(found) if *found == wanted => return Ok(()),
+        Some(found) if !is_ours(found) => {
+            changes.notes.push(format!(
+                "left the MCP server '{MCP_SERVER}' of {file} alone: it is not anvil's"
+            ));
+            return Ok(());
+        }
+        _ => {}
+    }
+    servers.insert(MCP_SERVER.into(), wanted);
+    remember(project, wiring, "json", original)?;
+    write_in_place(&path, pretty(&Value::Object(root)).as_bytes())?;
+    changes.lines.push(format!(
+        "added the MCP server '{MCP_SERVER}' (`anvil mcp`) to {file}"
+    ));
+    Ok(())
+}
+
+/// Takes anvil's server out of the JSON file: the file's bytes before the install come back
+/// when what is left is the same (no file, when anvil made it).
+fn uninstall_json(
+    project: &Path,
+    wiring: &Wiring,
+    file: &str,
+    memory: &Map<String, Value>,
+    changes: &mut Changes,
+) -> Result<(), InstallError> {
+    let Some(Mcp::Json { key, header, .. }) = wiring.mcp else {
+        return Ok(());
+    };
+    let path = project.join(file);
+    if !path.exists() {
+        return Ok(());
+    }
+    let Value::Object(mut root) = read_settings(&path)? else {
+        return Ok(());
+    };
+    let Some(servers) = root.get_mut(key).and_then(Value::as_object_mut) else {
+        return Ok(());
+    };
+    if !servers.get(MCP_SERVER).is_some_and(is_ours) {
+        return Ok(());
+    }
+    servers.remove(MCP_SERVER);
+    if servers.is_empty() {
+        root.remove(key);
+    }
+    super::host::write_back(
+        &path,
+        root,
+        header.iter().map(|(name, _)| *name),
+        memory.get("json"),
+    )?;
+    changes
+        .lines
+        .push(format!("removed the MCP server '{MCP_SERVER}' from {file}"));
+    Ok(())
+}
+
+/// anvil's server as a block of its own at the end of the host's TOML file.
+fn install_toml(
+    project: &Path,
+    wiring: &Wiring,
+    file: &str,
+    changes: &mut Changes,
+) -> Result<(), InstallError> {
     let path = project.join(file);
     let original = read(&path)?;
     let text = original.clone().unwrap_or_default();
@@ -173,17 +326,13 @@ pub(super) fn install_toml(
         ));
         return Ok(());
     }
-    let memory_path = super::host::memory_path(&path);
-    let mut memory = super::host::read_memory(&memory_path)?;
-    memory.entry("toml").or_insert_with(|| json!(original));
-    super::host::say_what_memory_is(&mut memory);
+    remember(project, wiring, "toml", original)?;
     let separator = match text.as_str() {
         "" => "",
         t if t.ends_with('\n') => "\n",
         _ => "\n\n",
     };
     write_in_place(&path, format!("{text}{separator}{TOML_BLOCK}").as_bytes())?;
-    write_in_place(&memory_path, pretty(&Value::Object(memory)).as_bytes())?;
     changes.lines.push(format!(
         "added the MCP server '{MCP_SERVER}' (`anvil mcp`) to {file}"
     ));
@@ -192,14 +341,12 @@ pub(super) fn install_toml(
 
 /// Takes anvil's block out of the host's TOML file: the file's bytes before the install come
 /// back when what is left is the same TOML (no file, when anvil made it).
-pub(super) fn uninstall_toml(
+fn uninstall_toml(
     project: &Path,
-    wiring: &Wiring,
+    file: &str,
+    memory: &Map<String, Value>,
     changes: &mut Changes,
 ) -> Result<(), InstallError> {
-    let Some(Mcp::Toml(file)) = wiring.mcp else {
-        return Ok(());
-    };
     let path = project.join(file);
     let Some(text) = read(&path)? else {
         return Ok(());
@@ -212,18 +359,17 @@ pub(super) fn uninstall_toml(
         text[..at].trim_end_matches('\n'),
         &text[at + TOML_BLOCK.len()..]
     );
-    let memory = read_settings(&super::host::memory_path(&path))?;
     let same = |before: &str| {
         toml::from_str::<toml::Table>(before).ok() == toml::from_str::<toml::Table>(&left).ok()
     };
-    match &memory["toml"] {
-        Value::Null if left.trim().is_empty() && memory.get("toml").is_some() => {
+    match memory.get("toml") {
+        Some(Value::Null) if left.trim().is_empty() => {
             std::fs::remove_file(&path).map_err(|source| InstallError::Write {
                 path: path.clone(),
                 source,
             })?
         }
-        Value::String(before) if same(before) => write_in_place(&path, before.as_bytes())?,
+        Some(Value::String(before)) if same(before) => write_in_place(&path, before.as_bytes())?,
         _ if left.trim().is_empty() => write_in_place(&path, b"")?,
         _ => write_in_place(&path, format!("{left}\n").as_bytes())?,
     }
@@ -241,6 +387,9 @@ pub(crate) fn mcp_wired(project: &Path, wiring: &Wiring) -> Option<bool> {
             let file = wiring.hook.as_ref()?.settings;
             read_settings(&project.join(file)).ok()?["mcpServers"][MCP_SERVER].clone()
         }
+        Mcp::Json { file, key, .. } => {
+            read_settings(&project.join(file)).ok()?[key][MCP_SERVER].clone()
+        }
         Mcp::Toml(file) => {
             let text = read(&project.join(file)).ok().flatten().unwrap_or_default();
             let table: toml::Table = toml::from_str(&text).unwrap_or_default();
@@ -248,7 +397,7 @@ pub(crate) fn mcp_wired(project: &Path, wiring: &Wiring) -> Option<bool> {
             serde_json::to_value(server).unwrap_or_default()
         }
     };
-    Some(super::mcp::is_anvil_mcp(&server))
+    Some(is_ours(&server))
 }
 
 fn read(path: &Path) -> Result<Option<String>, InstallError> {
@@ -264,6 +413,14 @@ mod tests {
 
     fn codex() -> &'static Wiring {
         crate::agent::host::find("codex").unwrap().wiring()
+    }
+
+    /// The uninstall's MCP step, with what the install remembered in the project.
+    fn uninstalled(project: &Path, wiring: &Wiring) {
+        let memory =
+            super::super::host::read_memory(&super::super::host::memory_path(project, wiring))
+                .unwrap();
+        uninstall_files(project, wiring, &memory, &mut Changes::default()).unwrap();
     }
 
     /// The person's TOML, with its comments and layout, comes back byte for byte; a file
@@ -283,7 +440,7 @@ mod tests {
                 std::fs::write(&path, text).unwrap();
             }
             let mut changes = Changes::default();
-            install_toml(dir.path(), codex(), &mut changes).unwrap();
+            install_files(dir.path(), codex(), &mut changes).unwrap();
             assert_eq!(changes.lines.len(), 1, "{before:?}");
             let installed: toml::Table =
                 toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -292,14 +449,66 @@ mod tests {
                 Some("anvil")
             );
             let mut again = Changes::default();
-            install_toml(dir.path(), codex(), &mut again).unwrap();
+            install_files(dir.path(), codex(), &mut again).unwrap();
             assert!(again.lines.is_empty(), "twice: {before:?}");
-            uninstall_toml(dir.path(), codex(), &mut Changes::default()).unwrap();
+            uninstalled(dir.path(), codex());
             assert_eq!(
                 std::fs::read_to_string(&path).ok().as_deref(),
                 before,
                 "{before:?}"
             );
+        }
+    }
+
+    /// Copilot's `.github/mcp.json` and OpenCode's `opencode.json`: anvil's entry goes in
+    /// beside the person's servers, in the host's form, and the file comes back byte for byte
+    /// (no file, where anvil made it); a server of the person's named `anvil` stays.
+    #[test]
+    fn the_json_server_entry_comes_out_to_the_same_bytes() {
+        for (host, key) in [("copilot", "mcpServers"), ("opencode", "mcp")] {
+            let wiring = crate::agent::host::find(host).unwrap().wiring();
+            let file = mcp_file(wiring).unwrap();
+            let theirs =
+                format!("{{\n    \"{key}\": {{\"github\": {{\"command\": \"gh\"}}}},\n \"x\": 1}}");
+            for before in [Some(theirs.as_str()), Some("{}"), None] {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join(file);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                if let Some(text) = before {
+                    std::fs::write(&path, text).unwrap();
+                }
+                let mut changes = Changes::default();
+                install_files(dir.path(), wiring, &mut changes).unwrap();
+                assert_eq!(changes.lines.len(), 1, "{host} {before:?}");
+                assert_eq!(mcp_wired(dir.path(), wiring), Some(true), "{host}");
+                let installed = read_settings(&path).unwrap();
+                if before.is_some_and(|b| b.contains("github")) {
+                    assert_eq!(installed[key]["github"]["command"], "gh");
+                }
+                let mut again = Changes::default();
+                install_files(dir.path(), wiring, &mut again).unwrap();
+                assert!(again.lines.is_empty(), "{host}: twice");
+                uninstalled(dir.path(), wiring);
+                assert_eq!(
+                    std::fs::read_to_string(&path).ok().as_deref(),
+                    before,
+                    "{host} {before:?}"
+                );
+                assert_eq!(mcp_wired(dir.path(), wiring), Some(false), "{host}");
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let own = format!("{{\"{key}\": {{\"anvil\": {{\"command\": \"blacksmith\"}}}}}}");
+            std::fs::write(&path, &own).unwrap();
+            let mut changes = Changes::default();
+            install_files(dir.path(), wiring, &mut changes).unwrap();
+            assert!(
+                changes.lines.is_empty() && changes.notes.len() == 1,
+                "{host}"
+            );
+            uninstall_files(dir.path(), wiring, &Map::new(), &mut Changes::default()).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), own);
         }
     }
 
@@ -311,9 +520,9 @@ mod tests {
         let theirs = "[mcp_servers.anvil]\ncommand = \"blacksmith\"\n";
         std::fs::write(&path, theirs).unwrap();
         let mut changes = Changes::default();
-        install_toml(dir.path(), codex(), &mut changes).unwrap();
+        install_files(dir.path(), codex(), &mut changes).unwrap();
         assert!(changes.lines.is_empty() && changes.notes.len() == 1);
-        uninstall_toml(dir.path(), codex(), &mut Changes::default()).unwrap();
+        uninstalled(dir.path(), codex());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs);
     }
 
