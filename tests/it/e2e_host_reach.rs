@@ -14,14 +14,15 @@ use crate::support::agents::{AgentsHome, Cli, Output};
 use crate::support::anvil::Project;
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
-/// What the person typed as a command (`/NAME ARGS`), as the last line of a user message that
-/// begins with it: Copilot CLI hands a prompt typed headless to its model as it is.
-fn typed(turn: &Turn, name: &str) -> Option<String> {
+/// What the person typed as a command (`/NAME ARGS`, Codex's `$NAME ARGS`), as the last line of
+/// a user message that begins with it: Copilot CLI and Codex hand a prompt typed headless to
+/// their model as it is.
+fn typed(turn: &Turn, mention: &str, name: &str) -> Option<String> {
     let prompt = turn.all_user_text();
     prompt
         .lines()
         .rev()
-        .find_map(|l| l.trim().strip_prefix(&format!("/{name}")))
+        .find_map(|l| l.trim().strip_prefix(&format!("{mention}{name}")))
         .filter(|rest| rest.is_empty() || rest.starts_with(' '))
         .map(|rest| rest.trim().to_owned())
 }
@@ -48,19 +49,15 @@ fn copilot_skills(turn: &Turn) -> Reply {
         == 1;
     if let Some(name) = ["anvil-steer", "anvil-status", "anvil-cancel", "anvil"]
         .into_iter()
-        .find(|name| first && typed(turn, name).is_some())
+        .find(|name| first && typed(turn, "/", name).is_some())
     {
         return Reply::tool_use("skill", serde_json::json!({ "skill": name }));
     }
     if let Some(rest) = prompt.strip_prefix("<skill-context name=\"") {
         let name = rest.split('"').next().unwrap_or_default();
-        let args = typed(turn, name).unwrap_or_default();
-        let command = match rest.split_once("`anvil ").map(|(_, r)| r.split('`').next()) {
-            Some(Some("start")) => format!("anvil start {args}"),
-            Some(Some("steer")) => format!("anvil steer '{args}'"),
-            Some(Some("status")) => "anvil status".to_owned(),
-            Some(Some("cancel")) => format!("anvil cancel {args}"),
-            other => return Reply::text(format!("no anvil command in the skill: {other:?}")),
+        let args = typed(turn, "/", name).unwrap_or_default();
+        let Some(command) = skills_command(rest, &args) else {
+            return Reply::text(format!("no anvil command in the skill: {rest}"));
         };
         return Reply::tool_use(
             "bash",
@@ -68,6 +65,21 @@ fn copilot_skills(turn: &Turn) -> Reply {
         );
     }
     debater(turn)
+}
+
+/// The shell line a skill's words name (`` `anvil start`: ``, …), with what the person typed
+/// after the skill's name.
+fn skills_command(words: &str, args: &str) -> Option<String> {
+    match words
+        .split_once("`anvil ")
+        .map(|(_, r)| r.split('`').next())
+    {
+        Some(Some("start")) => Some(format!("anvil start {args}")),
+        Some(Some("steer")) => Some(format!("anvil steer '{args}'")),
+        Some(Some("status")) => Some("anvil status".to_owned()),
+        Some(Some("cancel")) => Some(format!("anvil cancel {args}")),
+        _ => None,
+    }
 }
 
 /// `copilot -p PROMPT` in the project, headless, trusting the folder for this run.
@@ -427,4 +439,111 @@ fn qwen_code_reads_the_record_through_its_deferred_tool_search() {
         .find(|(tool, _, _)| tool == "tool_call")
         .unwrap_or_else(|| panic!("no tool_call: {calls:?}\n{}", run.describe()));
     assert!(listed.1.contains(&started.debate), "{calls:?}");
+}
+
+/// A model that uses Codex's skills as a person's model would: the prompt `$NAME ARGS` comes
+/// with the skill's words, which Codex hands over after it as `<skill><name>NAME</name>…`;
+/// the model runs the anvil command they name with ARGS through `exec_command`, and answers
+/// what that printed as the [`debater`] does (the prompt `anvil start` printed), or reads it
+/// back.
+fn codex_skills(turn: &Turn) -> Reply {
+    if let Some((_, text, _)) = turn.tool_results().first() {
+        return match text.contains("[anvil ") {
+            true => debater(turn),
+            false => Reply::text(format!("anvil said: {text}")),
+        };
+    }
+    let prompt = turn.prompt();
+    if let Some(rest) = prompt.strip_prefix("<skill>\n<name>") {
+        let name = rest.split('<').next().unwrap_or_default();
+        let args = typed(turn, "$", name).unwrap_or_default();
+        return match skills_command(rest, &args) {
+            Some(command) => Reply::tool_use("exec_command", serde_json::json!({ "cmd": command })),
+            None => Reply::text(format!("no anvil command in the skill: {rest}")),
+        };
+    }
+    debater(turn)
+}
+
+/// `codex exec PROMPT` in the trusted project, its hook trusted for this run. Codex runs a
+/// command in a login shell (`bash -lc`), whose `/etc/profile` sets a `PATH` of its own: the
+/// person's `~/.profile` puts anvil on it, as an install in a folder of the person's would.
+fn codex(home: &AgentsHome, project: &Project, prompt: &str) -> Output {
+    std::fs::write(
+        home.path().join(".profile"),
+        format!(
+            "PATH=\"{}:$PATH\"\n",
+            crate::support::anvil::anvil_dir().display()
+        ),
+    )
+    .unwrap();
+    home.run(
+        Cli::Codex,
+        project.path(),
+        &[
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            prompt,
+        ],
+        Duration::from_secs(300),
+    )
+}
+
+/// `codex exec '$anvil "…" --rounds 1'`: Codex lists anvil's skills from the project's
+/// `.agents/skills/`, hands its model the skill's words after the prompt, the model runs
+/// `anvil start` with what the person typed, answers the prompt it printed, and Codex's Stop
+/// hook takes the debate to its synthesis.
+#[test]
+fn codexs_anvil_skill_runs_headless_to_the_synthesis() {
+    let server = ModelServer::start(codex_skills);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Codex);
+    crate::e2e_hosts::trust_codex_project(&home, &project);
+    let run = codex(
+        &home,
+        &project,
+        "$anvil \"Should we adopt GraphQL?\" --rounds 1",
+    );
+    let first = &server.main_turns()[0];
+    let listed = first.body["input"].to_string();
+    for skill in ["anvil", "anvil-steer", "anvil-status", "anvil-cancel"] {
+        assert!(
+            listed.contains(&format!("- {skill}: ")),
+            "{skill} not listed: {listed}"
+        );
+    }
+    let skill = first.prompt();
+    assert!(
+        skill.starts_with("<skill>\n<name>anvil</name>")
+            && skill.contains("`anvil start`: what the person typed after $anvil"),
+        "{skill}"
+    );
+    let debate = the_debate(&project);
+    assert_hosted(&project, &server, &debate, "codex 0.169.0", &run);
+}
+
+/// `$anvil-steer TEXT` and `$anvil-status`, Codex's skills, headless: each model is handed
+/// its skill's words and runs its `anvil` command, and what it printed comes back (the
+/// steering queued, the debate as it stands).
+#[test]
+fn codexs_steer_and_status_skills_run_anvils_own() {
+    let server = ModelServer::start(codex_skills);
+    let home = AgentsHome::new(&server);
+    let (project, _) = installed(&home, Cli::Codex);
+    crate::e2e_hosts::trust_codex_project(&home, &project);
+    let started = project.start(&["Should we adopt GraphQL?", "--rounds", "1"]);
+    for typed in ["$anvil-steer focus on migration cost", "$anvil-status"] {
+        codex(&home, &project, typed).ok();
+    }
+    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains(&format!("steering queued for {}", started.line)),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains(&started.line) && results[1].contains("Should we adopt GraphQL?"),
+        "{results:?}"
+    );
 }

@@ -577,6 +577,10 @@ const HOSTS_OWN: &[(&str, &str)] = &[
         ".codex/config.toml",
         "# mine\nmodel = \"o4\"\n\n[mcp_servers.github]\ncommand = \"gh-mcp\"   # the one I use\n",
     ),
+    (
+        ".agents/skills/review/SKILL.md",
+        "---\nname: review\ndescription: Review the diff\n---\nReview the diff.\n",
+    ),
 ];
 
 /// For each host, in a project holding the person's own entries: `anvil install --agent NAME`
@@ -587,6 +591,8 @@ fn uninstall_gives_each_hosts_configuration_back_byte_for_byte() {
     let folders = |host: &str| match host {
         "copilot" => vec![".github/".to_owned()],
         "opencode" => vec![".opencode/".to_owned(), "opencode.json".to_owned()],
+        // Codex reads skills from the folder the open agent-skills form names.
+        "codex" => vec![".codex/".to_owned(), ".agents/".to_owned()],
         host => vec![format!(".{host}/")],
     };
     for host in ["qwen", "gemini", "codex", "copilot", "opencode"] {

@@ -211,12 +211,16 @@ fn install_host(ctx: &Ctx, host: HostRef) -> Result<(), CliError> {
     let controls: Vec<String> = wiring
         .controls
         .iter()
-        .map(|(file, _)| format!("/{}", anvil_core::claude::install::host::command_name(file)))
+        .map(|(file, _)| anvil_core::claude::install::host::typed(wiring, file))
         .collect();
     let how = match (wiring.command, controls.is_empty()) {
-        (Some(_), true) => "its /anvil command, or the prompt `anvil start` prints".into(),
+        (Some(_), true) => format!(
+            "its {}anvil command, or the prompt `anvil start` prints",
+            wiring.mention
+        ),
         (Some(_), false) => format!(
-            "its /anvil command, or the prompt `anvil start` prints ({} beside it)",
+            "its {}anvil command, or the prompt `anvil start` prints ({} beside it)",
+            wiring.mention,
             controls.join(", ")
         ),
         (None, _) => "the prompt `anvil start` prints".into(),

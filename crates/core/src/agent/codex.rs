@@ -12,6 +12,14 @@
 //! for one run). Its Stop input has `turn_id` (only Codex's does), `model`,
 //! `last_assistant_message` and the rollout as `transcript_path`. `decision: block` continues
 //! with the reason as a new user message (wrapped in `<hook_prompt>`); there is no cap.
+//!
+//! Its commands are skills in the open agent-skills form, which Codex reads from the
+//! project's `.agents/skills/NAME/SKILL.md` (listed to its model by name and description):
+//! `anvil`, and `anvil-steer`, `anvil-status`, `anvil-cancel` beside it. A person names one as
+//! `$anvil …`: the prompt reaches the model as typed, followed by the skill's words as a user
+//! message of their own (`<skill><name>anvil</name><path>…</path>…</skill>`). Codex runs a
+//! command in a login shell (`bash -lc`), so `anvil` must be on the `PATH` the person's
+//! profile sets.
 
 use std::path::{Path, PathBuf};
 
@@ -254,14 +262,19 @@ impl Host for Codex {
     }
 }
 
+/// `$anvil`, `$anvil-steer`, `$anvil-status`, `$anvil-cancel`: skills of the project's, in
+/// the folder Codex reads them from.
+const SKILLS: super::host::Skills = crate::host_skills!(".agents/skills", "$");
+
 static WIRING: Wiring = Wiring {
     hook: Some(HOOK),
     plugin: None,
-    command: None,
-    controls: &[],
+    command: Some(SKILLS.0),
+    controls: SKILLS.1,
     allow: None,
     mcp: Some(Mcp::Toml(".codex/config.toml")),
     memory_dir: ".codex",
+    mention: "$",
 };
 
 const HOOK: HookFile = HookFile {

@@ -278,21 +278,8 @@ fn this_turn(stop: &Stop<'_>) -> Vec<Value> {
     records
 }
 
-/// A skill of Copilot's, `/NAME`: its name and description in the frontmatter, and the words
-/// every host's command says. Copilot hands a skill nothing of what the person typed after
-/// its name: the model loads the skill (its `skill` tool) and reads the rest from the prompt.
-macro_rules! skill {
-    ($name:literal, $description:literal, $words:ident) => {
-        concat!(
-            "---\nname: ",
-            $name,
-            "\ndescription: ",
-            $description,
-            " (anvil-managed)\n---\n",
-            crate::host_command_words!($words, concat!("what the person typed after /", $name))
-        )
-    };
-}
+/// `/anvil`, `/anvil-steer`, `/anvil-status`, `/anvil-cancel`.
+const SKILLS: super::host::Skills = crate::host_skills!(".github/skills", "/");
 
 static WIRING: Wiring = Wiring {
     hook: Some(HookFile {
@@ -307,28 +294,8 @@ static WIRING: Wiring = Wiring {
         },
     }),
     plugin: None,
-    command: Some((
-        ".github/skills/anvil/SKILL.md",
-        skill!("anvil", "Start an anvil debate on a question", start),
-    )),
-    controls: &[
-        (
-            ".github/skills/anvil-steer/SKILL.md",
-            skill!(
-                "anvil-steer",
-                "Queue steering for the next phase of the running anvil debate",
-                steer
-            ),
-        ),
-        (
-            ".github/skills/anvil-status/SKILL.md",
-            skill!("anvil-status", "Show where anvil debates stand", status),
-        ),
-        (
-            ".github/skills/anvil-cancel/SKILL.md",
-            skill!("anvil-cancel", "Cancel the running anvil debate", cancel),
-        ),
-    ],
+    command: Some(SKILLS.0),
+    controls: SKILLS.1,
     allow: None,
     // The project's MCP file (Copilot also reads `.mcp.json`, Claude Code's, where `anvil
     // install` puts the same server); its servers load only in a trusted folder, as its hooks.
@@ -339,6 +306,7 @@ static WIRING: Wiring = Wiring {
         header: &[],
     }),
     memory_dir: ".github",
+    mention: "/",
 };
 
 #[cfg(test)]

@@ -284,6 +284,7 @@ static WIRING: Wiring = Wiring {
     )),
     mcp: Some(Mcp::Settings),
     memory_dir: ".gemini",
+    mention: "/",
 };
 
 const HOOK: HookFile = HookFile {

@@ -88,6 +88,9 @@ pub struct Wiring {
     /// remembers of the person's files, to give them back (the host's own folder, where it
     /// reads no such file: Copilot reads every `.json` of `.github/hooks/` as a hook file).
     pub memory_dir: &'static str,
+    /// What the person types before a command's name: `/` (`/anvil`), or Codex's `$`, which
+    /// names a skill (`$anvil`).
+    pub mention: &'static str,
 }
 
 /// Where a host reads anvil's MCP server from.
@@ -123,6 +126,83 @@ macro_rules! host_markdown_command {
             $description,
             " (anvil-managed)\n---\n",
             $crate::host_command_words!($words, $args)
+        )
+    };
+}
+
+/// A skill in the open agent-skills form (Copilot CLI's `.github/skills/NAME/SKILL.md`,
+/// Codex's `.agents/skills/NAME/SKILL.md`): its name and description in the frontmatter, and
+/// the words every host's command says. A skill is handed nothing of what the person typed
+/// after its name: the model reads the rest from the prompt, after `$mention` and the name.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! host_skill {
+    ($mention:literal, $name:literal, $description:literal, $words:ident) => {
+        concat!(
+            "---\nname: ",
+            $name,
+            "\ndescription: ",
+            $description,
+            " (anvil-managed)\n---\n",
+            $crate::host_command_words!(
+                $words,
+                concat!("what the person typed after ", $mention, $name)
+            )
+        )
+    };
+}
+
+/// anvil's command as a skill (`anvil`) and its controls beside it (`anvil-steer`,
+/// `anvil-status`, `anvil-cancel`), each `NAME/SKILL.md` in a host's skills folder.
+pub type Skills = (
+    (&'static str, &'static str),
+    &'static [(&'static str, &'static str)],
+);
+
+/// The [`Skills`] a host reads from the folder `$dir`, named after `$mention`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! host_skills {
+    ($dir:literal, $mention:literal) => {
+        (
+            (
+                concat!($dir, "/anvil/SKILL.md"),
+                $crate::host_skill!(
+                    $mention,
+                    "anvil",
+                    "Start an anvil debate on a question",
+                    start
+                ),
+            ),
+            &[
+                (
+                    concat!($dir, "/anvil-steer/SKILL.md"),
+                    $crate::host_skill!(
+                        $mention,
+                        "anvil-steer",
+                        "Queue steering for the next phase of the running anvil debate",
+                        steer
+                    ),
+                ),
+                (
+                    concat!($dir, "/anvil-status/SKILL.md"),
+                    $crate::host_skill!(
+                        $mention,
+                        "anvil-status",
+                        "Show where anvil debates stand",
+                        status
+                    ),
+                ),
+                (
+                    concat!($dir, "/anvil-cancel/SKILL.md"),
+                    $crate::host_skill!(
+                        $mention,
+                        "anvil-cancel",
+                        "Cancel the running anvil debate",
+                        cancel
+                    ),
+                ),
+            ],
         )
     };
 }

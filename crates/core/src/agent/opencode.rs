@@ -263,6 +263,7 @@ static WIRING: Wiring = Wiring {
         header: &[("$schema", "https://opencode.ai/config.json")],
     }),
     memory_dir: ".opencode",
+    mention: "/",
 };
 
 /// `/anvil QUESTION [options]`: the model runs `anvil start` with what was typed and answers

@@ -296,6 +296,7 @@ static WIRING: Wiring = Wiring {
     )),
     mcp: Some(Mcp::Settings),
     memory_dir: ".qwen",
+    mention: "/",
 };
 
 const HOOK: HookFile = HookFile {

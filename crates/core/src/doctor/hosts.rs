@@ -182,6 +182,26 @@ mod tests {
             assert_eq!(mcp(title).level, Level::Ok, "{title}");
         }
         assert_eq!(level("host-commands").unwrap().0, Level::Ok);
+        let commands = |title: &str| {
+            check(&env)
+                .into_iter()
+                .find(|f| f.check == "host-commands" && f.message.starts_with(title))
+                .unwrap_or_else(|| panic!("no word of {title}'s commands"))
+        };
+        for title in ["Qwen Code", "Codex CLI", "Copilot CLI", "OpenCode"] {
+            assert_eq!(commands(title).level, Level::Ok, "{title}");
+        }
+        // Codex's skills, in the folder it reads them from.
+        std::fs::remove_file(project.join(".agents/skills/anvil-status/SKILL.md")).unwrap();
+        let codex = commands("Codex CLI");
+        assert_eq!(codex.level, Level::Warn);
+        assert!(
+            codex
+                .message
+                .contains(".agents/skills/anvil-status/SKILL.md"),
+            "{}",
+            codex.message
+        );
         assert!(
             check(&env)
                 .iter()

@@ -48,7 +48,7 @@ pub fn install(project: &Path, host: &dyn Host) -> Result<Changes, InstallError>
     }
     super::reach::install_files(project, wiring, &mut changes)?;
     for (name, text) in files(wiring) {
-        write_file(project, name, text, &mut changes)?;
+        write_file(project, wiring, name, text, &mut changes)?;
     }
     Ok(changes)
 }
@@ -64,7 +64,7 @@ pub fn uninstall(project: &Path, host: &dyn Host) -> Result<Changes, InstallErro
         uninstall_hook(project, wiring, hook, &memory, &mut changes)?;
     }
     for (name, _) in files(wiring) {
-        remove_file(project, name, &mut changes)?;
+        remove_file(project, wiring, name, &mut changes)?;
     }
     if memory_path.exists() {
         std::fs::remove_file(&memory_path).map_err(|source| InstallError::Write {
@@ -435,6 +435,7 @@ fn restore_cap(
 /// Writes a file of anvil's (a plugin, a custom command) unless a file of the person's is there.
 fn write_file(
     project: &Path,
+    wiring: &Wiring,
     name: &str,
     text: &str,
     changes: &mut Changes,
@@ -447,7 +448,7 @@ fn write_file(
             .push(format!("left {name} alone: it is not anvil's")),
         _ => {
             write_in_place(&path, text.as_bytes())?;
-            changes.lines.push(format!("wrote {}", what(name)));
+            changes.lines.push(format!("wrote {}", what(wiring, name)));
         }
     }
     Ok(())
@@ -472,22 +473,35 @@ pub fn command_name(file: &str) -> &str {
     }
 }
 
+/// What the person types for the command a file of anvil's gives the host (`/anvil-steer`,
+/// Codex's `$anvil-steer`).
+pub fn typed(wiring: &Wiring, file: &str) -> String {
+    format!("{}{}", wiring.mention, command_name(file))
+}
+
 /// What a file of anvil's is, for people: its plugin, or the command it gives.
-fn what(name: &str) -> String {
+fn what(wiring: &Wiring, name: &str) -> String {
     match name.ends_with(".js") {
         true => format!("anvil's plugin ({name})"),
-        false => format!("the command /{} ({name})", command_name(name)),
+        false => format!("the command {} ({name})", typed(wiring, name)),
     }
 }
 
-fn remove_file(project: &Path, name: &str, changes: &mut Changes) -> Result<(), InstallError> {
+fn remove_file(
+    project: &Path,
+    wiring: &Wiring,
+    name: &str,
+    changes: &mut Changes,
+) -> Result<(), InstallError> {
     let path = project.join(name);
     if read_command(&path)?.is_some_and(|t| is_anvils(&t)) {
         std::fs::remove_file(&path).map_err(|source| InstallError::Write {
             path: path.clone(),
             source,
         })?;
-        changes.lines.push(format!("removed {}", what(name)));
+        changes
+            .lines
+            .push(format!("removed {}", what(wiring, name)));
     }
     Ok(())
 }
