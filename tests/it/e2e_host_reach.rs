@@ -11,7 +11,7 @@ use crate::e2e_hosts::{
 };
 use crate::e2e_seats::run_anvil;
 use crate::support::agents::{AgentsHome, Cli, Output};
-use crate::support::anvil::Project;
+use crate::support::anvil::{Project, Started};
 use crate::support::model_server::{ModelServer, Reply, Turn};
 
 /// What the person typed as a command (`/NAME ARGS`, Codex's `$NAME ARGS`), as the last line of
@@ -161,6 +161,12 @@ fn copilots_steer_and_status_skills_run_anvils_own() {
     for typed in ["/anvil-steer focus on migration cost", "/anvil-status"] {
         copilot(&home, &project, typed).ok();
     }
+    steered_and_shown(&server, &started);
+}
+
+/// The two commands' shell results, in order: the steering queued for `started`'s line, then
+/// the status naming it and its question.
+pub(crate) fn steered_and_shown(server: &ModelServer, started: &Started) {
     let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(
@@ -536,14 +542,5 @@ fn codexs_steer_and_status_skills_run_anvils_own() {
     for typed in ["$anvil-steer focus on migration cost", "$anvil-status"] {
         codex(&home, &project, typed).ok();
     }
-    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
-    assert_eq!(results.len(), 2, "{results:?}");
-    assert!(
-        results[0].contains(&format!("steering queued for {}", started.line)),
-        "{results:?}"
-    );
-    assert!(
-        results[1].contains(&started.line) && results[1].contains("Should we adopt GraphQL?"),
-        "{results:?}"
-    );
+    steered_and_shown(&server, &started);
 }

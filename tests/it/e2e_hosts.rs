@@ -969,16 +969,7 @@ fn qwen_codes_steer_and_status_commands_run_anvils_own() {
         )
         .ok();
     }
-    let results: Vec<String> = server.tool_results().into_iter().map(|(t, _)| t).collect();
-    assert_eq!(results.len(), 2, "{results:?}");
-    assert!(
-        results[0].contains(&format!("steering queued for {}", started.line)),
-        "{results:?}"
-    );
-    assert!(
-        results[1].contains(&started.line) && results[1].contains("Should we adopt GraphQL?"),
-        "{results:?}"
-    );
+    crate::e2e_host_reach::steered_and_shown(&server, &started);
 }
 
 /// Copilot CLI ends a turn after eight continuations in a row, dropping the ninth `block`
