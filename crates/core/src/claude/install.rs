@@ -28,6 +28,7 @@ mod env;
 mod hooks;
 pub mod host;
 mod mcp;
+mod memory;
 mod permissions;
 mod reach;
 

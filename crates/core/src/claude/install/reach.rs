@@ -195,13 +195,13 @@ fn remember(
     key: &str,
     original: Option<String>,
 ) -> Result<(), InstallError> {
-    let memory_path = super::host::memory_path(project, wiring);
-    let mut memory = super::host::read_memory(&memory_path)?;
+    let memory_path = super::memory::memory_path(project, wiring);
+    let mut memory = super::memory::read_memory(&memory_path)?;
     if memory.contains_key(key) {
         return Ok(());
     }
     memory.insert(key.into(), json!(original));
-    super::host::say_what_memory_is(&mut memory);
+    super::memory::say_what_memory_is(&mut memory);
     write_in_place(&memory_path, pretty(&Value::Object(memory)).as_bytes())
 }
 
@@ -289,7 +289,7 @@ fn uninstall_json(
     if servers.is_empty() {
         root.remove(key);
     }
-    super::host::write_back(
+    super::memory::write_back(
         &path,
         root,
         header.iter().map(|(name, _)| *name),
@@ -418,7 +418,7 @@ mod tests {
     /// The uninstall's MCP step, with what the install remembered in the project.
     fn uninstalled(project: &Path, wiring: &Wiring) {
         let memory =
-            super::super::host::read_memory(&super::super::host::memory_path(project, wiring))
+            super::super::memory::read_memory(&super::super::memory::memory_path(project, wiring))
                 .unwrap();
         uninstall_files(project, wiring, &memory, &mut Changes::default()).unwrap();
     }
