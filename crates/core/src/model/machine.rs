@@ -411,4 +411,4 @@ pub fn planned_phases(setup: &Setup) -> u32 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

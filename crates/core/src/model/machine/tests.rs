@@ -16,7 +16,7 @@ fn at(setup: &Setup, role: Role, round: u32, step: u32) -> Progress {
     }
 }
 
-fn setup(mode: Mode, rotation: Rotation, rounds: u32, interactive: bool) -> Setup {
+pub(crate) fn setup(mode: Mode, rotation: Rotation, rounds: u32, interactive: bool) -> Setup {
     let voices = match rotation {
         Rotation::Pair => Vec::new(),
         _ => (1..=rounds).map(|i| format!("Voice {i}")).collect(),
