@@ -271,29 +271,19 @@ pub fn play_due(
     let mut intake = Intake::with_config(config);
     let mut done = Vec::new();
     for (i, (out, said)) in outs.iter().zip(said).enumerate() {
-        let played = match take_in(said, &mut intake) {
-            Ok(played) => played,
-            Err(error) => {
-                let note = intake.note();
-                done.push((out.clone(), Turned::Failed { error, note }));
-                break;
-            }
-        };
         let next = outs.get(i + 1).map(|o| (&cues[i + 1], o.prompt.as_str()));
-        let reply = record_at(
-            home,
-            line,
-            Stop {
-                provenance: Some(&provenance(&played)),
-                at_step: Some(out.step),
-                at_cue: Some(&cues[i]),
-                next_prompt: next,
-                ..Stop::of(session)
-            },
-            &played.text,
-            &mut intake,
-        )?;
-        done.push((out.clone(), Turned::Played { played, reply }));
+        let stop = Stop {
+            at_step: Some(out.step),
+            at_cue: Some(&cues[i]),
+            next_prompt: next,
+            ..Stop::of(session)
+        };
+        let turned = take_in_and_record(home, line, said, stop, &mut intake)?;
+        let failed = matches!(turned, Turned::Failed { .. });
+        done.push((out.clone(), turned));
+        if failed {
+            break;
+        }
         // The line turned elsewhere (a steered synthesis, another player): no more is its.
         let now = transaction::view(home, line)?;
         let expected = outs.get(i + 1).map(|o| o.step);
@@ -415,8 +405,24 @@ pub fn play(
     };
     let pass_env = config.get().map_or(&[][..], |c| c.seat_env());
     let turn = out.turn(home.project(), timeout, pass_env, guard, watch);
-    let mut intake = Intake::with_config(config);
-    let played = match take_in(crate::agent::play(out.seat.agent, &turn), &mut intake) {
+    let said = crate::agent::play(out.seat.agent, &turn);
+    let stop = Stop {
+        at_step: Some(out.step),
+        ..Stop::of(session)
+    };
+    take_in_and_record(home, line, said, stop, &mut Intake::with_config(config))
+}
+
+/// What a seat's turn comes to: what it `said`, taken in through `intake`, then recorded as
+/// `stop` says, with its provenance; or, when it failed, its failure with the intake's note.
+fn take_in_and_record(
+    home: &Home,
+    line: &LineRef,
+    said: Result<Played, SeatError>,
+    stop: Stop<'_>,
+    intake: &mut Intake,
+) -> Result<Turned, DebateError> {
+    let played = match take_in(said, intake) {
         Ok(played) => played,
         Err(error) => {
             return Ok(Turned::Failed {
@@ -430,11 +436,10 @@ pub fn play(
         line,
         Stop {
             provenance: Some(&provenance(&played)),
-            at_step: Some(out.step),
-            ..Stop::of(session)
+            ..stop
         },
         &played.text,
-        &mut intake,
+        intake,
     )?;
     Ok(Turned::Played { played, reply })
 }
